@@ -1,0 +1,8 @@
+"""mlcc: the Machine Learning Container Creator.
+
+Data flows one way: recipes (YAML) -> validated knowledge base (:mod:`mlcc.kb`) ->
+resolver (:mod:`mlcc.resolve`) -> an immutable :class:`~mlcc.resolve.stack.Stack` ->
+renderers -> builders -> registry -> inspect / verify.
+"""
+
+__version__ = "0.1.0"

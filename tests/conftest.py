@@ -1,0 +1,94 @@
+"""Shared fixtures: the real knowledge base, a private cache, CLI runners."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Iterator, List, NamedTuple
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+RECIPES = REPO / "recipes"
+# ../shared holds the sourced facts and the real OpenShift/Kubernetes schemas the tests
+# check against; it sits beside the checkout on every developer machine and in CI.
+SHARED = Path(os.environ.get("MLCC_SHARED", REPO.parent / "shared"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Keep the knowledge-base cache of the tests out of the user's ~/.cache."""
+    old = os.environ.get("MLCC_CACHE_DIR")
+    os.environ["MLCC_CACHE_DIR"] = str(tmp_path_factory.mktemp("mlcc-cache"))
+    os.environ.pop("MLCC_RECIPES", None)
+    yield
+    if old is None:
+        os.environ.pop("MLCC_CACHE_DIR", None)
+    else:
+        os.environ["MLCC_CACHE_DIR"] = old
+
+
+@pytest.fixture(scope="session")
+def kb():  # type: ignore[no-untyped-def]
+    from mlcc.kb import load
+
+    return load(str(RECIPES))
+
+
+@pytest.fixture(scope="session")
+def resolver(kb):  # type: ignore[no-untyped-def]
+    from mlcc.resolve import Resolver
+
+    return Resolver(kb)
+
+
+@pytest.fixture
+def recipes_copy(tmp_path: Path) -> Path:
+    """A writable copy of recipes/ for tests that break it on purpose."""
+    target = tmp_path / "recipes"
+    shutil.copytree(RECIPES, target)
+    return target
+
+
+@pytest.fixture(scope="session")
+def shared() -> Path:
+    if not (SHARED / "facts").is_dir():
+        pytest.fail(f"../shared is missing at {SHARED}: the fact and schema tests need it (set MLCC_SHARED)")
+    return SHARED
+
+
+class Result(NamedTuple):
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]):  # type: ignore[no-untyped-def]
+    """Run the CLI in-process: cli("resolve", "maskrcnn") -> Result(code, out, err)."""
+    from mlcc.cli import run
+
+    def invoke(*args: str) -> Result:
+        capsys.readouterr()
+        code = run(list(args))
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    return invoke
+
+
+def run_mlcc(args: List[str], **env: str) -> Result:
+    """Run ``python -m mlcc`` as a real process (exit codes, stderr, start-up)."""
+    full_env = {**os.environ, **env}
+    proc = subprocess.run(
+        [sys.executable, "-m", "mlcc", *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        cwd=REPO,
+        timeout=120,
+    )
+    return Result(proc.returncode, proc.stdout, proc.stderr)
