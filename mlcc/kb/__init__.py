@@ -1,0 +1,6 @@
+"""The knowledge base: recipes/ loaded into typed, validated objects."""
+
+from mlcc.kb.loader import load, recipes_root
+from mlcc.kb.model import KnowledgeBase
+
+__all__ = ["KnowledgeBase", "load", "recipes_root"]

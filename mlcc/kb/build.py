@@ -1,0 +1,512 @@
+"""Build the knowledge base from recipe files: the cold path of :func:`mlcc.kb.load`.
+
+Each file is parsed with line numbers, validated against its JSON Schema, and checked
+against the others (arches, CUDA releases, frameworks, source ids) before the typed
+model is built, so that every error can name a file and a line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+
+import mlcc
+from mlcc.errors import RecipeError
+from mlcc.kb import schema_check
+from mlcc.kb.loader import OTHER_FILES
+from mlcc.kb.model import (
+    Arch,
+    Base,
+    Benchmark,
+    CudaRelease,
+    Framework,
+    FrameworkBuild,
+    FrameworkRule,
+    Install,
+    KnowledgeBase,
+    LibBuild,
+    PinnedPackage,
+    Provenance,
+    PythonOption,
+    Toolset,
+)
+from mlcc.kb.yamlsrc import LineMap, PathKey, line_of, load_yaml
+from mlcc.versions import is_valid_version, parse_spec, parse_version
+
+
+@dataclass
+class _Doc:
+    """One parsed recipe file and what is needed to point into it."""
+
+    display: str
+    data: Dict[str, Any]
+    lines: LineMap
+
+    def line(self, path: PathKey) -> Optional[int]:
+        return line_of(self.lines, path)
+
+    def where(self, path: PathKey) -> str:
+        return f"{self.display}:{self.line(path)}"
+
+    def error(self, path: PathKey, message: str, hint: Optional[str] = None) -> RecipeError:
+        return RecipeError(self.display, self.line(path), message, hint=hint)
+
+    def prov(self, entry: Dict[str, Any], path: PathKey, **inherited: Any) -> Provenance:
+        ids = entry.get("source", inherited.get("source_ids"))
+        if ids is None:
+            raise self.error(path, "missing required key 'source'")
+        sources = self.data["sources"]
+        for index, source_id in enumerate(ids):
+            if source_id not in sources:
+                raise self.error(
+                    (*path, "source", index),
+                    f"unknown source id {source_id!r}",
+                    hint=f"define it under 'sources:' (defined: {', '.join(sorted(sources))})",
+                )
+        verified = entry.get("verified", inherited.get("verified"))
+        if verified is None:
+            raise self.error(path, "missing required key 'verified'")
+        return Provenance(
+            source=tuple(sources[i] for i in ids),
+            verified=bool(verified),
+            origin=self.where(path),
+            unverified_fields=tuple(entry.get("unverified_fields", ()))
+            + tuple(inherited.get("unverified_fields", ())),
+            note=entry.get("note", inherited.get("note")),
+        )
+
+
+def _read(root: Path, rel: str, kind: str) -> _Doc:
+    display = f"recipes/{rel}"
+    data, lines = load_yaml(root / rel, display)
+    if not isinstance(data, dict):
+        raise RecipeError(display, 1, "must be a mapping with 'kind:' at the top")
+    found = data.get("kind")
+    if found != kind:
+        raise RecipeError(
+            display,
+            line_of(lines, ("kind",)),
+            f"kind is {found!r}, but files here must say kind: {kind}",
+        )
+    schema_check.validate(kind, data, display, lines)
+    return _Doc(display, data, lines)
+
+
+def content_digest(root: str, files: Sequence[Tuple[str, str]]) -> str:
+    """sha256 over mlcc's version, the schemas and every recipe file's bytes."""
+    hasher = hashlib.sha256(f"mlcc {mlcc.__version__}\n".encode())
+    for schema in schema_check.schema_files():
+        hasher.update(schema.name.encode() + b"\0" + schema.read_bytes() + b"\0")
+    rels = [rel for rel, _ in files] + [f for f in OTHER_FILES if (Path(root) / f).is_file()]
+    for rel in sorted(rels):
+        hasher.update(rel.encode() + b"\0" + (Path(root) / rel).read_bytes() + b"\0")
+    return hasher.hexdigest()
+
+
+def build(root: str, files: Sequence[Tuple[str, str]]) -> KnowledgeBase:
+    docs: Dict[str, List[_Doc]] = {}
+    for rel, kind in files:
+        docs.setdefault(kind, []).append(_read(Path(root), rel, kind))
+    arches, aliases = _arches(docs["arches"][0])
+    bases = _bases(docs["bases"][0], arches)
+    cuda = _cuda(docs["cuda"][0], arches)
+    cudnn = _libs(docs["cudnn"][0], "cudnn", arches, cuda)
+    nccl = _libs(docs["nccl"][0], "nccl", arches, cuda)
+    frameworks = _frameworks(docs.get("framework", []), arches, cuda)
+    benchmarks = _benchmarks(docs.get("benchmark", []), arches, frameworks)
+    return KnowledgeBase(
+        root=str(root),
+        digest=content_digest(root, files),
+        arches=arches,
+        arch_aliases=aliases,
+        bases=bases,
+        cuda=cuda,
+        cudnn=cudnn,
+        nccl=nccl,
+        frameworks=frameworks,
+        benchmarks=benchmarks,
+        files=tuple(f"recipes/{rel}" for rel, _ in files),
+    )
+
+
+def _check_arches(doc: _Doc, path: PathKey, values: Sequence[str], arches: Dict[str, Arch]) -> None:
+    for index, arch in enumerate(values):
+        if arch not in arches:
+            raise doc.error(
+                (*path, index),
+                f"unknown arch {arch!r}",
+                hint=f"arches are defined in recipes/arches.yaml: {', '.join(arches)}",
+            )
+
+
+def _arches(doc: _Doc) -> Tuple[Dict[str, Arch], Dict[str, str]]:
+    arches: Dict[str, Arch] = {}
+    aliases: Dict[str, str] = {}
+    for index, entry in enumerate(doc.data["arches"]):
+        path: PathKey = ("arches", index)
+        name = entry["name"]
+        for alias in (name, *entry.get("aliases", ())):
+            if alias in aliases:
+                raise doc.error(path, f"arch name {alias!r} is used twice")
+            aliases[alias] = name
+        arches[name] = Arch(
+            name=name,
+            aliases=tuple(entry.get("aliases", ())),
+            oci=entry["oci"],
+            nvidia_repo=entry["nvidia_repo"],
+            debian=entry["debian"],
+            kubernetes=entry["kubernetes"],
+            prov=doc.prov(entry, path),
+        )
+    return arches, aliases
+
+
+def _bases(doc: _Doc, arches: Dict[str, Arch]) -> Tuple[Base, ...]:
+    bases: List[Base] = []
+    seen: Dict[str, int] = {}
+    preferences: Dict[int, str] = {}
+    for index, entry in enumerate(doc.data["bases"]):
+        path: PathKey = ("bases", index)
+        name = entry["name"]
+        if name in seen:
+            raise doc.error(path, f"base {name!r} is defined twice (first at index {seen[name]})")
+        seen[name] = index
+        if entry["preference"] in preferences:
+            raise doc.error(
+                (*path, "preference"),
+                f"preference {entry['preference']} is already used by {preferences[entry['preference']]!r}",
+                hint="preferences must differ so the choice between bases is deterministic",
+            )
+        preferences[entry["preference"]] = name
+        _check_arches(doc, (*path, "arches"), entry["arches"], arches)
+        pythons = tuple(_python(p) for p in entry["python"]["versions"])
+        versions = [p.version for p in pythons]
+        if len(set(versions)) != len(versions):
+            raise doc.error((*path, "python", "versions"), "lists a Python version twice")
+        if entry["python"]["default"] not in versions:
+            raise doc.error(
+                (*path, "python", "default"),
+                f"default Python {entry['python']['default']} is not among versions {versions}",
+            )
+        gcc = entry["gcc"]
+        bases.append(
+            Base(
+                name=name,
+                title=entry["title"],
+                image=entry["image"],
+                tag=entry["tag"],
+                family=entry["family"],
+                repo_distro=entry["repo_distro"],
+                package_manager=entry["package_manager"],
+                arches=tuple(entry["arches"]),
+                preference=entry["preference"],
+                python_default=entry["python"]["default"],
+                pythons=pythons,
+                gcc_system=gcc["system"],
+                gcc_packages=tuple(gcc["packages"]),
+                toolsets=tuple(_toolset(t) for t in gcc["toolsets"]),
+                prov=doc.prov(entry, path),
+                requires_subscription=entry.get("requires_subscription", False),
+                end_of_life=entry.get("end_of_life"),
+            )
+        )
+    return tuple(sorted(bases, key=lambda b: b.preference))
+
+
+def _python(entry: Dict[str, Any]) -> PythonOption:
+    return PythonOption(
+        version=entry["version"],
+        packages=tuple(entry["packages"]),
+        executable=entry["executable"],
+        setup_packages=tuple(entry.get("setup_packages", ())),
+        prefix=entry.get("prefix"),
+        verified=entry.get("verified", True),
+        note=entry.get("note"),
+    )
+
+
+def _toolset(entry: Dict[str, Any]) -> Toolset:
+    return Toolset(
+        name=entry["name"],
+        gcc=entry["gcc"],
+        packages=tuple(entry["packages"]),
+        root=entry["root"],
+        setup_packages=tuple(entry.get("setup_packages", ())),
+        suffix=entry.get("suffix"),
+        verified=entry.get("verified", True),
+        note=entry.get("note"),
+    )
+
+
+def _spec(doc: _Doc, path: PathKey, text: Optional[str]) -> Optional[str]:
+    """Check a PEP 440 specifier from a recipe; return it unchanged."""
+    if text is None:
+        return None
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    try:
+        SpecifierSet(text)
+        parse_spec(text)
+    except (InvalidSpecifier, ValueError):
+        raise doc.error(path, f"{text!r} is not a valid version specifier") from None
+    return text
+
+
+def _pinned(items: Sequence[Sequence[str]]) -> Tuple[PinnedPackage, ...]:
+    return tuple(PinnedPackage(name, version) for name, version in items)
+
+
+def _cuda(doc: _Doc, arches: Dict[str, Arch]) -> Tuple[CudaRelease, ...]:
+    releases: List[CudaRelease] = []
+    seen: Dict[str, str] = {}
+    for index, entry in enumerate(doc.data["releases"]):
+        path: PathKey = ("releases", index)
+        version = entry["version"]
+        if version in seen:
+            raise doc.error(path, f"CUDA {version} is listed twice (first at {seen[version]})")
+        seen[version] = doc.where(path)
+        _check_arches(doc, (*path, "host_gcc"), list(entry["host_gcc"]), arches)
+        for arch, spec in entry["host_gcc"].items():
+            _spec(doc, (*path, "host_gcc", arch), spec)
+        for distro, values in entry["repos"].items():
+            _check_arches(doc, (*path, "repos", distro), values, arches)
+        releases.append(
+            CudaRelease(
+                version=version,
+                label=entry["label"],
+                min_driver=entry["min_driver"],
+                host_gcc=tuple(entry["host_gcc"].items()),
+                repos=tuple((d, tuple(a)) for d, a in entry["repos"].items()),
+                packages=_pinned(entry["packages"]),
+                apt_packages=_pinned(entry.get("apt_packages", ())),
+                packages_not_on=tuple(
+                    (a, tuple(names)) for a, names in entry.get("packages_not_on", {}).items()
+                ),
+                prov=doc.prov(entry, path),
+            )
+        )
+    return tuple(sorted(releases, key=lambda r: parse_version(r.version), reverse=True))
+
+
+def _libs(
+    doc: _Doc, library: str, arches: Dict[str, Arch], cuda: Sequence[CudaRelease]
+) -> Tuple[LibBuild, ...]:
+    builds: List[LibBuild] = []
+    seen: Dict[Tuple[Any, ...], str] = {}
+    for index, entry in enumerate(doc.data["builds"]):
+        path: PathKey = ("builds", index)
+        _check_arches(doc, (*path, "arches"), entry["arches"], arches)
+        build = LibBuild(
+            library=library,
+            version=entry["version"],
+            cuda=entry["cuda"],
+            repo_distro=entry["repo_distro"],
+            arches=tuple(entry["arches"]),
+            method=entry["method"],
+            packages=_pinned(entry.get("packages", ())),
+            repo=entry.get("repo"),
+            url=entry.get("url"),
+            sha256=entry.get("sha256"),
+            evidence=entry.get("evidence"),
+            prov=doc.prov(entry, path),
+        )
+        if not any(build.fits_cuda(r.version) for r in cuda):
+            raise doc.error(
+                (*path, "cuda"),
+                f"cuda {build.cuda!r} matches no release in recipes/cuda.yaml",
+            )
+        for arch in build.arches:
+            key = (build.version, build.cuda, build.repo_distro, arch, build.method)
+            if key in seen:
+                raise doc.error(
+                    path,
+                    f"{library} {build.version} for CUDA {build.cuda} on "
+                    f"{build.repo_distro}/{arch} is listed twice (first at {seen[key]})",
+                )
+            seen[key] = doc.where(path)
+        builds.append(build)
+    return tuple(builds)
+
+
+def _frameworks(
+    docs: Sequence[_Doc], arches: Dict[str, Arch], cuda: Sequence[CudaRelease]
+) -> Dict[str, Framework]:
+    minors = {r.minor for r in cuda}
+    frameworks: Dict[str, Framework] = {}
+    for doc in docs:
+        name = doc.data["name"]
+        if name in frameworks:
+            raise doc.error(("name",), f"framework {name!r} is defined twice")
+        builds: List[FrameworkBuild] = []
+        seen: Dict[Tuple[str, str], str] = {}
+        for r_index, release in enumerate(doc.data["releases"]):
+            r_path: PathKey = ("releases", r_index)
+            for b_index, build in enumerate(release["builds"]):
+                b_path: PathKey = (*r_path, "builds", b_index)
+                key = (release["version"], build["variant"])
+                if key in seen:
+                    raise doc.error(
+                        b_path,
+                        f"{name} {key[0]} build {key[1]!r} is listed twice (first at {seen[key]})",
+                    )
+                seen[key] = doc.where(b_path)
+                builds.append(_framework_build(doc, name, release, r_path, build, b_path, arches, minors))
+        frameworks[name] = Framework(
+            name=name,
+            title=doc.data["title"],
+            import_name=doc.data["import_name"],
+            builds=tuple(builds),
+            origin=doc.where(()),
+        )
+    return frameworks
+
+
+def _framework_build(
+    doc: _Doc,
+    name: str,
+    release: Dict[str, Any],
+    r_path: PathKey,
+    build: Dict[str, Any],
+    b_path: PathKey,
+    arches: Dict[str, Arch],
+    minors: set[str],
+) -> FrameworkBuild:
+    _check_arches(doc, (*b_path, "arches"), build["arches"], arches)
+    for index, line in enumerate(build["cuda"]):
+        if line not in minors:
+            raise doc.error(
+                (*b_path, "cuda", index),
+                f"CUDA {line} has no release in recipes/cuda.yaml",
+                hint=f"known CUDA lines: {', '.join(sorted(minors, key=parse_version))}",
+            )
+    install = build["install"]
+    git = install.get("git", {})
+    prov = doc.prov(
+        build,
+        b_path,
+        source_ids=release["source"],
+        verified=release["verified"] and build.get("verified", True),
+        unverified_fields=release.get("unverified_fields", ()),
+        note=release.get("note"),
+    )
+    return FrameworkBuild(
+        framework=name,
+        version=release["version"],
+        variant=build["variant"],
+        cuda=tuple(build["cuda"]),
+        python=tuple(build.get("python", release["python"])),
+        arches=tuple(build["arches"]),
+        install=Install(
+            method=install["method"],
+            packages=tuple(install.get("packages", ())),
+            index_url=install.get("index_url"),
+            extra_index_url=install.get("extra_index_url"),
+            find_links=install.get("find_links"),
+            channels=tuple(install.get("channels", ())),
+            git_url=git.get("url"),
+            git_ref=git.get("ref"),
+            build_env=tuple(sorted(install.get("build_env", {}).items())),
+        ),
+        prov=prov,
+        cudnn=_spec(doc, (*b_path, "cudnn"), build.get("cudnn")),
+        gcc=_spec(doc, (*b_path, "gcc"), build.get("gcc")),
+        companions=tuple(sorted(release.get("companions", {}).items())),
+    )
+
+
+def _benchmarks(
+    docs: Sequence[_Doc], arches: Dict[str, Arch], frameworks: Dict[str, Framework]
+) -> Dict[str, Benchmark]:
+    benchmarks: Dict[str, Benchmark] = {}
+    for doc in docs:
+        data = doc.data
+        name = data["name"]
+        stem = Path(doc.display).stem
+        if name != stem:
+            raise doc.error(("name",), f"name {name!r} must match the file name {stem!r}")
+        constraints = data["constraints"]
+        c_path: PathKey = ("constraints",)
+        _check_arches(doc, (*c_path, "arches"), constraints["arches"], arches)
+        rule = _framework_rule(doc, constraints.get("framework"), frameworks)
+        python = constraints.get("python")
+        needs_python = python != "none"
+        if not needs_python and rule is not None:
+            raise doc.error((*c_path, "python"), "a benchmark with a framework needs Python")
+        origins = {
+            key: doc.where((*c_path, key))
+            for key in (
+                "accelerators",
+                "arches",
+                "requires",
+                "python",
+                "cuda",
+                "gcc",
+                "framework",
+                "gpus",
+            )
+            if key in constraints
+        }
+        benchmarks[name] = Benchmark(
+            name=name,
+            title=data["title"],
+            suite=data["suite"],
+            accelerators=tuple(constraints["accelerators"]),
+            arches=tuple(constraints["arches"]),
+            requires=tuple(constraints["requires"]),
+            framework=rule,
+            python=_spec(doc, (*c_path, "python"), python) if needs_python else None,
+            needs_python=needs_python,
+            cuda=_spec(doc, (*c_path, "cuda"), constraints.get("cuda")),
+            gcc=_spec(doc, (*c_path, "gcc"), constraints.get("gcc")),
+            gpus_min=constraints["gpus"]["min"],
+            gpus_reference=constraints["gpus"]["reference"],
+            prov=doc.prov(data, ()),
+            origins=tuple(sorted(origins.items())),
+            build=data.get("build", {}),
+        )
+    return dict(sorted(benchmarks.items()))
+
+
+def _framework_rule(
+    doc: _Doc, entry: Optional[Dict[str, Any]], frameworks: Dict[str, Framework]
+) -> Optional[FrameworkRule]:
+    if entry is None:
+        return None
+    path: PathKey = ("constraints", "framework")
+    name = entry["name"]
+    if name not in frameworks:
+        raise doc.error(
+            (*path, "name"),
+            f"unknown framework {name!r}",
+            hint=f"frameworks: {', '.join(sorted(frameworks))}",
+        )
+    _spec(doc, (*path, "versions"), entry["versions"])
+    known = {b.version for b in frameworks[name].builds}
+    for index, version in enumerate(entry.get("prefer", ())):
+        if version not in known or not is_valid_version(version):
+            raise doc.error((*path, "prefer", index), f"{name} {version} is not in the framework's recipe")
+    return FrameworkRule(
+        name=name,
+        versions=entry["versions"],
+        prefer=tuple(entry.get("prefer", ())),
+        origin=doc.where(path),
+    )
+
+
+def iter_sources(kb: KnowledgeBase) -> Iterator[Provenance]:
+    """Every provenance record in the knowledge base (for audits and tests)."""
+    for arch in kb.arches.values():
+        yield arch.prov
+    for base in kb.bases:
+        yield base.prov
+    for release in kb.cuda:
+        yield release.prov
+    for lib in (*kb.cudnn, *kb.nccl):
+        yield lib.prov
+    for framework in kb.frameworks.values():
+        for build in framework.builds:
+            yield build.prov
+    for benchmark in kb.benchmarks.values():
+        yield benchmark.prov

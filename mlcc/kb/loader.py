@@ -1,0 +1,183 @@
+"""Load ``recipes/`` into a validated :class:`~mlcc.kb.model.KnowledgeBase`.
+
+Cold path (:mod:`mlcc.kb.build`): parse every YAML file keeping line numbers, validate it
+against its JSON Schema, check cross-references, build the typed model. Warm path (here):
+the same model unpickled from a per-user cache, so a CLI call costs a few milliseconds.
+
+The cache key is the name, size and modification time (ns) of every recipe and schema
+file plus mlcc's version: stat calls only, because hashing the files (and importing
+hashlib and pathlib) would cost more than the rest of ``mlcc resolve``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import zlib
+from typing import List, Optional, Sequence, Tuple
+
+import mlcc
+from mlcc.errors import RecipeError, UsageError
+from mlcc.kb.model import KnowledgeBase
+
+RECIPES_ENV = "MLCC_RECIPES"
+CACHE_ENV = "MLCC_CACHE_DIR"
+SCHEMA_DIR = os.path.join(os.path.dirname(__file__), "schemas")
+
+# Where each kind of fact lives: one kind per file or folder.
+SINGLE_FILES = {
+    "arches.yaml": "arches",
+    "bases.yaml": "bases",
+    "cuda.yaml": "cuda",
+    "cudnn.yaml": "cudnn",
+    "nccl.yaml": "nccl",
+}
+FOLDERS = {"frameworks": "framework", "benchmarks": "benchmark"}
+# Files other stages own (the matrix is read by mlcc.matrix); part of the cache key.
+OTHER_FILES = ("matrix.yaml",)
+
+RecipeFile = Tuple[str, str]  # (path relative to the recipes folder, kind)
+
+
+def recipes_root(explicit: Optional[str] = None) -> str:
+    """The recipes folder: ``--recipes``, ``$MLCC_RECIPES``, the installed copy, or the
+    checkout's ``recipes/``."""
+    chosen = explicit or os.environ.get(RECIPES_ENV)
+    if chosen:
+        if not os.path.isdir(chosen):
+            raise UsageError(f"recipes folder {chosen!r} does not exist")
+        return chosen
+    package_dir = os.path.dirname(mlcc.__file__)
+    for candidate in (
+        os.path.join(package_dir, "_recipes"),
+        os.path.join(os.path.dirname(package_dir), "recipes"),
+    ):
+        if os.path.isfile(os.path.join(candidate, "cuda.yaml")):
+            return candidate
+    raise UsageError("cannot find the recipes folder", hint=f"pass --recipes DIR or set {RECIPES_ENV}")
+
+
+def load(root: Optional[str] = None, *, use_cache: bool = True) -> KnowledgeBase:
+    root = str(root) if root is not None else recipes_root()
+    files = recipe_files(root)
+    cache = _cache_path(_stat_key(root, files)) if use_cache else None
+    if cache is not None:
+        cached = _read_cache(cache)
+        if cached is not None:
+            return cached
+    from mlcc.kb.build import build  # the cold path: YAML, schemas, cross-checks
+
+    kb = build(root, files)
+    if cache is not None:
+        _write_cache(cache, kb)
+    return kb
+
+
+def recipe_files(root: str) -> List[RecipeFile]:
+    """(relative path, kind) for every recipe file; unexpected YAML files are errors."""
+    found: List[RecipeFile] = []
+    for name, kind in SINGLE_FILES.items():
+        if not os.path.isfile(os.path.join(root, name)):
+            raise RecipeError(f"recipes/{name}", None, "missing", hint=f"looked in {root}")
+        found.append((name, kind))
+    expected = set(SINGLE_FILES) | set(OTHER_FILES)
+    for folder, kind in FOLDERS.items():
+        directory = os.path.join(root, folder)
+        names = sorted(os.listdir(directory)) if os.path.isdir(directory) else []
+        for name in names:
+            if name.endswith((".yaml", ".yml")):
+                found.append((f"{folder}/{name}", kind))
+                expected.add(f"{folder}/{name}")
+    for rel in _all_yaml(root):
+        if rel not in expected:
+            raise RecipeError(
+                f"recipes/{rel}",
+                None,
+                "is not a recipe mlcc knows where to put",
+                hint="single files: "
+                + ", ".join(SINGLE_FILES)
+                + "; folders: "
+                + ", ".join(f"{f}/" for f in FOLDERS),
+            )
+    return found
+
+
+def _all_yaml(root: str) -> List[str]:
+    found = []
+    for directory, subdirs, names in os.walk(root):
+        subdirs.sort()
+        for name in sorted(names):
+            if name.endswith((".yaml", ".yml")):
+                found.append(os.path.relpath(os.path.join(directory, name), root).replace(os.sep, "/"))
+    return found
+
+
+def _stat_key(root: str, files: Sequence[RecipeFile]) -> str:
+    parts = [f"mlcc {mlcc.__version__}", os.path.abspath(root)]
+    paths = [os.path.join(root, rel) for rel, _ in files]
+    paths += [os.path.join(root, f) for f in OTHER_FILES]
+    paths += sorted(os.path.join(SCHEMA_DIR, n) for n in os.listdir(SCHEMA_DIR))
+    for path in paths:
+        try:
+            info = os.stat(path)
+        except FileNotFoundError:
+            parts.append(f"{path}:-")
+            continue
+        parts.append(f"{path}:{info.st_size}:{info.st_mtime_ns}")
+    text = "\n".join(parts).encode()
+    return f"{zlib.crc32(text):08x}{zlib.adler32(text):08x}"
+
+
+# ----------------------------------------------------------------------------- cache
+
+
+def _cache_dir() -> str:
+    explicit = os.environ.get(CACHE_ENV)
+    if explicit:
+        return explicit
+    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(xdg, "mlcc")
+
+
+def _cache_path(key: str) -> str:
+    return os.path.join(_cache_dir(), f"kb-{key}.pickle")
+
+
+def _read_cache(path: str) -> Optional[KnowledgeBase]:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    # Unpickling runs code: only trust a file this user owns and nobody else can write.
+    if hasattr(os, "getuid") and (info.st_uid != os.getuid() or info.st_mode & 0o022):
+        return None
+    try:
+        with open(path, "rb") as handle:
+            kb = pickle.load(handle)
+    except Exception:  # a truncated or stale cache is rebuilt, never fatal
+        return None
+    return kb if isinstance(kb, KnowledgeBase) else None
+
+
+def _write_cache(path: str, kb: KnowledgeBase) -> None:
+    import tempfile
+
+    try:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".kb-", dir=os.path.dirname(path))
+        with os.fdopen(fd, "wb") as handle:
+            pickle.dump(kb, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+        _prune(os.path.dirname(path), keep=8)
+    except OSError:
+        return  # a read-only home only costs speed
+
+
+def _prune(directory: str, keep: int) -> None:
+    """Keep the newest few caches: each recipe edit writes a new one."""
+    entries = [e for e in os.scandir(directory) if e.name.startswith("kb-") and e.name.endswith(".pickle")]
+    entries.sort(key=lambda e: e.stat().st_mtime_ns, reverse=True)
+    for entry in entries[keep:]:
+        with contextlib.suppress(OSError):
+            os.unlink(entry.path)

@@ -1,0 +1,259 @@
+"""The knowledge base as typed, immutable objects.
+
+Records are NamedTuples rather than dataclasses: they are immutable and picklable just
+the same, and a dozen frozen dataclasses cost ~10 ms of start-up that ``mlcc resolve``
+cannot afford.
+
+Every fact carries a :class:`Provenance`: the citations it rests on, whether it was
+verified, and ``origin`` (``recipes/cuda.yaml:182``) so that a conflict can point at the
+exact line a rule comes from.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Mapping, NamedTuple, Optional, Tuple
+
+from mlcc.versions import parse_version
+
+
+class Provenance(NamedTuple):
+    source: Tuple[str, ...]
+    verified: bool
+    origin: str
+    unverified_fields: Tuple[str, ...] = ()
+    note: Optional[str] = None
+
+    @property
+    def weak(self) -> bool:
+        """True when any part of the fact rests on unconfirmed evidence."""
+        return not self.verified or bool(self.unverified_fields)
+
+
+class Arch(NamedTuple):
+    name: str
+    aliases: Tuple[str, ...]
+    oci: str
+    nvidia_repo: str
+    debian: str
+    kubernetes: str
+    prov: Provenance
+
+
+class PinnedPackage(NamedTuple):
+    """A package and its exact version-release, spelled per package manager by templates."""
+
+    name: str
+    version: str
+
+    def rpm(self) -> str:
+        return f"{self.name}-{self.version}"
+
+    def deb(self) -> str:
+        return f"{self.name}={self.version}"
+
+
+class PythonOption(NamedTuple):
+    version: str
+    packages: Tuple[str, ...]
+    executable: str
+    setup_packages: Tuple[str, ...] = ()
+    prefix: Optional[str] = None
+    verified: bool = True
+    note: Optional[str] = None
+
+
+class Toolset(NamedTuple):
+    name: str
+    gcc: str
+    packages: Tuple[str, ...]
+    root: str
+    setup_packages: Tuple[str, ...] = ()
+    suffix: Optional[str] = None
+    verified: bool = True
+    note: Optional[str] = None
+
+
+class Base(NamedTuple):
+    name: str
+    title: str
+    image: str
+    tag: str
+    family: str
+    repo_distro: str
+    package_manager: str
+    arches: Tuple[str, ...]
+    preference: int
+    python_default: str
+    pythons: Tuple[PythonOption, ...]
+    gcc_system: str
+    gcc_packages: Tuple[str, ...]
+    toolsets: Tuple[Toolset, ...]
+    prov: Provenance
+    requires_subscription: bool = False
+    end_of_life: Optional[str] = None
+
+    @property
+    def ref(self) -> str:
+        return f"{self.image}:{self.tag}"
+
+
+class CudaRelease(NamedTuple):
+    version: str
+    label: str
+    min_driver: str
+    host_gcc: Tuple[Tuple[str, str], ...]
+    repos: Tuple[Tuple[str, Tuple[str, ...]], ...]
+    packages: Tuple[PinnedPackage, ...]
+    prov: Provenance
+    apt_packages: Tuple[PinnedPackage, ...] = ()
+    packages_not_on: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+
+    @property
+    def minor(self) -> str:
+        """``10.1`` for 10.1.243."""
+        release = parse_version(self.version).release
+        return f"{release[0]}.{release[1]}"
+
+    def host_gcc_spec(self, arch: str) -> Optional[str]:
+        return dict(self.host_gcc).get(arch)
+
+    def arches_on(self, distro: str) -> Tuple[str, ...]:
+        return dict(self.repos).get(distro, ())
+
+    def carried(self, distro: str, arch: str) -> bool:
+        return arch in self.arches_on(distro)
+
+    def packages_for(self, family: str, arch: str) -> Tuple[PinnedPackage, ...]:
+        chosen = self.apt_packages if family == "ubuntu" else self.packages
+        missing = dict(self.packages_not_on).get(arch, ())
+        return tuple(p for p in chosen if p.name not in missing)
+
+
+class LibBuild(NamedTuple):
+    """A cuDNN or NCCL build for one CUDA release prefix, repository distro and arches."""
+
+    library: str
+    version: str
+    cuda: str
+    repo_distro: str
+    arches: Tuple[str, ...]
+    method: str
+    prov: Provenance
+    packages: Tuple[PinnedPackage, ...] = ()
+    repo: Optional[str] = None
+    url: Optional[str] = None
+    sha256: Optional[str] = None
+    evidence: Optional[str] = None
+
+    @property
+    def major(self) -> int:
+        return parse_version(self.version).release[0]
+
+    def fits_cuda(self, cuda_version: str) -> bool:
+        prefix = parse_version(self.cuda).release
+        return parse_version(cuda_version).release[: len(prefix)] == prefix
+
+
+class Install(NamedTuple):
+    """How a framework build is installed into an image."""
+
+    method: str
+    packages: Tuple[str, ...] = ()
+    index_url: Optional[str] = None
+    extra_index_url: Optional[str] = None
+    find_links: Optional[str] = None
+    channels: Tuple[str, ...] = ()
+    git_url: Optional[str] = None
+    git_ref: Optional[str] = None
+    build_env: Tuple[Tuple[str, str], ...] = ()
+    steps: Tuple[str, ...] = ()
+
+
+class FrameworkBuild(NamedTuple):
+    framework: str
+    version: str
+    variant: str
+    cuda: Tuple[str, ...]
+    python: Tuple[str, ...]
+    arches: Tuple[str, ...]
+    install: Install
+    prov: Provenance
+    cudnn: Optional[str] = None
+    gcc: Optional[str] = None
+    companions: Tuple[Tuple[str, str], ...] = ()
+
+    @property
+    def is_cpu(self) -> bool:
+        return not self.cuda
+
+    @property
+    def label(self) -> str:
+        return f"{self.framework} {self.version} ({self.variant})"
+
+
+class Framework(NamedTuple):
+    name: str
+    title: str
+    import_name: str
+    builds: Tuple[FrameworkBuild, ...]
+    origin: str
+
+
+class FrameworkRule(NamedTuple):
+    """What a benchmark accepts of its framework."""
+
+    name: str
+    versions: str
+    prefer: Tuple[str, ...]
+    origin: str
+
+
+class Benchmark(NamedTuple):
+    name: str
+    title: str
+    suite: str
+    accelerators: Tuple[str, ...]
+    arches: Tuple[str, ...]
+    requires: Tuple[str, ...]
+    framework: Optional[FrameworkRule]
+    python: Optional[str]
+    cuda: Optional[str]
+    gcc: Optional[str]
+    gpus_min: int
+    gpus_reference: int
+    prov: Provenance
+    build: Mapping[str, object]
+    needs_python: bool = True
+    origins: Tuple[Tuple[str, str], ...] = ()
+
+    def origin_of(self, key: str) -> str:
+        """Where the rule ``key`` (arches, python, framework ...) is written."""
+        return dict(self.origins).get(key, self.prov.origin)
+
+
+class KnowledgeBase(NamedTuple):
+    """Everything mlcc knows, loaded and validated. Treat the mappings as read-only."""
+
+    root: str
+    digest: str
+    arches: Dict[str, Arch]
+    arch_aliases: Dict[str, str]
+    bases: Tuple[Base, ...]
+    cuda: Tuple[CudaRelease, ...]
+    cudnn: Tuple[LibBuild, ...]
+    nccl: Tuple[LibBuild, ...]
+    frameworks: Dict[str, Framework]
+    benchmarks: Dict[str, Benchmark]
+    files: Tuple[str, ...] = ()
+
+    def base(self, name: str) -> Base:
+        for base in self.bases:
+            if base.name == name:
+                return base
+        raise KeyError(name)
+
+    def cuda_release(self, version: str) -> CudaRelease:
+        for release in self.cuda:
+            if release.version == version:
+                return release
+        raise KeyError(version)

@@ -1,0 +1,94 @@
+"""YAML reading that remembers where every value came from.
+
+PyYAML's loaders drop line numbers and silently keep the last of two duplicate keys.
+Recipe errors must name ``file:line``, and a duplicate key in a knowledge base is a bug
+waiting to happen, so recipes are composed into nodes and converted here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Dict, Tuple, Union
+
+import yaml
+
+from mlcc.errors import RecipeError
+
+try:  # libyaml is several times faster; fall back to pure Python where it is missing
+    from yaml import CSafeLoader as _Loader
+except ImportError:  # pragma: no cover - depends on how PyYAML was built
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+PathKey = Tuple[Union[str, int], ...]
+LineMap = Dict[PathKey, int]
+
+# Typed as Any: older types-PyYAML releases leave construct_object untyped.
+_scalar_constructor: Any = yaml.constructor.SafeConstructor()
+
+
+def load_yaml(path: Path, display: str) -> Tuple[Any, LineMap]:
+    """Load ``path``; return the data and a map from each value's path to its line.
+
+    ``display`` is how the file is named in messages (relative to the recipes root).
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise RecipeError(display, None, f"not UTF-8 text ({exc.reason})") from None
+    except OSError as exc:
+        raise RecipeError(display, None, f"cannot read: {exc.strerror}") from None
+    return parse_yaml(text, display)
+
+
+def parse_yaml(text: str, display: str) -> Tuple[Any, LineMap]:
+    try:
+        node = yaml.compose(text, Loader=_Loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else None
+        problem = exc.problem or exc.context or "syntax error"
+        raise RecipeError(display, line, f"malformed YAML: {problem}") from None
+    except yaml.YAMLError as exc:
+        raise RecipeError(display, None, f"malformed YAML: {exc}") from None
+    lines: LineMap = {}
+    if node is None:
+        return None, lines
+    return _convert(node, (), lines, display), lines
+
+
+def _convert(node: yaml.Node, path: PathKey, lines: LineMap, display: str) -> Any:
+    lines[path] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        return _convert_mapping(node, path, lines, display)
+    if isinstance(node, yaml.SequenceNode):
+        return [_convert(item, (*path, i), lines, display) for i, item in enumerate(node.value)]
+    try:
+        return _scalar_constructor.construct_object(node, deep=True)
+    except yaml.constructor.ConstructorError as exc:
+        raise RecipeError(display, lines[path], f"bad value: {exc.problem}") from None
+
+
+def _convert_mapping(node: yaml.MappingNode, path: PathKey, lines: LineMap, display: str) -> Dict[str, Any]:
+    result: Dict[str, Any] = {}
+    for key_node, value_node in node.value:
+        line = key_node.start_mark.line + 1
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            raise RecipeError(display, line, "YAML merge keys (<<) are not allowed in recipes")
+        if not isinstance(key_node, yaml.ScalarNode):
+            raise RecipeError(display, line, "mapping keys must be plain strings")
+        key = key_node.value
+        if key in result:
+            first = lines.get((*path, key))
+            raise RecipeError(display, line, f"duplicate key {key!r} (first defined on line {first})")
+        result[key] = _convert(value_node, (*path, key), lines, display)
+    return result
+
+
+def line_of(lines: LineMap, path: PathKey) -> int | None:
+    """The line of ``path``, or of its nearest ancestor that has one."""
+    probe = tuple(path)
+    while probe:
+        if probe in lines:
+            return lines[probe]
+        probe = probe[:-1]
+    return lines.get(())
