@@ -1,0 +1,397 @@
+"""Explaining a conflict: the rule that failed, where it is written, and what would work.
+
+The rules reported are those that rejected candidates the user's pins allowed, taken at
+the deepest stage the search reached: those are the facts standing between the request
+and a stack. The alternatives change one pin at a time and keep the values that resolve,
+nearest first; everything is computed from the knowledge base, offline.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from itertools import islice
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    NamedTuple,
+    Optional,
+    Sequence,
+    Tuple,
+)
+
+from mlcc.errors import ConflictError
+from mlcc.resolve.request import Request
+from mlcc.resolve.stack import Stack
+from mlcc.versions import VersionPin, parse_pin, parse_version
+
+if TYPE_CHECKING:
+    from mlcc.resolve.engine import Failure, Rejection, Resolver, Tracker
+
+_MAX_RULES = 6
+_MAX_PER_DIMENSION = 4
+
+
+class Alternative(NamedTuple):
+    change: str  # "--cuda 10.2", "drop --arch"
+    stack: Stack
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "change": self.change,
+            "summary": summarize(self.stack),
+            "variant": self.stack.variant,
+        }
+
+
+class StackConflict(ConflictError):
+    """No stack fits; carries the failed rules and the alternatives for --json output."""
+
+    def __init__(
+        self,
+        request: Request,
+        failures: Sequence[Failure],
+        alternatives: Sequence[Alternative],
+        note: Optional[str] = None,
+    ) -> None:
+        super().__init__(f"no compatible stack for {request.benchmark}")
+        self.request = request
+        self.failures = tuple(failures)
+        self.alternatives = tuple(alternatives)
+        self.note = note
+
+    def __str__(self) -> str:
+        # Formatted on demand: a matrix explains thousands of conflicts it never prints.
+        details = ["why:"]
+        details += [f"  {_failure_line(f)}" for f in self.failures]
+        if self.note:
+            details.append(f"  {self.note}")
+        if len(details) == 1:
+            details.append("  (no rule recorded)")
+        if self.alternatives:
+            details.append("nearest valid alternatives:")
+            width = max(len(a.change) for a in self.alternatives)
+            details += [f"  {a.change.ljust(width)}  -> {summarize(a.stack)}" for a in self.alternatives]
+        else:
+            details.append("no single change of a pin gives a valid stack")
+        pins = self.request.flags()
+        headline = self.message + (f" {pins}" if pins else "")
+        return "\n".join([headline, *(f"  {d}" for d in details)])
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "error": "conflict",
+            "benchmark": self.request.benchmark,
+            "pins": self.request.pins(),
+            "rules": [
+                {"rule": f.rule, "message": f.message, "origin": f.origin or None} for f in self.failures
+            ],
+            "note": self.note,
+            "alternatives": [a.to_dict() for a in self.alternatives],
+        }
+
+
+def _failure_line(failure: Failure) -> str:
+    where = f" ({failure.origin})" if failure.origin else ""
+    return f"[{failure.rule}] {failure.message}{where}"
+
+
+def summarize(stack: Stack) -> str:
+    parts = [f"{stack.base.name}/{stack.arch.name}"]
+    parts.append(f"CUDA {stack.cuda.version}" if stack.cuda else "CPU")
+    if stack.cudnn:
+        parts.append(f"cuDNN {stack.cudnn.version}")
+    if stack.nccl:
+        parts.append(f"NCCL {stack.nccl.version}")
+    if stack.framework:
+        parts.append(f"{stack.framework.framework} {stack.framework.version}")
+    if stack.python:
+        parts.append(f"Python {stack.python.version}")
+    parts.append(f"GCC {stack.gcc.version}")
+    return ", ".join(parts)
+
+
+def explain_conflict(resolver: Resolver, request: Request, tracker: Tracker) -> StackConflict:
+    failures, note = _failed_rules(resolver, request, tracker)
+    return StackConflict(request, failures, find_alternatives(resolver, request), note)
+
+
+def _failed_rules(
+    resolver: Resolver, request: Request, tracker: Tracker
+) -> Tuple[List[Failure], Optional[str]]:
+    unmatched = _pins_matching_nothing(resolver, request)
+    if unmatched:
+        return [], "; ".join(unmatched)
+    summaries = [_summary(resolver, chunk) for chunk in tracker.chunks]
+    by_rules = any(summary.rules_rank >= 0 for summary in summaries)
+
+    def rank(summary: _ChunkSummary) -> int:
+        return summary.rules_rank if by_rules else summary.any_rank
+
+    deepest = max((rank(summary) for summary in summaries), default=-1)
+    if deepest < 0:
+        return [], None
+    from mlcc.resolve.engine import PICK_STAGES, STAGE_RANK
+
+    chosen: List[Failure] = []
+    seen = set()
+    hidden = 0
+    for summary in summaries:
+        if rank(summary) != deepest:
+            continue
+        for rejection in summary.chunk:
+            if STAGE_RANK[rejection.stage] != deepest or (by_rules and not rejection.by_rules_only):
+                continue
+            for failure in rejection.failures:
+                if failure.pin and by_rules and rejection.stage not in PICK_STAGES:
+                    continue
+                key = (failure.rule, failure.message)
+                if key in seen:
+                    continue
+                seen.add(key)
+                if len(chosen) < _MAX_RULES:
+                    chosen.append(failure)
+                else:
+                    hidden += 1
+    note = f"... and {hidden} more of the same kind" if hidden else None
+    return chosen, note
+
+
+class _ChunkSummary(NamedTuple):
+    rules_rank: int  # deepest stage of the chunk's rules-only rejections (-1: none)
+    any_rank: int  # deepest stage of any of its rejections
+    chunk: Tuple[Rejection, ...]  # kept so that its id cannot be reused by another tuple
+
+
+def _summary(resolver: Resolver, chunk: Tuple[Rejection, ...]) -> _ChunkSummary:
+    from mlcc.resolve.engine import STAGE_RANK
+
+    cached = resolver.chunk_summaries.get(id(chunk))
+    if cached is None or cached.chunk is not chunk:
+        rules_rank = max((STAGE_RANK[r.stage] for r in chunk if r.by_rules_only), default=-1)
+        any_rank = max((STAGE_RANK[r.stage] for r in chunk), default=-1)
+        cached = resolver.chunk_summaries[id(chunk)] = _ChunkSummary(rules_rank, any_rank, chunk)
+    return cached
+
+
+_WHAT = {
+    "cuda": "CUDA releases",
+    "cudnn": "cuDNN builds",
+    "nccl": "NCCL builds",
+    "python": "Pythons",
+    "gcc": "GCCs",
+}
+
+
+def _pins_matching_nothing(resolver: Resolver, request: Request) -> List[str]:
+    """Pins no value in the whole knowledge base satisfies (e.g. --cuda 13)."""
+    problems = []
+    for name, what in _WHAT.items():
+        pin: Optional[VersionPin] = getattr(request, name)
+        if pin is not None and not _matches_any(resolver, f"{name}:full", pin):
+            problems.append(
+                f"--{name} {pin} matches none of the known {what} "
+                f"({_span(_domain(resolver, name + ':full'))})"
+            )
+    if request.driver is not None:
+        oldest = min(resolver.kb.cuda, key=lambda r: parse_version(r.min_driver))
+        if parse_version(request.driver) < parse_version(oldest.min_driver):
+            problems.append(
+                f"--driver {request.driver} is older than every CUDA release's minimum "
+                f"(the oldest, CUDA {oldest.version}, needs >= {oldest.min_driver})"
+            )
+    for name, pin in request.frameworks:
+        if not _matches_any(resolver, name, pin):
+            problems.append(
+                f"--with {name}={pin} matches no known {name} release ({_span(_domain(resolver, name))})"
+            )
+    return problems
+
+
+def _matches_any(resolver: Resolver, dimension: str, pin: VersionPin) -> bool:
+    key = f"matches:{dimension}:{pin.kind}:{pin.text}"
+    if key not in resolver.domains:
+        found = any(pin.matches(v) for v in _domain(resolver, dimension))
+        resolver.domains[key] = ("yes",) if found else ()
+    return bool(resolver.domains[key])
+
+
+def _span(values: Sequence[str]) -> str:
+    ordered = sorted(values, key=parse_version)
+    return f"{ordered[0]} .. {ordered[-1]}" if ordered else "none"
+
+
+def _gccs(resolver: Resolver) -> List[str]:
+    found = set()
+    for base in resolver.kb.bases:
+        found.add(base.gcc_system)
+        found.update(ts.gcc for ts in base.toolsets)
+    return list(found)
+
+
+# ---------------------------------------------------------------------- alternatives
+
+
+def find_alternatives(resolver: Resolver, request: Request) -> List[Alternative]:
+    found: List[Alternative] = []
+    for dimension, ordered in _dimensions(resolver, request):
+        valid = _valid_values(resolver, request, dimension)
+        hits = (
+            list(
+                islice(
+                    (Alternative(change, valid[value]) for change, value in ordered if value in valid),
+                    _MAX_PER_DIMENSION,
+                )
+            )
+            if valid
+            else []
+        )
+        if not hits:
+            stack = resolver.try_resolve(request.without(dimension))
+            if stack is not None:
+                flag = "--with " + dimension if dimension in resolver.kb.frameworks else f"--{dimension}"
+                hits.append(Alternative(f"drop {flag}", stack))
+        found.extend(hits)
+    return found
+
+
+def _valid_values(resolver: Resolver, request: Request, dimension: str) -> Dict[str, Stack]:
+    """Every value of ``dimension`` that resolves with the request's other pins.
+
+    Cached on the request without that pin, so the cells of one row of a matrix (which
+    differ only in that pin) share the probing.
+    """
+    key = (request.without(dimension), dimension)
+    cache = resolver.alternatives
+    if key not in cache:
+        valid: Dict[str, Stack] = {}
+        for value, changed in _probes(resolver, request, dimension):
+            stack = resolver.try_resolve(changed)
+            if stack is not None:
+                valid[value] = stack
+        cache[key] = valid
+    return cache[key]
+
+
+def _probes(resolver: Resolver, request: Request, dimension: str) -> Iterator[Tuple[str, Request]]:
+    kb = resolver.kb
+    if dimension in ("cuda", "python", "gcc", "cudnn", "nccl"):
+        for value in _domain(resolver, dimension):
+            yield value, request.with_pin(dimension, _pin(value))
+    elif dimension == "base":
+        for base in kb.bases:
+            yield base.name, request._replace(base=base.name)
+    elif dimension == "arch":
+        for arch in kb.arches:
+            yield arch, request._replace(arch=arch)
+    elif dimension == "driver":
+        unpinned = request.without("driver")
+        for minor in _domain(resolver, "cuda"):
+            yield (
+                minor,
+                unpinned if request.cuda is not None else unpinned._replace(cuda=_pin(minor)),
+            )
+    elif dimension in kb.frameworks:
+        for value in _domain(resolver, dimension):
+            yield value, request._replace(frameworks=((dimension, _pin(value)),))
+
+
+Ordered = Iterable[Tuple[str, str]]  # (how to say the change, the value it sets)
+
+
+def _dimensions(resolver: Resolver, request: Request) -> Iterator[Tuple[str, Ordered]]:
+    """Each pinned dimension with its other values, nearest first."""
+    kb = resolver.kb
+    for name in ("cuda", "python", "gcc", "cudnn", "nccl"):
+        pin: Optional[VersionPin] = getattr(request, name)
+        if pin is not None:
+            yield name, ((f"--{name} {v}", v) for v in _nearest(_domain(resolver, name), pin))
+    if request.base is not None:
+        yield "base", ((f"--base {b.name}", b.name) for b in kb.bases if b.name != request.base)
+    if request.arch is not None:
+        yield "arch", ((f"--arch {a}", a) for a in kb.arches if a != request.arch)
+    if request.driver is not None:
+        yield "driver", _driver_order(resolver, request)
+    if request.cpu:
+        yield "cpu", ()
+    for framework, pin in request.frameworks:
+        yield (
+            framework,
+            ((f"--with {framework}={v}", v) for v in _nearest(_domain(resolver, framework), pin)),
+        )
+
+
+def _domain(resolver: Resolver, dimension: str) -> Tuple[str, ...]:
+    """The values a pinned dimension can take, as pins: CUDA lines, cuDNN majors ..."""
+    domains = resolver.domains
+    if dimension not in domains:
+        kb = resolver.kb
+        if dimension == "cuda:full":
+            values = {r.version for r in kb.cuda}
+        elif dimension in ("cudnn:full", "nccl:full"):
+            values = {b.version for b in (kb.cudnn if dimension.startswith("cudnn") else kb.nccl)}
+        elif dimension in ("python:full", "gcc:full"):
+            values = set(
+                _domain(resolver, dimension.split(":")[0]) if dimension == "python:full" else _gccs(resolver)
+            )
+        elif dimension == "cuda":
+            values = {r.minor for r in kb.cuda}
+        elif dimension == "python":
+            values = {p.version for b in kb.bases for p in b.pythons}
+        elif dimension == "gcc":
+            values = {str(parse_version(v).release[0]) for v in _gccs(resolver)}
+        elif dimension == "cudnn":
+            values = {b.version.split(".")[0] for b in kb.cudnn}
+        elif dimension == "nccl":
+            values = {".".join(b.version.split(".")[:2]) for b in kb.nccl}
+        else:
+            values = {b.version for b in kb.frameworks[dimension].builds}
+        domains[dimension] = tuple(sorted(values, key=parse_version))
+    return domains[dimension]
+
+
+def _driver_order(resolver: Resolver, request: Request) -> Ordered:
+    """CUDA lines by the driver they need, least demanding first."""
+    needs: Dict[str, str] = {}
+    for release in sorted(resolver.kb.cuda, key=lambda r: parse_version(r.min_driver)):
+        if request.cuda is None or request.cuda.matches(release.version):
+            needs.setdefault(release.minor, release.min_driver)
+    return ((f"driver >= {driver} (CUDA {minor})", minor) for minor, driver in needs.items())
+
+
+@lru_cache(maxsize=1024)
+def _pin(text: str) -> VersionPin:
+    return parse_pin(text, flag="(alternative)")
+
+
+@lru_cache(maxsize=4096)
+def _nearest(values: Tuple[str, ...], pin: VersionPin) -> Tuple[str, ...]:
+    return tuple(sorted(values, key=_distance_to(pin)))
+
+
+def _distance_to(pin: VersionPin) -> Callable[[str], Tuple[float, ...]]:
+    """Sort key: versions nearest the pin first (newest first for specifier pins)."""
+    anchor = pin.prefix if pin.kind == "prefix" else (pin.exact.release if pin.exact is not None else ())
+
+    def key(version: str) -> Tuple[float, ...]:
+        release = parse_version(version).release
+        if not anchor:
+            return (0.0, *(-float(p) for p in release))
+        width = max(len(anchor), 2)
+        a = _as_number(anchor, width)
+        v = _as_number(release, width)
+        return (abs(a - v), -v)
+
+    return key
+
+
+def _as_number(release: Sequence[int], width: int) -> float:
+    padded = list(release[:width]) + [0] * (width - len(release[:width]))
+    value = 0.0
+    for part in padded:
+        value = value * 1000 + part
+    return value

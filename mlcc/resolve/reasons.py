@@ -1,0 +1,217 @@
+"""Why each component of a resolved stack was chosen, in words a user can check."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, List, Optional, Set, Tuple
+
+from mlcc.kb.model import Provenance
+from mlcc.resolve.stack import Choice, Stack
+
+if TYPE_CHECKING:
+    from mlcc.resolve.engine import Resolver
+
+_MAX_SKIPPED = 3
+
+
+def explain_choices(resolver: Resolver, stack: Stack) -> Tuple[Choice, ...]:
+    other_arches = set(resolver.kb.arch_aliases) - {stack.arch.name, *stack.arch.aliases}
+    choices = [
+        _arch(stack),
+        *_framework(resolver, stack),
+        *_cuda(stack),
+        _base(resolver, stack),
+        *_python(stack),
+        *_lib(stack, "cudnn"),
+        *_lib(stack, "nccl"),
+        _gcc(resolver, stack),
+    ]
+    return tuple(_drop_irrelevant(c, stack, other_arches) for c in choices)
+
+
+def _pinned(stack: Stack, name: str) -> Optional[str]:
+    return stack.request.pins().get(name)
+
+
+def _arch(stack: Stack) -> Choice:
+    pin = stack.request.arch
+    reason = (
+        f"--arch {pin}"
+        if pin
+        else f"first of the arches {stack.benchmark.name} supports ({', '.join(stack.benchmark.arches)})"
+    )
+    return Choice(
+        "arch",
+        stack.arch.name,
+        reason,
+        stack.arch.prov.origin,
+        stack.arch.prov.source,
+        stack.arch.prov.verified,
+    )
+
+
+def _framework(resolver: Resolver, stack: Stack) -> List[Choice]:
+    build = stack.framework
+    rule = stack.benchmark.framework
+    if build is None or rule is None:
+        return []
+    if build.version in rule.prefer:
+        why = f"the build {stack.benchmark.name}'s reference run used ({rule.name} {build.version})"
+    else:
+        why = f"newest {rule.name} that {stack.benchmark.name} accepts ({rule.versions})"
+    pin = stack.request.framework_pin(rule.name)
+    if pin is not None:
+        why += f", matching --with {rule.name}={pin}"
+    why += f"; {build.variant} build ({build.install.method}) for {stack.arch.name}"
+    return [_from_prov(f"framework:{build.framework}", build.version, why, build.prov)]
+
+
+def _cuda(stack: Stack) -> List[Choice]:
+    cuda = stack.cuda
+    if cuda is None:
+        return [Choice("cuda", None, "--cpu: no CUDA", stack.benchmark.origin_of("accelerators"), (), True)]
+    lines = stack.framework.cuda if stack.framework else ()
+    why = "newest CUDA release"
+    if lines:
+        label = stack.framework.label if stack.framework else ""
+        why += f" of the lines {label} was built for ({', '.join(lines)})"
+    if stack.request.cuda is not None:
+        why += f" matching --cuda {stack.request.cuda}"
+    if stack.request.driver is not None:
+        why += f" whose minimum driver ({cuda.min_driver}) --driver {stack.request.driver} meets"
+    why += f" with {stack.arch.name} packages for {stack.base.repo_distro}"
+    driver = Choice(
+        "driver",
+        cuda.min_driver,
+        f"CUDA {cuda.version} needs a host driver >= {cuda.min_driver} (NVIDIA's toolkit/driver table)",
+        cuda.prov.origin,
+        cuda.prov.source,
+        "min_driver" not in cuda.prov.unverified_fields,
+    )
+    return [_from_prov("cuda", cuda.version, why, cuda.prov), driver]
+
+
+def _base(resolver: Resolver, stack: Stack) -> Choice:
+    base = stack.base
+    if stack.request.base:
+        why = f"--base {base.name}"
+    else:
+        skipped = []
+        for other in resolver.kb.bases:
+            if other.name == base.name:
+                break
+            failures = resolver.base_failures(other, stack.cuda, stack.arch.name, stack.request)
+            message = failures[0].message if failures else "a later component did not fit on it"
+            skipped.append(f"{other.name}: {message}")
+        why = "first base by preference that fits"
+        if skipped:
+            why += " (skipped " + "; ".join(skipped[:_MAX_SKIPPED])
+            why += "; ..." if len(skipped) > _MAX_SKIPPED else ""
+            why += ")"
+    if base.requires_subscription:
+        why += "; its package repositories need a RHEL subscription"
+    if base.end_of_life:
+        why += f"; end of life since {base.end_of_life}"
+    return _from_prov("base", base.ref, why, base.prov)
+
+
+def _python(stack: Stack) -> List[Choice]:
+    python = stack.python
+    if python is None:
+        return []
+    why = f"newest Python on {stack.base.name}"
+    if stack.framework is not None:
+        why += f" that {stack.framework.label} supports ({', '.join(stack.framework.python)})"
+    if stack.benchmark.python:
+        why += f" and {stack.benchmark.name} accepts ({stack.benchmark.python})"
+    if stack.request.python is not None:
+        why += f", matching --python {stack.request.python}"
+    verified = python.verified and stack.base.prov.verified
+    return [
+        Choice(
+            "python",
+            python.version,
+            why,
+            stack.base.prov.origin,
+            stack.base.prov.source,
+            verified,
+            ("python",) if not python.verified else (),
+        )
+    ]
+
+
+def _lib(stack: Stack, library: str) -> List[Choice]:
+    build = stack.cudnn if library == "cudnn" else stack.nccl
+    if build is None:
+        return []
+    assert stack.cuda is not None
+    why = f"newest {library} for CUDA {stack.cuda.version} on {stack.base.repo_distro}/{stack.arch.name}"
+    if library == "cudnn" and stack.framework is not None and stack.framework.cudnn:
+        why += f" within {stack.framework.label}'s {stack.framework.cudnn}"
+    pin = getattr(stack.request, library)
+    if pin is not None:
+        why += f", matching --{library} {pin}"
+    why += f" ({build.method}"
+    if build.evidence:
+        why += f"; {build.evidence}"
+    why += ")"
+    return [_from_prov(library, build.version, why, build.prov)]
+
+
+def _gcc(resolver: Resolver, stack: Stack) -> Choice:
+    bounds = resolver.gcc_bounds(stack.benchmark, stack.framework, stack.cuda, stack.arch.name)
+    limits = "; ".join(f"{who} accepts {spec}" for spec, who, _ in bounds) or "no bound applies"
+    toolset = stack.gcc.toolset
+    if toolset is None:
+        why = f"the system GCC of {stack.base.name} ({limits})"
+        verified = True
+    else:
+        why = (
+            f"{toolset.name}: the system GCC {stack.base.gcc_system} is outside the bounds "
+            f"or --gcc ({limits})"
+        )
+        verified = toolset.verified
+    if stack.request.gcc is not None:
+        why += f", matching --gcc {stack.request.gcc}"
+    origin = bounds[0][2] if bounds else stack.base.prov.origin
+    return Choice(
+        "gcc",
+        stack.gcc.version,
+        why,
+        origin,
+        stack.base.prov.source,
+        verified,
+        () if verified else ("gcc.toolsets",),
+    )
+
+
+def _from_prov(component: str, version: Optional[str], why: str, prov: Provenance) -> Choice:
+    return Choice(
+        component=component,
+        version=version,
+        reason=why,
+        origin=prov.origin,
+        sources=prov.source,
+        verified=prov.verified,
+        unverified_fields=prov.unverified_fields,
+    )
+
+
+# Fields other choices report for themselves (the base's Pythons and toolsets).
+_REPORTED_ELSEWHERE = {"base": ("python", "gcc")}
+# The package list a base family does not use.
+_OTHER_FAMILY_PACKAGES = {"rhel": "apt_packages", "ubuntu": "packages"}
+
+
+def _drop_irrelevant(choice: Choice, stack: Stack, other_arches: Set[str]) -> Choice:
+    """Forget unverified fields that cannot affect this stack (other arches, other family)."""
+    kept = []
+    for name in choice.unverified_fields:
+        parts = name.split(".")
+        if len(parts) > 1 and parts[-1] in other_arches:
+            continue
+        if parts[0] in _REPORTED_ELSEWHERE.get(choice.component, ()):
+            continue
+        if choice.component == "cuda" and parts[0] == _OTHER_FAMILY_PACKAGES.get(stack.base.family):
+            continue
+        kept.append(name)
+    return choice._replace(unverified_fields=tuple(kept))

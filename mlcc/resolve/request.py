@@ -1,0 +1,211 @@
+"""What the user asked for: a benchmark and pins, checked against the knowledge base.
+
+Everything here is validated before the resolver runs: unknown names get a "did you
+mean", malformed versions are rejected, contradictory pins are usage errors (exit 2).
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+
+from mlcc.errors import UsageError
+from mlcc.kb.model import KnowledgeBase
+from mlcc.versions import VersionPin, is_valid_version, parse_pin
+
+# Components `--with NAME=VERSION` may name besides the frameworks.
+VERSION_COMPONENTS = ("cuda", "cudnn", "nccl", "python", "gcc")
+OTHER_COMPONENTS = ("driver", "base", "arch")
+
+
+class Request(NamedTuple):
+    """A benchmark plus the user's pins; every field already validated."""
+
+    benchmark: str
+    cuda: Optional[VersionPin] = None
+    cudnn: Optional[VersionPin] = None
+    nccl: Optional[VersionPin] = None
+    python: Optional[VersionPin] = None
+    gcc: Optional[VersionPin] = None
+    base: Optional[str] = None
+    arch: Optional[str] = None
+    driver: Optional[str] = None
+    cpu: bool = False
+    frameworks: Tuple[Tuple[str, VersionPin], ...] = ()
+
+    def framework_pin(self, name: str) -> Optional[VersionPin]:
+        return dict(self.frameworks).get(name)
+
+    def pins(self) -> Dict[str, str]:
+        """The pins as the user would write them, for messages and manifests."""
+        shown: Dict[str, str] = {}
+        for name in VERSION_COMPONENTS:
+            pin = getattr(self, name)
+            if pin is not None:
+                shown[name] = str(pin)
+        for name in ("base", "arch", "driver"):
+            value = getattr(self, name)
+            if value is not None:
+                shown[name] = value
+        if self.cpu:
+            shown["cpu"] = "true"
+        for name, pin in self.frameworks:
+            shown[name] = str(pin)
+        return shown
+
+    def flags(self) -> str:
+        """``--cuda 10.1 --arch ppc64le`` for messages."""
+        parts: List[str] = []
+        for name, value in self.pins().items():
+            if name == "cpu":
+                parts.append("--cpu")
+            elif name in VERSION_COMPONENTS or name in OTHER_COMPONENTS:
+                parts.append(f"--{name} {value}")
+            else:
+                parts.append(f"--with {name}={value}")
+        return " ".join(parts)
+
+    def without(self, dimension: str) -> Request:
+        """The same request with one pin dropped (used to find alternatives)."""
+        index = _FIELD_INDEX.get(dimension)
+        if index is None:  # a framework pin
+            return self._replace(frameworks=tuple((n, p) for n, p in self.frameworks if n != dimension))
+        values: List[object] = list(self)
+        values[index] = False if dimension == "cpu" else None
+        return tuple.__new__(Request, values)
+
+    def with_pin(self, dimension: str, value: object) -> Request:
+        """The same request with one of the version/base/arch pins set to ``value``."""
+        values: List[object] = list(self)
+        values[_FIELD_INDEX[dimension]] = value
+        return tuple.__new__(Request, values)
+
+
+_FIELD_INDEX = {
+    name: index for index, name in enumerate(Request._fields) if name not in ("benchmark", "frameworks")
+}
+
+
+def did_you_mean(value: str, choices: Iterable[str]) -> Optional[str]:
+    import difflib
+
+    close = difflib.get_close_matches(value, list(choices), n=1, cutoff=0.6)
+    return f"did you mean {close[0]!r}?" if close else None
+
+
+def build_request(
+    kb: KnowledgeBase,
+    benchmark: str,
+    *,
+    cuda: Optional[str] = None,
+    cudnn: Optional[str] = None,
+    nccl: Optional[str] = None,
+    python: Optional[str] = None,
+    gcc: Optional[str] = None,
+    base: Optional[str] = None,
+    arch: Optional[str] = None,
+    driver: Optional[str] = None,
+    cpu: bool = False,
+    with_: Sequence[str] = (),
+) -> Request:
+    """Validate the command line's values and turn them into a :class:`Request`."""
+    if benchmark not in kb.benchmarks:
+        raise UsageError(
+            f"unknown benchmark {benchmark!r}",
+            hint=did_you_mean(benchmark, kb.benchmarks) or f"benchmarks: {', '.join(kb.benchmarks)}",
+        )
+    given: Dict[str, Tuple[str, str]] = {}  # component -> (raw value, flag that gave it)
+    for flag, name, value in (
+        ("--cuda", "cuda", cuda),
+        ("--cudnn", "cudnn", cudnn),
+        ("--nccl", "nccl", nccl),
+        ("--python", "python", python),
+        ("--gcc", "gcc", gcc),
+        ("--base", "base", base),
+        ("--arch", "arch", arch),
+        ("--driver", "driver", driver),
+    ):
+        if value is not None:
+            given[name] = (value, flag)
+    frameworks: Dict[str, VersionPin] = {}
+    for item in with_:
+        name, value = _split_with(item)
+        flag = f"--with {name}="
+        if name in kb.frameworks:
+            if name in frameworks:
+                raise UsageError(f"--with {name}= is given twice")
+            frameworks[name] = parse_pin(value, flag=f"--with {name}")
+            continue
+        if name not in VERSION_COMPONENTS + OTHER_COMPONENTS:
+            known = sorted((*VERSION_COMPONENTS, *OTHER_COMPONENTS, *kb.frameworks))
+            raise UsageError(
+                f"--with: unknown component {name!r}",
+                hint=did_you_mean(name, known) or f"components: {', '.join(known)}",
+            )
+        if name in given and given[name][0] != value:
+            raise UsageError(f"contradictory pins: {given[name][1]} {given[name][0]} and {flag}{value}")
+        given.setdefault(name, (value, flag))
+    if len(frameworks) > 1:
+        raise UsageError(
+            "contradictory pins: a stack has one framework, but --with names "
+            + " and ".join(sorted(frameworks))
+        )
+    if cpu:
+        for name in ("cuda", "cudnn", "nccl", "driver"):
+            if name in given:
+                raise UsageError(f"contradictory pins: --cpu and {given[name][1]} {given[name][0]}")
+    pins = {
+        name: parse_pin(given[name][0], flag=given[name][1]) for name in VERSION_COMPONENTS if name in given
+    }
+    return Request(
+        benchmark=benchmark,
+        base=_base_name(kb, given.get("base")),
+        arch=_arch_name(kb, given.get("arch")),
+        driver=_driver(given.get("driver")),
+        cpu=cpu,
+        frameworks=tuple(sorted(frameworks.items())),
+        **pins,
+    )
+
+
+def _split_with(item: str) -> Tuple[str, str]:
+    name, sep, value = item.partition("=")
+    name = name.strip().lower()
+    if not sep or not name or not value.strip():
+        raise UsageError(f"--with {item!r}: expected NAME=VERSION", hint="for example --with tensorflow=1.13")
+    return name, value.strip()
+
+
+def _base_name(kb: KnowledgeBase, given: Optional[Tuple[str, str]]) -> Optional[str]:
+    if given is None:
+        return None
+    value, flag = given
+    names = [b.name for b in kb.bases]
+    if value not in names:
+        raise UsageError(
+            f"{flag}: unknown base {value!r}",
+            hint=did_you_mean(value, names) or f"bases: {', '.join(names)}",
+        )
+    return value
+
+
+def _arch_name(kb: KnowledgeBase, given: Optional[Tuple[str, str]]) -> Optional[str]:
+    if given is None:
+        return None
+    value, flag = given
+    canonical = kb.arch_aliases.get(value.strip().lower())
+    if canonical is None:
+        raise UsageError(
+            f"{flag}: unknown arch {value!r}",
+            hint=did_you_mean(value, kb.arch_aliases) or f"arches: {', '.join(kb.arches)}",
+        )
+    return canonical
+
+
+def _driver(given: Optional[Tuple[str, str]]) -> Optional[str]:
+    if given is None:
+        return None
+    value, flag = given
+    text = value.strip()
+    if not text or not text[0].isdigit() or not is_valid_version(text) or "+" in text:
+        raise UsageError(f"{flag}: {value!r} is not a driver version", hint="for example --driver 418.67")
+    return text

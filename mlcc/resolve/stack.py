@@ -1,0 +1,158 @@
+"""The resolver's product: one immutable, fully pinned software stack."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+
+from mlcc.kb.model import (
+    Arch,
+    Base,
+    Benchmark,
+    CudaRelease,
+    FrameworkBuild,
+    LibBuild,
+    PythonOption,
+    Toolset,
+)
+from mlcc.resolve.request import Request
+from mlcc.versions import parse_version
+
+STACK_FORMAT = 1
+
+
+class Choice(NamedTuple):
+    """Why one component was chosen, and what the choice rests on."""
+
+    component: str
+    version: Optional[str]
+    reason: str
+    origin: str
+    sources: Tuple[str, ...]
+    verified: bool
+    unverified_fields: Tuple[str, ...] = ()
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "name": self.component,
+            "version": self.version,
+            "reason": self.reason,
+            "origin": self.origin,
+            "sources": list(self.sources),
+            "verified": self.verified,
+            "unverified_fields": list(self.unverified_fields),
+        }
+
+
+class Compiler(NamedTuple):
+    """The host compiler: the base's system GCC or one of its toolsets."""
+
+    version: str
+    toolset: Optional[Toolset] = None
+
+    @property
+    def major(self) -> int:
+        return parse_version(self.version).release[0]
+
+
+class Stack(NamedTuple):
+    benchmark: Benchmark
+    arch: Arch
+    base: Base
+    python: Optional[PythonOption]
+    gcc: Compiler
+    cuda: Optional[CudaRelease]
+    cudnn: Optional[LibBuild]
+    nccl: Optional[LibBuild]
+    framework: Optional[FrameworkBuild]
+    request: Request
+    choices: Tuple[Choice, ...]
+    # False when the CUDA release is not the newest of its minor line: the variant name
+    # then spells the full version so that it cannot collide with the newest.
+    cuda_newest_in_line: bool = True
+
+    @property
+    def accelerator(self) -> str:
+        return "cuda" if self.cuda else "cpu"
+
+    @property
+    def driver_min(self) -> Optional[str]:
+        return self.cuda.min_driver if self.cuda else None
+
+    @property
+    def reference(self) -> bool:
+        """True when the framework is the build the benchmark's reference run used."""
+        rule = self.benchmark.framework
+        if rule is None or self.framework is None:
+            return self.framework is None
+        return self.framework.version in rule.prefer
+
+    @property
+    def verified(self) -> bool:
+        return all(c.verified and not c.unverified_fields for c in self.choices)
+
+    @property
+    def variant(self) -> str:
+        """A deterministic directory/tag name, e.g. ``cuda10.1-cudnn7-ubi8-x86_64``.
+
+        The core names the accelerator, the cuDNN major (or the NCCL line when there is
+        no cuDNN), the base and the arch; components the user pinned beyond that are
+        appended so that different requests never share a name.
+        """
+        parts: List[str] = []
+        req = self.request
+        if self.cuda is None:
+            parts.append("cpu")
+        else:
+            line = self.cuda.minor if self.cuda_newest_in_line else self.cuda.version
+            parts.append(f"cuda{line}")
+            if self.cudnn is not None:
+                parts.append(f"cudnn{self.cudnn.major}")
+            elif self.nccl is not None:
+                parts.append("nccl" + ".".join(self.nccl.version.split(".")[:2]))
+        parts += [self.base.name, self.arch.name]
+        if req.cudnn is not None and self.cudnn is not None:
+            parts.append(f"cudnn{self.cudnn.version}")
+        if req.nccl is not None and self.nccl is not None:
+            parts.append(f"nccl{self.nccl.version}")
+        if req.python is not None and self.python is not None:
+            parts.append(f"py{self.python.version}")
+        if req.gcc is not None:
+            parts.append(f"gcc{self.gcc.version}")
+        for name, _ in req.frameworks:
+            if self.framework is not None and self.framework.framework == name:
+                parts.append(f"{name}{self.framework.version.split('+')[0]}")
+        return "-".join(parts)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON form of ``mlcc resolve --json`` (keys documented in README)."""
+        fw = self.framework
+        return {
+            "format": STACK_FORMAT,
+            "benchmark": self.benchmark.name,
+            "variant": self.variant,
+            "accelerator": self.accelerator,
+            "arch": self.arch.name,
+            "base": self.base.name,
+            "base_image": self.base.ref,
+            "cuda": self.cuda.version if self.cuda else None,
+            "cudnn": self.cudnn.version if self.cudnn else None,
+            "nccl": self.nccl.version if self.nccl else None,
+            "python": self.python.version if self.python else None,
+            "gcc": self.gcc.version,
+            "gcc_toolset": self.gcc.toolset.name if self.gcc.toolset else None,
+            "framework": (
+                {
+                    "name": fw.framework,
+                    "version": fw.version,
+                    "variant": fw.variant,
+                    "install": fw.install.method,
+                }
+                if fw
+                else None
+            ),
+            "driver_min": self.driver_min,
+            "reference": self.reference,
+            "verified": self.verified,
+            "pins": self.request.pins(),
+            "components": [c.to_dict() for c in self.choices],
+        }
