@@ -1,0 +1,5 @@
+"""``python -m mlcc``."""
+
+from mlcc.cli import main
+
+main()

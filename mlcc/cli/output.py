@@ -1,0 +1,67 @@
+"""Human-readable renderings of knowledge-base rows and resolved stacks."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Sequence
+
+from mlcc.resolve.stack import Stack
+from mlcc.ui.table import render
+
+_LIST_COLUMNS: Dict[str, Sequence[str]] = {
+    "benchmarks": ("name", "framework", "arches", "accelerators", "title"),
+    "bases": ("name", "image", "package_manager", "arches", "pythons", "gcc"),
+    "cuda": ("version", "label", "min_driver", "host_gcc", "repos"),
+    "cudnn": ("version", "cuda", "repo_distro", "arches", "method"),
+    "nccl": ("version", "cuda", "repo_distro", "arches", "method"),
+    "frameworks": ("framework", "version", "variant", "arches", "python", "cuda"),
+    "arches": ("name", "aliases", "oci", "nvidia_repo", "debian"),
+}
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        return ",".join(map(str, value)) or "-"
+    if isinstance(value, dict):
+        return " ".join(f"{k}:{_cell(v)}" for k, v in value.items())
+    return str(value)
+
+
+def list_table(what: str, rows: List[Dict[str, Any]]) -> str:
+    columns = _LIST_COLUMNS[what]
+    body = [
+        [_cell(row[c]) + ("" if c != columns[0] or row.get("verified", True) else " *") for c in columns]
+        for row in rows
+    ]
+    table = render([c.replace("_", " ") for c in columns], body)
+    weak = sum(1 for row in rows if not row.get("verified", True))
+    if weak:
+        table += f"\n\n* rests on unconfirmed evidence ({weak} of {len(rows)}); see the recipe's note"
+    return table
+
+
+def stack_table(stack: Stack, *, verbose: bool = False) -> str:
+    header = f"{stack.benchmark.name}  {stack.variant}"
+    flags = []
+    if stack.reference:
+        flags.append("reference framework build")
+    if not stack.verified:
+        flags.append("rests partly on unconfirmed facts (marked *)")
+    if flags:
+        header += "  (" + "; ".join(flags) + ")"
+    rows = []
+    for choice in stack.choices:
+        weak = not choice.verified or bool(choice.unverified_fields)
+        version = (choice.version or "-") + (" *" if weak else "")
+        reason = choice.reason
+        if weak and choice.unverified_fields:
+            reason += f" [unconfirmed: {', '.join(choice.unverified_fields)}]"
+        if verbose:
+            reason += f" [{choice.origin}]"
+            if choice.sources:
+                reason += " sources: " + " | ".join(choice.sources)
+        rows.append([choice.component, version, reason])
+    return header + "\n\n" + render(["component", "version", "why"], rows)

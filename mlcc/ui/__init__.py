@@ -1,0 +1,1 @@
+"""Terminal output helpers kept free of heavy imports."""

@@ -1,0 +1,150 @@
+"""Bad recipes: every defect gets a message naming file:line, and exit code 2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mlcc.errors import RecipeError
+from mlcc.kb import load
+
+from ..conftest import run_mlcc
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, f"fixture drift: {old!r} not in {path.name}"
+    path.write_text(text.replace(old, new, 1))
+
+
+def _line_of(path: Path, needle: str) -> int:
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
+        if needle in line:
+            return number
+    raise AssertionError(needle)
+
+
+def _load_error(recipes: Path) -> RecipeError:
+    with pytest.raises(RecipeError) as caught:
+        load(str(recipes), use_cache=False)
+    return caught.value
+
+
+def test_malformed_yaml_names_file_and_line(recipes_copy: Path) -> None:
+    bases = recipes_copy / "bases.yaml"
+    _edit(bases, "    family: rhel\n", "    family: [rhel\n")
+    error = _load_error(recipes_copy)
+    assert str(error).startswith("recipes/bases.yaml:")
+    assert "malformed YAML" in str(error)
+    assert error.exit_code == 2
+
+
+def test_unknown_key_suggests_the_right_one(recipes_copy: Path) -> None:
+    bases = recipes_copy / "bases.yaml"
+    _edit(bases, "    package_manager: dnf\n", "    package_manger: dnf\n")
+    error = _load_error(recipes_copy)
+    line = _line_of(bases, "package_manger")
+    assert f"recipes/bases.yaml:{line}" in str(error)
+    assert "unknown key 'package_manger'" in str(error)
+    assert "did you mean 'package_manager'" in str(error)
+
+
+def test_missing_source_is_a_schema_violation(recipes_copy: Path) -> None:
+    arches = recipes_copy / "arches.yaml"
+    _edit(arches, "    source: [oci-image-spec, nvidia-container-images, kubernetes-labels]\n", "")
+    error = _load_error(recipes_copy)
+    assert "recipes/arches.yaml:" in str(error) and "missing required key 'source'" in str(error)
+
+
+def test_unknown_source_id(recipes_copy: Path) -> None:
+    arches = recipes_copy / "arches.yaml"
+    _edit(arches, "source: [oci-image-spec,", "source: [oci-spec,")
+    error = _load_error(recipes_copy)
+    assert "unknown source id 'oci-spec'" in str(error)
+    assert f"recipes/arches.yaml:{_line_of(arches, 'oci-spec')}" in str(error)
+
+
+def test_duplicate_key(recipes_copy: Path) -> None:
+    bases = recipes_copy / "bases.yaml"
+    _edit(bases, '    tag: "8.10"\n', '    tag: "8.10"\n    tag: "8.9"\n')
+    error = _load_error(recipes_copy)
+    assert "duplicate key 'tag'" in str(error)
+    line = _line_of(bases, 'tag: "8.9"')
+    assert f"recipes/bases.yaml:{line}" in str(error)
+
+
+def test_duplicate_entry(recipes_copy: Path) -> None:
+    cuda = recipes_copy / "cuda.yaml"
+    _edit(cuda, "- version: 10.1.168\n", "- version: 10.1.243\n")
+    error = _load_error(recipes_copy)
+    assert "CUDA 10.1.243 is listed twice" in str(error)
+    assert str(error).startswith("recipes/cuda.yaml:")
+
+
+def test_bad_version_string(recipes_copy: Path) -> None:
+    cudnn = recipes_copy / "cudnn.yaml"
+    _edit(cudnn, "- version: 7.6.5.32\n", "- version: 7.6.five\n")
+    error = _load_error(recipes_copy)
+    assert "'7.6.five' is not allowed here" in str(error)
+
+
+def test_unquoted_float_version_gets_a_quoting_hint(recipes_copy: Path) -> None:
+    fw = recipes_copy / "frameworks" / "tensorflow.yaml"
+    _edit(fw, "  python: [", "  python: [3.6, ")
+    error = _load_error(recipes_copy)
+    assert "quote it" in str(error)
+
+
+def test_shell_syntax_cannot_reach_a_package_name(recipes_copy: Path) -> None:
+    cuda = recipes_copy / "cuda.yaml"
+    _edit(cuda, "[cuda-cudart-10-1, 10.1.243-1]", "[cuda-cudart-10-1, 10.1.243-1; rm -rf /]")
+    error = _load_error(recipes_copy)
+    assert "is not allowed here" in str(error)
+    assert f"recipes/cuda.yaml:{_line_of(cuda, 'rm -rf')}" in str(error)
+
+
+def test_shell_syntax_cannot_reach_a_url(recipes_copy: Path) -> None:
+    nccl = recipes_copy / "nccl.yaml"
+    _edit(
+        nccl,
+        "url: https://developer.download.nvidia.com/compute/redist/nccl/v2.8/",
+        "url: https://x.invalid/$(id)/",
+    )
+    assert "is not allowed here" in str(_load_error(recipes_copy))
+
+
+def test_unknown_arch_is_cross_checked(recipes_copy: Path) -> None:
+    bases = recipes_copy / "bases.yaml"
+    _edit(bases, "    arches: [x86_64, ppc64le, aarch64]\n", "    arches: [x86_64, s390x]\n")
+    error = _load_error(recipes_copy)
+    assert "unknown arch 's390x'" in str(error)
+    assert "recipes/arches.yaml" in str(error)
+
+
+def test_benchmark_naming_an_unknown_framework(recipes_copy: Path) -> None:
+    bench = recipes_copy / "benchmarks" / "ncf.yaml"
+    _edit(bench, "    name: pytorch\n", "    name: pytorch2\n")
+    error = _load_error(recipes_copy)
+    assert "unknown framework 'pytorch2'" in str(error)
+    assert f"recipes/benchmarks/ncf.yaml:{_line_of(bench, 'pytorch2')}" in str(error)
+
+
+def test_contradictory_facts_are_caught(recipes_copy: Path) -> None:
+    bases = recipes_copy / "bases.yaml"
+    _edit(bases, '      default: "3.6"\n', '      default: "3.7"\n')  # ubi8 offers no 3.7
+    assert "default Python 3.7 is not among versions" in str(_load_error(recipes_copy))
+
+
+def test_a_stray_yaml_file_is_rejected(recipes_copy: Path) -> None:
+    (recipes_copy / "frameworks" / "notes").mkdir()
+    (recipes_copy / "frameworks" / "notes" / "x.yaml").write_text("kind: framework\n")
+    assert "is not a recipe mlcc knows where to put" in str(_load_error(recipes_copy))
+
+
+def test_cli_reports_a_recipe_error_without_a_traceback(recipes_copy: Path) -> None:
+    _edit(recipes_copy / "bases.yaml", "    package_manager: dnf\n", "    package_manager: zypper\n")
+    result = run_mlcc(["--recipes", str(recipes_copy), "resolve", "maskrcnn"])
+    assert result.code == 2
+    assert "Traceback" not in result.err
+    assert "recipes/bases.yaml:" in result.err and "'zypper' is not one of" in result.err
