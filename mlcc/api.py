@@ -160,7 +160,7 @@ def list_rows(kb: KnowledgeBase, what: str) -> List[Dict[str, Any]]:
                 "name": a.name,
                 "aliases": list(a.aliases),
                 "oci": a.oci,
-                "nvidia_repo": a.nvidia_repo,
+                "nvidia_repo": dict(a.nvidia_repos),
                 "debian": a.debian,
                 "kubernetes": a.kubernetes,
             }

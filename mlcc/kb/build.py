@@ -20,16 +20,24 @@ from mlcc.kb.model import (
     Arch,
     Base,
     Benchmark,
+    BenchmarkBuild,
+    BuildStep,
     CudaRelease,
+    Dataset,
+    Download,
     Framework,
     FrameworkBuild,
     FrameworkRule,
     Install,
     KnowledgeBase,
     LibBuild,
+    NvidiaRepo,
     PinnedPackage,
     Provenance,
     PythonOption,
+    PythonTooling,
+    Reference,
+    SourceRef,
     Toolset,
 )
 from mlcc.kb.yamlsrc import LineMap, PathKey, line_of, load_yaml
@@ -43,6 +51,7 @@ class _Doc:
     display: str
     data: Dict[str, Any]
     lines: LineMap
+    root: str = ""
 
     def line(self, path: PathKey) -> Optional[int]:
         return line_of(self.lines, path)
@@ -91,7 +100,7 @@ def _read(root: Path, rel: str, kind: str) -> _Doc:
             f"kind is {found!r}, but files here must say kind: {kind}",
         )
     schema_check.validate(kind, data, display, lines)
-    return _Doc(display, data, lines)
+    return _Doc(display, data, lines, str(root))
 
 
 def content_digest(root: str, files: Sequence[Tuple[str, str]]) -> str:
@@ -116,6 +125,16 @@ def build(root: str, files: Sequence[Tuple[str, str]]) -> KnowledgeBase:
     nccl = _libs(docs["nccl"][0], "nccl", arches, cuda)
     frameworks = _frameworks(docs.get("framework", []), arches, cuda)
     benchmarks = _benchmarks(docs.get("benchmark", []), arches, frameworks)
+    cuda_doc = docs["cuda"][0]
+    tooling, downloads = _tools(docs["tools"][0], arches)
+    for base in bases:
+        for option in base.pythons:
+            if option.version not in tooling:
+                raise docs["bases"][0].error(
+                    ("bases",),
+                    f"{base.name} offers Python {option.version}, which recipes/tools.yaml "
+                    "has no pip/setuptools/wheel pins for",
+                )
     return KnowledgeBase(
         root=str(root),
         digest=content_digest(root, files),
@@ -127,8 +146,54 @@ def build(root: str, files: Sequence[Tuple[str, str]]) -> KnowledgeBase:
         nccl=nccl,
         frameworks=frameworks,
         benchmarks=benchmarks,
+        download_host=cuda_doc.data["download_host"],
+        repositories=_repositories(cuda_doc),
+        python_tooling=tooling,
+        downloads=downloads,
         files=tuple(f"recipes/{rel}" for rel, _ in files),
     )
+
+
+def _repositories(doc: _Doc) -> Dict[str, NvidiaRepo]:
+    repositories: Dict[str, NvidiaRepo] = {}
+    for index, entry in enumerate(doc.data["repositories"]):
+        path: PathKey = ("repositories", index)
+        if entry["name"] in repositories:
+            raise doc.error(path, f"repository {entry['name']!r} is listed twice")
+        repositories[entry["name"]] = NvidiaRepo(
+            name=entry["name"],
+            path=entry["path"],
+            keys=tuple(sorted(entry["keys"].items())),
+            prov=doc.prov(entry, path),
+        )
+    return repositories
+
+
+def _tools(doc: _Doc, arches: Dict[str, Arch]) -> Tuple[Dict[str, PythonTooling], Dict[str, Download]]:
+    tooling: Dict[str, PythonTooling] = {}
+    for index, entry in enumerate(doc.data["python_tooling"]):
+        path: PathKey = ("python_tooling", index)
+        if entry["python"] in tooling:
+            raise doc.error(path, f"Python {entry['python']} is listed twice")
+        tooling[entry["python"]] = PythonTooling(
+            python=entry["python"],
+            pip=entry["pip"],
+            setuptools=entry["setuptools"],
+            wheel=entry["wheel"],
+            prov=doc.prov(entry, path),
+        )
+    downloads: Dict[str, Download] = {}
+    for index, entry in enumerate(doc.data["downloads"]):
+        path = ("downloads", index)
+        _check_arches(doc, (*path, "urls"), list(entry["urls"]), arches)
+        downloads[entry["name"]] = Download(
+            name=entry["name"],
+            version=entry["version"],
+            urls=tuple(sorted(entry["urls"].items())),
+            prov=doc.prov(entry, path),
+            checksum_suffix=entry.get("checksum_suffix"),
+        )
+    return tooling, downloads
 
 
 def _check_arches(doc: _Doc, path: PathKey, values: Sequence[str], arches: Dict[str, Arch]) -> None:
@@ -155,9 +220,10 @@ def _arches(doc: _Doc) -> Tuple[Dict[str, Arch], Dict[str, str]]:
             name=name,
             aliases=tuple(entry.get("aliases", ())),
             oci=entry["oci"],
-            nvidia_repo=entry["nvidia_repo"],
+            nvidia_repos=tuple(sorted(entry["nvidia_repo"].items())),
             debian=entry["debian"],
             kubernetes=entry["kubernetes"],
+            gnu_triplet=entry["gnu_triplet"],
             prov=doc.prov(entry, path),
         )
     return arches, aliases
@@ -207,6 +273,7 @@ def _bases(doc: _Doc, arches: Dict[str, Arch]) -> Tuple[Base, ...]:
                 gcc_system=gcc["system"],
                 gcc_packages=tuple(gcc["packages"]),
                 toolsets=tuple(_toolset(t) for t in gcc["toolsets"]),
+                build_packages=tuple(entry["build_packages"]),
                 prov=doc.prov(entry, path),
                 requires_subscription=entry.get("requires_subscription", False),
                 end_of_life=entry.get("end_of_life"),
@@ -464,9 +531,81 @@ def _benchmarks(
             gpus_reference=constraints["gpus"]["reference"],
             prov=doc.prov(data, ()),
             origins=tuple(sorted(origins.items())),
-            build=data.get("build", {}),
+            build=_benchmark_build(doc, data["build"]) if "build" in data else None,
         )
     return dict(sorted(benchmarks.items()))
+
+
+def _benchmark_build(doc: _Doc, data: Dict[str, Any]) -> BenchmarkBuild:
+    path: PathKey = ("build",)
+    source = data.get("source")
+    return BenchmarkBuild(
+        workdir=data["workdir"],
+        packages=tuple(sorted((family, tuple(names)) for family, names in data["packages"].items())),
+        steps=tuple(_build_step(step) for step in data["steps"]),
+        env=tuple(data["env"].items()),
+        entrypoint=tuple(data["entrypoint"]),
+        writable=tuple(data["writable"]),
+        datasets=tuple(Dataset(**d) for d in data["datasets"]),
+        quality_target=data["quality_target"],
+        # the build's own citations sit in source_ids (source: is the benchmark's repository)
+        prov=doc.prov({**data, "source": data["source_ids"]}, path),
+        source=SourceRef(source["repository"], source["commit"], source.get("path")) if source else None,
+        cmd=tuple(data.get("cmd", ())),
+        shm=data.get("shm"),
+        run_as_root=data.get("run_as_root", False),
+        reference=Reference(**data["reference"]) if "reference" in data else None,
+        run_args=tuple(sorted((acc, tuple(args)) for acc, args in data.get("run_args", {}).items())),
+        scripts=_scripts(doc, data["steps"]),
+    )
+
+
+def _scripts(doc: _Doc, steps: Sequence[Dict[str, Any]]) -> Tuple[Tuple[str, str], ...]:
+    """The helper scripts script steps name, read from recipes/benchmarks/<name>.d/."""
+    folder = Path(doc.root) / "benchmarks" / f"{doc.data['name']}.d"
+    found = []
+    for index, step in enumerate(steps):
+        if "script" not in step:
+            continue
+        path = folder / step["script"]
+        if not path.is_file():
+            raise doc.error(
+                ("build", "steps", index, "script"),
+                f"script {step['script']!r} is not in recipes/benchmarks/{folder.name}/",
+            )
+        found.append((step["script"], path.read_text(encoding="utf-8")))
+    return tuple(found)
+
+
+def _build_step(data: Dict[str, Any]) -> BuildStep:
+    step = BuildStep(
+        "script",
+        arches=tuple(data.get("arches", ())),
+        families=tuple(data.get("families", ())),
+        env=tuple(data.get("env", {}).items()),
+        note=data.get("note"),
+    )
+    if "pip" in data:
+        return step._replace(
+            kind="pip",
+            packages=tuple(data["pip"]),
+            pip_index=data.get("index"),
+            no_deps=data.get("no_deps", False),
+        )
+    if "git" in data:
+        git = data["git"]
+        return step._replace(
+            kind="git",
+            git_url=git["url"],
+            git_ref=git["ref"],
+            dest=git["dest"],
+            setup_options=tuple(data.get("setup", ())),
+        )
+    if "install" in data:
+        return step._replace(kind="install", install=data["install"])
+    if "make" in data:
+        return step._replace(kind="make", make_args=tuple(data["make"]))
+    return step._replace(script=data["script"])
 
 
 def _framework_rule(

@@ -32,6 +32,7 @@ SINGLE_FILES = {
     "cuda.yaml": "cuda",
     "cudnn.yaml": "cudnn",
     "nccl.yaml": "nccl",
+    "tools.yaml": "tools",
 }
 FOLDERS = {"frameworks": "framework", "benchmarks": "benchmark"}
 # Files other stages own (the matrix is read by mlcc.matrix); part of the cache key.
@@ -103,6 +104,18 @@ def recipe_files(root: str) -> List[RecipeFile]:
     return found
 
 
+def _helper_files(root: str) -> List[str]:
+    """Scripts benchmarks ship beside their recipe (recipes/benchmarks/<name>.d/*)."""
+    folder = os.path.join(root, "benchmarks")
+    found: List[str] = []
+    if os.path.isdir(folder):
+        for name in sorted(os.listdir(folder)):
+            helper_dir = os.path.join(folder, name)
+            if name.endswith(".d") and os.path.isdir(helper_dir):
+                found += [os.path.join(helper_dir, f) for f in sorted(os.listdir(helper_dir))]
+    return found
+
+
 def _all_yaml(root: str) -> List[str]:
     found = []
     for directory, subdirs, names in os.walk(root):
@@ -117,6 +130,7 @@ def _stat_key(root: str, files: Sequence[RecipeFile]) -> str:
     parts = [f"mlcc {mlcc.__version__}", os.path.abspath(root)]
     paths = [os.path.join(root, rel) for rel, _ in files]
     paths += [os.path.join(root, f) for f in OTHER_FILES]
+    paths += _helper_files(root)
     paths += sorted(os.path.join(SCHEMA_DIR, n) for n in os.listdir(SCHEMA_DIR))
     for path in paths:
         try:

@@ -11,7 +11,7 @@ exact line a rule comes from.
 
 from __future__ import annotations
 
-from typing import Dict, Mapping, NamedTuple, Optional, Tuple
+from typing import Dict, NamedTuple, Optional, Tuple
 
 from mlcc.versions import parse_version
 
@@ -33,10 +33,14 @@ class Arch(NamedTuple):
     name: str
     aliases: Tuple[str, ...]
     oci: str
-    nvidia_repo: str
+    nvidia_repos: Tuple[Tuple[str, str], ...]  # (base family, NVIDIA repository directory)
     debian: str
     kubernetes: str
+    gnu_triplet: str
     prov: Provenance
+
+    def nvidia_repo(self, family: str) -> str:
+        return dict(self.nvidia_repos)[family]
 
 
 class PinnedPackage(NamedTuple):
@@ -88,6 +92,7 @@ class Base(NamedTuple):
     gcc_system: str
     gcc_packages: Tuple[str, ...]
     toolsets: Tuple[Toolset, ...]
+    build_packages: Tuple[str, ...]
     prov: Provenance
     requires_subscription: bool = False
     end_of_life: Optional[str] = None
@@ -208,6 +213,83 @@ class FrameworkRule(NamedTuple):
     origin: str
 
 
+class SourceRef(NamedTuple):
+    """A benchmark's code: a GitHub repository pinned to a commit, and a folder in it."""
+
+    repository: str
+    commit: str
+    path: Optional[str] = None
+
+    @property
+    def archive_url(self) -> str:
+        return f"{self.repository}/archive/{self.commit}.tar.gz"
+
+    @property
+    def archive_prefix(self) -> str:
+        """The top folder of the archive GitHub serves: <repo name>-<commit>."""
+        return f"{self.repository.rsplit('/', 1)[1]}-{self.commit}"
+
+
+class BuildStep(NamedTuple):
+    """One step of a benchmark's build; ``kind`` says which fields apply."""
+
+    kind: str  # pip | git | install | make | script
+    packages: Tuple[str, ...] = ()
+    pip_index: Optional[str] = None
+    no_deps: bool = False
+    git_url: Optional[str] = None
+    git_ref: Optional[str] = None
+    dest: Optional[str] = None
+    setup_options: Tuple[str, ...] = ()
+    install: Optional[str] = None
+    make_args: Tuple[str, ...] = ()
+    script: Optional[str] = None  # a file in recipes/benchmarks/<benchmark>.d/
+    arches: Tuple[str, ...] = ()  # empty: every arch
+    families: Tuple[str, ...] = ()  # empty: every base family
+    env: Tuple[Tuple[str, str], ...] = ()
+    note: Optional[str] = None
+
+    def applies_to(self, arch: str, family: str) -> bool:
+        return (not self.arches or arch in self.arches) and (not self.families or family in self.families)
+
+
+class Dataset(NamedTuple):
+    name: str
+    description: str
+    size: str
+    mount: str
+    download: str
+    verified: bool = True
+
+
+class Reference(NamedTuple):
+    minutes: float
+    system: str
+    runs: Optional[int] = None
+
+
+class BenchmarkBuild(NamedTuple):
+    workdir: str
+    packages: Tuple[Tuple[str, Tuple[str, ...]], ...]  # (base family, names)
+    steps: Tuple[BuildStep, ...]
+    env: Tuple[Tuple[str, str], ...]
+    entrypoint: Tuple[str, ...]
+    writable: Tuple[str, ...]
+    datasets: Tuple[Dataset, ...]
+    quality_target: str
+    prov: Provenance
+    source: Optional[SourceRef] = None
+    cmd: Tuple[str, ...] = ()
+    shm: Optional[str] = None
+    run_as_root: bool = False
+    reference: Optional[Reference] = None
+    run_args: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()  # (accelerator, arguments)
+    scripts: Tuple[Tuple[str, str], ...] = ()  # (file name, content) used by script steps
+
+    def packages_for(self, family: str) -> Tuple[str, ...]:
+        return dict(self.packages).get(family, ())
+
+
 class Benchmark(NamedTuple):
     name: str
     title: str
@@ -222,13 +304,46 @@ class Benchmark(NamedTuple):
     gpus_min: int
     gpus_reference: int
     prov: Provenance
-    build: Mapping[str, object]
+    build: Optional[BenchmarkBuild]
     needs_python: bool = True
     origins: Tuple[Tuple[str, str], ...] = ()
 
     def origin_of(self, key: str) -> str:
         """Where the rule ``key`` (arches, python, framework ...) is written."""
         return dict(self.origins).get(key, self.prov.origin)
+
+
+class NvidiaRepo(NamedTuple):
+    name: str
+    path: str
+    keys: Tuple[Tuple[str, str], ...]  # (base family, signing key file)
+    prov: Provenance
+
+    def key(self, family: str) -> str:
+        return dict(self.keys)[family]
+
+
+class PythonTooling(NamedTuple):
+    """The newest pip / setuptools / wheel a Python version still supports."""
+
+    python: str
+    pip: str
+    setuptools: str
+    wheel: str
+    prov: Provenance
+
+
+class Download(NamedTuple):
+    """A pinned tool download (Miniforge, Bazel): URL per arch, optional checksum file."""
+
+    name: str
+    version: str
+    urls: Tuple[Tuple[str, str], ...]  # (arch, url)
+    prov: Provenance
+    checksum_suffix: Optional[str] = None
+
+    def url(self, arch: str) -> Optional[str]:
+        return dict(self.urls).get(arch)
 
 
 class KnowledgeBase(NamedTuple):
@@ -244,6 +359,10 @@ class KnowledgeBase(NamedTuple):
     nccl: Tuple[LibBuild, ...]
     frameworks: Dict[str, Framework]
     benchmarks: Dict[str, Benchmark]
+    download_host: str
+    repositories: Dict[str, NvidiaRepo]
+    python_tooling: Dict[str, PythonTooling]
+    downloads: Dict[str, Download]
     files: Tuple[str, ...] = ()
 
     def base(self, name: str) -> Base:

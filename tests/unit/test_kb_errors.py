@@ -52,7 +52,11 @@ def test_unknown_key_suggests_the_right_one(recipes_copy: Path) -> None:
 
 def test_missing_source_is_a_schema_violation(recipes_copy: Path) -> None:
     arches = recipes_copy / "arches.yaml"
-    _edit(arches, "    source: [oci-image-spec, nvidia-container-images, kubernetes-labels]\n", "")
+    _edit(
+        arches,
+        "    source: [oci-image-spec, nvidia-container-images, kubernetes-labels, debian-multiarch]\n",
+        "",
+    )
     error = _load_error(recipes_copy)
     assert "recipes/arches.yaml:" in str(error) and "missing required key 'source'" in str(error)
 

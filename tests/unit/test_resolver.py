@@ -57,10 +57,9 @@ def test_minigo_uses_tensorflow_1_13_1_as_ngc_19_05(kb, resolver) -> None:  # ty
 
 def test_tensorflow_pins_follow_the_tested_configurations(kb, resolver) -> None:  # type: ignore[no-untyped-def]
     for version, line in (
-        ("1.12", "9.0"),
-        ("1.13", "10.0"),
         ("1.14", "10.0"),
         ("1.15", "10.0"),
+        ("2.0", "10.0"),
         ("2.1", "10.1"),
     ):
         stack = resolve(kb, resolver, "tf_cnn_benchmarks", with_=[f"tensorflow={version}"])
