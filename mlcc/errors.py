@@ -18,6 +18,7 @@ EXIT_BUILD = 4
 EXIT_REGISTRY = 5
 EXIT_DRIFT = 6
 EXIT_STALE = 7
+EXIT_LINT = 8
 
 
 class MlccError(Exception):
@@ -99,6 +100,12 @@ class DriftError(MlccError):
     """An image's recorded contents differ from its stamped stack."""
 
     exit_code = EXIT_DRIFT
+
+
+class LintError(MlccError):
+    """Build files break mlcc's lint rules."""
+
+    exit_code = EXIT_LINT
 
 
 class StaleError(MlccError):

@@ -24,7 +24,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 EPILOG = """\b
 Exit codes: 0 done, 2 usage or recipe error, 3 no compatible stack,
-4 build failed, 5 registry error, 6 image drift, 7 generated files stale.
+4 build failed, 5 registry error, 6 image drift, 7 generated files stale,
+8 lint findings.
 Docs and examples: README.md."""
 
 
@@ -195,6 +196,127 @@ def resolve_command(obj: _Context, /, benchmark: str, as_json: bool, verbose: bo
         from mlcc.cli.output import stack_table
 
         click.echo(stack_table(stack, verbose=verbose))
+
+
+@cli.command("gen")
+@click.argument("benchmark", required=False, shell_complete=_complete_benchmark)
+@stack_options
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    metavar="DIR",
+    default="dockerfiles",
+    show_default=True,
+    help="Write into DIR/<benchmark>/<variant>/.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["dockerfile", "script", "singularity"]),
+    default="dockerfile",
+    show_default=True,
+    help="Dockerfile, a bash script for bare-metal installs, or an Apptainer definition.",
+)
+@click.option("--base-image", metavar="REF", help="Build FROM this (mirrored) image instead of the base's.")
+@click.option(
+    "--mirror",
+    metavar="URL",
+    help="Fetch NVIDIA packages and files from URL instead of "
+    "https://developer.download.nvidia.com (also a build arg: NVIDIA_MIRROR).",
+)
+@click.option("--all", "all_", is_flag=True, help="Regenerate the published set (recipes/matrix.yaml).")
+@click.option(
+    "--check", is_flag=True, help="With --all: change nothing, exit 7 if the files on disk are stale."
+)
+@click.pass_obj
+def gen_command(
+    obj: _Context,
+    /,
+    benchmark: Optional[str],
+    output: str,
+    fmt: str,
+    base_image: Optional[str],
+    mirror: Optional[str],
+    all_: bool,
+    check: bool,
+    **kwargs: Any,
+) -> None:
+    """Generate the Dockerfile (and stack.json) for BENCHMARK and the pins given.
+
+    \b
+    Examples:
+      mlcc gen maskrcnn --cuda 10.1
+      mlcc gen maskrcnn --arch ppc64le --format script -o out/
+      mlcc gen ssd --base-image registry.example.com/ubi8:8.10 --mirror https://mirror.example.com/nvidia
+      mlcc gen --all --check
+    """
+    from pathlib import Path
+
+    from mlcc import gen
+    from mlcc.errors import UsageError
+
+    options = gen.check_options(base_image, mirror)
+    root = Path(output)
+    if all_:
+        if benchmark is not None or any(v not in (None, False, ()) for v in kwargs.values()):
+            raise UsageError("--all regenerates the published set; it takes no benchmark or pins")
+        generated = gen.generate_all(obj.kb, fmt=fmt, options=options)
+        if check:
+            gen.check_all(root, generated)
+            click.echo(f"{len(generated)} variants under {root} are up to date")
+            return
+        _report(gen.write_all(root, generated), root)
+        return
+    if check:
+        raise UsageError("--check goes with --all")
+    if benchmark is None:
+        raise UsageError("name a benchmark (mlcc list benchmarks), or use --all")
+    from mlcc.api import request_for
+    from mlcc.resolve import Resolver
+
+    kb = obj.kb
+    stack = Resolver(kb).resolve(request_for(kb, benchmark, pins_from(kwargs)))
+    _report(gen.write(root, [gen.generate(kb, stack, fmt=fmt, options=options)]), root)
+
+
+def _report(changes: Sequence[Any], root: Any) -> None:
+    written = [c for c in changes if c.status != "unchanged"]
+    for change in changes:
+        click.echo(f"{change.status:9} {change.path}")
+    if not written:
+        click.echo(f"nothing changed under {root}")
+
+
+@cli.command("lint")
+@click.argument("paths", nargs=-1, metavar="[PATH]...")
+@click.option("--rules", is_flag=True, help="List the rules and exit.")
+def lint_command(paths: Sequence[str], rules: bool) -> None:
+    """Check Dockerfiles (default: dockerfiles/) against mlcc's rules: pinned base,
+    pinned NVIDIA and pip packages, caches cleaned in the same layer, no blanket
+    update, labels present, non-root user. Exit 8 on any error."""
+    from pathlib import Path
+
+    from mlcc.errors import LintError, UsageError
+    from mlcc.lint import RULES, lint_paths
+
+    if rules:
+        for rule, text in RULES.items():
+            click.echo(f"{rule}  {text}")
+        return
+    targets = [Path(p) for p in paths] or [p for p in (Path("dockerfiles"),) if p.exists()]
+    if not targets:
+        raise UsageError("nothing to lint: give paths, or run where dockerfiles/ exists")
+    missing = [str(p) for p in targets if not p.exists()]
+    if missing:
+        raise UsageError(f"no such file or folder: {', '.join(missing)}")
+    findings = lint_paths(targets)
+    for finding in findings:
+        click.echo(str(finding))
+    errors = [f for f in findings if f.severity == "error"]
+    if errors:
+        raise LintError(f"{len(errors)} lint error(s) in {len({f.path for f in errors})} file(s)")
+    click.echo(f"lint: {len(findings)} warning(s), no errors")
 
 
 @cli.command("completion")

@@ -1,0 +1,108 @@
+"""Renderers: a resolved Stack in, the files of one build variant out.
+
+    rendered = render(stack, kb, fmt="dockerfile")
+    rendered.files   # (("Dockerfile", ...), ("mlcc-record", ...), ("stack.json", ...))
+    rendered.digest  # sha256 of the build inputs, also the io.mlcc.digest label
+
+Formats: ``dockerfile`` (Dockerfile), ``script`` (install.sh for bare-metal hosts) and
+``singularity`` (Singularity.def for Apptainer). Output is byte-identical for the same
+inputs: no timestamps unless SOURCE_DATE_EPOCH asks for one, no unordered iteration.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Dict, NamedTuple, Optional, Tuple
+
+import mlcc
+from mlcc.errors import UsageError
+from mlcc.kb.model import KnowledgeBase
+from mlcc.render import digest as digests
+from mlcc.render.manifest import dumps, stack_document
+from mlcc.render.plan import DEFAULT_OPTIONS, Options, build_plan
+from mlcc.render.templates import TEMPLATES, environment
+from mlcc.resolve.stack import Stack
+
+FILES = Path(__file__).parent / "files"
+FORMATS: Dict[str, Tuple[str, str]] = {
+    "dockerfile": ("formats/Dockerfile.j2", "Dockerfile"),
+    "script": ("formats/script.sh.j2", "install.sh"),
+    "singularity": ("formats/singularity.def.j2", "Singularity.def"),
+}
+__all__ = ["DEFAULT_OPTIONS", "FORMATS", "TEMPLATES", "Options", "Rendered", "render"]
+
+
+class Rendered(NamedTuple):
+    stack: Stack
+    fmt: str
+    files: Tuple[Tuple[str, str], ...]  # (name, content), sorted by name
+    digest: str
+    build_args: Tuple[Tuple[str, str], ...]
+    platform: str
+
+    @property
+    def variant(self) -> str:
+        return self.stack.variant
+
+    @property
+    def main_file(self) -> str:
+        return FORMATS[self.fmt][1]
+
+    def content(self, name: str) -> str:
+        return dict(self.files)[name]
+
+
+_RECORDER: Optional[str] = None
+
+
+def _recorder() -> str:
+    global _RECORDER
+    if _RECORDER is None:
+        _RECORDER = (FILES / "mlcc-record").read_text(encoding="utf-8")
+    return _RECORDER
+
+
+def gen_command(stack: Stack, options: Options, fmt: str) -> str:
+    """The command that regenerates these files, for the header comment."""
+    parts = ["mlcc", "gen", stack.benchmark.name]
+    flags = stack.request.flags()
+    if flags:
+        parts.append(flags)
+    if options.base_image:
+        parts.append(f"--base-image {options.base_image}")
+    if options.mirror:
+        parts.append(f"--mirror {options.mirror}")
+    if fmt != "dockerfile":
+        parts.append(f"--format {fmt}")
+    return " ".join(parts)
+
+
+def render(
+    stack: Stack, kb: KnowledgeBase, *, fmt: str = "dockerfile", options: Options = DEFAULT_OPTIONS
+) -> Rendered:
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown format {fmt!r}", hint=f"formats: {', '.join(FORMATS)}")
+    plan = build_plan(stack, kb, options)
+    document = stack_document(stack, kb, base_image=plan.base_image, mirror=plan.mirror)
+    files = {"stack.json": dumps(document), "mlcc-record": _recorder()}
+    build = stack.benchmark.build
+    for name, content in build.scripts if build else ():
+        files[f"scripts/{name}"] = content
+    template, name = FORMATS[fmt]
+    files[name] = (
+        environment()
+        .get_template(template)
+        .render(
+            plan=plan,
+            files=files,
+            mlcc_version=mlcc.__version__,
+            command=gen_command(stack, options, fmt),
+            base_title=stack.base.title,
+            arch=stack.arch.name,
+        )
+    )
+    build_args = (("BASE_IMAGE", plan.base_image), ("NVIDIA_MIRROR", plan.mirror))
+    platform = f"linux/{stack.arch.oci}"
+    value = digests.digest(files.items(), build_args, platform)
+    stamped = tuple(sorted((n, digests.stamp(c, value)) for n, c in files.items()))
+    return Rendered(stack, fmt, stamped, value, build_args, platform)

@@ -1,0 +1,182 @@
+"""The stack manifest stamped into every image: OCI labels and /etc/mlcc/stack.json.
+
+``stack.json`` follows ``schemas/stack.schema.json`` (format 1). It is a build input,
+so it cannot hold the digest of the build inputs; that digest is the ``io.mlcc.digest``
+label, computed over everything else (see :mod:`mlcc.render.digest`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timezone
+from typing import Any, Dict, Optional, Tuple
+
+import mlcc
+from mlcc.kb.model import KnowledgeBase, LibBuild, PinnedPackage
+from mlcc.resolve.stack import Stack
+
+STACK_FORMAT = 1
+DIGEST_LABEL = "io.mlcc.digest"
+# Stands in for the digest while the digest is computed (see mlcc.render.digest).
+DIGEST_PLACEHOLDER = "sha256:" + "0" * 64
+
+
+def labels(stack: Stack) -> Tuple[Tuple[str, str], ...]:
+    """OCI annotations plus io.mlcc.* labels for each component, sorted by name."""
+    bench = stack.benchmark
+    source = bench.build.source if bench.build else None
+    found: Dict[str, str] = {
+        "org.opencontainers.image.title": f"mlcc {bench.name}",
+        "org.opencontainers.image.description": bench.title,
+        "org.opencontainers.image.version": stack.variant,
+        "org.opencontainers.image.base.name": stack.base.ref,
+        "org.opencontainers.image.vendor": "mlcc",
+        "io.mlcc.version": mlcc.__version__,
+        "io.mlcc.benchmark": bench.name,
+        "io.mlcc.variant": stack.variant,
+        "io.mlcc.arch": stack.arch.name,
+        "io.mlcc.base": stack.base.name,
+        "io.mlcc.accelerator": stack.accelerator,
+        "io.mlcc.gcc": stack.gcc.version,
+        DIGEST_LABEL: DIGEST_PLACEHOLDER,
+    }
+    if source is not None:
+        found["org.opencontainers.image.source"] = source.repository
+        found["org.opencontainers.image.revision"] = source.commit
+    created = _created()
+    if created:
+        found["org.opencontainers.image.created"] = created
+    optional = {
+        "io.mlcc.cuda": stack.cuda.version if stack.cuda else None,
+        "io.mlcc.cudnn": stack.cudnn.version if stack.cudnn else None,
+        "io.mlcc.nccl": stack.nccl.version if stack.nccl else None,
+        "io.mlcc.python": stack.python.version if stack.python else None,
+        "io.mlcc.framework": stack.framework.framework if stack.framework else None,
+        "io.mlcc.framework.version": stack.framework.version if stack.framework else None,
+        "io.mlcc.framework.variant": stack.framework.variant if stack.framework else None,
+        "io.mlcc.driver.min": stack.driver_min,
+    }
+    found.update({k: v for k, v in optional.items() if v is not None})
+    return tuple(sorted(found.items()))
+
+
+def _created() -> Optional[str]:
+    """Only from SOURCE_DATE_EPOCH: a wall-clock time would make output differ per run."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if not epoch or not epoch.strip().isdigit():
+        return None
+    moment = datetime.fromtimestamp(int(epoch.strip()), tz=timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _spell(package: PinnedPackage, family: str) -> str:
+    """A package pin as the family's package manager writes it."""
+    separator = "=" if family == "ubuntu" else "-"
+    return f"{package.name}{separator}{package.version}"
+
+
+def _lib(lib: Optional[LibBuild], family: str) -> Optional[Dict[str, Any]]:
+    if lib is None:
+        return None
+    return {
+        "version": lib.version,
+        "method": lib.method,
+        "packages": [_spell(p, family) for p in lib.packages],
+        "url": lib.url,
+        "for_cuda": lib.cuda,
+        "sources": list(lib.prov.source),
+        "verified": lib.prov.verified,
+    }
+
+
+def stack_document(stack: Stack, kb: KnowledgeBase, *, base_image: str, mirror: str) -> Dict[str, Any]:
+    """The resolved stack as /etc/mlcc/stack.json (see schemas/stack.schema.json)."""
+    bench = stack.benchmark
+    family = stack.base.family
+    build = bench.build
+    source = build.source if build else None
+    cuda = stack.cuda
+    fw = stack.framework
+    components: Dict[str, Any] = {
+        "cuda": (
+            {
+                "version": cuda.version,
+                "packages": [_spell(p, family) for p in cuda.packages_for(family, stack.arch.name)],
+                "min_driver": cuda.min_driver,
+                "sources": list(cuda.prov.source),
+                "verified": cuda.prov.verified,
+            }
+            if cuda
+            else None
+        ),
+        "cudnn": _lib(stack.cudnn, family),
+        "nccl": _lib(stack.nccl, family),
+        "python": (
+            {
+                "version": stack.python.version,
+                "packages": list(stack.python.packages),
+                "executable": stack.python.executable,
+            }
+            if stack.python
+            else None
+        ),
+        "gcc": {
+            "version": stack.gcc.version,
+            "toolset": stack.gcc.toolset.name if stack.gcc.toolset else None,
+        },
+        "framework": (
+            {
+                "name": fw.framework,
+                "version": fw.version,
+                "variant": fw.variant,
+                "install": fw.install.method,
+                "cuda": list(fw.cuda),
+                "packages": list(fw.install.packages),
+                "sources": list(fw.prov.source),
+                "verified": fw.prov.verified,
+            }
+            if fw
+            else None
+        ),
+    }
+    return {
+        "format": STACK_FORMAT,
+        "generator": {"name": "mlcc", "version": mlcc.__version__},
+        "benchmark": {
+            "name": bench.name,
+            "title": bench.title,
+            "suite": bench.suite,
+            "source": (
+                {"repository": source.repository, "commit": source.commit, "path": source.path}
+                if source
+                else None
+            ),
+        },
+        "variant": stack.variant,
+        "arch": stack.arch.name,
+        "accelerator": stack.accelerator,
+        "base": {"name": stack.base.name, "image": base_image, "default_image": stack.base.ref},
+        "mirror": mirror,
+        "components": components,
+        "pins": stack.request.pins(),
+        "reference": stack.reference,
+        "verified": stack.verified,
+        "choices": [
+            {
+                "component": c.component,
+                "version": c.version,
+                "reason": c.reason,
+                "origin": c.origin,
+                "sources": list(c.sources),
+                "verified": c.verified,
+                "unverified_fields": list(c.unverified_fields),
+            }
+            for c in stack.choices
+        ],
+    }
+
+
+def dumps(document: Dict[str, Any]) -> str:
+    """Canonical JSON: sorted keys, two-space indent, trailing newline."""
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"

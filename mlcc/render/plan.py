@@ -1,0 +1,545 @@
+"""From a resolved Stack to a build plan: ordered steps of shell commands and environment.
+
+The plan is format-neutral; the Dockerfile, bash script and Apptainer definition are
+three renderings of it (templates in ``templates/formats``). Package-manager specifics
+come from the Jinja2 macros in ``templates/families``, one file per family, so nothing
+here spells ``dnf`` or ``apt-get``.
+
+Layer order is chosen for the build cache: system packages, NVIDIA repositories, CUDA,
+cuDNN, NCCL and the Python environment come first and depend on nothing else, so every
+stack sharing base + CUDA + cuDNN + NCCL + Python renders the same leading instructions.
+The compiler, framework and benchmark follow; the manifest and labels come last.
+"""
+
+from __future__ import annotations
+
+import shlex
+from functools import cache
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+from mlcc.kb.model import BuildStep, KnowledgeBase, LibBuild, PinnedPackage
+from mlcc.render.templates import environment
+from mlcc.resolve.stack import Stack
+
+VENV = "/opt/mlcc/venv"
+CONDA_ROOT = "/opt/conda"
+CONDA_ENV = "/opt/mlcc/conda"
+NCCL_TARBALL_HOME = "/opt/nccl"
+MLCC_HOME = "/opt/mlcc/home"
+MANIFEST_DIR = "/etc/mlcc"
+RECORDER = "/usr/local/bin/mlcc-record"
+SCRIPTS = "/opt/mlcc/scripts"
+MIRROR_VAR = "${NVIDIA_MIRROR}"
+NON_ROOT_UID = "1001"
+
+
+class Step(NamedTuple):
+    """One build step: a comment, shell commands run as one layer, then environment."""
+
+    title: str
+    commands: Tuple[str, ...] = ()
+    env: Tuple[Tuple[str, str], ...] = ()
+    copies: Tuple[Tuple[str, str], ...] = ()
+    shared: bool = False  # part of the stack prefix every benchmark on this stack shares
+
+
+class Plan(NamedTuple):
+    base_image: str
+    mirror: str
+    steps: Tuple[Step, ...]
+    labels: Tuple[Tuple[str, str], ...]
+    workdir: Optional[str]
+    user: Optional[str]
+    entrypoint: Tuple[str, ...]
+    cmd: Tuple[str, ...]
+
+    @property
+    def runtime_env(self) -> Tuple[Tuple[str, str], ...]:
+        return tuple(item for step in self.steps for item in step.env)
+
+
+class Options(NamedTuple):
+    """What the user may override without changing the stack (air-gapped sites)."""
+
+    base_image: Optional[str] = None
+    mirror: Optional[str] = None
+
+
+DEFAULT_OPTIONS = Options()
+
+
+# ----------------------------------------------------------------------- templates
+
+
+@cache
+def family(package_manager: str) -> Any:
+    """The macros of one package-manager family (install, clean, pin, nvidia_repo)."""
+    return environment().get_template(f"families/{package_manager}.j2").module
+
+
+def _sh(words: Sequence[str]) -> str:
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def mirrored(url: str, host: str) -> str:
+    """Route NVIDIA downloads through ``$NVIDIA_MIRROR`` (https), others stay as they are."""
+    for scheme in ("https://", "http://"):
+        prefix = scheme + host.split("://", 1)[1]
+        if url.startswith(prefix):
+            return MIRROR_VAR + url[len(prefix) :]
+    return url
+
+
+def _url_word(url: str) -> str:
+    """A URL as one shell word; NVIDIA URLs keep $NVIDIA_MIRROR expandable."""
+    return f'"{url}"' if MIRROR_VAR in url else shlex.quote(url)
+
+
+# ----------------------------------------------------------------------- the planner
+
+
+class _Planner:
+    def __init__(self, stack: Stack, kb: KnowledgeBase, options: Options) -> None:
+        self.stack = stack
+        self.kb = kb
+        self.options = options
+        self.base = stack.base
+        self.fam = family(self.base.package_manager)
+        self.arch = stack.arch.name
+        self.library_path: List[str] = []
+        self.steps: List[Step] = []
+
+    # helpers ------------------------------------------------------------------
+
+    def install(self, names: Sequence[str]) -> Tuple[str, ...]:
+        if not names:
+            return ()
+        return (str(self.fam.install(list(names))), str(self.fam.clean()))
+
+    def pinned(self, packages: Sequence[PinnedPackage]) -> List[str]:
+        return [str(self.fam.pin(p.name, p.version)) for p in packages]
+
+    def add_library_path(self, *paths: str) -> Tuple[str, str]:
+        for path in paths:
+            if path not in self.library_path:
+                self.library_path.append(path)
+        return ("LD_LIBRARY_PATH", ":".join(self.library_path))
+
+    def add(
+        self,
+        title: str,
+        commands: Sequence[str] = (),
+        env: Sequence[Tuple[str, str]] = (),
+        copies: Sequence[Tuple[str, str]] = (),
+        shared: bool = False,
+    ) -> None:
+        self.steps.append(Step(title, tuple(commands), tuple(env), tuple(copies), shared))
+
+    def pip(
+        self,
+        requirements: Sequence[str],
+        *,
+        index: Optional[str] = None,
+        extra_index: Optional[str] = None,
+        find_links: Optional[str] = None,
+        no_deps: bool = False,
+        env: Sequence[Tuple[str, str]] = (),
+    ) -> str:
+        words = ["python", "-m", "pip", "install", "--no-cache-dir"]
+        if no_deps:
+            words.append("--no-deps")
+        line = _sh(words)
+        for flag, url in (
+            ("--index-url", index),
+            ("--extra-index-url", extra_index),
+            ("--find-links", find_links),
+        ):
+            if url:
+                line += f" {flag} {_url_word(mirrored(url, self.kb.download_host))}"
+        line += " " + _sh(requirements)
+        return _env_prefix(env) + line
+
+    # sections -----------------------------------------------------------------
+
+    def plan(self) -> Plan:
+        self.system()
+        if self.stack.cuda is not None:
+            self.nvidia_repositories()
+            self.cuda()
+            if self.stack.cudnn is not None:
+                self.cudnn(self.stack.cudnn)
+            if self.stack.nccl is not None:
+                self.nccl(self.stack.nccl)
+        if self.stack.python is not None:
+            self.python()
+        self.compiler()
+        if self.stack.framework is not None:
+            self.framework()
+        self.benchmark()
+        self.manifest()
+        return self.finish()
+
+    def system(self) -> None:
+        names = list(self.base.build_packages) + list(self.base.gcc_packages)
+        self.add(
+            "System packages for the build (versions follow the base image's release)",
+            self.install(sorted(set(names), key=names.index)),
+            shared=True,
+        )
+
+    def nvidia_repositories(self) -> None:
+        needed = {"cuda"}
+        for lib in (self.stack.cudnn, self.stack.nccl):
+            if lib is not None and lib.repo:
+                needed.add(lib.repo)
+        commands = []
+        for name in sorted(needed):
+            repo = self.kb.repositories[name]
+            directory = self.stack.arch.nvidia_repo(self.base.family)
+            baseurl = f"{MIRROR_VAR}/{repo.path}/{self.base.repo_distro}/{directory}"
+            commands.append(
+                str(self.fam.nvidia_repo(name, baseurl, f"{baseurl}/{repo.key(self.base.family)}"))
+            )
+        self.add(
+            "NVIDIA package repositories (NVIDIA_MIRROR replaces developer.download.nvidia.com)",
+            commands,
+            shared=True,
+        )
+
+    def cuda(self) -> None:
+        cuda = self.stack.cuda
+        assert cuda is not None
+        packages = self.pinned(cuda.packages_for(self.base.family, self.arch))
+        commands = [
+            *self.install(packages),
+            f"ln -sfn cuda-{cuda.minor} /usr/local/cuda",
+            "printf '%s\\n' /usr/local/nvidia/lib /usr/local/nvidia/lib64 > /etc/ld.so.conf.d/nvidia.conf",
+            "ldconfig",
+        ]
+        env = [
+            ("CUDA_VERSION", cuda.version),
+            ("CUDA_HOME", "/usr/local/cuda"),
+            ("PATH", "/usr/local/nvidia/bin:/usr/local/cuda/bin:${PATH}"),
+            self.add_library_path("/usr/local/nvidia/lib", "/usr/local/nvidia/lib64"),
+            ("LIBRARY_PATH", "/usr/local/cuda/lib64/stubs"),
+            ("NVIDIA_VISIBLE_DEVICES", "all"),
+            ("NVIDIA_DRIVER_CAPABILITIES", "compute,utility"),
+            ("NVIDIA_REQUIRE_CUDA", f"cuda>={cuda.minor}"),
+        ]
+        self.add(f"CUDA {cuda.version} ({cuda.label}) development packages", commands, env, shared=True)
+
+    def _tarball(self, lib: LibBuild, target: str, strip: int) -> List[str]:
+        assert lib.url is not None
+        url = mirrored(lib.url, self.kb.download_host)
+        name = "/tmp/" + lib.url.rsplit("/", 1)[1]
+        commands = [f"curl -fsSL -o {shlex.quote(name)} {_url_word(url)}"]
+        if lib.sha256:
+            commands.append(f"echo {shlex.quote(lib.sha256 + '  ' + name)} | sha256sum -c -")
+        commands += [
+            f"mkdir -p {target}",
+            f"tar -xf {shlex.quote(name)} -C {target} --strip-components={strip}",
+            f"rm -f {shlex.quote(name)}",
+        ]
+        return commands
+
+    def cudnn(self, lib: LibBuild) -> None:
+        if lib.method == "tarball":
+            commands = [*self._tarball(lib, "/usr/local/cuda", 1), "ldconfig"]
+            include, libdir = "/usr/local/cuda/include", "/usr/local/cuda/lib64"
+        else:
+            commands = list(self.install(self.pinned(lib.packages)))
+            include = "/usr/include"
+            libdir = (
+                f"/usr/lib/{self.stack.arch.gnu_triplet}" if self.base.family == "ubuntu" else "/usr/lib64"
+            )
+        env = [("CUDNN_VERSION", lib.version), ("CUDNN_INCLUDE_DIR", include), ("CUDNN_LIB_DIR", libdir)]
+        self.add(f"cuDNN {lib.version} ({lib.method})", commands, env, shared=True)
+
+    def nccl(self, lib: LibBuild) -> None:
+        if lib.method == "tarball":
+            commands = [
+                *self._tarball(lib, NCCL_TARBALL_HOME, 1),
+                f"echo {NCCL_TARBALL_HOME}/lib > /etc/ld.so.conf.d/nccl.conf",
+                "ldconfig",
+            ]
+            home = NCCL_TARBALL_HOME
+            env = [("NCCL_HOME", home), self.add_library_path(f"{home}/lib")]
+        else:
+            commands = list(self.install(self.pinned(lib.packages)))
+            home = "/usr"
+            env = [("NCCL_HOME", home)]
+        env += [("NCCL_VERSION", lib.version), ("NCCL_ROOT_DIR", home)]
+        self.add(f"NCCL {lib.version} ({lib.method})", commands, env, shared=True)
+
+    def python(self) -> None:
+        python = self.stack.python
+        assert python is not None
+        tooling = self.kb.python_tooling[python.version]
+        commands = [
+            *self.install(list(python.setup_packages)),
+            *self.install(list(python.packages)),
+            f"{python.executable} -m venv {VENV}",
+            f"{VENV}/bin/python -m pip install --no-cache-dir "
+            + _sh([f"pip=={tooling.pip}", f"setuptools=={tooling.setuptools}", f"wheel=={tooling.wheel}"]),
+        ]
+        env = [("VIRTUAL_ENV", VENV), ("PATH", f"{VENV}/bin:${{PATH}}")]
+        if python.prefix:
+            env.append(self.add_library_path(f"{python.prefix}/lib64"))
+        self.add(f"Python {python.version} in a virtual environment ({VENV})", commands, env, shared=True)
+
+    def compiler(self) -> None:
+        toolset = self.stack.gcc.toolset
+        if toolset is None:
+            return
+        commands = [*self.install(list(toolset.setup_packages)), *self.install(list(toolset.packages))]
+        if toolset.suffix:  # Debian-style gcc-N: put unsuffixed names first on PATH
+            bindir = "/opt/mlcc/gcc/bin"
+            commands += [
+                f"mkdir -p {bindir}",
+                f"ln -sfn /usr/bin/gcc{toolset.suffix} {bindir}/gcc",
+                f"ln -sfn /usr/bin/g++{toolset.suffix} {bindir}/g++",
+            ]
+            env = [("PATH", f"{bindir}:${{PATH}}")]
+        else:
+            bindir = f"{toolset.root}/usr/bin"
+            env = [("PATH", f"{bindir}:${{PATH}}"), self.add_library_path(f"{toolset.root}/usr/lib64")]
+        env += [("CC", f"{bindir}/gcc"), ("CXX", f"{bindir}/g++"), ("CUDAHOSTCXX", f"{bindir}/g++")]
+        self.add(f"GCC {toolset.gcc} from {toolset.name}", commands, env)
+
+    def framework(self) -> None:
+        build = self.stack.framework
+        assert build is not None
+        install = build.install
+        title = f"{build.framework} {build.version} ({build.variant}, {install.method})"
+        if install.method == "pip":
+            self.add(
+                title,
+                [
+                    self.pip(
+                        install.packages,
+                        index=install.index_url,
+                        extra_index=install.extra_index_url,
+                        find_links=install.find_links,
+                    )
+                ],
+            )
+        elif install.method == "conda":
+            self.conda(title, install.channels, install.packages, install.build_env)
+        else:
+            self.source_build(title)
+
+    def conda(
+        self,
+        title: str,
+        channels: Sequence[str],
+        packages: Sequence[str],
+        build_env: Sequence[Tuple[str, str]],
+    ) -> None:
+        miniforge = self.kb.downloads["miniforge"]
+        url = miniforge.url(self.arch)
+        assert url is not None, f"no Miniforge for {self.arch}"
+        installer = "/tmp/" + url.rsplit("/", 1)[1]
+        python = self.stack.python
+        assert python is not None
+        channel_args = " ".join(f"-c {shlex.quote(c)}" for c in channels)
+        commands = [f"curl -fsSL -o {installer} {shlex.quote(url)}"]
+        if miniforge.checksum_suffix:
+            checksum = installer + miniforge.checksum_suffix
+            commands += [
+                f"curl -fsSL -o {checksum} {shlex.quote(url + miniforge.checksum_suffix)}",
+                f"(cd /tmp && sha256sum -c {checksum.rsplit('/', 1)[1]})",
+            ]
+        commands += [
+            f"bash {installer} -b -p {CONDA_ROOT}",
+            f"rm -f {installer}*",
+            _env_prefix(build_env)
+            + f"{CONDA_ROOT}/bin/conda create -y -p {CONDA_ENV} --override-channels"
+            + f" {channel_args} -c conda-forge "
+            + _sh([f"python={python.version}", *packages]),
+            f"{CONDA_ROOT}/bin/conda clean -afy",
+        ]
+        self.add(title, commands, [("PATH", f"{CONDA_ENV}/bin:${{PATH}}"), *build_env])
+
+    def source_build(self, title: str) -> None:
+        build = self.stack.framework
+        assert build is not None and build.install.git_url and build.install.git_ref
+        dest = f"/opt/src/{build.framework}"
+        env = list(build.install.build_env)
+        commands = []
+        if build.install.packages:
+            commands.append(self.pip(build.install.packages))
+        commands += [
+            f"git clone {shlex.quote(build.install.git_url)} {dest}",
+            f"git -C {dest} checkout --detach {shlex.quote(build.install.git_ref)}",
+            f"git -C {dest} submodule update --init --recursive",
+            f"cd {dest}",
+            _env_prefix(env) + "python setup.py install",
+            f"rm -rf {dest}/build",
+            "cd /",
+        ]
+        companions = [f"{name}=={version}" for name, version in build.companions]
+        if companions:
+            commands.append(self.pip(companions, no_deps=True))
+        self.add(title, commands)
+
+    def benchmark(self) -> None:
+        bench = self.stack.benchmark
+        build = bench.build
+        if build is None:
+            return
+        self.add(f"{bench.name}: system packages", self.install(list(build.packages_for(self.base.family))))
+        env = [*build.env, ("HOME", MLCC_HOME)]
+        self.add(f"{bench.name}: environment", env=env)
+        if build.source is not None:
+            src = build.source
+            depth = 1 + (len(src.path.split("/")) if src.path else 0)
+            member = f"{src.archive_prefix}/{src.path}" if src.path else src.archive_prefix
+            self.add(
+                f"{bench.name}: source {src.repository} @ {src.commit[:12]}"
+                + (f" ({src.path})" if src.path else ""),
+                [
+                    f"curl -fsSL -o /tmp/source.tar.gz {shlex.quote(src.archive_url)}",
+                    f"mkdir -p {build.workdir}",
+                    f"tar -xzf /tmp/source.tar.gz -C {build.workdir}"
+                    f" --strip-components={depth} {shlex.quote(member)}",
+                    "rm -f /tmp/source.tar.gz",
+                ],
+            )
+        for step in build.steps:
+            if step.applies_to(self.arch, self.base.family):
+                self.build_step(build.workdir, step)
+        writable = [build.workdir, *build.writable, MLCC_HOME]
+        self.add(
+            f"{bench.name}: writable by OpenShift's arbitrary UID (group 0)",
+            [
+                f"mkdir -p {' '.join(writable)}",
+                f"chgrp -R 0 {' '.join(writable)}",
+                f"chmod -R g=u {' '.join(writable)}",
+            ],
+        )
+
+    def build_step(self, workdir: str, step: BuildStep) -> None:
+        bench = self.stack.benchmark.name
+        if step.kind == "pip":
+            names = [_requirement_name(r) for r in step.packages]
+            title = f"{bench}: pip install {', '.join(names[:4])}" + (", ..." if len(names) > 4 else "")
+            self.add(
+                title,
+                [self.pip(step.packages, extra_index=step.pip_index, no_deps=step.no_deps, env=step.env)],
+            )
+        elif step.kind == "git":
+            assert step.git_url and step.git_ref and step.dest
+            name = step.dest.rsplit("/", 1)[1]
+            commands = [
+                f"git clone {shlex.quote(step.git_url)} {step.dest}",
+                f"git -C {step.dest} checkout --detach {step.git_ref}",
+                f"cd {step.dest}",
+                _env_prefix(step.env) + "python setup.py install " + _sh(step.setup_options),
+                f"rm -rf {step.dest}/build",
+                "cd /",
+            ]
+            self.add(f"{bench}: {name} @ {step.git_ref[:12]} " + " ".join(step.setup_options), commands)
+        elif step.kind == "install":
+            flag = "-e ." if step.install == "editable" else "."
+            self.add(
+                f"{bench}: its own package ({step.install})",
+                [
+                    f"cd {workdir}",
+                    _env_prefix(step.env) + f"python -m pip install --no-cache-dir {flag}",
+                    "cd /",
+                ],
+            )
+        elif step.kind == "make":
+            args = " ".join(f'"{a}"' for a in step.make_args)
+            self.add(
+                f"{bench}: make", [_env_prefix(step.env) + f'make -C {workdir} -j"$(nproc)" {args}'.rstrip()]
+            )
+        elif step.kind == "script":
+            assert step.script is not None
+            target = f"{SCRIPTS}/{step.script}"
+            self.add(
+                f"{bench}: {step.script}" + (f" ({step.note})" if step.note else ""),
+                [f"cd {workdir}", _env_prefix(step.env) + f"bash {target}", "cd /"],
+                copies=[(f"scripts/{step.script}", target)],
+            )
+
+    def manifest(self) -> None:
+        self.add(
+            "The stack manifest, and a record of what the build really installed",
+            [
+                f"chmod 0755 {RECORDER}",
+                f"{RECORDER} {_sh(recorder_args(self.stack, self.kb))} > {MANIFEST_DIR}/installed.json",
+                f"chmod 0644 {MANIFEST_DIR}/stack.json {MANIFEST_DIR}/installed.json",
+            ],
+            copies=[("stack.json", f"{MANIFEST_DIR}/stack.json"), ("mlcc-record", RECORDER)],
+        )
+
+    def finish(self) -> Plan:
+        build = self.stack.benchmark.build
+        from mlcc.render.manifest import labels
+
+        return Plan(
+            base_image=self.options.base_image or self.base.ref,
+            mirror=(self.options.mirror or self.kb.download_host).rstrip("/"),
+            steps=tuple(self.steps),
+            labels=labels(self.stack),
+            workdir=build.workdir if build else None,
+            user=None if (build is None or build.run_as_root) else NON_ROOT_UID,
+            entrypoint=build.entrypoint if build else (),
+            cmd=build.cmd if build else (),
+        )
+
+
+def _requirement_name(requirement: str) -> str:
+    if "#subdirectory=" in requirement:
+        return (
+            requirement.rsplit("#subdirectory=", 1)[1]
+            + " ("
+            + requirement.split("/")[2 if "://" in requirement else 0]
+            + ")"
+        )
+    return requirement.split("==")[0]
+
+
+def _env_prefix(env: Sequence[Tuple[str, str]]) -> str:
+    """NAME=value words before a command; values that refer to ${NAME} stay expandable
+    (the recipe schema allows nothing else that a double-quoted word would expand)."""
+    return "".join(
+        f'{name}="{value}" ' if "${" in value else f"{name}={shlex.quote(value)} " for name, value in env
+    )
+
+
+def recorder_args(stack: Stack, kb: KnowledgeBase) -> List[str]:
+    """What mlcc-record checks: the packages, headers and modules the stack pins."""
+    args: List[str] = []
+    kind = "--deb" if stack.base.family == "ubuntu" else "--rpm"
+    if stack.cuda is not None:
+        args += ["--nvcc", "/usr/local/cuda/bin/nvcc"]
+        for package in stack.cuda.packages_for(stack.base.family, stack.arch.name):
+            args += [kind, package.name]
+    for lib, header in ((stack.cudnn, "cudnn"), (stack.nccl, "nccl")):
+        if lib is None:
+            continue
+        if lib.method == "tarball":
+            base = "/usr/local/cuda/include" if header == "cudnn" else f"{NCCL_TARBALL_HOME}/include"
+            args += ["--header", f"{header}={base}"]
+        else:
+            for package in lib.packages:
+                args += [kind, package.name]
+    if stack.python is not None:
+        args += ["--python", "python"]
+    if stack.framework is not None:
+        args += ["--module", kb.frameworks[stack.framework.framework].import_name]
+    return args
+
+
+def build_plan(stack: Stack, kb: KnowledgeBase, options: Options = DEFAULT_OPTIONS) -> Plan:
+    return _Planner(stack, kb, options).plan()
+
+
+def planned_env(plan: Plan) -> Dict[str, str]:
+    """The environment at the end of the build, later settings winning."""
+    result: Dict[str, str] = {}
+    for name, value in plan.runtime_env:
+        result[name] = value.replace(f"${{{name}}}", result.get(name, f"${{{name}}}"))
+    return result

@@ -1,0 +1,121 @@
+"""`mlcc gen`: what it writes, what it refuses, and that it never leaves half a file."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from tests.conftest import REPO, run_mlcc
+
+SEED = "maskrcnn/cuda10.1-cudnn7-ubi8-x86_64"
+
+
+def test_seed_command_writes_the_variant_folder(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    result = cli("gen", "maskrcnn", "--cuda", "10.1", "-o", str(tmp_path))
+    assert result.code == 0, result.err
+    folder = tmp_path / SEED
+    assert sorted(p.name for p in folder.iterdir()) == ["Dockerfile", "mlcc-record", "stack.json"]
+    for name in ("Dockerfile", "mlcc-record", "stack.json"):
+        assert f"created   {folder / name}" in result.out
+    assert stat.S_IMODE((folder / "mlcc-record").stat().st_mode) == 0o755
+    assert stat.S_IMODE((folder / "Dockerfile").stat().st_mode) == 0o644
+    assert "#   mlcc gen maskrcnn --cuda 10.1\n" in (folder / "Dockerfile").read_text()
+    again = cli("gen", "maskrcnn", "--cuda", "10.1", "-o", str(tmp_path))
+    assert again.code == 0 and "nothing changed" in again.out
+
+
+def test_seed_command_output_equals_the_committed_file(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    assert cli("gen", "maskrcnn", "--cuda", "10.1", "-o", str(tmp_path)).code == 0
+    for name in ("Dockerfile", "stack.json", "mlcc-record"):
+        assert (tmp_path / SEED / name).read_bytes() == (REPO / "dockerfiles" / SEED / name).read_bytes()
+
+
+def test_formats_write_their_main_file(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    assert cli("gen", "resnet50", "--format", "script", "-o", str(tmp_path)).code == 0
+    assert cli("gen", "resnet50", "--format", "singularity", "-o", str(tmp_path)).code == 0
+    folder = tmp_path / "resnet50" / "cuda10.1-cudnn7-ubi8-x86_64"
+    names = sorted(p.name for p in folder.iterdir())
+    # the folder keeps exactly the latest rendering's files
+    assert names == ["Singularity.def", "mlcc-record", "stack.json"]
+    assert cli("gen", "resnet50", "--format", "script", "-o", str(tmp_path)).code == 0
+    assert stat.S_IMODE((folder / "install.sh").stat().st_mode) == 0o755
+
+
+def test_unknown_format_is_a_usage_error(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    result = cli("gen", "ssd", "--format", "rpm", "-o", str(tmp_path))
+    assert result.code == 2
+    assert "rpm" in result.err and "dockerfile" in result.err
+    assert not any(tmp_path.iterdir())
+
+
+def test_output_that_is_not_a_writable_directory(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    result = cli("gen", "ssd", "-o", str(blocker / "out"))
+    assert result.code == 2
+    assert f"cannot write to {blocker / 'out'}" in result.err and "-o DIR" in result.err
+    assert "Traceback" not in result.err
+
+
+def test_a_failed_write_leaves_no_partial_files(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    folder = tmp_path / SEED
+    (folder / "stack.json").mkdir(parents=True)  # a directory where a file must go
+    result = cli("gen", "maskrcnn", "--cuda", "10.1", "-o", str(tmp_path))
+    assert result.code == 2, result.err
+    assert "cannot write" in result.err and "stack.json" in result.err
+    leftovers = [p.name for p in folder.iterdir() if p.name.startswith(".")]
+    assert leftovers == []
+    dockerfile = folder / "Dockerfile"
+    if dockerfile.exists():  # written before the failure: then it is complete
+        assert dockerfile.read_text().rstrip().endswith('ENTRYPOINT ["./run_and_time.sh"]')
+
+
+def test_a_conflict_writes_nothing(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    result = cli("gen", "maskrcnn", "--cuda", "9.0", "-o", str(tmp_path))
+    assert result.code == 3
+    assert not any(tmp_path.iterdir())
+
+
+def test_bad_overrides_exit_2_and_write_nothing(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    result = cli("gen", "ssd", "--base-image", "ubi8;reboot", "-o", str(tmp_path))
+    assert result.code == 2 and "--base-image" in result.err
+    result = cli("gen", "ssd", "--mirror", "file:///etc", "-o", str(tmp_path))
+    assert result.code == 2 and "--mirror" in result.err
+    assert not any(tmp_path.iterdir())
+
+
+def test_all_and_check_usage(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    assert cli("gen", "ssd", "--check", "-o", str(tmp_path)).code == 2
+    assert cli("gen", "ssd", "--all", "-o", str(tmp_path)).code == 2
+    assert cli("gen", "--all", "--cuda", "10.1", "-o", str(tmp_path)).code == 2
+    assert cli("gen", "-o", str(tmp_path)).code == 2
+
+
+def test_check_reports_stale_missing_and_foreign_files(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    assert cli("gen", "--all", "-o", str(tmp_path)).code == 0
+    assert cli("gen", "--all", "--check", "-o", str(tmp_path)).code == 0
+    dockerfile = tmp_path / SEED / "Dockerfile"
+    dockerfile.write_text(dockerfile.read_text().replace("numactl", "numactl htop"))
+    (tmp_path / "ssd" / "old-variant").mkdir()
+    (tmp_path / "ssd" / "old-variant" / "Dockerfile").write_text("FROM scratch\n")
+    record = next((tmp_path / "gnmt").glob("*/mlcc-record"))
+    os.chmod(record, 0o644)
+    result = cli("gen", "--all", "--check", "-o", str(tmp_path))
+    assert result.code == 7
+    assert f"stale: {dockerfile}" in result.err
+    assert "not generated (remove it)" in result.err and "old-variant" in result.err
+    assert f"mode: {record}" in result.err
+    assert "mlcc gen --all" in result.err
+    # and regenerating repairs all of it
+    fixed = cli("gen", "--all", "-o", str(tmp_path))
+    assert fixed.code == 0
+    assert f"removed   {tmp_path / 'ssd' / 'old-variant' / 'Dockerfile'}" in fixed.out
+    assert cli("gen", "--all", "--check", "-o", str(tmp_path)).code == 0
+
+
+def test_committed_dockerfiles_are_up_to_date() -> None:
+    """What CI runs: a real process, from the repository root."""
+    result = run_mlcc(["gen", "--all", "--check"])
+    assert result.code == 0, result.err
+    assert "up to date" in result.out
