@@ -146,7 +146,8 @@ def _stat_key(root: str, files: Sequence[RecipeFile]) -> str:
 # ----------------------------------------------------------------------------- cache
 
 
-def _cache_dir() -> str:
+def cache_dir() -> str:
+    """mlcc's per-user cache folder (knowledge base, compiled templates)."""
     explicit = os.environ.get(CACHE_ENV)
     if explicit:
         return explicit
@@ -155,16 +156,24 @@ def _cache_dir() -> str:
 
 
 def _cache_path(key: str) -> str:
-    return os.path.join(_cache_dir(), f"kb-{key}.pickle")
+    return os.path.join(cache_dir(), f"kb-{key}.pickle")
 
 
-def _read_cache(path: str) -> Optional[KnowledgeBase]:
+def trusted(path: str) -> bool:
+    """True when only this user can have written ``path``.
+
+    Unpickling (and loading compiled templates) runs code, so a cache entry counts only
+    if this user owns it and nobody else can write it.
+    """
     try:
         info = os.stat(path)
     except OSError:
-        return None
-    # Unpickling runs code: only trust a file this user owns and nobody else can write.
-    if hasattr(os, "getuid") and (info.st_uid != os.getuid() or info.st_mode & 0o022):
+        return False
+    return not hasattr(os, "getuid") or (info.st_uid == os.getuid() and not info.st_mode & 0o022)
+
+
+def _read_cache(path: str) -> Optional[KnowledgeBase]:
+    if not trusted(path):
         return None
     try:
         with open(path, "rb") as handle:

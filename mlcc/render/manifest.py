@@ -7,13 +7,13 @@ label, computed over everything else (see :mod:`mlcc.render.digest`).
 
 from __future__ import annotations
 
-import json
 import os
 from datetime import datetime, timezone
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import mlcc
 from mlcc.kb.model import KnowledgeBase, LibBuild, PinnedPackage
+from mlcc.render import canonical_json
 from mlcc.resolve.stack import Stack
 
 STACK_FORMAT = 1
@@ -26,15 +26,16 @@ def labels(stack: Stack) -> Tuple[Tuple[str, str], ...]:
     """OCI annotations plus io.mlcc.* labels for each component, sorted by name."""
     bench = stack.benchmark
     source = bench.build.source if bench.build else None
+    variant = stack.variant
     found: Dict[str, str] = {
         "org.opencontainers.image.title": f"mlcc {bench.name}",
         "org.opencontainers.image.description": bench.title,
-        "org.opencontainers.image.version": stack.variant,
+        "org.opencontainers.image.version": variant,
         "org.opencontainers.image.base.name": stack.base.ref,
         "org.opencontainers.image.vendor": "mlcc",
         "io.mlcc.version": mlcc.__version__,
         "io.mlcc.benchmark": bench.name,
-        "io.mlcc.variant": stack.variant,
+        "io.mlcc.variant": variant,
         "io.mlcc.arch": stack.arch.name,
         "io.mlcc.base": stack.base.name,
         "io.mlcc.accelerator": stack.accelerator,
@@ -76,22 +77,29 @@ def _spell(package: PinnedPackage, family: str) -> str:
     return f"{package.name}{separator}{package.version}"
 
 
-def _lib(lib: Optional[LibBuild], family: str) -> Optional[Dict[str, Any]]:
+def _lib(lib: Optional[LibBuild], family: str, fetch: Callable[[str], str]) -> Optional[Dict[str, Any]]:
     if lib is None:
         return None
     return {
         "version": lib.version,
         "method": lib.method,
         "packages": [_spell(p, family) for p in lib.packages],
-        "url": lib.url,
+        "url": fetch(lib.url) if lib.url else None,
         "for_cuda": lib.cuda,
-        "sources": list(lib.prov.source),
-        "verified": lib.prov.verified,
     }
 
 
 def stack_document(stack: Stack, kb: KnowledgeBase, *, base_image: str, mirror: str) -> Dict[str, Any]:
-    """The resolved stack as /etc/mlcc/stack.json (see schemas/stack.schema.json)."""
+    """The resolved stack as /etc/mlcc/stack.json (see schemas/stack.schema.json).
+
+    ``components`` says what is installed (URLs as the build fetches them, through the
+    mirror); ``choices`` says why each was chosen and from which sourced fact.
+    """
+    from mlcc.render.plan import MIRROR_VAR, mirrored
+
+    def fetch(url: str) -> str:
+        return mirrored(url, kb.download_host).replace(MIRROR_VAR, mirror)
+
     bench = stack.benchmark
     family = stack.base.family
     build = bench.build
@@ -104,14 +112,12 @@ def stack_document(stack: Stack, kb: KnowledgeBase, *, base_image: str, mirror: 
                 "version": cuda.version,
                 "packages": [_spell(p, family) for p in cuda.packages_for(family, stack.arch.name)],
                 "min_driver": cuda.min_driver,
-                "sources": list(cuda.prov.source),
-                "verified": cuda.prov.verified,
             }
             if cuda
             else None
         ),
-        "cudnn": _lib(stack.cudnn, family),
-        "nccl": _lib(stack.nccl, family),
+        "cudnn": _lib(stack.cudnn, family, fetch),
+        "nccl": _lib(stack.nccl, family, fetch),
         "python": (
             {
                 "version": stack.python.version,
@@ -133,8 +139,6 @@ def stack_document(stack: Stack, kb: KnowledgeBase, *, base_image: str, mirror: 
                 "install": fw.install.method,
                 "cuda": list(fw.cuda),
                 "packages": list(fw.install.packages),
-                "sources": list(fw.prov.source),
-                "verified": fw.prov.verified,
             }
             if fw
             else None
@@ -179,4 +183,4 @@ def stack_document(stack: Stack, kb: KnowledgeBase, *, base_image: str, mirror: 
 
 def dumps(document: Dict[str, Any]) -> str:
     """Canonical JSON: sorted keys, two-space indent, trailing newline."""
-    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return canonical_json.dumps(document) + "\n"

@@ -77,8 +77,29 @@ def family(package_manager: str) -> Any:
     return environment().get_template(f"families/{package_manager}.j2").module
 
 
+# The family macros are pure functions of their arguments; a Jinja macro call costs
+# ~10 us, and the same pins and package lists recur across every variant of a matrix.
+@cache
+def _pin(package_manager: str, name: str, version: str) -> str:
+    return str(family(package_manager).pin(name, version))
+
+
+@cache
+def _install(package_manager: str, names: Tuple[str, ...]) -> Tuple[str, str]:
+    macros = family(package_manager)
+    return (str(macros.install(list(names))), str(macros.clean()))
+
+
+@cache
+def _nvidia_repo(package_manager: str, name: str, baseurl: str, gpgkey: str) -> str:
+    return str(family(package_manager).nvidia_repo(name, baseurl, gpgkey))
+
+
+_quote = cache(shlex.quote)  # package names and flags recur across every variant
+
+
 def _sh(words: Sequence[str]) -> str:
-    return " ".join(shlex.quote(w) for w in words)
+    return " ".join([_quote(w) for w in words])
 
 
 def mirrored(url: str, host: str) -> str:
@@ -104,7 +125,6 @@ class _Planner:
         self.kb = kb
         self.options = options
         self.base = stack.base
-        self.fam = family(self.base.package_manager)
         self.arch = stack.arch.name
         self.library_path: List[str] = []
         self.steps: List[Step] = []
@@ -114,10 +134,11 @@ class _Planner:
     def install(self, names: Sequence[str]) -> Tuple[str, ...]:
         if not names:
             return ()
-        return (str(self.fam.install(list(names))), str(self.fam.clean()))
+        return _install(self.base.package_manager, tuple(names))
 
     def pinned(self, packages: Sequence[PinnedPackage]) -> List[str]:
-        return [str(self.fam.pin(p.name, p.version)) for p in packages]
+        manager = self.base.package_manager
+        return [_pin(manager, p.name, p.version) for p in packages]
 
     def add_library_path(self, *paths: str) -> Tuple[str, str]:
         for path in paths:
@@ -198,7 +219,9 @@ class _Planner:
             directory = self.stack.arch.nvidia_repo(self.base.family)
             baseurl = f"{MIRROR_VAR}/{repo.path}/{self.base.repo_distro}/{directory}"
             commands.append(
-                str(self.fam.nvidia_repo(name, baseurl, f"{baseurl}/{repo.key(self.base.family)}"))
+                _nvidia_repo(
+                    self.base.package_manager, name, baseurl, f"{baseurl}/{repo.key(self.base.family)}"
+                )
             )
         self.add(
             "NVIDIA package repositories (NVIDIA_MIRROR replaces developer.download.nvidia.com)",

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence, Tuple
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -15,8 +16,59 @@ def double_quoted(value: str) -> str:
     ``$`` stays live on purpose (``${PATH}`` must expand); recipe values are
     schema-checked and cannot contain quotes or backticks.
     """
-    escaped = str(value).replace("\\", "\\\\").replace('"', '\\"').replace("`", "\\`")
-    return f'"{escaped}"'
+    text = str(value)
+    if "\\" in text or '"' in text or "`" in text:
+        text = text.replace("\\", "\\\\").replace('"', '\\"').replace("`", "\\`")
+    return f'"{text}"'
+
+
+def assignments(pairs: Sequence[Tuple[str, str]], separator: str) -> str:
+    """NAME="value" pairs joined by ``separator`` (Dockerfile ENV and LABEL bodies).
+
+    One filter call instead of a Jinja loop with ``loop.last``: the loop context
+    was the most expensive part of rendering a Dockerfile.
+    """
+    return separator.join([f"{name}={double_quoted(value)}" for name, value in pairs])
+
+
+def joined(items: Sequence[str], separator: str) -> str:
+    """``separator.join(items)``: Jinja's own ``join`` goes through its async wrapper."""
+    return separator.join(items)
+
+
+def exec_form(words: Sequence[str]) -> str:
+    """A JSON array for ENTRYPOINT/CMD (Jinja's ``tojson`` escapes for HTML, not for us)."""
+    import json
+
+    return json.dumps(list(words), ensure_ascii=False)
+
+
+def _bytecode_cache() -> Any:
+    """Compiled templates under mlcc's cache folder, or None where it cannot be trusted.
+
+    Compiling the templates is most of a cold ``mlcc gen``; Jinja keys each entry by the
+    template's source checksum and the interpreter, so an edited template recompiles.
+    """
+    import contextlib
+
+    import jinja2
+
+    from mlcc.kb.loader import cache_dir, trusted
+
+    directory = os.path.join(cache_dir(), "templates")
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+    except OSError:
+        return None
+    if not trusted(directory):
+        return None
+
+    class QuietCache(jinja2.FileSystemBytecodeCache):
+        def dump_bytecode(self, bucket: Any) -> None:
+            with contextlib.suppress(OSError):  # a read-only cache only costs speed
+                super().dump_bytecode(bucket)
+
+    return QuietCache(directory)
 
 
 @cache
@@ -25,6 +77,7 @@ def environment() -> Any:
 
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        bytecode_cache=_bytecode_cache(),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=True,
@@ -32,4 +85,7 @@ def environment() -> Any:
         lstrip_blocks=True,
     )
     env.filters["dq"] = double_quoted
+    env.filters["assignments"] = assignments
+    env.filters["exec_form"] = exec_form
+    env.filters["joined"] = joined
     return env

@@ -119,3 +119,25 @@ def test_committed_dockerfiles_are_up_to_date() -> None:
     result = run_mlcc(["gen", "--all", "--check"])
     assert result.code == 0, result.err
     assert "up to date" in result.out
+
+
+def test_gen_works_when_the_cache_folder_is_unusable(tmp_path: Path) -> None:
+    """The caches (knowledge base, compiled templates) only ever cost speed."""
+    blocker = tmp_path / "cache-is-a-file"
+    blocker.write_text("")
+    out = tmp_path / "out"
+    result = run_mlcc(["gen", "ssd", "-o", str(out)], MLCC_CACHE_DIR=str(blocker / "sub"))
+    assert result.code == 0, result.err
+    assert (out / "ssd").is_dir()
+
+
+def test_template_cache_is_ignored_when_others_can_write_it(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    (cache / "templates").mkdir(parents=True)
+    os.chmod(cache / "templates", 0o777)
+    result = run_mlcc(["gen", "ssd", "-o", str(tmp_path / "out")], MLCC_CACHE_DIR=str(cache))
+    assert result.code == 0, result.err
+    assert list((cache / "templates").iterdir()) == []  # nothing written to, or read from, it
+    os.chmod(cache / "templates", 0o700)
+    assert run_mlcc(["gen", "ssd", "-o", str(tmp_path / "out")], MLCC_CACHE_DIR=str(cache)).code == 0
+    assert list((cache / "templates").iterdir())

@@ -165,13 +165,13 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "framework:pytorch",
-      "origin": "recipes/frameworks/pytorch.yaml:39",
+      "origin": "recipes/frameworks/pytorch.yaml:40",
       "reason": "the build maskrcnn's reference run used (pytorch 1.1.0a0+828a6a3); ngc19.05-src build (source) for x86_64",
       "sources": [
-        "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_19-05.html (PyTorch",
+        "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_19-05.html (PyTorch 1.1.0a0+828a6a3, CUDA 10.1.163, cuDNN 7.6.0, NCCL 2.4.6, Python 3.6)",
         "github:mlcommons/training_results_v0.6 @f312518c2d6107eec983750eed23950f1f0c8a0e NVIDIA/benchmarks/*/implementations/pytorch and NVIDIA/systems/dgx1_ngc19.05_pytorch.json",
         "github:openshift-psap/mlperf_v0.6_resources @0ffa4b8d86449b87ae6a96c83379000adc3c1516 *_dockerfile_ubi8 (PyTorch 1.1.0a0+828a6a3 rebuilt on UBI 8, CUDA 10.2, cuDNN 7.6.5)",
-        "PyPI metadata of the build prerequisites, resolved for Python 3.6 with pip (releases current in May 2019; cmake 3.14.4 is a manylinux2010 wheel and needs pip >= 19) 1.1.0a0+828a6a3, CUDA 10.1.163, cuDNN 7.6.0, NCCL 2.4.6, Python 3.6)"
+        "PyPI metadata of the build prerequisites, resolved for Python 3.6 with pip (releases current in May 2019; cmake 3.14.4 is a manylinux2010 wheel and needs pip >= 19)"
       ],
       "unverified_fields": [
         "builds.install.git.ref",
@@ -298,23 +298,13 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
         "cuda-npp-dev-10-1-10.1.243-1",
         "libcublas-devel-10.2.1.243-1"
       ],
-      "sources": [
-        "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html (table 'CUDA Toolkit and Corresponding Driver Versions')",
-        "https://gitlab.com/nvidia/container-images/cuda (full-history mirror github:taehun-kmu/FMCL-Docker, HEAD 2024-12-15): dist/**/Dockerfile, cuda.repo, README deprecation notices",
-        "spack/spack-packages repos/spack_repo/builtin/build_systems/cuda.py (commit 1d335f8b) and https://gist.github.com/ax3l/9489132 (host compiler limits)"
-      ],
-      "verified": true,
       "version": "10.1.243"
     },
     "cudnn": {
       "for_cuda": "10.1",
       "method": "tarball",
       "packages": [],
-      "sources": [
-        "https://gitlab.com/nvidia/container-images/cuda (mirror github:taehun-kmu/FMCL-Docker): dist/**/runtime|devel/cudnn*/Dockerfile, all revisions"
-      ],
-      "url": "http://developer.download.nvidia.com/compute/redist/cudnn/v7.6.5/cudnn-10.1-linux-x64-v7.6.5.32.tgz",
-      "verified": true,
+      "url": "https://developer.download.nvidia.com/compute/redist/cudnn/v7.6.5/cudnn-10.1-linux-x64-v7.6.5.32.tgz",
       "version": "7.6.5.32"
     },
     "framework": {
@@ -332,14 +322,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
         "cffi==1.12.3",
         "typing==3.6.6"
       ],
-      "sources": [
-        "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_19-05.html (PyTorch",
-        "github:mlcommons/training_results_v0.6 @f312518c2d6107eec983750eed23950f1f0c8a0e NVIDIA/benchmarks/*/implementations/pytorch and NVIDIA/systems/dgx1_ngc19.05_pytorch.json",
-        "github:openshift-psap/mlperf_v0.6_resources @0ffa4b8d86449b87ae6a96c83379000adc3c1516 *_dockerfile_ubi8 (PyTorch 1.1.0a0+828a6a3 rebuilt on UBI 8, CUDA 10.2, cuDNN 7.6.5)",
-        "PyPI metadata of the build prerequisites, resolved for Python 3.6 with pip (releases current in May 2019; cmake 3.14.4 is a manylinux2010 wheel and needs pip >= 19) 1.1.0a0+828a6a3, CUDA 10.1.163, cuDNN 7.6.0, NCCL 2.4.6, Python 3.6)"
-      ],
       "variant": "ngc19.05-src",
-      "verified": true,
       "version": "1.1.0a0+828a6a3"
     },
     "gcc": {
@@ -350,11 +333,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
       "for_cuda": "10.1",
       "method": "tarball",
       "packages": [],
-      "sources": [
-        "https://gitlab.com/nvidia/container-images/cuda (mirror github:taehun-kmu/FMCL-Docker): dist/**/runtime|devel/Dockerfile and commit messages (NCCL bumps)"
-      ],
       "url": "https://developer.download.nvidia.com/compute/redist/nccl/v2.8/nccl_2.8.4-1+cuda10.1_x86_64.txz",
-      "verified": true,
       "version": "2.8.4"
     },
     "python": {

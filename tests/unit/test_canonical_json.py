@@ -1,0 +1,48 @@
+"""The fast canonical JSON writer is byte-identical to json.dumps(indent=2, sort_keys=True)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mlcc.render import canonical_json
+
+leaves = (
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text()
+)
+documents = st.recursive(
+    leaves,
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
+    max_leaves=40,
+)
+
+
+def _reference(value: Any) -> str:
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+
+
+@settings(max_examples=400, deadline=None)
+@given(documents)
+def test_matches_json_dumps(value: Any) -> None:
+    assert canonical_json.dumps(value) == _reference(value)
+
+
+def test_matches_on_a_real_stack_document(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    from mlcc.api import Pins, request_for
+    from mlcc.render.manifest import stack_document
+
+    stack = resolver.resolve(request_for(kb, "maskrcnn", Pins(cuda="10.1")))
+    document = stack_document(stack, kb, base_image=stack.base.ref, mirror="https://example.com")
+    assert canonical_json.dumps(document) == _reference(document)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), {1: "x"}, object()])
+def test_refuses_what_json_cannot_spell(bad: Any) -> None:
+    with pytest.raises((TypeError, ValueError)):
+        canonical_json.dumps(bad)
