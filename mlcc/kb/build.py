@@ -31,6 +31,7 @@ from mlcc.kb.model import (
     Install,
     KnowledgeBase,
     LibBuild,
+    MpiLaunch,
     NvidiaRepo,
     PinnedPackage,
     Provenance,
@@ -557,6 +558,18 @@ def _benchmark_build(doc: _Doc, data: Dict[str, Any]) -> BenchmarkBuild:
         reference=Reference(**data["reference"]) if "reference" in data else None,
         run_args=tuple(sorted((acc, tuple(args)) for acc, args in data.get("run_args", {}).items())),
         scripts=_scripts(doc, data["steps"]),
+        mpi=_mpi(data.get("mpi")),
+    )
+
+
+def _mpi(data: Optional[Dict[str, Any]]) -> Optional[MpiLaunch]:
+    if data is None:
+        return None
+    return MpiLaunch(
+        prefix=tuple(sorted(data["prefix"].items())),
+        packages=tuple(sorted((family, tuple(names)) for family, names in data["packages"].items())),
+        ranks=data["ranks"],
+        args=tuple(data.get("args", ())),
     )
 
 

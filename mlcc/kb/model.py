@@ -268,6 +268,21 @@ class Reference(NamedTuple):
     runs: Optional[int] = None
 
 
+class MpiLaunch(NamedTuple):
+    """How an MPIJob starts the benchmark: mpirun on a launcher, sshd on the workers."""
+
+    prefix: Tuple[Tuple[str, str], ...]  # (base family, Open MPI prefix)
+    packages: Tuple[Tuple[str, Tuple[str, ...]], ...]  # (base family, names)
+    ranks: str  # "gpu": one rank per GPU
+    args: Tuple[str, ...] = ()  # the entrypoint's arguments under mpirun
+
+    def prefix_for(self, family: str) -> str:
+        return dict(self.prefix)[family]
+
+    def packages_for(self, family: str) -> Tuple[str, ...]:
+        return dict(self.packages).get(family, ())
+
+
 class BenchmarkBuild(NamedTuple):
     workdir: str
     packages: Tuple[Tuple[str, Tuple[str, ...]], ...]  # (base family, names)
@@ -285,6 +300,7 @@ class BenchmarkBuild(NamedTuple):
     reference: Optional[Reference] = None
     run_args: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()  # (accelerator, arguments)
     scripts: Tuple[Tuple[str, str], ...] = ()  # (file name, content) used by script steps
+    mpi: Optional[MpiLaunch] = None
 
     def packages_for(self, family: str) -> Tuple[str, ...]:
         return dict(self.packages).get(family, ())

@@ -8,7 +8,7 @@ waiting to happen, so recipes are composed into nodes and converted here.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Dict, Tuple, Union
+from typing import Any, Dict, List, Tuple, Union
 
 import yaml
 
@@ -54,6 +54,23 @@ def parse_yaml(text: str, display: str) -> Tuple[Any, LineMap]:
     if node is None:
         return None, lines
     return _convert(node, (), lines, display), lines
+
+
+def parse_yaml_all(text: str, display: str) -> List[Tuple[Any, LineMap]]:
+    """Every document of a multi-document YAML text, each with its line map."""
+    try:
+        nodes = list(yaml.compose_all(text, Loader=_Loader))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = exc.problem or exc.context or "syntax error"
+        raise RecipeError(display, mark.line + 1 if mark else None, f"malformed YAML: {problem}") from None
+    except yaml.YAMLError as exc:
+        raise RecipeError(display, None, f"malformed YAML: {exc}") from None
+    documents: List[Tuple[Any, LineMap]] = []
+    for node in nodes:
+        lines: LineMap = {}
+        documents.append((None if node is None else _convert(node, (), lines, display), lines))
+    return documents
 
 
 def _convert(node: yaml.Node, path: PathKey, lines: LineMap, display: str) -> Any:
