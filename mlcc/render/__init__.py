@@ -19,7 +19,7 @@ from mlcc.errors import UsageError
 from mlcc.kb.model import KnowledgeBase
 from mlcc.render import digest as digests
 from mlcc.render.manifest import dumps, stack_document
-from mlcc.render.plan import DEFAULT_OPTIONS, Options, build_plan
+from mlcc.render.plan import DEFAULT_OPTIONS, Options, Plan, build_plan
 from mlcc.render.templates import TEMPLATES, environment
 from mlcc.resolve.stack import Stack
 
@@ -29,7 +29,16 @@ FORMATS: Dict[str, Tuple[str, str]] = {
     "script": ("formats/script.sh.j2", "install.sh"),
     "singularity": ("formats/singularity.def.j2", "Singularity.def"),
 }
-__all__ = ["DEFAULT_OPTIONS", "FORMATS", "TEMPLATES", "Options", "Rendered", "render"]
+__all__ = [
+    "DEFAULT_OPTIONS",
+    "FORMATS",
+    "TEMPLATES",
+    "Options",
+    "Plan",
+    "Rendered",
+    "render",
+    "render_dockerfile",
+]
 
 
 class Rendered(NamedTuple):
@@ -39,6 +48,8 @@ class Rendered(NamedTuple):
     digest: str
     build_args: Tuple[Tuple[str, str], ...]
     platform: str
+    plan: Plan
+    options: Options
 
     @property
     def variant(self) -> str:
@@ -99,10 +110,28 @@ def render(
             command=gen_command(stack, options, fmt),
             base_title=stack.base.title,
             arch=stack.arch.name,
+            described=True,
         )
     )
     build_args = (("BASE_IMAGE", plan.base_image), ("NVIDIA_MIRROR", plan.mirror))
     platform = f"linux/{stack.arch.oci}"
     value = digests.digest(files.items(), build_args, platform)
     stamped = tuple(sorted((n, digests.stamp(c, value)) for n, c in files.items()))
-    return Rendered(stack, fmt, stamped, value, build_args, platform)
+    return Rendered(stack, fmt, stamped, value, build_args, platform, plan, options)
+
+
+def render_dockerfile(plan: Plan, *, command: str) -> str:
+    """A Dockerfile for ``plan`` alone (the stages of a chained build use this)."""
+    return str(
+        environment()
+        .get_template(FORMATS["dockerfile"][0])
+        .render(
+            plan=plan,
+            files={},
+            mlcc_version=mlcc.__version__,
+            command=command,
+            base_title="",
+            arch="",
+            described=any(target.endswith("/stack.json") for step in plan.steps for _, target in step.copies),
+        )
+    )

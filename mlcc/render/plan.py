@@ -33,6 +33,11 @@ MIRROR_VAR = "${NVIDIA_MIRROR}"
 NON_ROOT_UID = "1001"
 
 
+# The stages of a build, in order. "stack" is the prefix every benchmark on the same base +
+# CUDA + cuDNN + NCCL + Python shares; chained OpenShift builds make one image per stage.
+STAGES = ("stack", "framework", "benchmark")
+
+
 class Step(NamedTuple):
     """One build step: a comment, shell commands run as one layer, then environment."""
 
@@ -40,7 +45,12 @@ class Step(NamedTuple):
     commands: Tuple[str, ...] = ()
     env: Tuple[Tuple[str, str], ...] = ()
     copies: Tuple[Tuple[str, str], ...] = ()
-    shared: bool = False  # part of the stack prefix every benchmark on this stack shares
+    stage: str = "benchmark"
+
+    @property
+    def shared(self) -> bool:
+        """Part of the stack prefix every benchmark on this stack shares."""
+        return self.stage == "stack"
 
 
 class Plan(NamedTuple):
@@ -152,9 +162,9 @@ class _Planner:
         commands: Sequence[str] = (),
         env: Sequence[Tuple[str, str]] = (),
         copies: Sequence[Tuple[str, str]] = (),
-        shared: bool = False,
+        stage: str = "benchmark",
     ) -> None:
-        self.steps.append(Step(title, tuple(commands), tuple(env), tuple(copies), shared))
+        self.steps.append(Step(title, tuple(commands), tuple(env), tuple(copies), stage))
 
     def pip(
         self,
@@ -205,7 +215,7 @@ class _Planner:
         self.add(
             "System packages for the build (versions follow the base image's release)",
             self.install(sorted(set(names), key=names.index)),
-            shared=True,
+            stage="stack",
         )
 
     def nvidia_repositories(self) -> None:
@@ -226,7 +236,7 @@ class _Planner:
         self.add(
             "NVIDIA package repositories (NVIDIA_MIRROR replaces developer.download.nvidia.com)",
             commands,
-            shared=True,
+            stage="stack",
         )
 
     def cuda(self) -> None:
@@ -249,7 +259,7 @@ class _Planner:
             ("NVIDIA_DRIVER_CAPABILITIES", "compute,utility"),
             ("NVIDIA_REQUIRE_CUDA", f"cuda>={cuda.minor}"),
         ]
-        self.add(f"CUDA {cuda.version} ({cuda.label}) development packages", commands, env, shared=True)
+        self.add(f"CUDA {cuda.version} ({cuda.label}) development packages", commands, env, stage="stack")
 
     def _tarball(self, lib: LibBuild, target: str, strip: int) -> List[str]:
         assert lib.url is not None
@@ -276,7 +286,7 @@ class _Planner:
                 f"/usr/lib/{self.stack.arch.gnu_triplet}" if self.base.family == "ubuntu" else "/usr/lib64"
             )
         env = [("CUDNN_VERSION", lib.version), ("CUDNN_INCLUDE_DIR", include), ("CUDNN_LIB_DIR", libdir)]
-        self.add(f"cuDNN {lib.version} ({lib.method})", commands, env, shared=True)
+        self.add(f"cuDNN {lib.version} ({lib.method})", commands, env, stage="stack")
 
     def nccl(self, lib: LibBuild) -> None:
         if lib.method == "tarball":
@@ -292,7 +302,7 @@ class _Planner:
             home = "/usr"
             env = [("NCCL_HOME", home)]
         env += [("NCCL_VERSION", lib.version), ("NCCL_ROOT_DIR", home)]
-        self.add(f"NCCL {lib.version} ({lib.method})", commands, env, shared=True)
+        self.add(f"NCCL {lib.version} ({lib.method})", commands, env, stage="stack")
 
     def python(self) -> None:
         python = self.stack.python
@@ -308,7 +318,7 @@ class _Planner:
         env = [("VIRTUAL_ENV", VENV), ("PATH", f"{VENV}/bin:${{PATH}}")]
         if python.prefix:
             env.append(self.add_library_path(f"{python.prefix}/lib64"))
-        self.add(f"Python {python.version} in a virtual environment ({VENV})", commands, env, shared=True)
+        self.add(f"Python {python.version} in a virtual environment ({VENV})", commands, env, stage="stack")
 
     def compiler(self) -> None:
         toolset = self.stack.gcc.toolset
@@ -327,7 +337,7 @@ class _Planner:
             bindir = f"{toolset.root}/usr/bin"
             env = [("PATH", f"{bindir}:${{PATH}}"), self.add_library_path(f"{toolset.root}/usr/lib64")]
         env += [("CC", f"{bindir}/gcc"), ("CXX", f"{bindir}/g++"), ("CUDAHOSTCXX", f"{bindir}/g++")]
-        self.add(f"GCC {toolset.gcc} from {toolset.name}", commands, env)
+        self.add(f"GCC {toolset.gcc} from {toolset.name}", commands, env, stage="framework")
 
     def framework(self) -> None:
         build = self.stack.framework
@@ -345,6 +355,7 @@ class _Planner:
                         find_links=install.find_links,
                     )
                 ],
+                stage="framework",
             )
         elif install.method == "conda":
             self.conda(title, install.channels, install.packages, install.build_env)
@@ -381,7 +392,7 @@ class _Planner:
             + _sh([f"python={python.version}", *packages]),
             f"{CONDA_ROOT}/bin/conda clean -afy",
         ]
-        self.add(title, commands, [("PATH", f"{CONDA_ENV}/bin:${{PATH}}"), *build_env])
+        self.add(title, commands, [("PATH", f"{CONDA_ENV}/bin:${{PATH}}"), *build_env], stage="framework")
 
     def source_build(self, title: str) -> None:
         build = self.stack.framework
@@ -403,14 +414,28 @@ class _Planner:
         companions = [f"{name}=={version}" for name, version in build.companions]
         if companions:
             commands.append(self.pip(companions, no_deps=True))
-        self.add(title, commands)
+        self.add(title, commands, stage="framework")
 
     def benchmark(self) -> None:
         bench = self.stack.benchmark
         build = bench.build
         if build is None:
             return
-        self.add(f"{bench.name}: system packages", self.install(list(build.packages_for(self.base.family))))
+        packages = list(build.packages_for(self.base.family))
+        if build.mpi is not None:
+            packages += [p for p in build.mpi.packages_for(self.base.family) if p not in packages]
+        self.add(f"{bench.name}: system packages", self.install(packages))
+        if build.mpi is not None:
+            self.add(
+                f"{bench.name}: sshd and ssh for MPIJob launchers and workers (mpi-operator)",
+                [
+                    "ssh-keygen -A",
+                    "mkdir -p /run/sshd",
+                    "sed -i 's/^#\\?StrictModes .*/StrictModes no/' /etc/ssh/sshd_config",
+                    "printf '%s\\n' 'Host *' '    StrictHostKeyChecking no'"
+                    " '    UserKnownHostsFile /dev/null' >> /etc/ssh/ssh_config",
+                ],
+            )
         env = [*build.env, ("HOME", MLCC_HOME)]
         self.add(f"{bench.name}: environment", env=env)
         if build.source is not None:
