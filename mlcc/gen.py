@@ -1,15 +1,21 @@
-"""`mlcc gen`: resolve, render, and write variant folders (one stack or the published set)."""
+"""`mlcc gen`: resolve, render, and write variant folders (one stack or the published set).
+
+Two output roots: build files (Dockerfile or script or Apptainer definition, stack.json,
+context files) under ``dockerfiles/<benchmark>/<variant>/`` and OpenShift objects under
+``buildconfigs/<benchmark>/<variant>/`` plus one ``buildconfigs/<benchmark>/<benchmark>.yaml``
+that builds every variant of the benchmark present.
+"""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from mlcc.errors import StaleError, UsageError
+from mlcc.errors import OutputError, StaleError, UsageError
 from mlcc.kb.model import KnowledgeBase
 from mlcc.matrix import Outcome, evaluate, expand, load_matrix
-from mlcc.output import Change, compare_tree, write_tree
+from mlcc.output import Change, compare_tree, remove_folder, write_tree
 from mlcc.render import DEFAULT_OPTIONS, Options, Rendered, render
 from mlcc.resolve import Stack
 
@@ -19,14 +25,23 @@ _IMAGE_REF = re.compile(
     r"(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[0-9a-f]{64})?$"
 )
 _MIRROR = re.compile(r"^https?://[A-Za-z0-9.-]+(:[0-9]+)?(/[A-Za-z0-9._~/-]*)?$")
+ONLY = ("dockerfile", "openshift")
 
 
 class Generated(NamedTuple):
     rendered: Rendered
     folder: str  # <benchmark>/<variant>
+    openshift: Optional[Any] = None  # mlcc.render.openshift.OpenShiftFiles
 
     def files(self) -> List[Tuple[str, str]]:
         return [(f"{self.folder}/{name}", content) for name, content in self.rendered.files]
+
+
+class Roots(NamedTuple):
+    """Where each kind of output goes; None: not written."""
+
+    build: Optional[Path]
+    openshift: Optional[Path]
 
 
 def check_options(base_image: Optional[str], mirror: Optional[str]) -> Options:
@@ -48,14 +63,22 @@ def check_options(base_image: Optional[str], mirror: Optional[str]) -> Options:
 
 
 def generate(
-    kb: KnowledgeBase, stack: Stack, *, fmt: str = "dockerfile", options: Options = DEFAULT_OPTIONS
+    kb: KnowledgeBase,
+    stack: Stack,
+    *,
+    fmt: str = "dockerfile",
+    options: Options = DEFAULT_OPTIONS,
+    cluster: Optional[Any] = None,
 ) -> Generated:
-    return Generated(render(stack, kb, fmt=fmt, options=options), f"{stack.benchmark.name}/{stack.variant}")
+    """Render one variant; with ``cluster`` (ClusterOptions) its OpenShift objects too."""
+    rendered = render(stack, kb, fmt=fmt, options=options)
+    folder = f"{stack.benchmark.name}/{stack.variant}"
+    if cluster is None:
+        return Generated(rendered, folder)
+    from mlcc.render.openshift import render_openshift
 
-
-def write(root: Path, generated: Sequence[Generated]) -> List[Change]:
-    files = [item for g in generated for item in g.files()]
-    return write_tree(root, files, prune=[g.folder for g in generated])
+    dockerfile = rendered if fmt == "dockerfile" else render(stack, kb, options=options)
+    return Generated(rendered, folder, render_openshift(dockerfile, cluster))
 
 
 def published(kb: KnowledgeBase) -> List[Outcome]:
@@ -63,39 +86,123 @@ def published(kb: KnowledgeBase) -> List[Outcome]:
 
 
 def generate_all(
-    kb: KnowledgeBase, *, fmt: str = "dockerfile", options: Options = DEFAULT_OPTIONS
+    kb: KnowledgeBase,
+    *,
+    fmt: str = "dockerfile",
+    options: Options = DEFAULT_OPTIONS,
+    cluster: Optional[Any] = None,
 ) -> List[Generated]:
-    return [generate(kb, o.stack, fmt=fmt, options=options) for o in published(kb) if o.published and o.stack]
+    return [
+        generate(kb, o.stack, fmt=fmt, options=options, cluster=cluster)
+        for o in published(kb)
+        if o.published and o.stack
+    ]
 
 
-def write_all(root: Path, generated: Sequence[Generated]) -> List[Change]:
-    """Write the published set and remove variant folders the set no longer has."""
-    changes = write(root, generated)
-    keep = {g.folder for g in generated}
-    benchmarks = {g.folder.split("/")[0] for g in generated}
-    for bench in sorted(benchmarks):
-        directory = root / bench
-        for folder in sorted(p for p in directory.iterdir() if p.is_dir()):
-            rel = f"{bench}/{folder.name}"
-            if rel not in keep:
-                for path in sorted(folder.rglob("*"), reverse=True):
-                    if path.is_dir():
-                        path.rmdir()
-                    else:
-                        path.unlink()
-                        changes.append(Change(path, "removed"))
-                folder.rmdir()
+# ----------------------------------------------------------------------------- writing
+
+
+def _build_files(generated: Sequence[Generated]) -> List[Tuple[str, str]]:
+    return [item for g in generated for item in g.files()]
+
+
+def _openshift_files(generated: Sequence[Generated]) -> List[Tuple[str, str]]:
+    return [item for g in generated if g.openshift for item in g.openshift.files]
+
+
+def _benchmark_lists(generated: Sequence[Generated], root: Path, *, from_disk: bool) -> List[Tuple[str, str]]:
+    """``<benchmark>/<benchmark>.yaml`` for each benchmark touched.
+
+    With ``from_disk`` the variants already under ``root`` join the new ones, so that one
+    ``mlcc gen`` adds its variant to the benchmark's file instead of replacing the others.
+    """
+    from mlcc.render.openshift import BUILD_FILE, benchmark_list
+
+    by_benchmark: Dict[str, Dict[str, Sequence[Any]]] = {}
+    for g in generated:
+        if g.openshift is None:
+            continue
+        bench, variant = g.folder.split("/")
+        by_benchmark.setdefault(bench, {})[variant] = g.openshift.build_objects
+    if from_disk:
+        for bench, variants in by_benchmark.items():
+            for path in sorted((root / bench).glob(f"*/{BUILD_FILE}")):
+                variant = path.parent.name
+                if variant not in variants:
+                    variants[variant] = _read_build_objects(path)
+    return [benchmark_list(bench, list(variants.items())) for bench, variants in sorted(by_benchmark.items())]
+
+
+def _read_build_objects(path: Path) -> Sequence[Any]:
+    import yaml
+
+    try:
+        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as error:
+        raise OutputError(
+            f"cannot read {path}: {error}", hint="regenerate it, or remove the variant folder"
+        ) from None
+    items = document.get("items") if isinstance(document, dict) else None
+    if not isinstance(items, list):
+        raise OutputError(f"{path} is not a List of build objects", hint="regenerate it with mlcc gen")
+    return items
+
+
+def write(roots: Roots, generated: Sequence[Generated]) -> List[Change]:
+    """Write one or more variants, leaving other variants of their benchmarks alone."""
+    changes: List[Change] = []
+    if roots.build is not None:
+        changes += write_tree(roots.build, _build_files(generated), prune=[g.folder for g in generated])
+    if roots.openshift is not None and any(g.openshift for g in generated):
+        files = _openshift_files(generated)
+        # the benchmark file reads the other variants from disk: write the variants first
+        changes += write_tree(roots.openshift, files, prune=[g.folder for g in generated if g.openshift])
+        changes += write_tree(roots.openshift, _benchmark_lists(generated, roots.openshift, from_disk=True))
     return changes
 
 
-def check_all(root: Path, generated: Sequence[Generated]) -> None:
+def write_all(roots: Roots, generated: Sequence[Generated]) -> List[Change]:
+    """Write the published set and remove variant folders the set no longer has."""
+    changes: List[Change] = []
+    for root, files in _all_files(roots, generated):
+        changes += write_tree(root, files, prune=[g.folder for g in generated])
+        changes += _remove_unpublished(root, generated)
+    return changes
+
+
+def _all_files(roots: Roots, generated: Sequence[Generated]) -> List[Tuple[Path, List[Tuple[str, str]]]]:
+    found: List[Tuple[Path, List[Tuple[str, str]]]] = []
+    if roots.build is not None:
+        found.append((roots.build, _build_files(generated)))
+    if roots.openshift is not None:
+        files = _openshift_files(generated) + _benchmark_lists(generated, roots.openshift, from_disk=False)
+        found.append((roots.openshift, files))
+    return found
+
+
+def _remove_unpublished(root: Path, generated: Sequence[Generated]) -> List[Change]:
+    keep = {g.folder for g in generated}
+    changes: List[Change] = []
+    for bench in sorted({g.folder.split("/")[0] for g in generated}):
+        directory = root / bench
+        if not directory.is_dir():
+            continue
+        for folder in sorted(p for p in directory.iterdir() if p.is_dir()):
+            if f"{bench}/{folder.name}" not in keep:
+                changes += remove_folder(folder)
+    return changes
+
+
+def check_all(roots: Roots, generated: Sequence[Generated]) -> None:
     """Raise StaleError listing every difference between disk and a fresh rendering."""
-    files = [item for g in generated for item in g.files()]
     benchmarks = sorted({g.folder.split("/")[0] for g in generated})
-    problems = compare_tree(root, files, folders=benchmarks)
+    problems: List[str] = []
+    for root, files in _all_files(roots, generated):
+        problems += compare_tree(root, files, folders=benchmarks)
     if problems:
+        shown = problems[:40] + ([f"... and {len(problems) - 40} more"] if len(problems) > 40 else [])
         raise StaleError(
-            f"{len(problems)} generated file(s) under {root} differ from the recipes",
-            details=problems[:40] + ([f"... and {len(problems) - 40} more"] if len(problems) > 40 else []),
+            f"{len(problems)} generated file(s) differ from the recipes",
+            details=shown,
             hint="run `mlcc gen --all` and commit the result",
         )

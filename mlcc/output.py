@@ -73,6 +73,22 @@ def write_tree(root: Path, files: Iterable[Tuple[str, str]], *, prune: Sequence[
     return changes
 
 
+def remove_folder(folder: Path) -> List[Change]:
+    """Delete a generated variant folder the published set no longer has."""
+    changes: List[Change] = []
+    try:
+        for path in sorted(folder.rglob("*"), reverse=True):
+            if path.is_dir() and not path.is_symlink():
+                path.rmdir()
+            else:
+                path.unlink()
+                changes.append(Change(path, "removed"))
+        folder.rmdir()
+    except OSError as error:
+        raise OutputError(f"cannot remove {folder}: {error.strerror}") from None
+    return changes
+
+
 def _check_writable(root: Path) -> None:
     probe = root
     while not probe.exists():

@@ -67,9 +67,17 @@ class Result(NamedTuple):
 
 
 @pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str]):  # type: ignore[no-untyped-def]
-    """Run the CLI in-process: cli("resolve", "maskrcnn") -> Result(code, out, err)."""
+def cli(capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """Run the CLI in-process: cli("resolve", "maskrcnn") -> Result(code, out, err).
+
+    The working directory is a fresh temporary folder, so default outputs (dockerfiles/,
+    buildconfigs/) never land in the checkout.
+    """
     from mlcc.cli import run
+
+    workdir = tmp_path / "cwd"
+    workdir.mkdir()
+    monkeypatch.chdir(workdir)
 
     def invoke(*args: str) -> Result:
         capsys.readouterr()
@@ -80,15 +88,15 @@ def cli(capsys: pytest.CaptureFixture[str]):  # type: ignore[no-untyped-def]
     return invoke
 
 
-def run_mlcc(args: List[str], **env: str) -> Result:
+def run_mlcc(args: List[str], cwd: Path = REPO, **env: str) -> Result:
     """Run ``python -m mlcc`` as a real process (exit codes, stderr, start-up)."""
-    full_env = {**os.environ, **env}
+    full_env = {**os.environ, **env, "PYTHONPATH": str(REPO)}
     proc = subprocess.run(
         [sys.executable, "-m", "mlcc", *args],
         capture_output=True,
         text=True,
         env=full_env,
-        cwd=REPO,
+        cwd=cwd,
         timeout=120,
     )
     return Result(proc.returncode, proc.stdout, proc.stderr)

@@ -198,6 +198,139 @@ def resolve_command(obj: _Context, /, benchmark: str, as_json: bool, verbose: bo
         click.echo(stack_table(stack, verbose=verbose))
 
 
+def openshift_options(func: F) -> F:
+    """How the OpenShift objects and run manifests are written (gen, and build --backend openshift)."""
+    options = [
+        click.option(
+            "--openshift",
+            "openshift_version",
+            type=click.Choice(["4", "3.11"]),
+            default="4",
+            show_default=True,
+            help="OpenShift API to write for (3.11 wants status, triggers and a nodeSelector).",
+        ),
+        click.option(
+            "--namespace", metavar="NS", help="Namespace of every object (default: the current project)."
+        ),
+        click.option(
+            "--push-to",
+            metavar="REPO",
+            help="Push the benchmark image to this external repository (registry/namespace/name).",
+        ),
+        click.option("--push-secret", metavar="NAME", help="The dockerconfigjson Secret for --push-to."),
+        click.option(
+            "--webhook-secret",
+            metavar="NAME",
+            default="mlcc-webhook",
+            show_default=True,
+            help="Secret (key WebHookSecretKey) the Generic/GitHub webhook triggers reference.",
+        ),
+        click.option(
+            "--git-uri",
+            metavar="URL",
+            help="Build from this Git repository (holding dockerfiles/) instead of inline Dockerfiles.",
+        ),
+        click.option(
+            "--git-ref", metavar="REF", default="main", show_default=True, help="Branch, tag or commit."
+        ),
+        click.option(
+            "--git-context",
+            metavar="DIR",
+            default="dockerfiles",
+            show_default=True,
+            help="Folder of the variant folders inside the Git repository.",
+        ),
+        click.option(
+            "--chain",
+            is_flag=True,
+            help="Three chained builds: stack image, framework image, benchmark image.",
+        ),
+        click.option(
+            "--gpus", type=int, metavar="N", help="GPUs per pod (default: the benchmark's reference)."
+        ),
+        click.option("--nodes", type=int, default=2, show_default=True, metavar="N", help="MPIJob workers."),
+        click.option(
+            "--data-claim", metavar="NAME", help="PVC with the dataset (default: <benchmark>-data)."
+        ),
+        click.option(
+            "--data-hostpath", metavar="PATH", help="Mount the dataset from this host path instead."
+        ),
+        click.option("--results-claim", metavar="NAME", help="PVC for the results (default: an emptyDir)."),
+        click.option(
+            "--build-cpu", metavar="QTY", default="2", show_default=True, help="CPU request of builds."
+        ),
+        click.option(
+            "--build-memory", metavar="QTY", default="8Gi", show_default=True, help="Memory of builds."
+        ),
+        click.option(
+            "--nccl-env",
+            metavar="NAME=VALUE",
+            multiple=True,
+            help="NCCL setting for the MPIJob, e.g. NCCL_P2P_LEVEL=NVL (repeatable; NCCL_DEBUG=INFO "
+            "and NCCL_IB_DISABLE=0 by default).",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+OPENSHIFT_KEYS = (
+    "openshift_version",
+    "namespace",
+    "push_to",
+    "push_secret",
+    "webhook_secret",
+    "git_uri",
+    "git_ref",
+    "git_context",
+    "chain",
+    "gpus",
+    "nodes",
+    "data_claim",
+    "data_hostpath",
+    "results_claim",
+    "build_cpu",
+    "build_memory",
+    "nccl_env",
+)
+
+
+def cluster_from(values: dict) -> Any:  # type: ignore[type-arg]
+    """Pop the OpenShift options out of a command's keyword arguments, checked."""
+    from mlcc.errors import UsageError
+    from mlcc.render.openshift import ClusterOptions, check_cluster_options
+
+    given = {key: values.pop(key) for key in OPENSHIFT_KEYS}
+    nccl = []
+    for item in given["nccl_env"]:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise UsageError(f"--nccl-env {item!r}: expected NAME=VALUE, e.g. NCCL_P2P_LEVEL=NVL")
+        nccl.append((name, value))
+    return check_cluster_options(
+        ClusterOptions(
+            openshift=given["openshift_version"],
+            namespace=given["namespace"],
+            push_to=given["push_to"],
+            push_secret=given["push_secret"],
+            webhook_secret=given["webhook_secret"],
+            git_uri=given["git_uri"],
+            git_ref=given["git_ref"],
+            git_context_root=given["git_context"],
+            chain=given["chain"],
+            gpus=given["gpus"],
+            nodes=given["nodes"],
+            data_claim=given["data_claim"],
+            data_hostpath=given["data_hostpath"],
+            results_claim=given["results_claim"],
+            build_cpu=given["build_cpu"],
+            build_memory=given["build_memory"],
+            nccl_env=tuple(nccl),
+        )
+    )
+
+
 @cli.command("gen")
 @click.argument("benchmark", required=False, shell_complete=_complete_benchmark)
 @stack_options
@@ -208,7 +341,19 @@ def resolve_command(obj: _Context, /, benchmark: str, as_json: bool, verbose: bo
     metavar="DIR",
     default="dockerfiles",
     show_default=True,
-    help="Write into DIR/<benchmark>/<variant>/.",
+    help="Write the build files into DIR/<benchmark>/<variant>/.",
+)
+@click.option(
+    "--openshift-output",
+    metavar="DIR",
+    default="buildconfigs",
+    show_default=True,
+    help="Write the OpenShift objects into DIR/<benchmark>/<variant>/.",
+)
+@click.option(
+    "--only",
+    type=click.Choice(["dockerfile", "openshift"]),
+    help="Write only the build files, or only the OpenShift objects.",
 )
 @click.option(
     "--format",
@@ -216,7 +361,8 @@ def resolve_command(obj: _Context, /, benchmark: str, as_json: bool, verbose: bo
     type=click.Choice(["dockerfile", "script", "singularity"]),
     default="dockerfile",
     show_default=True,
-    help="Dockerfile, a bash script for bare-metal installs, or an Apptainer definition.",
+    help="Dockerfile, a bash script for bare-metal installs, or an Apptainer definition "
+    "(the last two write no OpenShift objects unless --only openshift).",
 )
 @click.option("--base-image", metavar="REF", help="Build FROM this (mirrored) image instead of the base's.")
 @click.option(
@@ -225,6 +371,7 @@ def resolve_command(obj: _Context, /, benchmark: str, as_json: bool, verbose: bo
     help="Fetch NVIDIA packages and files from URL instead of "
     "https://developer.download.nvidia.com (also a build arg: NVIDIA_MIRROR).",
 )
+@openshift_options
 @click.option("--all", "all_", is_flag=True, help="Regenerate the published set (recipes/matrix.yaml).")
 @click.option(
     "--check", is_flag=True, help="With --all: change nothing, exit 7 if the files on disk are stale."
@@ -235,6 +382,8 @@ def gen_command(
     /,
     benchmark: Optional[str],
     output: str,
+    openshift_output: str,
+    only: Optional[str],
     fmt: str,
     base_image: Optional[str],
     mirror: Optional[str],
@@ -242,13 +391,15 @@ def gen_command(
     check: bool,
     **kwargs: Any,
 ) -> None:
-    """Generate the Dockerfile (and stack.json) for BENCHMARK and the pins given.
+    """Generate the Dockerfile, stack.json and OpenShift objects for BENCHMARK and the pins given.
 
     \b
     Examples:
       mlcc gen maskrcnn --cuda 10.1
       mlcc gen maskrcnn --arch ppc64le --format script -o out/
       mlcc gen ssd --base-image registry.example.com/ubi8:8.10 --mirror https://mirror.example.com/nvidia
+      mlcc gen maskrcnn --only openshift --openshift 3.11 --namespace mlperf --gpus 4
+      mlcc gen nccl-tests --chain --push-to quay.io/acme/nccl-tests --push-secret quay-push
       mlcc gen --all --check
     """
     from pathlib import Path
@@ -257,16 +408,22 @@ def gen_command(
     from mlcc.errors import UsageError
 
     options = gen.check_options(base_image, mirror)
-    root = Path(output)
+    cluster = cluster_from(kwargs)
+    openshift = only == "openshift" or (only is None and fmt == "dockerfile")
+    roots = gen.Roots(
+        build=None if only == "openshift" else Path(output),
+        openshift=Path(openshift_output) if openshift else None,
+    )
     if all_:
         if benchmark is not None or any(v not in (None, False, ()) for v in kwargs.values()):
             raise UsageError("--all regenerates the published set; it takes no benchmark or pins")
-        generated = gen.generate_all(obj.kb, fmt=fmt, options=options)
+        generated = gen.generate_all(obj.kb, fmt=fmt, options=options, cluster=cluster if openshift else None)
+        shown = " and ".join(str(r) for r in roots if r is not None)
         if check:
-            gen.check_all(root, generated)
-            click.echo(f"{len(generated)} variants under {root} are up to date")
+            gen.check_all(roots, generated)
+            click.echo(f"{len(generated)} variants under {shown} are up to date")
             return
-        _report(gen.write_all(root, generated), root)
+        _report(gen.write_all(roots, generated), shown)
         return
     if check:
         raise UsageError("--check goes with --all")
@@ -277,7 +434,8 @@ def gen_command(
 
     kb = obj.kb
     stack = Resolver(kb).resolve(request_for(kb, benchmark, pins_from(kwargs)))
-    _report(gen.write(root, [gen.generate(kb, stack, fmt=fmt, options=options)]), root)
+    one = gen.generate(kb, stack, fmt=fmt, options=options, cluster=cluster if openshift else None)
+    _report(gen.write(roots, [one]), " and ".join(str(r) for r in roots if r is not None))
 
 
 def _report(changes: Sequence[Any], root: Any) -> None:
@@ -290,11 +448,34 @@ def _report(changes: Sequence[Any], root: Any) -> None:
 
 @cli.command("lint")
 @click.argument("paths", nargs=-1, metavar="[PATH]...")
+@click.option(
+    "--schema-dir",
+    metavar="DIR",
+    envvar="MLCC_SCHEMA_DIR",
+    help="JSON Schemas of the API objects, kubeconform / openapi2jsonschema layout "
+    "(env MLCC_SCHEMA_DIR). Without it YAML is checked by mlcc's own rules only.",
+)
+@click.option(
+    "--openshift",
+    "openshift_version",
+    type=click.Choice(["4", "3.11"]),
+    help="Validate OpenShift objects for this version (default: what each object was written for).",
+)
 @click.option("--rules", is_flag=True, help="List the rules and exit.")
-def lint_command(paths: Sequence[str], rules: bool) -> None:
-    """Check Dockerfiles (default: dockerfiles/) against mlcc's rules: pinned base,
-    pinned NVIDIA and pip packages, caches cleaned in the same layer, no blanket
-    update, labels present, non-root user. Exit 8 on any error."""
+def lint_command(
+    paths: Sequence[str], schema_dir: Optional[str], openshift_version: Optional[str], rules: bool
+) -> None:
+    """Check Dockerfiles and OpenShift/Kubernetes YAML (default: dockerfiles/ and
+    buildconfigs/). Dockerfiles: pinned base, pinned NVIDIA and pip packages, caches
+    cleaned in the same layer, no blanket update, labels, non-root user. YAML: the API
+    schemas, then the rules the API server and controllers apply. Exit 8 on any error.
+
+    \b
+    Examples:
+      mlcc lint
+      mlcc lint --schema-dir ../shared/schemas buildconfigs/maskrcnn
+      mlcc lint --rules
+    """
     from pathlib import Path
 
     from mlcc.errors import LintError, UsageError
@@ -304,13 +485,18 @@ def lint_command(paths: Sequence[str], rules: bool) -> None:
         for rule, text in RULES.items():
             click.echo(f"{rule}  {text}")
         return
-    targets = [Path(p) for p in paths] or [p for p in (Path("dockerfiles"),) if p.exists()]
+    targets = [Path(p) for p in paths] or [
+        p for p in (Path("dockerfiles"), Path("buildconfigs")) if p.exists()
+    ]
     if not targets:
-        raise UsageError("nothing to lint: give paths, or run where dockerfiles/ exists")
+        raise UsageError("nothing to lint: give paths, or run where dockerfiles/ or buildconfigs/ exist")
     missing = [str(p) for p in targets if not p.exists()]
     if missing:
         raise UsageError(f"no such file or folder: {', '.join(missing)}")
-    findings = lint_paths(targets)
+    schemas = Path(schema_dir) if schema_dir else None
+    if schemas is not None and not schemas.is_dir():
+        raise UsageError(f"--schema-dir: {schema_dir} is not a folder", hint="a folder of JSON Schemas")
+    findings = lint_paths(targets, schema_dir=schemas, openshift=openshift_version)
     for finding in findings:
         click.echo(str(finding))
     errors = [f for f in findings if f.severity == "error"]

@@ -1,24 +1,50 @@
-"""`mlcc lint`: check generated (or hand-written) build files against mlcc's rules."""
+"""`mlcc lint`: check generated (or hand-written) build files against mlcc's rules.
+
+Dockerfiles are parsed with dockerfile-parse (:mod:`.dockerfile`); YAML files are split
+into objects and checked against the real API schemas and the server's rules
+(:mod:`.kube`).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterable, List
+from typing import Dict, Iterable, List, Optional
 
-from mlcc.lint.dockerfile import RULES, Finding, lint_dockerfile
+from mlcc.lint.dockerfile import RULES as DOCKERFILE_RULES
+from mlcc.lint.dockerfile import Finding, lint_dockerfile
 
 __all__ = ["RULES", "Finding", "lint_paths"]
+
+
+def _rules() -> Dict[str, str]:
+    from mlcc.lint.kube import RULES as KUBE_RULES
+
+    return {**DOCKERFILE_RULES, **KUBE_RULES}
+
+
+RULES = _rules()
 
 
 def _is_dockerfile(path: Path) -> bool:
     return path.name == "Dockerfile" or path.name.startswith("Dockerfile.") or path.suffix == ".Dockerfile"
 
 
-def lint_paths(paths: Iterable[Path]) -> List[Finding]:
+def _is_yaml(path: Path) -> bool:
+    return path.suffix in (".yaml", ".yml")
+
+
+def lint_paths(
+    paths: Iterable[Path], *, schema_dir: Optional[Path] = None, openshift: Optional[str] = None
+) -> List[Finding]:
+    from mlcc.lint.kube import SchemaStore, lint_yaml
+
+    store = SchemaStore(schema_dir) if schema_dir is not None else None
     findings: List[Finding] = []
     for path in paths:
         candidates = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
         for candidate in candidates:
             if _is_dockerfile(candidate):
                 findings += lint_dockerfile(candidate)
+            elif _is_yaml(candidate):
+                findings += lint_yaml(candidate, store, openshift=openshift)
     return findings

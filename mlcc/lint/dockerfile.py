@@ -52,10 +52,11 @@ class Finding(NamedTuple):
     line: int
     rule: str
     message: str
+    warning: bool = False
 
     @property
     def severity(self) -> str:
-        return "warning" if self.rule in WARNINGS else "error"
+        return "warning" if self.warning or self.rule in WARNINGS else "error"
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.rule} {self.severity}: {self.message}"

@@ -43,10 +43,10 @@ def test_formats_write_their_main_file(cli, tmp_path: Path) -> None:  # type: ig
 
 
 def test_unknown_format_is_a_usage_error(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    result = cli("gen", "ssd", "--format", "rpm", "-o", str(tmp_path))
+    result = cli("gen", "ssd", "--format", "rpm", "-o", str(tmp_path / "out"))
     assert result.code == 2
     assert "rpm" in result.err and "dockerfile" in result.err
-    assert not any(tmp_path.iterdir())
+    assert not (tmp_path / "out").exists() and not Path("buildconfigs").exists()
 
 
 def test_output_that_is_not_a_writable_directory(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -72,17 +72,17 @@ def test_a_failed_write_leaves_no_partial_files(cli, tmp_path: Path) -> None:  #
 
 
 def test_a_conflict_writes_nothing(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    result = cli("gen", "maskrcnn", "--cuda", "9.0", "-o", str(tmp_path))
+    result = cli("gen", "maskrcnn", "--cuda", "9.0", "-o", str(tmp_path / "out"))
     assert result.code == 3
-    assert not any(tmp_path.iterdir())
+    assert not (tmp_path / "out").exists() and not Path("buildconfigs").exists()
 
 
 def test_bad_overrides_exit_2_and_write_nothing(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    result = cli("gen", "ssd", "--base-image", "ubi8;reboot", "-o", str(tmp_path))
+    result = cli("gen", "ssd", "--base-image", "ubi8;reboot", "-o", str(tmp_path / "out"))
     assert result.code == 2 and "--base-image" in result.err
-    result = cli("gen", "ssd", "--mirror", "file:///etc", "-o", str(tmp_path))
+    result = cli("gen", "ssd", "--mirror", "file:///etc", "-o", str(tmp_path / "out"))
     assert result.code == 2 and "--mirror" in result.err
-    assert not any(tmp_path.iterdir())
+    assert not (tmp_path / "out").exists() and not Path("buildconfigs").exists()
 
 
 def test_all_and_check_usage(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -126,7 +126,7 @@ def test_gen_works_when_the_cache_folder_is_unusable(tmp_path: Path) -> None:
     blocker = tmp_path / "cache-is-a-file"
     blocker.write_text("")
     out = tmp_path / "out"
-    result = run_mlcc(["gen", "ssd", "-o", str(out)], MLCC_CACHE_DIR=str(blocker / "sub"))
+    result = run_mlcc(["gen", "ssd", "-o", str(out)], cwd=tmp_path, MLCC_CACHE_DIR=str(blocker / "sub"))
     assert result.code == 0, result.err
     assert (out / "ssd").is_dir()
 
@@ -135,9 +135,12 @@ def test_template_cache_is_ignored_when_others_can_write_it(tmp_path: Path) -> N
     cache = tmp_path / "cache"
     (cache / "templates").mkdir(parents=True)
     os.chmod(cache / "templates", 0o777)
-    result = run_mlcc(["gen", "ssd", "-o", str(tmp_path / "out")], MLCC_CACHE_DIR=str(cache))
+    result = run_mlcc(["gen", "ssd", "-o", str(tmp_path / "out")], cwd=tmp_path, MLCC_CACHE_DIR=str(cache))
     assert result.code == 0, result.err
     assert list((cache / "templates").iterdir()) == []  # nothing written to, or read from, it
     os.chmod(cache / "templates", 0o700)
-    assert run_mlcc(["gen", "ssd", "-o", str(tmp_path / "out")], MLCC_CACHE_DIR=str(cache)).code == 0
+    assert (
+        run_mlcc(["gen", "ssd", "-o", str(tmp_path / "out")], cwd=tmp_path, MLCC_CACHE_DIR=str(cache)).code
+        == 0
+    )
     assert list((cache / "templates").iterdir())

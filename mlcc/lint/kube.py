@@ -1,0 +1,494 @@
+"""Lint for OpenShift and Kubernetes YAML: the real API schemas, then the server's rules.
+
+The schemas (openapi2jsonschema "standalone-strict" files and kubeconform-layout CRD
+schemas) catch unknown fields and wrong types but hold no enums and accept null nearly
+everywhere; the semantic rules below add what the API server and the controllers check
+(openshift-apiserver build validation, mpi-operator validation, the GPU device plugin).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
+
+from mlcc.lint.dockerfile import Finding
+
+Obj = Dict[str, Any]
+Key = Tuple[Any, ...]
+
+RULES: Dict[str, str] = {
+    "KS001": "the object validates against its API schema (--schema-dir)",
+    "KS002": "no null values (the OpenShift schemas accept null almost everywhere)",
+    "KS003": "object names are valid Kubernetes names (Pods and MPIJobs: DNS labels)",
+    "KS004": "BuildConfig strategy: a known type with exactly its own sub-struct",
+    "KS005": "BuildConfig source: type matches content, Git and Binary exclusive, Docker builds "
+    "have a source, inline Dockerfile <= 60000 bytes, relative contextDir and dockerfilePath",
+    "KS006": "BuildConfig triggers: known types, webhook secrets by secretReference (never inline), "
+    "allowEnv only on Generic, ImageChange needs an ImageStreamTag, no duplicate ImageChange",
+    "KS007": "BuildConfig output: ImageStreamTag name:tag, or DockerImage with a pushSecret; "
+    "imageLabels unique and valid",
+    "KS008": "BuildConfig policy: runPolicy, history limits, completionDeadlineSeconds, "
+    "imageOptimizationPolicy within what the server accepts",
+    "KS009": "nodeSelector kubernetes.io/arch names a known architecture",
+    "KS010": "GPUs: nvidia.com/gpu a positive whole number in limits (requests equal), GPU counts "
+    "in the environment agree, /dev/shm memory-backed where GPUs are used",
+    "KS011": "MPIJob: replica specs Launcher (1) and Worker (>= 1), restartPolicy Never or OnFailure, "
+    "cleanPodPolicy set, slotsPerWorker equal to each worker's GPUs",
+    "KS012": "ConfigMap: keys valid, data at most 1 MiB",
+}
+WARNINGS = {"KS001-missing"}
+
+STRATEGIES = {
+    "Docker": "dockerStrategy",
+    "Source": "sourceStrategy",
+    "Custom": "customStrategy",
+    "JenkinsPipeline": "jenkinsPipelineStrategy",
+}
+SOURCE_TYPES = {"Git", "Dockerfile", "Binary", "Image", "None"}
+TRIGGER_KEYS = {
+    "GitHub": "github",
+    "GitLab": "gitlab",
+    "Bitbucket": "bitbucket",
+    "Generic": "generic",
+    "ImageChange": "imageChange",
+    "ConfigChange": None,
+}
+RUN_POLICIES = {"Serial", "SerialLatestOnly", "Parallel"}
+IMAGE_OPTIMIZATION = {"None", "SkipLayers", "SkipLayersAndWarn"}
+ARCHES = {"amd64", "arm64", "ppc64le", "s390x"}
+GPU = "nvidia.com/gpu"
+GPU_COUNT_ENV = ("DGXNGPU",)
+_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_LABEL_NAME = re.compile(r"^[-._a-zA-Z0-9]+$")
+_CONFIGMAP_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
+
+
+class Located(NamedTuple):
+    """A finding inside an object: the rule, the message, and the path to the value."""
+
+    rule: str
+    message: str
+    path: Key = ()
+
+
+# ----------------------------------------------------------------------------- schemas
+
+
+class SchemaStore:
+    """Finds and caches the JSON Schema of a kind in a kubeconform-style folder.
+
+    Accepted layouts: ``<dir>[/<version-folder>]/<kind>-<group>-<version>.json`` as
+    openapi2jsonschema writes them (core kinds ``<kind>-<version>.json``), and
+    ``<dir>/<group>/<kind>_<version>.json`` for CRDs (datreeio/CRDs-catalog).
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.unmatched: set[Tuple[str, str]] = set()  # kinds without a schema, reported once
+        self.folders = sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: _version_key(p.name))
+
+    def find(self, api_version: str, kind: str, openshift: str) -> Optional[Path]:
+        group, _, version = api_version.rpartition("/")
+        lower = kind.lower()
+        flat = f"{lower}-{group.split('.')[0]}-{version}.json" if group else f"{lower}-{version}.json"
+        candidates = [self.root / flat]
+        prefix = "v3.11" if openshift == "3.11" else "v4."
+        preferred = [f for f in reversed(self.folders) if f.name.startswith(prefix)]
+        others = [f for f in reversed(self.folders) if f not in preferred]
+        candidates += [f / flat for f in preferred + others]
+        if group:
+            candidates.append(self.root / group / f"{lower}_{version}.json")
+        return next((c for c in candidates if c.is_file()), None)
+
+
+def _version_key(name: str) -> Tuple[Tuple[int, ...], str]:
+    numbers = tuple(int(n) for n in re.findall(r"\d+", name))
+    return numbers, name
+
+
+@lru_cache(maxsize=32)
+def _validator(path: str) -> Any:
+    import jsonschema
+
+    schema = json.loads(Path(path).read_text(encoding="utf-8"))
+    # The files declare "http://json-schema.org/schema#", which jsonschema does not map to a
+    # draft; openapi2jsonschema writes draft-4/7-compatible schemas, so name Draft 7.
+    return jsonschema.Draft7Validator(schema)
+
+
+def schema_findings(obj: Obj, store: Optional[SchemaStore], openshift: str) -> List[Located]:
+    if store is None:
+        return []
+    kind, api_version = obj.get("kind"), obj.get("apiVersion")
+    if not isinstance(kind, str) or not isinstance(api_version, str):
+        return [Located("KS001", "apiVersion and kind must be strings")]
+    path = store.find(api_version, kind, openshift)
+    if path is None:
+        if (api_version, kind) in store.unmatched:
+            return []
+        store.unmatched.add((api_version, kind))
+        message = f"no schema for {api_version} {kind} under {store.root}"
+        message += f"; every {kind} is checked by mlcc's rules only"
+        return [Located("KS001-missing", message)]
+    found = []
+    for error in sorted(_validator(str(path)).iter_errors(obj), key=lambda e: list(e.absolute_path))[:20]:
+        where = "/".join(str(p) for p in error.absolute_path) or "(top)"
+        found.append(
+            Located(
+                "KS001",
+                f"{where}: {error.message} ({path.parent.name}/{path.name})",
+                tuple(error.absolute_path),
+            )
+        )
+    return found
+
+
+# ----------------------------------------------------------------------------- rules
+
+
+def _nulls(value: Any, path: Key) -> Iterator[Located]:
+    if value is None:
+        yield Located("KS002", f"{'/'.join(map(str, path)) or '(top)'} is null", path)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _nulls(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _nulls(item, (*path, index))
+
+
+def _name(obj: Obj) -> Iterator[Located]:
+    name = (obj.get("metadata") or {}).get("name")
+    label_kinds = {"Pod", "MPIJob", "Job"}
+    if not isinstance(name, str):
+        yield Located("KS003", "metadata.name is missing", ("metadata",))
+        return
+    if obj.get("kind") in label_kinds:
+        if len(name) > 63 or not _LABEL.match(name):
+            yield Located("KS003", f"{name!r} is not a DNS-1123 label (Pod names)", ("metadata", "name"))
+    elif len(name) > 253 or not _SUBDOMAIN.match(name):
+        yield Located("KS003", f"{name!r} is not a DNS-1123 subdomain", ("metadata", "name"))
+
+
+def _build_config(obj: Obj) -> Iterator[Located]:
+    spec = obj.get("spec") or {}
+    yield from _strategy(spec)
+    yield from _source(spec)
+    yield from _triggers(spec)
+    yield from _output(spec)
+    yield from _policy(spec)
+    yield from _node_selector(spec, ("spec",))
+
+
+def _strategy(spec: Obj) -> Iterator[Located]:
+    strategy = spec.get("strategy") or {}
+    kind = strategy.get("type")
+    present = [k for k in STRATEGIES.values() if k in strategy]
+    if kind not in STRATEGIES:
+        yield Located(
+            "KS004", f"strategy type {kind!r} is not one of {', '.join(STRATEGIES)}", ("spec", "strategy")
+        )
+    elif present != [STRATEGIES[kind]]:
+        yield Located(
+            "KS004",
+            f"strategy {kind} needs exactly {STRATEGIES[kind]}, found {present}",
+            ("spec", "strategy"),
+        )
+
+
+def _source(spec: Obj) -> Iterator[Located]:
+    source = spec.get("source") or {}
+    where: Key = ("spec", "source")
+    kind = source.get("type")
+    if source and kind not in SOURCE_TYPES:
+        yield Located("KS005", f"source type {kind!r} is not one of {', '.join(sorted(SOURCE_TYPES))}", where)
+    if "git" in source and "binary" in source:
+        yield Located("KS005", "git and binary sources exclude each other", where)
+    expected = {"Git": "git", "Dockerfile": "dockerfile", "Binary": "binary"}.get(kind or "")
+    if expected and expected not in source:
+        yield Located("KS005", f"source type {kind} without {expected}", where)
+    docker = (spec.get("strategy") or {}).get("type") == "Docker"
+    if docker and not any(k in source for k in ("git", "binary", "dockerfile", "images")):
+        yield Located("KS005", "a Docker build needs a source: git, binary, dockerfile or images", where)
+    dockerfile = source.get("dockerfile")
+    if isinstance(dockerfile, str) and len(dockerfile.encode()) > 60000:
+        yield Located(
+            "KS005",
+            f"inline Dockerfile is {len(dockerfile.encode())} bytes (at most 60000)",
+            (*where, "dockerfile"),
+        )
+    paths = [("contextDir", source.get("contextDir"))]
+    paths.append(
+        ("dockerfilePath", ((spec.get("strategy") or {}).get("dockerStrategy") or {}).get("dockerfilePath"))
+    )
+    for field, value in paths:
+        if isinstance(value, str) and (value.startswith("/") or ".." in value.split("/")):
+            yield Located("KS005", f"{field} {value!r} must be relative, without '..'", where)
+
+
+def _triggers(spec: Obj) -> Iterator[Located]:
+    triggers = spec.get("triggers") or []
+    seen_image: List[str] = []
+    strategy_from = ((spec.get("strategy") or {}).get("dockerStrategy") or {}).get("from") or {}
+    for index, trigger in enumerate(triggers):
+        where: Key = ("spec", "triggers", index)
+        kind = trigger.get("type")
+        if kind not in TRIGGER_KEYS:
+            yield Located("KS006", f"trigger type {kind!r} is not one of {', '.join(TRIGGER_KEYS)}", where)
+            continue
+        key = TRIGGER_KEYS[kind]
+        body = trigger.get(key) if key else None
+        if kind in ("GitHub", "GitLab", "Bitbucket", "Generic"):
+            body = body or {}
+            if "secret" in body:
+                yield Located("KS006", f"{kind} webhook with an inline secret: use secretReference", where)
+            elif not (body.get("secretReference") or {}).get("name"):
+                yield Located("KS006", f"{kind} webhook without secretReference.name", where)
+            if body.get("allowEnv") and kind != "Generic":
+                yield Located("KS006", "allowEnv is only allowed on Generic webhooks", where)
+        if kind == "ImageChange":
+            source = (body or {}).get("from")
+            if source is None:
+                if strategy_from.get("kind") != "ImageStreamTag":
+                    yield Located(
+                        "KS006",
+                        "ImageChange without from needs the strategy to build FROM an ImageStreamTag",
+                        where,
+                    )
+                tag = str(strategy_from.get("name"))
+            else:
+                if source.get("kind") != "ImageStreamTag":
+                    yield Located("KS006", "ImageChange from must be an ImageStreamTag", where)
+                tag = str(source.get("name"))
+            if tag in seen_image:
+                yield Located("KS006", f"two ImageChange triggers on {tag}", where)
+            seen_image.append(tag)
+
+
+def _output(spec: Obj) -> Iterator[Located]:
+    output = spec.get("output") or {}
+    to = output.get("to")
+    where: Key = ("spec", "output")
+    if to:
+        kind, name = to.get("kind"), str(to.get("name", ""))
+        if kind == "ImageStreamTag" and ":" not in name:
+            yield Located("KS007", f"ImageStreamTag output {name!r} needs name:tag", where)
+        elif kind == "DockerImage" and not (output.get("pushSecret") or {}).get("name"):
+            yield Located("KS007", f"DockerImage output {name!r} without a pushSecret", where)
+        elif kind not in ("ImageStreamTag", "DockerImage"):
+            yield Located("KS007", f"output kind {kind!r} is not ImageStreamTag or DockerImage", where)
+    names = [label.get("name") for label in output.get("imageLabels") or []]
+    for index, name in enumerate(names):
+        if not isinstance(name, str) or not _LABEL_NAME.match(name):
+            yield Located("KS007", f"imageLabels name {name!r} is not valid", (*where, "imageLabels", index))
+        elif names.index(name) != index:
+            yield Located("KS007", f"imageLabels name {name!r} appears twice", (*where, "imageLabels", index))
+
+
+def _policy(spec: Obj) -> Iterator[Located]:
+    policy = spec.get("runPolicy")
+    if policy is not None and policy not in RUN_POLICIES:
+        yield Located(
+            "KS008",
+            f"runPolicy {policy!r} is not one of {', '.join(sorted(RUN_POLICIES))}",
+            ("spec", "runPolicy"),
+        )
+    for field in ("successfulBuildsHistoryLimit", "failedBuildsHistoryLimit"):
+        value = spec.get(field)
+        if isinstance(value, int) and value < 0:
+            yield Located("KS008", f"{field} is negative", ("spec", field))
+    deadline = spec.get("completionDeadlineSeconds")
+    if isinstance(deadline, int) and deadline <= 0:
+        yield Located("KS008", "completionDeadlineSeconds must be > 0", ("spec", "completionDeadlineSeconds"))
+    optimization = ((spec.get("strategy") or {}).get("dockerStrategy") or {}).get("imageOptimizationPolicy")
+    if optimization is not None and optimization not in IMAGE_OPTIMIZATION:
+        yield Located("KS008", f"imageOptimizationPolicy {optimization!r} is unknown", ("spec", "strategy"))
+
+
+def _node_selector(spec: Obj, where: Key) -> Iterator[Located]:
+    arch = (spec.get("nodeSelector") or {}).get("kubernetes.io/arch")
+    if arch is not None and arch not in ARCHES:
+        yield Located(
+            "KS009",
+            f"kubernetes.io/arch {arch!r} is not one of {', '.join(sorted(ARCHES))}",
+            (*where, "nodeSelector"),
+        )
+
+
+def _pod_spec(spec: Obj, where: Key, *, expect_slots: Optional[int] = None) -> Iterator[Located]:
+    yield from _node_selector(spec, where)
+    memory_volumes = {
+        v.get("name")
+        for v in spec.get("volumes") or []
+        if ((v.get("emptyDir") or {}).get("medium") == "Memory")
+    }
+    for index, container in enumerate(spec.get("containers") or []):
+        here: Key = (*where, "containers", index)
+        resources = container.get("resources") or {}
+        limit = (resources.get("limits") or {}).get(GPU)
+        request = (resources.get("requests") or {}).get(GPU)
+        if request is not None and limit is None:
+            yield Located(
+                "KS010", f"{GPU} in requests only: GPUs are requested through limits", (*here, "resources")
+            )
+        if limit is None:
+            continue
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            yield Located(
+                "KS010", f"{GPU} limit {limit!r} is not a positive whole number", (*here, "resources")
+            )
+            continue
+        if request is not None and request != limit:
+            yield Located(
+                "KS010", f"{GPU} request {request} differs from the limit {limit}", (*here, "resources")
+            )
+        for env in container.get("env") or []:
+            if env.get("name") in GPU_COUNT_ENV and str(env.get("value")) != str(limit):
+                yield Located(
+                    "KS010",
+                    f"{env.get('name')}={env.get('value')} but the container has {limit} GPU(s)",
+                    (*here, "env"),
+                )
+        mounts = {m.get("mountPath"): m.get("name") for m in container.get("volumeMounts") or []}
+        if mounts.get("/dev/shm") not in memory_volumes:
+            yield Located(
+                "KS010", "GPUs without a memory-backed /dev/shm (the 64 MiB default starves NCCL)", here
+            )
+        if expect_slots is not None and limit != expect_slots:
+            yield Located(
+                "KS011", f"slotsPerWorker is {expect_slots} but each worker has {limit} GPU(s)", here
+            )
+
+
+def _workload(obj: Obj) -> Iterator[Located]:
+    kind = obj.get("kind")
+    if kind == "Pod":
+        yield from _pod_spec(obj.get("spec") or {}, ("spec",))
+    elif kind == "Job":
+        template = (obj.get("spec") or {}).get("template") or {}
+        yield from _pod_spec(template.get("spec") or {}, ("spec", "template", "spec"))
+
+
+def _mpijob(obj: Obj) -> Iterator[Located]:
+    spec = obj.get("spec") or {}
+    replicas = spec.get("mpiReplicaSpecs") or {}
+    where: Key = ("spec", "mpiReplicaSpecs")
+    if set(replicas) != {"Launcher", "Worker"}:
+        yield Located(
+            "KS011", f"mpiReplicaSpecs keys are {sorted(replicas)}, expected Launcher and Worker", where
+        )
+    launcher = replicas.get("Launcher") or {}
+    worker = replicas.get("Worker") or {}
+    if launcher and launcher.get("replicas", 1) != 1:
+        yield Located("KS011", "the Launcher has exactly 1 replica", (*where, "Launcher"))
+    if worker and (not isinstance(worker.get("replicas"), int) or worker.get("replicas", 0) < 1):
+        yield Located("KS011", "Worker replicas must be a whole number >= 1", (*where, "Worker"))
+    for role, replica in (("Launcher", launcher), ("Worker", worker)):
+        policy = replica.get("restartPolicy")
+        if replica and policy not in ("Never", "OnFailure"):
+            yield Located(
+                "KS011", f"{role} restartPolicy {policy!r} is not Never or OnFailure", (*where, role)
+            )
+        template_spec = (replica.get("template") or {}).get("spec") or {}
+        slots = spec.get("slotsPerWorker") if role == "Worker" else None
+        yield from _pod_spec(template_spec, (*where, role, "template", "spec"), expect_slots=slots)
+    if not (spec.get("runPolicy") or {}).get("cleanPodPolicy"):
+        yield Located(
+            "KS011",
+            "runPolicy.cleanPodPolicy is not set (the CRD and the controller disagree on its default)",
+            ("spec",),
+        )
+
+
+def _configmap(obj: Obj) -> Iterator[Located]:
+    data = obj.get("data") or {}
+    size = 0
+    for key, value in data.items():
+        if not _CONFIGMAP_KEY.match(str(key)):
+            yield Located("KS012", f"ConfigMap key {key!r} is not valid", ("data", key))
+        if not isinstance(value, str):
+            yield Located("KS012", f"ConfigMap value of {key!r} is not a string", ("data", key))
+        else:
+            size += len(str(key)) + len(value.encode())
+    if size > 1024 * 1024:
+        yield Located("KS012", f"ConfigMap data is {size} bytes (at most 1 MiB)", ("data",))
+
+
+_BY_KIND: Dict[str, Sequence[Callable[[Obj], Iterator[Located]]]] = {
+    "BuildConfig": (_build_config,),
+    "Pod": (_workload,),
+    "Job": (_workload,),
+    "MPIJob": (_mpijob,),
+    "ConfigMap": (_configmap,),
+}
+
+
+def object_findings(obj: Obj, store: Optional[SchemaStore], openshift: str) -> List[Located]:
+    found = list(schema_findings(obj, store, openshift))
+    found += _nulls(obj, ())
+    found += _name(obj)
+    for check in _BY_KIND.get(str(obj.get("kind")), ()):
+        found += check(obj)
+    return found
+
+
+# ----------------------------------------------------------------------------- files
+
+
+def lint_yaml(path: Path, store: Optional[SchemaStore], *, openshift: Optional[str] = None) -> List[Finding]:
+    """Every object of a YAML file (Lists unwrapped), with file:line for each finding."""
+    import yaml
+
+    from mlcc.errors import RecipeError
+    from mlcc.kb.yamlsrc import line_of, parse_yaml_all
+
+    display = str(path)
+    try:
+        documents = parse_yaml_all(path.read_text(encoding="utf-8"), display)
+    except RecipeError as error:
+        return [Finding(display, error.line or 1, "KS001", str(error).split(": ", 1)[-1])]
+    except (OSError, yaml.YAMLError) as error:
+        return [Finding(display, 1, "KS001", f"cannot read: {error}")]
+    findings: List[Finding] = []
+    for data, lines in documents:
+        if data is None or path.name == "kustomization.yaml":
+            continue
+        for obj, prefix in _objects(data):
+            version = openshift or _target(obj)
+            for located in object_findings(obj, store, version):
+                rule = "KS001" if located.rule == "KS001-missing" else located.rule
+                line = line_of(lines, (*prefix, *located.path)) or 1
+                message = located.message
+                findings.append(
+                    Finding(
+                        display,
+                        line,
+                        rule,
+                        f"{obj.get('kind')} {_obj_name(obj)}: {message}",
+                        warning=located.rule in WARNINGS,
+                    )
+                )
+    return findings
+
+
+def _objects(data: Any) -> Iterator[Tuple[Obj, Key]]:
+    if isinstance(data, dict) and data.get("kind") == "List" and isinstance(data.get("items"), list):
+        for index, item in enumerate(data["items"]):
+            if isinstance(item, dict):
+                yield item, ("items", index)
+    elif isinstance(data, dict):
+        yield data, ()
+
+
+def _target(obj: Obj) -> str:
+    """The OpenShift version an object was written for: 3.11 objects carry status/lastVersion."""
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    return str(annotations.get("mlcc.io/openshift", "4"))
+
+
+def _obj_name(obj: Obj) -> str:
+    return str((obj.get("metadata") or {}).get("name", "?"))

@@ -1,0 +1,466 @@
+"""ImageStreams, ConfigMaps and BuildConfigs for one rendered variant, flat or chained.
+
+Conventions (see README, "OpenShift"): the Docker strategy builds FROM the base's
+ImageStreamTag, so an ImageChange trigger rebuilds the image when the base is re-imported;
+the build context is the variant folder, carried by ConfigMaps beside an inline Dockerfile
+(or a Git repository holding dockerfiles/ with ``--git-uri``); webhook secrets are only
+ever referenced by name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+import mlcc
+from mlcc.errors import UsageError
+from mlcc.render import Rendered, gen_command, render_dockerfile
+from mlcc.render.digest import stamp
+from mlcc.render.openshift import names
+from mlcc.render.openshift.options import ClusterOptions
+
+Obj = Dict[str, Any]
+
+# The API server refuses a larger inline Dockerfile (openshift-apiserver validation).
+INLINE_DOCKERFILE_MAX = 60000
+CONFIGMAP_MAX = 1024 * 1024
+BUILD_HISTORY = 5
+BUILD_DEADLINE_SECONDS = 6 * 3600  # a PyTorch source build on 2 cores takes hours
+INTERNAL_REGISTRY = {
+    "4": "image-registry.openshift-image-registry.svc:5000",
+    "3.11": "docker-registry.default.svc:5000",
+}
+
+
+class Source(NamedTuple):
+    """Where a BuildConfig's image comes from: an ImageStreamTag in the namespace."""
+
+    stream: str
+    tag: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.stream}:{self.tag}"
+
+
+def metadata(name: str, labels: Dict[str, str], options: ClusterOptions, **annotations: str) -> Obj:
+    """``annotations`` given here are kept in order; OpenShift objects also name their API version."""
+    meta: Obj = {"name": name}
+    if options.namespace:
+        meta["namespace"] = options.namespace
+    meta["labels"] = labels
+    if annotations:
+        meta["annotations"] = annotations
+    return meta
+
+
+def _annotations(options: ClusterOptions) -> Dict[str, str]:
+    # mlcc lint validates an object against the schema of the version it was written for
+    return {"openshift.io/generated-by": "mlcc", "mlcc.io/openshift": options.openshift}
+
+
+def common_labels(benchmark: str, instance: str, version: str, component: str) -> Dict[str, str]:
+    """The Kubernetes recommended labels, on every object mlcc writes."""
+    return {
+        "app.kubernetes.io/name": names.label_value(benchmark),
+        "app.kubernetes.io/instance": names.label_value(instance),
+        "app.kubernetes.io/version": names.label_value(version),
+        "app.kubernetes.io/component": component,
+        "app.kubernetes.io/part-of": "mlcc",
+        "app.kubernetes.io/managed-by": "mlcc",
+    }
+
+
+# ----------------------------------------------------------------------------- streams
+
+
+def base_stream(rendered: Rendered, options: ClusterOptions) -> Tuple[Obj, Source]:
+    """The base image, imported from its registry and re-imported on a schedule."""
+    base = rendered.stack.base
+    reference = rendered.plan.base_image
+    tag = _tag_of(reference)
+    stream = names.object_name("mlcc-base", base.name)
+    policy: Obj = {"scheduled": True}
+    if options.openshift != "3.11":
+        # keep every architecture of a multi-arch base, so a ppc64le build node gets ppc64le
+        policy["importMode"] = "PreserveOriginal"
+    labels = common_labels(base.name, stream, tag, "base-image")
+    obj: Obj = {
+        "apiVersion": "image.openshift.io/v1",
+        "kind": "ImageStream",
+        "metadata": metadata(stream, labels, options, **_annotations(options)),
+        "spec": {
+            "lookupPolicy": {"local": False},
+            "tags": [
+                {
+                    "name": tag,
+                    "from": {"kind": "DockerImage", "name": reference},
+                    "importPolicy": policy,
+                    "referencePolicy": {"type": "Local"},
+                }
+            ],
+        },
+    }
+    return obj, Source(stream, tag)
+
+
+def output_stream(stream: str, labels: Dict[str, str], options: ClusterOptions) -> Obj:
+    """The stream builds push to; ``lookupPolicy.local`` lets run manifests say stream:tag."""
+    return {
+        "apiVersion": "image.openshift.io/v1",
+        "kind": "ImageStream",
+        "metadata": metadata(stream, labels, options, **_annotations(options)),
+        "spec": {"lookupPolicy": {"local": True}},
+    }
+
+
+def _tag_of(reference: str) -> str:
+    name = reference.split("@", 1)[0].rsplit("/", 1)[1]
+    if ":" in name:
+        return name.split(":", 1)[1]
+    return "sha256-" + reference.split("@sha256:", 1)[1][:12]
+
+
+# ----------------------------------------------------------------------------- builds
+
+
+class BuildSpec(NamedTuple):
+    """One BuildConfig to write: its name, Dockerfile, context files, FROM and output."""
+
+    name: str
+    component: str
+    dockerfile: str
+    files: Tuple[Tuple[str, str], ...]  # (path in the context, content)
+    source: Source
+    output: Tuple[str, str]  # (stream, tag) in the namespace
+    labels: Tuple[Tuple[str, str], ...]  # imageLabels
+    digest: str
+    git_context: Optional[str] = None  # contextDir, when building from Git
+
+
+def context_configmaps(spec: BuildSpec, labels: Dict[str, str], options: ClusterOptions) -> List[Obj]:
+    """The build context as ConfigMaps, one per folder (ConfigMap keys hold no '/')."""
+    folders: Dict[str, Dict[str, str]] = {}
+    for path, content in spec.files:
+        folder, _, name = path.rpartition("/")
+        folders.setdefault(folder, {})[name] = content
+    found = []
+    for folder in sorted(folders):
+        suffix = "context" if not folder else names.object_name("context", folder)
+        data = dict(sorted(folders[folder].items()))
+        size = sum(len(k) + len(v.encode()) for k, v in data.items())
+        if size > CONFIGMAP_MAX:
+            raise UsageError(
+                f"{spec.name}: the build context folder {folder or '.'!r} is {size} bytes,"
+                f" more than a ConfigMap holds ({CONFIGMAP_MAX})",
+                hint="build from Git instead: --git-uri URL (the repository holding dockerfiles/)",
+            )
+        found.append(
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": metadata(f"{spec.name}-{suffix}", labels, options),
+                "data": data,
+            }
+        )
+    return found
+
+
+def build_config(spec: BuildSpec, labels: Dict[str, str], options: ClusterOptions, arch: str) -> Obj:
+    triggers: List[Obj] = [{"type": "ConfigChange"}, {"type": "ImageChange", "imageChange": {}}]
+    secret = {"secretReference": {"name": options.webhook_secret}}
+    if spec.git_context is not None:
+        triggers.append({"type": "GitHub", "github": dict(secret)})
+    triggers.append({"type": "Generic", "generic": dict(secret)})
+    to: Obj
+    if spec.component == "benchmark" and options.push_to:
+        to = {"kind": "DockerImage", "name": f"{options.push_to}:{spec.output[1]}"}
+    else:
+        to = {"kind": "ImageStreamTag", "name": f"{spec.output[0]}:{spec.output[1]}"}
+    output: Obj = {"to": to}
+    if to["kind"] == "DockerImage":
+        output["pushSecret"] = {"name": options.push_secret}
+    output["imageLabels"] = [{"name": name, "value": value} for name, value in spec.labels]
+    docker: Obj = {
+        "from": {"kind": "ImageStreamTag", "name": spec.source.name},
+        "buildArgs": [{"name": "NVIDIA_MIRROR", "value": _mirror_arg(spec.dockerfile)}],
+        "noCache": False,
+        "forcePull": False,
+    }
+    spec_obj: Obj = {
+        "runPolicy": "Serial",
+        "triggers": triggers,
+        "source": _source(spec, options),
+        "strategy": {"type": "Docker", "dockerStrategy": docker},
+        "output": output,
+        "resources": {
+            "requests": {"cpu": options.build_cpu, "memory": options.build_memory},
+            "limits": {"memory": options.build_memory},
+        },
+        "nodeSelector": {"kubernetes.io/arch": arch},
+        "completionDeadlineSeconds": BUILD_DEADLINE_SECONDS,
+        "successfulBuildsHistoryLimit": BUILD_HISTORY,
+        "failedBuildsHistoryLimit": BUILD_HISTORY,
+    }
+    obj: Obj = {
+        "apiVersion": "build.openshift.io/v1",
+        "kind": "BuildConfig",
+        "metadata": metadata(
+            spec.name,
+            labels,
+            options,
+            **_annotations(options),
+            **{"mlcc.io/digest": spec.digest},
+        ),
+        "spec": spec_obj,
+    }
+    if options.openshift == "3.11":
+        obj["status"] = {"lastVersion": 0}  # the 3.11 API marks status as required
+    return obj
+
+
+def _source(spec: BuildSpec, options: ClusterOptions) -> Obj:
+    if spec.git_context is not None:
+        assert options.git_uri is not None
+        return {
+            "type": "Git",
+            "git": {"uri": options.git_uri, "ref": options.git_ref},
+            "contextDir": spec.git_context,
+        }
+    size = len(spec.dockerfile.encode())
+    if size > INLINE_DOCKERFILE_MAX:
+        raise UsageError(
+            f"{spec.name}: the Dockerfile is {size} bytes; OpenShift takes at most"
+            f" {INLINE_DOCKERFILE_MAX} inline",
+            hint="build from Git instead: --git-uri URL (the repository holding dockerfiles/)",
+        )
+    source: Obj = {"type": "Dockerfile", "dockerfile": spec.dockerfile}
+    folders = sorted({path.rpartition("/")[0] for path, _ in spec.files})
+    if folders:
+        source["configMaps"] = [
+            {
+                "configMap": {
+                    "name": f"{spec.name}-" + ("context" if not f else names.object_name("context", f))
+                },
+                **({"destinationDir": f} if f else {}),
+            }
+            for f in folders
+        ]
+    return source
+
+
+def _mirror_arg(dockerfile: str) -> str:
+    for line in dockerfile.splitlines():
+        if line.startswith("ARG NVIDIA_MIRROR="):
+            return line.split("=", 1)[1]
+    raise AssertionError("every mlcc Dockerfile declares NVIDIA_MIRROR")
+
+
+# ----------------------------------------------------------------------------- specs
+
+
+def stamped_labels(rendered: Rendered) -> Tuple[Tuple[str, str], ...]:
+    """The image labels with the content digest in place (the plan holds a placeholder)."""
+    return tuple((name, stamp(value, rendered.digest)) for name, value in rendered.plan.labels)
+
+
+def flat_spec(
+    rendered: Rendered, name: str, stream: str, source: Source, options: ClusterOptions
+) -> BuildSpec:
+    """One BuildConfig for the whole variant (the Dockerfile in dockerfiles/)."""
+    bench = rendered.stack.benchmark.name
+    variant = rendered.variant
+    files = tuple((n, c) for n, c in rendered.files if n != rendered.main_file)
+    git_context = f"{options.git_context_root}/{bench}/{variant}" if options.git_uri else None
+    return BuildSpec(
+        name=name,
+        component="benchmark",
+        dockerfile=rendered.content(rendered.main_file),
+        files=() if git_context else files,
+        source=source,
+        output=(stream, variant),
+        labels=stamped_labels(rendered),
+        digest=rendered.digest,
+        git_context=git_context,
+    )
+
+
+def chain_specs(
+    rendered: Rendered, name: str, stream: str, base: Source, options: ClusterOptions
+) -> List[BuildSpec]:
+    """stack image -> framework image -> benchmark image, each FROM the one before.
+
+    The stack and framework stages are named by a digest of their own Dockerfile, so
+    every variant (of any benchmark) that renders the same stage shares one BuildConfig.
+    """
+    if options.git_uri:
+        raise UsageError("--chain builds from inline Dockerfiles; it does not combine with --git-uri")
+    plan = rendered.plan
+    stack = rendered.stack
+    command = gen_command(stack, rendered.options, "dockerfile") + " --chain"
+    specs: List[BuildSpec] = []
+    parent = base
+    for stage in ("stack", "framework"):
+        steps = tuple(s for s in plan.steps if s.stage == stage)
+        if not steps:
+            continue
+        readable = _stage_readable(rendered, stage)
+        labels = _stage_labels(rendered, stage)
+        stage_plan = plan._replace(
+            base_image=parent.name,  # the BuildConfig's `from` replaces it on the cluster
+            steps=steps,
+            labels=labels,
+            workdir=None,
+            user=None,
+            entrypoint=(),
+            cmd=(),
+        )
+        # no benchmark in the text: every benchmark on this stage must render it byte for byte
+        shared = f"mlcc gen BENCHMARK --chain: the {stage} stage every benchmark on it shares"
+        dockerfile = render_dockerfile(stage_plan, command=shared)
+        digest = "sha256:" + hashlib.sha256(dockerfile.encode()).hexdigest()
+        stage_stream = f"mlcc-{stage}"
+        tag = f"{readable}-{digest[7:15]}"
+        specs.append(
+            BuildSpec(
+                name=names.object_name(stage, _short(rendered, stage), digest[7:15]),
+                component=stage,
+                dockerfile=dockerfile,
+                files=(),
+                source=parent,
+                output=(stage_stream, tag),
+                labels=(*labels, ("io.mlcc.stage.digest", digest)),
+                digest=digest,
+            )
+        )
+        parent = Source(stage_stream, tag)
+    final_plan = plan._replace(
+        base_image=parent.name,  # the BuildConfig's `from` replaces it on the cluster
+        steps=tuple(s for s in plan.steps if s.stage == "benchmark"),
+    )
+    dockerfile = render_dockerfile(final_plan, command=f"{command} (stage: benchmark)")
+    files = tuple((n, c) for n, c in rendered.files if n != rendered.main_file)
+    specs.append(
+        BuildSpec(
+            name=name,
+            component="benchmark",
+            dockerfile=dockerfile,
+            files=files,
+            source=parent,
+            output=(stream, rendered.variant),
+            labels=stamped_labels(rendered),
+            digest=rendered.digest,
+        )
+    )
+    return specs
+
+
+def _stage_readable(rendered: Rendered, stage: str) -> str:
+    stack = rendered.stack
+    if stage == "stack":
+        parts = [f"cuda{stack.cuda.minor}" if stack.cuda else "cpu"]
+        if stack.cudnn:
+            parts.append(f"cudnn{stack.cudnn.version.split('.')[0]}")
+        if stack.nccl:
+            parts.append("nccl" + ".".join(stack.nccl.version.split(".")[:2]))
+        if stack.python:
+            parts.append(f"py{stack.python.version}")
+        parts += [stack.base.name, stack.arch.name]
+        return "-".join(parts)
+    framework = stack.framework
+    assert framework is not None
+    return f"{framework.framework}{framework.version.split('+')[0]}-{framework.variant}"
+
+
+def _short(rendered: Rendered, stage: str) -> str:
+    """A BuildConfig name part short enough for build pod names (the tag keeps the rest)."""
+    readable = _stage_readable(rendered, stage)
+    return (
+        "-".join(p for p in readable.split("-") if not p.startswith("nccl")) if stage == "stack" else readable
+    )
+
+
+def _stage_labels(rendered: Rendered, stage: str) -> Tuple[Tuple[str, str], ...]:
+    keep = {
+        "io.mlcc.version",
+        "io.mlcc.arch",
+        "io.mlcc.base",
+        "io.mlcc.accelerator",
+        "io.mlcc.cuda",
+        "io.mlcc.cudnn",
+        "io.mlcc.nccl",
+        "io.mlcc.python",
+        "io.mlcc.driver.min",
+        "org.opencontainers.image.base.name",
+        "org.opencontainers.image.vendor",
+    }
+    if stage == "framework":
+        keep |= {"io.mlcc.gcc", "io.mlcc.framework", "io.mlcc.framework.version", "io.mlcc.framework.variant"}
+    found = [(k, v) for k, v in rendered.plan.labels if k in keep]
+    found.append(("io.mlcc.stage", stage))
+    found.append(("org.opencontainers.image.title", f"mlcc {stage} {_stage_readable(rendered, stage)}"))
+    return tuple(sorted(found))
+
+
+# ----------------------------------------------------------------------------- a variant
+
+
+def variant_build_objects(rendered: Rendered, options: ClusterOptions) -> List[Obj]:
+    """Everything ``oc apply -f`` needs to build one variant, in apply order."""
+    stack = rendered.stack
+    bench = stack.benchmark.name
+    variant = rendered.variant
+    name = names.object_name(bench, variant)
+    stream = names.object_name(bench)
+    base_obj, base_source = base_stream(rendered, options)
+    arch = stack.arch.kubernetes
+    specs = (
+        chain_specs(rendered, name, stream, base_source, options)
+        if options.chain
+        else [flat_spec(rendered, name, stream, base_source, options)]
+    )
+    objects: List[Obj] = [base_obj]
+    streams = {base_source.stream}
+    for spec in specs:
+        pushed_out = spec.component == "benchmark" and options.push_to
+        if spec.output[0] not in streams and not pushed_out:
+            streams.add(spec.output[0])
+            app = bench if spec.component == "benchmark" else spec.output[0]
+            labels = common_labels(app, spec.output[0], mlcc.__version__, f"{spec.component}-image")
+            objects.append(output_stream(spec.output[0], labels, options))
+    for spec in specs:
+        app = bench if spec.component == "benchmark" else f"mlcc-{spec.component}"
+        version = variant if spec.component == "benchmark" else spec.output[1]
+        labels = common_labels(app, spec.name, version, "build")
+        objects.extend(context_configmaps(spec, labels, options))
+        objects.append(build_config(spec, labels, options, arch))
+    return objects
+
+
+def image_reference(rendered: Rendered, options: ClusterOptions) -> str:
+    """What run manifests pull: the pushed repository, the internal registry, or stream:tag."""
+    variant = rendered.variant
+    stream = names.object_name(rendered.stack.benchmark.name)
+    if options.push_to:
+        return f"{options.push_to}:{variant}"
+    if options.namespace:
+        return f"{INTERNAL_REGISTRY[options.openshift]}/{options.namespace}/{stream}:{variant}"
+    return f"{stream}:{variant}"  # resolved through the ImageStream's lookupPolicy.local
+
+
+def dedupe(objects: Sequence[Obj], where: Sequence[str]) -> List[Obj]:
+    """One copy of each object; two different objects with one name are an error."""
+    seen: Dict[Tuple[str, str, str], Tuple[Obj, str]] = {}
+    found: List[Obj] = []
+    for obj, origin in zip(objects, where):
+        key = (obj["apiVersion"], obj["kind"], obj["metadata"]["name"])
+        if key in seen:
+            if seen[key][0] != obj:
+                raise UsageError(
+                    f"{obj['kind']} {key[2]} is defined differently in {seen[key][1]} and {origin}",
+                    hint="regenerate those variants with the same --openshift, --namespace and --mirror",
+                )
+            continue
+        seen[key] = (obj, origin)
+        found.append(obj)
+    return found
