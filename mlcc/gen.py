@@ -136,8 +136,9 @@ def _benchmark_lists(generated: Sequence[Generated], root: Path, *, from_disk: b
 def _read_build_objects(path: Path) -> Sequence[Any]:
     import yaml
 
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # reading only: libyaml is fine
     try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+        document = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
     except (OSError, yaml.YAMLError) as error:
         raise OutputError(
             f"cannot read {path}: {error}", hint="regenerate it, or remove the variant folder"

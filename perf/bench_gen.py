@@ -37,11 +37,13 @@ def _mlcc_command() -> List[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "mlcc"]
 
 
-def _process_ms(argv: List[str], runs: int, env: Dict[str, str]) -> Tuple[float, float]:
+def _process_ms(argv: List[str], runs: int, env: Dict[str, str], cwd: str = ".") -> Tuple[float, float]:
     samples = []
     for _ in range(runs):
         start = time.perf_counter()
-        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=True)
+        subprocess.run(
+            argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=True, cwd=cwd
+        )
         samples.append((time.perf_counter() - start) * 1000)
     return statistics.median(samples), min(samples)
 
@@ -52,13 +54,15 @@ def bench_cli(runs: int) -> float:
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "mlcc")], check=True, env=env)
     with tempfile.TemporaryDirectory() as scratch:
         env["MLCC_CACHE_DIR"] = os.path.join(scratch, "cache")
-        out = os.path.join(scratch, "out")
-        argv = [*_mlcc_command(), "gen", "maskrcnn", "--cuda", "10.1", "-o", out]
-        first, _ = _process_ms(argv, 1, env)
+        # the command as users type it: dockerfiles/ and buildconfigs/ in the working folder
+        argv = [*_mlcc_command(), "gen", "maskrcnn", "--cuda", "10.1"]
+        only = [*argv, "--only", "dockerfile"]
+        first, _ = _process_ms(argv, 1, env, scratch)
         python, _ = _process_ms([sys.executable, "-c", "pass"], runs, env)
         click, _ = _process_ms([sys.executable, "-c", "import click"], runs, env)
         jinja, _ = _process_ms([sys.executable, "-c", "import click, jinja2"], runs, env)
-        median, best = _process_ms(argv, runs, env)
+        median, best = _process_ms(argv, runs, env, scratch)
+        only_median, _ = _process_ms(only, runs, env, scratch)
     print(f"python -c pass                      median {python:6.1f} ms")
     print(f"python -c 'import click'            median {click:6.1f} ms")
     print(f"python -c 'import click, jinja2'    median {jinja:6.1f} ms")
@@ -67,6 +71,7 @@ def bench_cli(runs: int) -> float:
         f"mlcc gen maskrcnn --cuda 10.1       median {median:6.1f} ms  (best {best:.1f} ms;"
         f" target <= {TARGET_CLI_MS:.0f} ms)"
     )
+    print(f"  the same with --only dockerfile   median {only_median:6.1f} ms")
     return median
 
 
