@@ -1,0 +1,223 @@
+"""What an image says about itself, read without running it: labels, platform, and the
+files mlcc stamped into it (/etc/mlcc/stack.json, /etc/mlcc/installed.json).
+
+Sources: a registry (manifest, config and layers over the distribution API, top layer
+first, stopping as soon as the files are found), or an archive a local engine saved
+(OCI layout, oci-archive or docker-archive).
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import tarfile
+from pathlib import Path
+from typing import IO, Any, Dict, Iterable, List, NamedTuple, Optional, Set, Tuple
+
+from mlcc.errors import RegistryError, UsageError
+from mlcc.image.reference import Reference
+from mlcc.image.registry import Manifest, Registry
+
+STACK_FILE = "etc/mlcc/stack.json"
+INSTALLED_FILE = "etc/mlcc/installed.json"
+WANTED = (STACK_FILE, INSTALLED_FILE)
+# GOARCH names in image configs -> mlcc's arch names
+ARCHES = {"amd64": "x86_64", "ppc64le": "ppc64le", "arm64": "aarch64"}
+
+
+class ImageContent(NamedTuple):
+    reference: str
+    digest: Optional[str]
+    os: Optional[str]
+    arch: Optional[str]  # as the image config says (GOARCH)
+    labels: Dict[str, str]
+    files: Dict[str, bytes]  # path (no leading /) -> content, for the files found
+    size: Optional[int] = None  # compressed layers plus config, when known
+
+    def json_file(self, path: str) -> Optional[Any]:
+        data = self.files.get(path)
+        if data is None:
+            return None
+        try:
+            return json.loads(data)
+        except ValueError:
+            return {"error": f"/{path} is not JSON"}
+
+
+# ----------------------------------------------------------------------------- layers
+
+
+def _scan_layer(stream: IO[bytes], pending: Set[str], found: Dict[str, bytes]) -> None:
+    """Read one layer tar; files found leave ``pending``, whiteouts remove them unread."""
+    try:
+        with tarfile.open(fileobj=stream, mode="r|*") as tar:
+            for member in tar:
+                name = posixpath.normpath(member.name.lstrip("./").lstrip("/"))
+                folder, base = posixpath.split(name)
+                if base.startswith(".wh."):
+                    target = posixpath.join(folder, base[4:])
+                    if target in pending:
+                        pending.discard(target)  # deleted in a later layer: absent
+                    continue
+                if name in pending and member.isfile():
+                    handle = tar.extractfile(member)
+                    if handle is not None:
+                        found[name] = handle.read()
+                    pending.discard(name)
+                if not pending:
+                    return
+    except tarfile.TarError as error:
+        raise RegistryError(f"cannot read an image layer: {error}") from None
+
+
+# ----------------------------------------------------------------------------- registry
+
+
+def read_from_registry(
+    registry: Registry, ref: Reference, *, arch: Optional[str] = None
+) -> List[ImageContent]:
+    """One ImageContent per platform (one for a plain image, several for an index)."""
+    manifest = registry.manifest(ref.repository, ref.selector)
+    if manifest is None:
+        raise RegistryError(f"{ref} does not exist in registry {ref.registry}")
+    if not manifest.is_index:
+        return [_read_manifest(registry, ref, manifest)]
+    contents = []
+    for entry in manifest.data.get("manifests", []):
+        platform = entry.get("platform") or {}
+        if arch and ARCHES.get(platform.get("architecture", ""), platform.get("architecture")) != arch:
+            continue
+        child = registry.manifest(ref.repository, entry["digest"])
+        if child is not None:
+            contents.append(_read_manifest(registry, ref, child))
+    if not contents:
+        raise RegistryError(f"{ref} has no image for {arch}")
+    return contents
+
+
+def _read_manifest(registry: Registry, ref: Reference, manifest: Manifest) -> ImageContent:
+    data = manifest.data
+    config = registry.blob_json(ref.repository, data["config"]["digest"])
+    pending = set(WANTED)
+    found: Dict[str, bytes] = {}
+    for layer in reversed(data.get("layers", [])):
+        with registry.blob(ref.repository, layer["digest"]) as stream:
+            _scan_layer(stream, pending, found)
+        if not pending:
+            break
+    size = data["config"].get("size", 0) + sum(layer.get("size", 0) for layer in data.get("layers", []))
+    return _content(str(ref), manifest.digest, config, found, size)
+
+
+def _content(
+    reference: str,
+    digest: Optional[str],
+    config: Dict[str, Any],
+    files: Dict[str, bytes],
+    size: Optional[int],
+) -> ImageContent:
+    labels = (config.get("config") or {}).get("Labels") or {}
+    return ImageContent(
+        reference=reference,
+        digest=digest,
+        os=config.get("os"),
+        arch=config.get("architecture"),
+        labels={str(k): str(v) for k, v in labels.items()},
+        files=files,
+        size=size,
+    )
+
+
+# ----------------------------------------------------------------------------- archives
+
+
+def read_archive(path: Path, reference: Optional[str] = None) -> ImageContent:
+    """An image saved by an engine: an OCI layout folder, an oci-archive or a docker-archive."""
+    if path.is_dir():
+        return _read_oci(_DirSource(path), reference or str(path))
+    try:
+        with tarfile.open(path) as tar:
+            names = set(tar.getnames())
+            source = _TarSource(tar)
+            if "index.json" in names or "./index.json" in names:
+                return _read_oci(source, reference or str(path))
+            if "manifest.json" in names or "./manifest.json" in names:
+                return _read_docker_archive(source, reference or str(path))
+    except (OSError, tarfile.TarError) as error:
+        raise UsageError(f"cannot read image archive {path}: {error}") from None
+    raise UsageError(f"{path} is neither an OCI layout nor a docker archive")
+
+
+class _DirSource:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def open(self, name: str) -> IO[bytes]:
+        return (self.root / name).open("rb")
+
+
+class _TarSource:
+    def __init__(self, tar: tarfile.TarFile) -> None:
+        self.tar = tar
+
+    def open(self, name: str) -> IO[bytes]:
+        for candidate in (name, "./" + name):
+            try:
+                handle = self.tar.extractfile(candidate)
+            except KeyError:
+                continue
+            if handle is not None:
+                return handle
+        raise UsageError(f"the image archive has no {name}")
+
+
+def _json(source: Any, name: str) -> Any:
+    with source.open(name) as handle:
+        return json.loads(handle.read())
+
+
+def _blob(digest: str) -> str:
+    algorithm, _, value = digest.partition(":")
+    return f"blobs/{algorithm}/{value}"
+
+
+def _read_oci(source: Any, reference: str) -> ImageContent:
+    index = _json(source, "index.json")
+    manifests = index.get("manifests") or []
+    if not manifests:
+        raise UsageError(f"{reference}: the OCI layout holds no image")
+    entry = manifests[0]
+    manifest = _json(source, _blob(entry["digest"]))
+    if manifest.get("manifests"):  # an index inside the layout: take its first image
+        entry = manifest["manifests"][0]
+        manifest = _json(source, _blob(entry["digest"]))
+    config = _json(source, _blob(manifest["config"]["digest"]))
+    layers = [_blob(layer["digest"]) for layer in manifest.get("layers", [])]
+    return _content(reference, entry["digest"], config, _files(source, layers), None)
+
+
+def _read_docker_archive(source: Any, reference: str) -> ImageContent:
+    manifest = _json(source, "manifest.json")[0]
+    config = _json(source, manifest["Config"])
+    return _content(reference, None, config, _files(source, manifest.get("Layers", [])), None)
+
+
+def _files(source: Any, layers: Iterable[str]) -> Dict[str, bytes]:
+    pending = set(WANTED)
+    found: Dict[str, bytes] = {}
+    for name in reversed(list(layers)):
+        with source.open(name) as stream:
+            _scan_layer(stream, pending, found)
+        if not pending:
+            break
+    return found
+
+
+def split_transport(text: str) -> Tuple[str, str]:
+    """``oci-archive:PATH`` -> ("oci-archive", PATH); a bare reference -> ("docker", ref)."""
+    if text.startswith("docker://"):
+        return "docker", text[len("docker://") :]
+    for transport in ("oci-archive", "docker-archive", "oci", "local"):
+        if text.startswith(transport + ":"):
+            return transport, text[len(transport) + 1 :]
+    return "docker", text

@@ -1,0 +1,231 @@
+"""Image references, credentials, image archives and verify's comparisons, without an
+engine (the e2e suite runs them against real images)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import tarfile
+from pathlib import Path
+from typing import Any, Dict
+
+import pytest
+
+from mlcc.errors import UsageError
+from mlcc.image.auth import AuthFile, Credentials, credentials_for
+from mlcc.image.content import INSTALLED_FILE, STACK_FILE, ImageContent, read_archive, split_transport
+from mlcc.image.reference import parse_reference, parse_repository
+from mlcc.image.stack import summary, verify
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("quay.io/acme/maskrcnn:v1", ("quay.io", "acme/maskrcnn", "v1", None)),
+        ("127.0.0.1:5000/maskrcnn", ("127.0.0.1:5000", "maskrcnn", None, None)),
+        (
+            "docker://localhost/mlcc/ssd:cuda10.2-cudnn7-ubi8-x86_64",
+            ("localhost", "mlcc/ssd", "cuda10.2-cudnn7-ubi8-x86_64", None),
+        ),
+        ("r.example.com/a/b@sha256:" + "a" * 64, ("r.example.com", "a/b", None, "sha256:" + "a" * 64)),
+    ],
+)
+def test_parse_reference(text: str, expected: tuple) -> None:  # type: ignore[type-arg]
+    assert tuple(parse_reference(text)) == expected
+
+
+@pytest.mark.parametrize(
+    "text", ["maskrcnn:v1", "acme/maskrcnn", "quay.io/Acme/x", "quay.io/a:b c", "quay.io/a@sha256:zz"]
+)
+def test_bad_references_are_usage_errors(text: str) -> None:
+    with pytest.raises(UsageError):
+        parse_reference(text)
+
+
+def test_parse_repository() -> None:
+    assert parse_repository("quay.io/me") == ("quay.io", "me", None, None)
+    assert parse_repository("127.0.0.1:5000") == ("127.0.0.1:5000", "", None, None)
+    with pytest.raises(UsageError):
+        parse_repository("quay.io/me:tag")
+
+
+def test_credentials_come_from_env_first_then_auth_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in (
+        "REGISTRY_AUTH_FILE",
+        "XDG_RUNTIME_DIR",
+        "DOCKER_CONFIG",
+        "MLCC_REGISTRY_USERNAME",
+        "MLCC_REGISTRY_PASSWORD",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert credentials_for("quay.io") is None
+    auth = tmp_path / "auth.json"
+    auth.write_text(json.dumps({"auths": {"quay.io": {"auth": base64.b64encode(b"me:s3cret").decode()}}}))
+    monkeypatch.setenv("REGISTRY_AUTH_FILE", str(auth))
+    found = credentials_for("quay.io")
+    assert found is not None and (found.username, found.password, found.file) == ("me", "s3cret", str(auth))
+    assert "s3cret" not in repr(found) and "s3cret" not in str(found)
+    assert credentials_for("other.io") is None
+    monkeypatch.setenv("MLCC_REGISTRY_USERNAME", "ci")
+    monkeypatch.setenv("MLCC_REGISTRY_PASSWORD", "t0ken")
+    from_env = credentials_for("quay.io")
+    assert from_env is not None and from_env.username == "ci" and from_env.file is None
+
+
+def test_auth_file_for_cli_engines_is_private_and_removed(tmp_path: Path) -> None:
+    credentials = Credentials("ci", "t0ken", "env")
+    with AuthFile("quay.io", credentials) as auth:
+        assert auth.path is not None
+        path = Path(auth.path)
+        assert path.stat().st_mode & 0o777 == 0o600
+        entry = json.loads(path.read_text())["auths"]["quay.io"]["auth"]
+        assert base64.b64decode(entry) == b"ci:t0ken"
+    assert not path.exists()
+    with AuthFile("quay.io", None) as none:
+        assert none.path is None
+
+
+def test_split_transport() -> None:
+    assert split_transport("oci-archive:/tmp/x.tar") == ("oci-archive", "/tmp/x.tar")
+    assert split_transport("local:localhost/mlcc/ssd:v") == ("local", "localhost/mlcc/ssd:v")
+    assert split_transport("docker://quay.io/a:b") == ("docker", "quay.io/a:b")
+    assert split_transport("quay.io/a:b") == ("docker", "quay.io/a:b")
+
+
+# ----------------------------------------------------------------------------- archives
+
+
+def _layer(files: Dict[str, bytes], whiteouts: tuple = ()) -> bytes:  # type: ignore[type-arg]
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        for name in whiteouts:
+            info = tarfile.TarInfo(name)
+            tar.addfile(info, io.BytesIO(b""))
+    return buffer.getvalue()
+
+
+def _oci_layout(folder: Path, layers: list, labels: Dict[str, str]) -> Path:  # type: ignore[type-arg]
+    blobs = folder / "blobs" / "sha256"
+    blobs.mkdir(parents=True)
+
+    def put(data: bytes) -> Dict[str, Any]:
+        digest = hashlib.sha256(data).hexdigest()
+        (blobs / digest).write_bytes(data)
+        return {"digest": f"sha256:{digest}", "size": len(data)}
+
+    config = put(
+        json.dumps({"architecture": "ppc64le", "os": "linux", "config": {"Labels": labels}}).encode()
+    )
+    manifest = {"schemaVersion": 2, "config": config, "layers": [put(layer) for layer in layers]}
+    entry = put(json.dumps(manifest).encode())
+    (folder / "index.json").write_text(json.dumps({"schemaVersion": 2, "manifests": [entry]}))
+    (folder / "oci-layout").write_text('{"imageLayoutVersion": "1.0.0"}')
+    return folder
+
+
+def test_read_an_oci_layout_top_layer_first_with_whiteouts(tmp_path: Path) -> None:
+    base = _layer({"etc/mlcc/stack.json": b'{"old": true}', "etc/mlcc/installed.json": b"{}"})
+    top = _layer({"./etc/mlcc/stack.json": b'{"new": true}'}, whiteouts=("etc/mlcc/.wh.installed.json",))
+    content = read_archive(_oci_layout(tmp_path / "img", [base, top], {"io.mlcc.variant": "v"}))
+    assert content.arch == "ppc64le" and content.labels == {"io.mlcc.variant": "v"}
+    assert content.json_file(STACK_FILE) == {"new": True}
+    assert INSTALLED_FILE not in content.files  # deleted by the top layer
+
+
+def test_read_an_oci_archive(tmp_path: Path) -> None:
+    folder = _oci_layout(tmp_path / "img", [_layer({"etc/mlcc/stack.json": b"{}"})], {})
+    archive = tmp_path / "img.tar"
+    with tarfile.open(archive, "w") as tar:
+        tar.add(folder, arcname=".")
+    assert read_archive(archive).json_file(STACK_FILE) == {}
+    with pytest.raises(UsageError):
+        read_archive(tmp_path / "missing.tar")
+
+
+# ----------------------------------------------------------------------------- verify
+
+
+def _image(kb, resolver, **changes: Any) -> ImageContent:  # type: ignore[no-untyped-def]
+    """An image as mlcc would build it for maskrcnn --cuda 10.1, with a perfect record."""
+    from mlcc.api import Pins, request_for
+    from mlcc.render import render
+
+    rendered = render(resolver.resolve(request_for(kb, "maskrcnn", Pins(cuda="10.1"))), kb)
+    stack = json.loads(rendered.content("stack.json"))
+    labels = dict(
+        __import__("dockerfile_parse")
+        .DockerfileParser(fileobj=io.BytesIO(rendered.content("Dockerfile").encode()))
+        .labels
+    )
+    packages = {}
+    for pin in stack["components"]["cuda"]["packages"]:
+        name, _, rest = pin.partition("-10.1.243") if "-10.1.243" in pin else pin.partition("-10.2.1.243")
+        packages[name] = ("10.1.243" if "10.1.243" in pin else "10.2.1.243") + rest
+    installed = {
+        "format": 1,
+        "arch": "x86_64",
+        "os": {"id": "rhel", "version_id": "8.10"},
+        "packages": packages,
+        "headers": {"cudnn": "7.6.5", "nccl": "2.8.4"},
+        "nvcc": "10.1.243",
+        "gcc": "8.5.0",
+        "python": "3.6.8",
+        "modules": {"torch": {"version": "1.1.0a0+828a6a3", "cuda": "10.1.243"}},
+    }
+    for key, value in changes.items():
+        if key == "labels":
+            labels.update(value)
+        else:
+            installed[key] = value
+    files = {STACK_FILE: json.dumps(stack).encode(), INSTALLED_FILE: json.dumps(installed).encode()}
+    return ImageContent("test", None, "linux", "amd64", labels, files)
+
+
+def test_verify_accepts_an_image_that_holds_its_stack(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    assert verify(_image(kb, resolver)) == []
+    rows = {r.component: r for r in summary(_image(kb, resolver))}
+    assert rows["NCCL"].resolved.startswith("2.8.4") and rows["NCCL"].installed == "2.8.4"
+    assert rows["framework"].installed == "1.1.0a0+828a6a3 (CUDA 10.1.243)"
+
+
+@pytest.mark.parametrize(
+    ("changes", "component"),
+    [
+        ({"arch": "ppc64le"}, "architecture"),
+        ({"headers": {"cudnn": "7.6.4", "nccl": "2.8.4"}}, "cuDNN headers"),
+        ({"headers": {"cudnn": "7.6.5", "nccl": "2.4.8"}}, "NCCL headers"),
+        ({"nvcc": "10.2.89"}, "CUDA nvcc"),
+        ({"python": "3.8.10"}, "Python"),
+        ({"gcc": "11.4.1"}, "GCC"),
+        ({"modules": {"torch": {"version": "1.5.0", "cuda": "10.1"}}}, "framework pytorch"),
+        (
+            {"modules": {"torch": {"version": "1.1.0a0+828a6a3", "cuda": "9.0"}}},
+            "framework pytorch CUDA build",
+        ),
+        ({"labels": {"io.mlcc.nccl": "2.4.8"}}, "label io.mlcc.nccl"),
+        ({"packages": {}}, "CUDA package"),
+    ],
+)
+def test_verify_names_each_kind_of_drift(kb, resolver, changes: Dict[str, Any], component: str) -> None:  # type: ignore[no-untyped-def]
+    found = [m for m in verify(_image(kb, resolver, **changes)) if m.severity == "drift"]
+    assert found and all(m.component.startswith(component) for m in found), found
+
+
+def test_a_patch_level_gcc_change_is_a_note_not_drift(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    [finding] = verify(_image(kb, resolver, gcc="8.5.1"))
+    assert finding.severity == "note" and finding.component == "GCC"
+
+
+def test_verify_without_the_manifest(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    image = _image(kb, resolver)._replace(files={})
+    [finding] = verify(image)
+    assert finding.component == "stack manifest"
