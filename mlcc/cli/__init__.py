@@ -446,6 +446,330 @@ def _report(changes: Sequence[Any], root: Any) -> None:
         click.echo(f"nothing changed under {root}")
 
 
+@cli.command("build")
+@click.argument("benchmark", shell_complete=_complete_benchmark)
+@stack_options
+@click.option(
+    "--backend",
+    type=click.Choice(["buildah", "podman", "docker", "openshift"]),
+    help="Container engine (default: the first that works: buildah, podman, docker via DOCKER_HOST); "
+    "openshift builds on the cluster of your kubeconfig.",
+)
+@click.option(
+    "--registry", metavar="REGISTRY[/NS]", help="Where images go, e.g. quay.io/me or 127.0.0.1:5000."
+)
+@click.option("--push", is_flag=True, help="Push to --registry (and skip what it already holds).")
+@click.option("--force", is_flag=True, help="Build even if the content tag already exists.")
+@click.option(
+    "--tls-verify/--no-tls-verify",
+    "tls_verify",
+    default=True,
+    show_default=True,
+    help="Verify the registry's TLS certificate (--no-tls-verify for a plain-HTTP test registry).",
+)
+@click.option("--no-cache", is_flag=True, help="Build without the engine's layer cache.")
+@click.option("--network", metavar="MODE", help="Network mode of RUN steps (e.g. host).")
+@click.option("--base-image", metavar="REF", help="Build FROM this (mirrored) image instead of the base's.")
+@click.option("--mirror", metavar="URL", help="Fetch NVIDIA packages and files from URL (see mlcc gen).")
+@click.option("--log", "log_file", metavar="FILE", help="Write the build output to FILE instead of stderr.")
+@click.option("-q", "--quiet", is_flag=True, help="Do not show the build output.")
+@openshift_options
+@click.option(
+    "--kubeconfig", metavar="FILE", help="With --backend openshift: the kubeconfig (default: KUBECONFIG)."
+)
+@click.option(
+    "--context", "kube_context", metavar="NAME", help="With --backend openshift: the kubeconfig context."
+)
+@click.pass_obj
+def build_command(
+    obj: _Context,
+    /,
+    benchmark: str,
+    backend: Optional[str],
+    registry: Optional[str],
+    push: bool,
+    force: bool,
+    tls_verify: bool,
+    no_cache: bool,
+    network: Optional[str],
+    base_image: Optional[str],
+    mirror: Optional[str],
+    log_file: Optional[str],
+    quiet: bool,
+    kubeconfig: Optional[str],
+    kube_context: Optional[str],
+    **kwargs: Any,
+) -> None:
+    """Build (and with --push, push) the image of BENCHMARK for the pins given.
+
+    Tags: <registry>/<benchmark>:<variant> and the content tag <registry>/<benchmark>:mlcc-<digest>.
+    When the content tag already exists, nothing is built. --arch x86_64,ppc64le builds each
+    arch (foreign ones under qemu) and pushes a manifest list <registry>/<benchmark>:<stack>.
+
+    \b
+    Examples:
+      mlcc build maskrcnn --cuda 10.1 --push --registry quay.io/me
+      mlcc build nccl-tests --cuda 12.4 --arch x86_64,ppc64le --push --registry 127.0.0.1:5000 --no-tls-verify
+      mlcc build ssd --backend docker --force
+      mlcc build maskrcnn --cuda 10.1 --backend openshift --namespace mlperf
+    """
+    from pathlib import Path
+
+    from mlcc import build, gen
+    from mlcc.api import request_for
+    from mlcc.errors import UsageError
+    from mlcc.image.reference import parse_repository
+    from mlcc.render import render
+    from mlcc.resolve import Resolver
+
+    options = build.BuildOptions(
+        registry=parse_repository(registry) if registry else None,
+        push=push,
+        force=force,
+        tls_verify=tls_verify,
+        no_cache=no_cache,
+        network=network,
+    )
+    render_options = gen.check_options(base_image, mirror)
+    cluster = cluster_from(kwargs)
+    if backend != "openshift" and (cluster != _default_cluster() or kubeconfig or kube_context):
+        raise UsageError(
+            "the OpenShift options (--namespace, --push-to, --chain ...) go with --backend openshift"
+        )
+    arches = [a.strip() for a in (kwargs.pop("arch") or "").split(",") if a.strip()] or [None]
+    if len(arches) > 1 and not push:
+        raise UsageError("a manifest list of several arches lives in a registry: add --push --registry R")
+    kb = obj.kb
+    resolver = Resolver(kb)
+    targets = []
+    for arch in arches:
+        stack = resolver.resolve(request_for(kb, benchmark, pins_from({**kwargs, "arch": arch})))
+        targets.append(build.target_for(render(stack, kb, options=render_options), options))
+    if len(targets) > 1:
+        build.manifest_list_tag(targets)  # refuse arches that resolved differently, before building
+    log = build.file_log(Path(log_file)) if log_file else build.stderr_log(quiet)
+    if backend == "openshift":
+        if len(targets) > 1:
+            raise UsageError("--backend openshift builds one arch per BuildConfig: give one --arch")
+        _build_on_openshift(targets[0], cluster, options, kubeconfig, kube_context, log)
+        return
+    engine = build.engine_for(backend)
+    outcomes = []
+    for target in targets:
+        click.echo(f"{benchmark} {target.variant}  ({target.rendered.platform}, {engine.name})")
+        click.echo(f"  content tag {target.content}")
+        outcome = build.build_target(engine, target, options, log)
+        outcomes.append(outcome)
+        _report_build(outcome)
+    if len(targets) > 1:
+        digest = build.push_manifest_list(targets, outcomes, options)
+        click.echo(f"manifest list {build.manifest_list_tag(targets)} -> {digest}")
+
+
+def _default_cluster() -> Any:
+    from mlcc.render.openshift import DEFAULT_CLUSTER
+
+    return DEFAULT_CLUSTER
+
+
+def _build_on_openshift(
+    target: Any, cluster: Any, options: Any, kubeconfig: Optional[str], context: Optional[str], log: Any
+) -> None:
+    import time
+
+    from mlcc.build.openshift_backend import OpenShift, build_on_cluster
+    from mlcc.render.openshift import render_openshift
+    from mlcc.render.openshift.names import object_name
+
+    rendered = target.rendered
+    objects = list(render_openshift(rendered, cluster).build_objects)
+    configs = [o["metadata"]["name"] for o in objects if o["kind"] == "BuildConfig"]
+    openshift = OpenShift(kubeconfig=kubeconfig, context=context, namespace=cluster.namespace)
+    openshift.check()
+    stream = object_name(rendered.stack.benchmark.name)
+    click.echo(
+        f"{rendered.stack.benchmark.name} {rendered.variant}  (OpenShift, namespace {openshift.namespace})"
+    )
+    built = (
+        None if options.force or cluster.push_to else openshift.image_digest_label(stream, rendered.variant)
+    )
+    if built == rendered.digest:
+        click.echo(
+            f"  skipped: {stream}:{rendered.variant} already holds these build inputs; --force rebuilds"
+        )
+        return
+    start = time.monotonic()
+    if cluster.chain:
+        openshift.apply(objects, log)
+        first = openshift.start(configs[0])
+        result = openshift.follow(first, log)
+        if result.phase != "Complete":
+            raise log.failure(f"OpenShift build {first} ended {result.phase}", result.message)
+        click.echo(
+            f"  built {configs[0]}; {', '.join(configs[1:])} follow through their ImageChange triggers"
+        )
+        click.echo(f"  watch them: oc get builds -w -n {openshift.namespace}")
+        return
+    result = build_on_cluster(openshift, objects, configs[-1], log)
+    click.echo(f"  built in {time.monotonic() - start:.1f} s on the cluster: build {result.name}")
+
+
+def _report_build(outcome: Any) -> None:
+    target = outcome.target
+    if outcome.status == "skipped":
+        click.echo(f"  skipped: {outcome.reason}; --force rebuilds")
+    else:
+        click.echo(f"  built in {outcome.seconds:.1f} s: {target.readable}")
+    if outcome.digest:
+        click.echo(f"  in the registry as {outcome.digest}")
+
+
+def image_options(func: F) -> F:
+    options = [
+        click.option(
+            "--tls-verify/--no-tls-verify",
+            "tls_verify",
+            default=True,
+            show_default=True,
+            help="Verify the registry's TLS certificate.",
+        ),
+        click.option(
+            "--arch", "image_arch", metavar="ARCH", help="The arch to read from a multi-arch image."
+        ),
+        click.option(
+            "--backend",
+            type=click.Choice(["buildah", "podman", "docker"]),
+            help="Engine whose storage holds local:REF images.",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+IMAGE_HELP = """IMAGE is a registry reference (quay.io/me/maskrcnn:TAG), local:REF for an image in a
+local engine's storage, or oci-archive:PATH, docker-archive:PATH, oci:DIR."""
+
+
+@cli.command("inspect")
+@click.argument("image")
+@image_options
+@click.option("--json", "as_json", is_flag=True, help="Print labels, stack.json and installed.json as JSON.")
+def inspect_command(
+    image: str, tls_verify: bool, image_arch: Optional[str], backend: Optional[str], as_json: bool
+) -> None:
+    """Show the software stack of IMAGE without running it: what was resolved
+    (stack.json, labels) beside what the build recorded as installed.
+
+    \b
+    IMAGE is a registry reference (quay.io/me/maskrcnn:TAG), local:REF for an image in
+    a local engine's storage, or oci-archive:PATH, docker-archive:PATH, oci:DIR.
+    """
+    from mlcc.image import open_image
+    from mlcc.image.content import ARCHES, INSTALLED_FILE, STACK_FILE
+    from mlcc.image.stack import summary
+    from mlcc.ui.table import render
+
+    contents = open_image(image, tls_verify=tls_verify, arch=image_arch, backend=backend)
+    if as_json:
+        documents = [
+            {
+                "reference": c.reference,
+                "digest": c.digest,
+                "platform": f"{c.os}/{c.arch}",
+                "size": c.size,
+                "labels": dict(sorted(c.labels.items())),
+                "stack": c.json_file(STACK_FILE),
+                "installed": c.json_file(INSTALLED_FILE),
+            }
+            for c in contents
+        ]
+        click.echo(json.dumps(documents[0] if len(documents) == 1 else documents, indent=2))
+        return
+    for content in contents:
+        arch = ARCHES.get(content.arch or "", content.arch or "?")
+        click.echo(
+            f"{content.reference}  {content.os}/{arch}" + (f"  {content.digest}" if content.digest else "")
+        )
+        if STACK_FILE not in content.files:
+            click.echo("  no /etc/mlcc/stack.json: not an mlcc image (labels below)")
+            for name, value in sorted(content.labels.items()):
+                click.echo(f"  {name}={value}")
+            continue
+        rows = [(r.component, r.resolved, r.installed) for r in summary(content)]
+        click.echo(render(("component", "resolved", "installed (recorded by the build)"), rows))
+        click.echo()
+
+
+@cli.command("diff")
+@click.argument("image_a")
+@click.argument("image_b")
+@image_options
+def diff_command(
+    image_a: str, image_b: str, tls_verify: bool, image_arch: Optional[str], backend: Optional[str]
+) -> None:
+    """Show the stacks of IMAGE_A and IMAGE_B side by side; * marks what differs."""
+    from mlcc.errors import UsageError
+    from mlcc.image import open_image
+    from mlcc.image.stack import summary
+    from mlcc.ui.table import render
+
+    sides = []
+    for text in (image_a, image_b):
+        contents = open_image(text, tls_verify=tls_verify, arch=image_arch, backend=backend)
+        if len(contents) != 1:
+            raise UsageError(f"{text} is a multi-arch image: pick one with --arch")
+        sides.append({r.component: (r.installed or r.resolved) for r in summary(contents[0])})
+    names = list(dict.fromkeys([*sides[0], *sides[1]]))
+    rows = []
+    for name in names:
+        a, b = sides[0].get(name, ""), sides[1].get(name, "")
+        rows.append(("*" if a != b else "", name, a, b))
+    click.echo(render(("", "component", image_a, image_b), rows))
+    changed = sum(1 for r in rows if r[0])
+    click.echo(f"{changed} component(s) differ" if changed else "the stacks are the same")
+
+
+@cli.command("verify")
+@click.argument("image")
+@image_options
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
+def verify_command(
+    image: str, tls_verify: bool, image_arch: Optional[str], backend: Optional[str], as_json: bool
+) -> None:
+    """Check that IMAGE holds the stack it claims: what the build recorded as installed
+    against stack.json and the labels. Exit 6 listing each mismatch.
+
+    \b
+    IMAGE is a registry reference, local:REF, or oci-archive:PATH / docker-archive:PATH / oci:DIR.
+    """
+    from mlcc.errors import DriftError
+    from mlcc.image import open_image
+    from mlcc.image.content import ARCHES
+    from mlcc.image.stack import verify
+
+    contents = open_image(image, tls_verify=tls_verify, arch=image_arch, backend=backend)
+    drift = []
+    report = []
+    for content in contents:
+        findings = verify(content)
+        arch = ARCHES.get(content.arch or "", content.arch or "?")
+        report.append(
+            {"reference": content.reference, "arch": arch, "findings": [f._asdict() for f in findings]}
+        )
+        failing = [f for f in findings if f.severity == "drift"]
+        drift += [f"{arch}: {f}" for f in failing]
+        if not as_json:
+            status = "DRIFT" if failing else "ok"
+            click.echo(f"{content.reference} ({arch}): {status}")
+            for finding in findings:
+                click.echo(f"  {'drift' if finding.severity == 'drift' else 'note '}  {finding}")
+    if as_json:
+        click.echo(json.dumps(report if len(report) > 1 else report[0], indent=2))
+    if drift:
+        raise DriftError(f"{image} drifted from its stack: {len(drift)} mismatch(es)", details=drift[:30])
+
+
 @cli.command("lint")
 @click.argument("paths", nargs=-1, metavar="[PATH]...")
 @click.option(

@@ -134,6 +134,7 @@ def stack_document(stack: Stack, kb: KnowledgeBase, *, base_image: str, mirror: 
         "framework": (
             {
                 "name": fw.framework,
+                "module": kb.frameworks[fw.framework].import_name,
                 "version": fw.version,
                 "variant": fw.variant,
                 "install": fw.install.method,

@@ -438,7 +438,9 @@ class _Planner:
             )
         env = [*build.env, ("HOME", MLCC_HOME)]
         self.add(f"{bench.name}: environment", env=env)
-        if build.source is not None:
+        if build.source is None:
+            self.add(f"{bench.name}: work directory", [f"mkdir -p {build.workdir}"])
+        else:
             src = build.source
             depth = 1 + (len(src.path.split("/")) if src.path else 0)
             member = f"{src.archive_prefix}/{src.path}" if src.path else src.archive_prefix

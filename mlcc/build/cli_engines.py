@@ -1,0 +1,159 @@
+"""buildah and podman, run through the ``sh`` library.
+
+Both read containers.conf, storage.conf and registries.conf (and BUILDAH_ISOLATION) the
+way they always do, so a host's workarounds live in its configuration, not in mlcc.
+Credentials reach them only as an auth file (``--authfile``), never as ``--creds``,
+which any user could read in the process list.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import signal
+import tempfile
+from pathlib import Path
+from typing import Any, ClassVar, List, Optional
+
+from mlcc.build.engine import BuildSpec, Engine, Log
+from mlcc.errors import RegistryError, UsageError
+from mlcc.image.auth import AuthFile, Credentials
+from mlcc.image.reference import Reference
+
+
+def _sh() -> Any:
+    import sh
+
+    return sh
+
+
+class CliEngine(Engine):
+    program: ClassVar[str]
+    build_verb: ClassVar[str]
+
+    def check(self) -> None:
+        if shutil.which(self.program) is None:
+            raise UsageError(
+                f"--backend {self.name}: {self.program} is not installed",
+                hint=f"install it (apt-get install {self.program} / dnf install {self.program}) or pick another --backend",
+            )
+
+    def _run(self, *args: str, log: Optional[Log] = None) -> str:
+        sh = _sh()
+        command = sh.Command(self.program)
+        if log is None:
+            return str(command(*args, _err_to_out=True, _new_session=False))
+        # in the background so that Ctrl-C can stop the engine, not just mlcc
+        process = command(*args, _out=log, _err=log, _bg=True, _bg_exc=False, _new_session=False)
+        try:
+            process.wait()
+        except KeyboardInterrupt:
+            with contextlib.suppress(Exception):
+                process.signal(signal.SIGINT)
+                process.wait(timeout=30)
+            with contextlib.suppress(Exception):
+                process.kill()
+            raise
+        return ""
+
+    def build(self, spec: BuildSpec, log: Log) -> str:
+        sh = _sh()
+        with tempfile.TemporaryDirectory(prefix="mlcc-iid-") as scratch:
+            iidfile = Path(scratch) / "iid"
+            args: List[str] = [self.build_verb, "--layers", "--iidfile", str(iidfile)]
+            args += ["--file", str(spec.context / spec.dockerfile), "--platform", spec.platform]
+            for name, value in spec.build_args:
+                args += ["--build-arg", f"{name}={value}"]
+            if spec.no_cache:
+                args.append("--no-cache")
+            if spec.network:
+                args += ["--network", spec.network]
+            args.append(str(spec.context))
+            try:
+                self._run(*args, log=log)
+            except sh.ErrorReturnCode as error:
+                raise log.failure(f"{self.name} build failed (exit {error.exit_code})") from None
+            image = iidfile.read_text().strip() if iidfile.exists() else ""
+        if not image:
+            raise log.failure(f"{self.name} build produced no image id")
+        return image
+
+    def tag(self, image: str, ref: str) -> None:
+        self._checked("tag", image, ref)
+
+    def push(self, ref: Reference, *, tls_verify: bool, credentials: Optional[Credentials], log: Log) -> None:
+        sh = _sh()
+        with AuthFile(ref.registry, credentials) as auth:
+            args = ["push", f"--tls-verify={'true' if tls_verify else 'false'}"]
+            if auth.path:
+                args += ["--authfile", auth.path]
+            args += [str(ref), f"docker://{ref}"]
+            try:
+                self._run(*args, log=log)
+            except sh.ErrorReturnCode as error:
+                text = " ".join(log.tail)
+                raise RegistryError(
+                    f"{self.name} push of {ref} failed (exit {error.exit_code})",
+                    details=list(log.tail)[-6:],
+                    hint=_push_hint(text, ref, tls_verify),
+                ) from None
+
+    def exists(self, ref: str) -> bool:
+        sh = _sh()
+        try:
+            self._run(*self._exists_args(ref))
+        except sh.ErrorReturnCode:
+            return False
+        return True
+
+    def _exists_args(self, ref: str) -> List[str]:
+        return ["inspect", "--type", "image", ref]
+
+    def remove(self, ref: str) -> None:
+        sh = _sh()
+        try:
+            self._run("rmi", ref)
+        except sh.ErrorReturnCode:
+            pass
+
+    def _checked(self, *args: str) -> str:
+        sh = _sh()
+        try:
+            return self._run(*args)
+        except sh.ErrorReturnCode as error:
+            output = error.stdout.decode(errors="replace").strip().splitlines()
+            raise UsageError(f"{self.program} {args[0]} failed: {output[-1] if output else error.exit_code}") from None
+
+
+def _push_hint(text: str, ref: Reference, tls_verify: bool) -> str:
+    lowered = text.lower()
+    if "unauthorized" in lowered or "authentication required" in lowered or "denied" in lowered:
+        return "check the registry credentials (podman login / docker login, or MLCC_REGISTRY_USERNAME and MLCC_REGISTRY_PASSWORD)"
+    if "http response to https client" in lowered or ("tls" in lowered and tls_verify):
+        return "a plain-HTTP registry needs --tls-verify=false"
+    if "connection refused" in lowered or "no such host" in lowered:
+        return f"is the registry {ref.registry} running and reachable?"
+    return "see the engine's message above"
+
+
+class Buildah(CliEngine):
+    name = "buildah"
+    program = "buildah"
+    build_verb = "bud"
+
+    def save(self, ref: str, destination: Path) -> Path:
+        self._checked("push", ref, f"oci-archive:{destination}")
+        return destination
+
+
+class Podman(CliEngine):
+    name = "podman"
+    program = "podman"
+    build_verb = "build"
+
+    def _exists_args(self, ref: str) -> List[str]:
+        return ["image", "exists", ref]
+
+    def save(self, ref: str, destination: Path) -> Path:
+        self._checked("save", "--format", "oci-archive", "--output", str(destination), ref)
+        return destination

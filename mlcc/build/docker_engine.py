@@ -1,0 +1,140 @@
+"""The docker SDK against any Docker-API socket: dockerd, or ``podman system service``.
+
+The socket comes from DOCKER_HOST (or the SDK's default). Registry credentials go per
+call as ``auth_config``; ``client.login`` is avoided because podman's API refuses it for
+plain-HTTP registries.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any, Dict, Optional
+
+from mlcc.build.engine import BuildSpec, Engine, Log
+from mlcc.errors import BuildError, RegistryError, UsageError
+from mlcc.image.auth import Credentials
+from mlcc.image.reference import Reference
+
+_BUILT = re.compile(r"(?:Successfully built |^)([0-9a-f]{12,64})\s*$")
+
+
+class Docker(Engine):
+    name = "docker"
+
+    def __init__(self) -> None:
+        self._client: Any = None
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            import docker
+
+            try:
+                self._client = docker.from_env(timeout=600)
+                self._client.ping()
+            except Exception as error:  # the SDK raises several kinds for a missing daemon
+                self._client = None
+                where = os.environ.get("DOCKER_HOST", "the default socket (/var/run/docker.sock)")
+                raise UsageError(
+                    f"--backend docker: no Docker API at {where}: {error}",
+                    hint="start dockerd, or `podman system service`, and set DOCKER_HOST=unix:///path/to.sock",
+                ) from None
+        return self._client
+
+    def check(self) -> None:
+        _ = self.client
+
+    def build(self, spec: BuildSpec, log: Log) -> str:
+        kwargs: Dict[str, Any] = {
+            "path": str(spec.context),
+            "dockerfile": spec.dockerfile,
+            "buildargs": dict(spec.build_args),
+            "platform": spec.platform,
+            "rm": True,
+            "forcerm": True,
+            "nocache": spec.no_cache,
+            "decode": True,
+        }
+        if spec.network:
+            kwargs["network_mode"] = spec.network
+        image = ""
+        try:
+            for chunk in self.client.api.build(**kwargs):
+                if "error" in chunk:
+                    log(str(chunk["error"]))
+                    raise log.failure("docker build failed", str(chunk["error"]).strip().splitlines()[-1])
+                for line in str(chunk.get("stream", "")).splitlines():
+                    log(line)
+                    match = _BUILT.search(line.strip())
+                    if match:
+                        image = match.group(1)
+                aux = chunk.get("aux")
+                if isinstance(aux, dict) and aux.get("ID"):
+                    image = str(aux["ID"])
+        except BuildError:
+            raise
+        except Exception as error:
+            raise log.failure("docker build failed", str(error)) from None
+        if not image:
+            raise log.failure("docker build reported no image id")
+        return image
+
+    def tag(self, image: str, ref: str) -> None:
+        repository, _, tag = ref.rpartition(":")
+        self.client.images.get(image).tag(repository, tag)
+
+    def push(self, ref: Reference, *, tls_verify: bool, credentials: Optional[Credentials], log: Log) -> None:
+        auth = {"username": credentials.username, "password": credentials.password} if credentials else None
+        try:
+            stream = self.client.api.push(ref.name, tag=ref.tag, auth_config=auth, stream=True, decode=True)
+            for chunk in stream:
+                if "error" in chunk:
+                    message = str(chunk["error"])
+                    log(message)
+                    raise RegistryError(f"docker push of {ref} failed: {message}", hint=_hint(message, tls_verify))
+                status = chunk.get("status")
+                if status and chunk.get("progressDetail") in (None, {}):
+                    log(str(status))
+        except RegistryError:
+            raise
+        except Exception as error:
+            raise RegistryError(f"docker push of {ref} failed: {error}", hint=_hint(str(error), tls_verify)) from None
+
+    def exists(self, ref: str) -> bool:
+        import docker
+
+        try:
+            self.client.images.get(ref)
+        except docker.errors.ImageNotFound:
+            return False
+        except docker.errors.APIError:
+            return False
+        return True
+
+    def save(self, ref: str, destination: Path) -> Path:
+        image = self.client.images.get(ref)
+        with destination.open("wb") as handle:
+            for chunk in image.save(named=True):
+                handle.write(chunk)
+        return destination
+
+    def remove(self, ref: str) -> None:
+        import docker
+
+        try:
+            self.client.images.remove(ref, noprune=False)
+        except docker.errors.APIError:
+            pass
+
+
+def _hint(message: str, tls_verify: bool) -> str:
+    lowered = message.lower()
+    if "unauthorized" in lowered or "authentication" in lowered or "denied" in lowered:
+        return "check the registry credentials (the password is never shown)"
+    if "https" in lowered and "http" in lowered:
+        return "the daemon talks https to this registry: mark it insecure in its configuration"
+    if "connection refused" in lowered:
+        return "is the registry running and reachable from the daemon?"
+    return "see the daemon's message"
