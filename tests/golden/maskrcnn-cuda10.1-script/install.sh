@@ -313,6 +313,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
         "10.2"
       ],
       "install": "source",
+      "module": "torch",
       "name": "pytorch",
       "packages": [
         "numpy==1.16.3",

@@ -1,0 +1,268 @@
+"""`mlcc build --backend openshift` against a local API server that records what the
+official client sends. No OpenShift cluster exists here: this checks the real HTTP
+traffic (paths, methods, bodies, auth), not a cluster's reaction to it."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Tuple
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+TOKEN = "sha256~not-a-real-token-but-secret"
+
+
+def _resources(group_version: str, items: List[Tuple[str, str, bool]]) -> Dict[str, Any]:
+    return {
+        "kind": "APIResourceList",
+        "apiVersion": "v1",
+        "groupVersion": group_version,
+        "resources": [
+            {
+                "name": name,
+                "singularName": "",
+                "namespaced": True,
+                "kind": kind,
+                "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
+            }
+            for name, kind, _ in items
+        ],
+    }
+
+
+DISCOVERY = {
+    "/version": {"major": "1", "minor": "30", "gitVersion": "v1.30.4"},
+    "/api": {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": []},
+    "/apis": {
+        "kind": "APIGroupList",
+        "apiVersion": "v1",
+        "groups": [
+            {
+                "name": group,
+                "versions": [{"groupVersion": f"{group}/v1", "version": "v1"}],
+                "preferredVersion": {"groupVersion": f"{group}/v1", "version": "v1"},
+            }
+            for group in ("build.openshift.io", "image.openshift.io")
+        ],
+    },
+    "/api/v1": _resources("v1", [("configmaps", "ConfigMap", True)]),
+    "/apis/build.openshift.io/v1": _resources(
+        "build.openshift.io/v1",
+        [
+            ("buildconfigs", "BuildConfig", True),
+            ("buildconfigs/instantiate", "BuildRequest", True),
+            ("builds", "Build", True),
+            ("builds/log", "BuildLog", True),
+        ],
+    ),
+    "/apis/image.openshift.io/v1": _resources(
+        "image.openshift.io/v1",
+        [("imagestreams", "ImageStream", True), ("imagestreamtags", "ImageStreamTag", True)],
+    ),
+}
+
+
+class Request(NamedTuple):
+    method: str
+    path: str
+    query: Dict[str, List[str]]
+    headers: Dict[str, str]
+    body: Optional[Any]
+
+
+class Cluster:
+    """A recording API server with scripted answers."""
+
+    def __init__(self) -> None:
+        self.requests: List[Request] = []
+        self.existing: Dict[str, Any] = {}  # path -> object already on the "cluster"
+        self.build_phase = "Complete"
+        self.build_message = ""
+        self.digest_label: Optional[str] = None
+        self.unauthorized = False
+        self.builds = 0
+
+    def answer(self, request: Request) -> Tuple[int, Any]:
+        if self.unauthorized:
+            return 401, {"kind": "Status", "status": "Failure", "reason": "Unauthorized", "code": 401}
+        if request.path in DISCOVERY:
+            return 200, DISCOVERY[request.path]
+        parts = request.path.strip("/").split("/")
+        if request.method == "POST" and request.path.endswith("/instantiate"):
+            self.builds += 1
+            name = f"{parts[-2]}-{self.builds}"
+            return 201, {
+                "kind": "Build",
+                "apiVersion": "build.openshift.io/v1",
+                "metadata": {"name": name},
+                "status": {"phase": "New"},
+            }
+        if request.path.endswith("/log"):
+            return 200, "STEP 1/20: FROM base\nSTEP 2/20: RUN dnf install ...\nPush successful\n"
+        if "/builds/" in request.path and request.method == "GET":
+            return 200, {
+                "kind": "Build",
+                "metadata": {"name": parts[-1]},
+                "status": {"phase": self.build_phase, "message": self.build_message},
+            }
+        if "/imagestreamtags/" in request.path:
+            if self.digest_label is None:
+                return 404, {"kind": "Status", "code": 404, "reason": "NotFound"}
+            config = {"Labels": {"io.mlcc.digest": self.digest_label}}
+            return 200, {
+                "kind": "ImageStreamTag",
+                "metadata": {"name": parts[-1]},
+                "image": {"dockerImageMetadata": {"Config": config}},
+            }
+        if request.method == "GET":
+            if request.path in self.existing:
+                return 200, self.existing[request.path]
+            return 404, {"kind": "Status", "code": 404, "reason": "NotFound"}
+        if request.method in ("POST", "PATCH"):
+            return 201 if request.method == "POST" else 200, request.body
+        return 405, {}
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[Tuple[Cluster, Path]]:
+    state = Cluster()
+
+    class Handler(BaseHTTPRequestHandler):
+        def _handle(self) -> None:
+            url = urlsplit(self.path)
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            body = json.loads(raw) if raw else None
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            request = Request(self.command, url.path, parse_qs(url.query), headers, body)
+            state.requests.append(request)
+            status, answer = state.answer(request)
+            data = answer.encode() if isinstance(answer, str) else json.dumps(answer).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "text/plain" if isinstance(answer, str) else "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _handle
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [
+                    {"name": "test", "cluster": {"server": f"http://127.0.0.1:{server.server_address[1]}"}}
+                ],
+                "users": [{"name": "me", "user": {"token": TOKEN}}],
+                "contexts": [
+                    {"name": "test", "context": {"cluster": "test", "user": "me", "namespace": "bench"}}
+                ],
+                "current-context": "test",
+            }
+        )
+    )
+    yield state, kubeconfig
+    server.shutdown()
+    server.server_close()
+
+
+def _build(cli, kubeconfig: Path, *extra: str):  # type: ignore[no-untyped-def]
+    return cli("build", "nccl-tests", "--backend", "openshift", "--kubeconfig", str(kubeconfig), "-q", *extra)
+
+
+def _writes(state: Cluster) -> List[Request]:
+    return [r for r in state.requests if r.method in ("POST", "PATCH")]
+
+
+def test_build_applies_instantiates_and_follows(cli, cluster) -> None:  # type: ignore[no-untyped-def]
+    state, kubeconfig = cluster
+    result = _build(cli, kubeconfig)
+    assert result.code == 0, result.err
+    writes = _writes(state)
+    paths = [(r.method, r.path) for r in writes]
+    base = "/apis/image.openshift.io/v1/namespaces/bench/imagestreams"
+    assert paths[:2] == [("POST", base), ("POST", base)]
+    assert ("POST", "/api/v1/namespaces/bench/configmaps") in paths
+    assert ("POST", "/apis/build.openshift.io/v1/namespaces/bench/buildconfigs") in paths
+    instantiate = writes[-1]
+    assert instantiate.path.endswith("/buildconfigs/nccl-tests-cuda12-6-nccl2-23-ubi9-x86-64/instantiate")
+    assert instantiate.body["kind"] == "BuildRequest"
+    config = next(r.body for r in writes if r.path.endswith("/buildconfigs"))
+    assert config["metadata"]["namespace"] == "bench"
+    assert config["spec"]["strategy"]["dockerStrategy"]["from"]["kind"] == "ImageStreamTag"
+    log = next(r for r in state.requests if r.path.endswith("/log"))
+    assert log.query == {"follow": ["true"]}
+    assert all(r.headers.get("authorization") == f"Bearer {TOKEN}" for r in state.requests)
+    assert TOKEN not in result.out + result.err
+    assert "built in" in result.out and "nccl-tests-cuda12-6-nccl2-23-ubi9-x86-64-1" in result.out
+
+
+def test_existing_objects_are_merge_patched(cli, cluster) -> None:  # type: ignore[no-untyped-def]
+    state, kubeconfig = cluster
+    path = (
+        "/apis/build.openshift.io/v1/namespaces/bench/buildconfigs/nccl-tests-cuda12-6-nccl2-23-ubi9-x86-64"
+    )
+    state.existing[path] = {"kind": "BuildConfig", "metadata": {"name": "x"}}
+    assert _build(cli, kubeconfig).code == 0
+    patch = next(r for r in state.requests if r.method == "PATCH")
+    assert patch.path == path
+    assert patch.headers["content-type"].startswith("application/merge-patch+json")
+
+
+def test_an_image_with_the_same_digest_is_not_rebuilt(cli, cluster, kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    from mlcc.api import Pins, request_for
+    from mlcc.render import render
+
+    state, kubeconfig = cluster
+    state.digest_label = render(resolver.resolve(request_for(kb, "nccl-tests", Pins())), kb).digest
+    result = _build(cli, kubeconfig)
+    assert result.code == 0 and "skipped" in result.out
+    assert _writes(state) == []
+    state.digest_label = "sha256:" + "1" * 64  # another content: build it
+    assert "built in" in _build(cli, kubeconfig).out
+
+
+def test_a_failed_cluster_build_is_a_build_error(cli, cluster) -> None:  # type: ignore[no-untyped-def]
+    state, kubeconfig = cluster
+    state.build_phase, state.build_message = "Failed", "Generic build failed"
+    result = _build(cli, kubeconfig)
+    assert result.code == 4
+    assert "ended Failed: Generic build failed" in result.err
+
+
+def test_unauthorized_says_log_in_again(cli, cluster) -> None:  # type: ignore[no-untyped-def]
+    state, kubeconfig = cluster
+    state.unauthorized = True
+    result = _build(cli, kubeconfig)
+    assert result.code == 4, result.err
+    assert "oc login" in result.err and TOKEN not in result.err
+
+
+def test_chain_starts_the_first_stage_only(cli, cluster) -> None:  # type: ignore[no-untyped-def]
+    state, kubeconfig = cluster
+    result = _build(cli, kubeconfig, "--chain")
+    assert result.code == 0, result.err
+    started = [r.path for r in state.requests if r.path.endswith("/instantiate")]
+    assert len(started) == 1 and "/buildconfigs/stack-" in started[0]
+    assert "follow through their ImageChange triggers" in result.out
+
+
+def test_openshift_options_need_the_openshift_backend(cli) -> None:  # type: ignore[no-untyped-def]
+    result = cli("build", "ssd", "--backend", "buildah", "--namespace", "x")
+    assert result.code == 2 and "--backend openshift" in result.err
+
+
+def test_missing_kubeconfig_is_a_usage_error(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    result = cli("build", "ssd", "--backend", "openshift", "--kubeconfig", str(tmp_path / "nope"))
+    assert result.code == 2 and "kubeconfig" in result.err
