@@ -164,3 +164,118 @@ def evaluate(kb: KnowledgeBase, cells: Sequence[Cell], resolver: Optional[Resolv
         outcomes.append(Outcome(cell, stack, None, seen.get(key)))
         seen.setdefault(key, cell)
     return outcomes
+
+
+# ----------------------------------------------------------------------------- views
+
+
+class Filters(NamedTuple):
+    """Keep cells whose benchmark, base, arch or CUDA (as resolved, else as pinned) match."""
+
+    benchmarks: Tuple[str, ...] = ()
+    bases: Tuple[str, ...] = ()
+    arches: Tuple[str, ...] = ()
+    cudas: Tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return any(self)
+
+    def matches(self, outcome: Outcome) -> bool:
+        cell, stack = outcome.cell, outcome.stack
+        if self.benchmarks and cell.benchmark not in self.benchmarks:
+            return False
+        base = stack.base.name if stack else cell.base
+        if self.bases and base not in self.bases:
+            return False
+        arch = stack.arch.name if stack else cell.arch
+        if self.arches and arch not in self.arches:
+            return False
+        if self.cudas:
+            cuda = (stack.cuda.version if stack.cuda else CPU) if stack else (cell.cuda or "")
+            if not any(cuda == want or cuda.startswith(want + ".") for want in self.cudas):
+                return False
+        return True
+
+
+def conflict_reason(conflict: Optional[ConflictError]) -> str:
+    """The failed rules of a conflict on one line (alternatives are left out)."""
+    if conflict is None:
+        return ""
+    failures = getattr(conflict, "failures", ())
+    reasons = [f"[{f.rule}] {f.message}" for f in failures[:1]]  # the rule that decided it
+    note = getattr(conflict, "note", None)
+    if note:
+        reasons.append(str(note))
+    return "; ".join(reasons) or str(conflict).splitlines()[0]
+
+
+def row(outcome: Outcome) -> Dict[str, Any]:
+    """One cell as the table, JSON and the report show it."""
+    cell, stack = outcome.cell, outcome.stack
+    found: Dict[str, Any] = {
+        "benchmark": cell.benchmark,
+        "cell": cell.label,
+        "pins": _flags(cell),
+    }
+    if stack is None:
+        found.update(status="excluded", reason=conflict_reason(outcome.conflict))
+        found.update(variant=None, arch=cell.arch, base=cell.base, cuda=cell.cuda)
+        return found
+    found.update(
+        status="published" if outcome.duplicate_of is None else "duplicate",
+        reason=f"the same stack as {outcome.duplicate_of.label}" if outcome.duplicate_of else "",
+        variant=stack.variant,
+        arch=stack.arch.name,
+        platform=f"linux/{stack.arch.oci}",
+        base=stack.base.name,
+        cuda=stack.cuda.version if stack.cuda else CPU,
+        cudnn=stack.cudnn.version if stack.cudnn else None,
+        nccl=stack.nccl.version if stack.nccl else None,
+        python=stack.python.version if stack.python else None,
+        framework=f"{stack.framework.framework} {stack.framework.version}" if stack.framework else None,
+    )
+    return found
+
+
+def _flags(cell: Cell) -> str:
+    parts = []
+    for name, value in cell.pins().items():
+        parts.append(f"--{name}" if value is True else f"--{name} {value}")
+    return " ".join(parts)
+
+
+def github_matrix(rows: Sequence[Dict[str, Any]]) -> Dict[str, List[Dict[str, Any]]]:
+    """``strategy.matrix`` for GitHub Actions: one entry per published cell."""
+    keys = ("benchmark", "variant", "arch", "platform", "cuda", "base", "pins")
+    return {"include": [{k: r[k] for k in keys} for r in rows if r["status"] == "published"]}
+
+
+def parity(kb: KnowledgeBase, outcomes: Sequence[Outcome], resolver: Resolver) -> List[Dict[str, Any]]:
+    """For each published x86_64 cell: its ppc64le counterpart, or why there is none."""
+    found = []
+    for outcome in outcomes:
+        stack = outcome.stack
+        if not outcome.published or stack is None or stack.arch.name != "x86_64":
+            continue
+        pins = {**outcome.cell.pins(), "arch": "ppc64le"}
+        try:
+            other = resolver.resolve(build_request(kb, outcome.cell.benchmark, **pins))
+        except ConflictError as conflict:
+            found.append(
+                {
+                    "benchmark": outcome.cell.benchmark,
+                    "x86_64": stack.variant,
+                    "ppc64le": None,
+                    "reason": conflict_reason(conflict),
+                }
+            )
+            continue
+        found.append(
+            {
+                "benchmark": outcome.cell.benchmark,
+                "x86_64": stack.variant,
+                "ppc64le": other.variant,
+                "reason": "",
+            }
+        )
+    return found

@@ -56,7 +56,11 @@ def engine_for(name: Optional[str]) -> Engine:
             reasons.append(str(error).splitlines()[0])
             continue
         return engine
-    raise UsageError("no container engine works here", details=reasons, hint="install buildah or podman, or set DOCKER_HOST")
+    raise UsageError(
+        "no container engine works here",
+        details=reasons,
+        hint="install buildah or podman, or set DOCKER_HOST",
+    )
 
 
 class BuildOptions(NamedTuple):
@@ -130,7 +134,9 @@ def build_target(engine: Engine, target: Target, options: BuildOptions, log: Log
             credentials = credentials_for(target.content.registry)
             for ref in (target.content, target.readable):
                 engine.push(ref, tls_verify=options.tls_verify, credentials=credentials, log=log)
-            digest = registry_for(target.content, options).exists(target.content.repository, target.content.tag or "")
+            digest = registry_for(target.content, options).exists(
+                target.content.repository, target.content.tag or ""
+            )
         return Outcome(target, "built", f"built with {engine.name}", time.monotonic() - start, digest, image)
 
 
@@ -149,7 +155,9 @@ def _already_built(engine: Engine, target: Target, options: BuildOptions) -> Opt
         return Outcome(target, "skipped", reason, 0.0, digest)
     if engine.exists(str(content)):
         engine.tag(str(content), str(target.readable))
-        return Outcome(target, "skipped", f"{content} is already in {engine.name}'s storage (same build inputs)", 0.0)
+        return Outcome(
+            target, "skipped", f"{content} is already in {engine.name}'s storage (same build inputs)", 0.0
+        )
     return None
 
 

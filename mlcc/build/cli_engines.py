@@ -35,7 +35,7 @@ class CliEngine(Engine):
         if shutil.which(self.program) is None:
             raise UsageError(
                 f"--backend {self.name}: {self.program} is not installed",
-                hint=f"install it (apt-get install {self.program} / dnf install {self.program}) or pick another --backend",
+                hint=f"install it (apt-get or dnf install {self.program}) or pick another --backend",
             )
 
     def _run(self, *args: str, log: Optional[Log] = None) -> str:
@@ -111,10 +111,8 @@ class CliEngine(Engine):
 
     def remove(self, ref: str) -> None:
         sh = _sh()
-        try:
+        with contextlib.suppress(sh.ErrorReturnCode):
             self._run("rmi", ref)
-        except sh.ErrorReturnCode:
-            pass
 
     def _checked(self, *args: str) -> str:
         sh = _sh()
@@ -122,15 +120,20 @@ class CliEngine(Engine):
             return self._run(*args)
         except sh.ErrorReturnCode as error:
             output = error.stdout.decode(errors="replace").strip().splitlines()
-            raise UsageError(f"{self.program} {args[0]} failed: {output[-1] if output else error.exit_code}") from None
+            raise UsageError(
+                f"{self.program} {args[0]} failed: {output[-1] if output else error.exit_code}"
+            ) from None
 
 
 def _push_hint(text: str, ref: Reference, tls_verify: bool) -> str:
     lowered = text.lower()
     if "unauthorized" in lowered or "authentication required" in lowered or "denied" in lowered:
-        return "check the registry credentials (podman login / docker login, or MLCC_REGISTRY_USERNAME and MLCC_REGISTRY_PASSWORD)"
+        return (
+            "check the registry credentials (podman login / docker login, "
+            "or MLCC_REGISTRY_USERNAME and MLCC_REGISTRY_PASSWORD)"
+        )
     if "http response to https client" in lowered or ("tls" in lowered and tls_verify):
-        return "a plain-HTTP registry needs --tls-verify=false"
+        return "a plain-HTTP registry needs --no-tls-verify"
     if "connection refused" in lowered or "no such host" in lowered:
         return f"is the registry {ref.registry} running and reachable?"
     return "see the engine's message above"

@@ -7,6 +7,7 @@ plain-HTTP registries.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from pathlib import Path
@@ -93,14 +94,18 @@ class Docker(Engine):
                 if "error" in chunk:
                     message = str(chunk["error"])
                     log(message)
-                    raise RegistryError(f"docker push of {ref} failed: {message}", hint=_hint(message, tls_verify))
+                    raise RegistryError(
+                        f"docker push of {ref} failed: {message}", hint=_hint(message, tls_verify)
+                    )
                 status = chunk.get("status")
                 if status and chunk.get("progressDetail") in (None, {}):
                     log(str(status))
         except RegistryError:
             raise
         except Exception as error:
-            raise RegistryError(f"docker push of {ref} failed: {error}", hint=_hint(str(error), tls_verify)) from None
+            raise RegistryError(
+                f"docker push of {ref} failed: {error}", hint=_hint(str(error), tls_verify)
+            ) from None
 
     def exists(self, ref: str) -> bool:
         import docker
@@ -123,10 +128,8 @@ class Docker(Engine):
     def remove(self, ref: str) -> None:
         import docker
 
-        try:
+        with contextlib.suppress(docker.errors.APIError):
             self.client.images.remove(ref, noprune=False)
-        except docker.errors.APIError:
-            pass
 
 
 def _hint(message: str, tls_verify: bool) -> str:

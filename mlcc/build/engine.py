@@ -41,7 +41,9 @@ class Log:
 
     def failure(self, what: str, detail: str = "") -> BuildError:
         """A BuildError naming the step that failed (as the engine printed it) and the output's end."""
-        step = next((line for line in reversed(self.tail) if "STEP" in line or line.startswith("Step ")), None)
+        step = next(
+            (line for line in reversed(self.tail) if "STEP" in line or line.startswith("Step ")), None
+        )
         if step is not None:
             step = step.removeprefix("Error: ").removeprefix("error ").removeprefix("building at ")
         details = [*([f"failed at {step}"] if step else []), *list(self.tail)[-15:]]
@@ -70,7 +72,9 @@ class Engine(ABC):
     def tag(self, image: str, ref: str) -> None: ...
 
     @abstractmethod
-    def push(self, ref: Reference, *, tls_verify: bool, credentials: Optional[Credentials], log: Log) -> None: ...
+    def push(
+        self, ref: Reference, *, tls_verify: bool, credentials: Optional[Credentials], log: Log
+    ) -> None: ...
 
     @abstractmethod
     def exists(self, ref: str) -> bool:

@@ -78,7 +78,9 @@ class OpenShift:
     def namespace(self) -> str:
         _ = self.client
         if not self._namespace:
-            raise UsageError("--backend openshift: no namespace", hint="pass --namespace NS, or oc project NS")
+            raise UsageError(
+                "--backend openshift: no namespace", hint="pass --namespace NS, or oc project NS"
+            )
         return self._namespace
 
     def check(self) -> None:
@@ -88,7 +90,9 @@ class OpenShift:
         try:
             return self.client.resources.get(api_version=api_version, kind=kind)
         except Exception as error:
-            raise self._failure(f"the cluster does not serve {api_version} {kind} (is it OpenShift?)", error) from None
+            raise self._failure(
+                f"the cluster does not serve {api_version} {kind} (is it OpenShift?)", error
+            ) from None
 
     def _failure(self, what: str, error: Exception) -> BuildError:
         status = getattr(error, "status", None)
@@ -117,7 +121,10 @@ class OpenShift:
                     log(f"{obj['kind']} {name} created")
                     continue
                 resource.patch(
-                    body=body, name=name, namespace=self.namespace, content_type="application/merge-patch+json"
+                    body=body,
+                    name=name,
+                    namespace=self.namespace,
+                    content_type="application/merge-patch+json",
                 )
                 log(f"{obj['kind']} {name} configured")
             except BuildError:
@@ -209,9 +216,7 @@ def _chunks(response: Any) -> Any:
         return [response.data or b""]
 
 
-def build_on_cluster(
-    cluster: OpenShift, objects: List[Obj], build_config: str, log: Log
-) -> ClusterBuild:
+def build_on_cluster(cluster: OpenShift, objects: List[Obj], build_config: str, log: Log) -> ClusterBuild:
     """Apply, start, follow; a failed build raises BuildError with the end of its log."""
     cluster.apply(objects, log)
     name = cluster.start(build_config)

@@ -770,6 +770,157 @@ def verify_command(
         raise DriftError(f"{image} drifted from its stack: {len(drift)} mismatch(es)", details=drift[:30])
 
 
+def matrix_filters(func: F) -> F:
+    options = [
+        click.option(
+            "--benchmark",
+            "f_benchmarks",
+            metavar="NAME",
+            multiple=True,
+            help="Only this benchmark (repeatable).",
+        ),
+        click.option(
+            "--base", "f_bases", metavar="NAME", multiple=True, help="Only cells on this base (repeatable)."
+        ),
+        click.option(
+            "--arch", "f_arches", metavar="ARCH", multiple=True, help="Only cells for this arch (repeatable)."
+        ),
+        click.option(
+            "--cuda",
+            "f_cudas",
+            metavar="VERSION",
+            multiple=True,
+            help="Only cells on this CUDA release prefix, or cpu.",
+        ),
+        click.option(
+            "--matrix",
+            "matrix_file",
+            metavar="FILE",
+            help="Another matrix file (default: recipes/matrix.yaml).",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _filters(
+    kb: Any, benchmarks: Sequence[str], bases: Sequence[str], arches: Sequence[str], cudas: Sequence[str]
+) -> Any:
+    from mlcc.errors import UsageError
+    from mlcc.matrix import Filters
+    from mlcc.resolve.request import did_you_mean
+
+    for name in benchmarks:
+        if name not in kb.benchmarks:
+            raise UsageError(f"--benchmark {name!r}: unknown", hint=did_you_mean(name, kb.benchmarks))
+    known_bases = {b.name for b in kb.bases}
+    for name in bases:
+        if name not in known_bases:
+            raise UsageError(f"--base {name!r}: unknown", hint=did_you_mean(name, known_bases))
+    resolved = tuple(kb.arch_aliases.get(a, a) for a in arches)
+    for name in resolved:
+        if name not in kb.arches:
+            raise UsageError(f"--arch {name!r}: unknown", hint=f"arches: {', '.join(kb.arches)}")
+    return Filters(tuple(benchmarks), tuple(bases), resolved, tuple(cudas))
+
+
+def matrix_outcomes(kb: Any, filters: Any, matrix_file: Optional[str]) -> Any:
+    from pathlib import Path
+
+    from mlcc.matrix import evaluate, expand, load_matrix
+    from mlcc.resolve import Resolver
+
+    resolver = Resolver(kb)
+    outcomes = evaluate(kb, expand(load_matrix(kb, Path(matrix_file) if matrix_file else None)), resolver)
+    return [o for o in outcomes if filters.matches(o)], resolver
+
+
+@cli.command("matrix")
+@matrix_filters
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json", "github"]),
+    default="table",
+    show_default=True,
+    help="A table, a JSON array of cells, or the object for GitHub Actions' strategy.matrix.",
+)
+@click.option(
+    "--explain", is_flag=True, help="Also list the cells left out, each with the resolver's reason."
+)
+@click.option(
+    "--parity", is_flag=True, help="For each x86_64 cell: its ppc64le counterpart, or why there is none."
+)
+@click.pass_obj
+def matrix_command(
+    obj: _Context,
+    f_benchmarks: Sequence[str],
+    f_bases: Sequence[str],
+    f_arches: Sequence[str],
+    f_cudas: Sequence[str],
+    matrix_file: Optional[str],
+    fmt: str,
+    explain: bool,
+    parity: bool,
+) -> None:
+    """The published matrix (recipes/matrix.yaml) after resolution: the cells that build.
+
+    \b
+    Examples:
+      mlcc matrix
+      mlcc matrix --explain --benchmark maskrcnn
+      mlcc matrix --format github          # for strategy.matrix in a workflow
+      mlcc matrix --parity
+    """
+    from mlcc.errors import UsageError
+    from mlcc.matrix import github_matrix, row
+    from mlcc.matrix import parity as parity_rows
+    from mlcc.ui.table import render
+
+    kb = obj.kb
+    filters = _filters(kb, f_benchmarks, f_bases, f_arches, f_cudas)
+    outcomes, resolver = matrix_outcomes(kb, filters, matrix_file)
+    rows = [row(o) for o in outcomes]
+    shown = rows if explain else [r for r in rows if r["status"] == "published"]
+    if parity:
+        found = parity_rows(kb, outcomes, resolver)
+        if fmt != "table":
+            click.echo(json.dumps(found, indent=2))
+            return
+        table = [(r["benchmark"], r["x86_64"], r["ppc64le"] or "none", r["reason"]) for r in found]
+        click.echo(render(("benchmark", "x86_64", "ppc64le", "why not"), table))
+        missing = sum(1 for r in found if not r["ppc64le"])
+        click.echo(f"{missing} of {len(found)} x86_64 cells have no ppc64le counterpart")
+        return
+    if fmt == "github":
+        click.echo(json.dumps(github_matrix(rows), indent=2))
+        return
+    if fmt == "json":
+        click.echo(json.dumps(shown, indent=2))
+        return
+    if not shown:
+        raise UsageError(
+            "no cell of the matrix matches those filters"
+            if filters
+            else "the matrix has no cell that resolves",
+            hint="mlcc matrix --explain shows every cell and why it is out",
+        )
+    lines: List[Sequence[str]] = []
+    for r in shown:
+        detail = r["framework"] or "-" if r["status"] == "published" else r["reason"]
+        cells = [r["benchmark"], r["variant"] or "-", r["arch"] or "-", r["cuda"] or "-", r["base"] or "-"]
+        lines.append([*cells, *([r["status"]] if explain else []), detail])
+    headers = ["benchmark", "variant", "arch", "cuda", "base"]
+    headers += ["status", "framework, or why not"] if explain else ["framework"]
+    click.echo(render(headers, lines))
+    published = sum(1 for r in rows if r["status"] == "published")
+    click.echo(
+        f"{published} cells build; {len(rows) - published} left out"
+        + ("" if explain else " (--explain says why)")
+    )
+
+
 @cli.command("lint")
 @click.argument("paths", nargs=-1, metavar="[PATH]...")
 @click.option(

@@ -100,7 +100,7 @@ class Registry:
     def _unreachable(self, reason: object) -> RegistryError:
         hint = "is the registry running and the address right?"
         if self.tls_verify:
-            hint += " For a plain-HTTP loopback registry add --tls-verify=false."
+            hint += " For a plain-HTTP loopback registry add --no-tls-verify."
         return RegistryError(f"cannot reach registry {self.host}: {reason}", hint=hint)
 
     def request(
@@ -132,7 +132,7 @@ class Registry:
             except ssl.SSLError as error:
                 raise RegistryError(
                     f"TLS to registry {self.host} failed: {error.reason}",
-                    hint="fix the certificate, or for a test registry pass --tls-verify=false",
+                    hint="fix the certificate, or for a test registry pass --no-tls-verify",
                 ) from None
             except (urllib.error.URLError, OSError) as error:
                 raise self._unreachable(getattr(error, "reason", error)) from None
