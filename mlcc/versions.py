@@ -20,10 +20,10 @@ from mlcc.errors import UsageError
 PinKind = Literal["prefix", "exact", "specifier"]
 
 _MAX_PIN_LENGTH = 100
-_PREFIX = re.compile(r"^[0-9]+(?:\.[0-9]+)*(?:\.\*)?$")
+_PREFIX = re.compile(r"^[0-9]+(?:\.[0-9]+)*(?:\.\*)?\Z")
 # Characters a PEP 440 specifier set may use; checked before packaging sees the text so
 # the error can say exactly what is wrong.
-_SPECIFIER_CHARS = re.compile(r"^[0-9A-Za-z.*+!<>=~, ]+$")
+_SPECIFIER_CHARS = re.compile(r"^[0-9A-Za-z.*+!<>=~, ]+\Z")
 _OPERATOR = re.compile(r"[<>=!~]")
 
 
@@ -57,7 +57,7 @@ def major(text: str) -> int:
 # pre-releases always allowed; packaging still parses them for validation on the cold
 # path, and a property test checks this evaluator against packaging's.
 
-_CLAUSE = re.compile(r"^(===|~=|==|!=|<=|>=|<|>)\s*([0-9A-Za-z.*+!_-]+)$")
+_CLAUSE = re.compile(r"^(===|~=|==|!=|<=|>=|<|>)\s*([0-9A-Za-z.*+!_-]+)\Z")
 
 
 def _equal(candidate: Version, text: str) -> bool:

@@ -13,7 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError
 from referencing import Registry, Resource
 
@@ -28,6 +28,22 @@ def schema_files() -> List[Path]:
     return sorted(SCHEMA_DIR.glob("*.schema.json"))
 
 
+def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterable[ValidationError]:
+    """``pattern`` as ECMA-262 reads it: ``$`` is the end of the string.
+
+    Python's ``$`` also matches before a final newline, so "gcc\\n" would pass
+    ``^[a-z]+$`` and carry a line break into a Dockerfile. The schemas mean ECMA-262.
+    """
+    if not isinstance(instance, str):
+        return
+    anchored = pattern[:-1] + r"\Z" if pattern.endswith("$") and not pattern.endswith("\\$") else pattern
+    if re.search(anchored, instance) is None:
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+_Validator = validators.extend(Draft202012Validator, {"pattern": _pattern})
+
+
 @cache
 def _validators() -> Dict[str, Draft202012Validator]:
     schemas = {p.name.split(".")[0]: json.loads(p.read_text("utf-8")) for p in schema_files()}
@@ -35,9 +51,7 @@ def _validators() -> Dict[str, Draft202012Validator]:
         (schema["$id"], Resource.from_contents(schema)) for schema in schemas.values()
     )
     return {
-        kind: Draft202012Validator(schema, registry=registry)
-        for kind, schema in schemas.items()
-        if kind != "common"
+        kind: _Validator(schema, registry=registry) for kind, schema in schemas.items() if kind != "common"
     }
 
 

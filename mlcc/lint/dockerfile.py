@@ -38,7 +38,7 @@ WARNINGS = {"DF009"}
 
 _NVIDIA_PACKAGE = re.compile(r"^(cuda-|libcudnn|libnccl|libcublas|libnpp|cuda$)")
 _RPM_PINNED = re.compile(r"-[0-9][A-Za-z0-9_+~]*\.[A-Za-z0-9_.+~]*-[0-9A-Za-z_.+~]+$")
-_HEX = re.compile(r"^[0-9a-f]{7,40}$")
+_HEX = re.compile(r"^[0-9a-f]{7,40}\Z")
 _COMMIT_URL = re.compile(r"[0-9a-f]{40}")
 _BLANKET = re.compile(
     r"\b(yum|dnf|microdnf)\s+(-y\s+)?(update|upgrade|distro-sync)\b(?!\s+[A-Za-z0-9])"

@@ -61,10 +61,10 @@ IMAGE_OPTIMIZATION = {"None", "SkipLayers", "SkipLayersAndWarn"}
 ARCHES = {"amd64", "arm64", "ppc64le", "s390x"}
 GPU = "nvidia.com/gpu"
 GPU_COUNT_ENV = ("DGXNGPU",)
-_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_LABEL_NAME = re.compile(r"^[-._a-zA-Z0-9]+$")
-_CONFIGMAP_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
+_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
+_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
+_LABEL_NAME = re.compile(r"^[-._a-zA-Z0-9]+\Z")
+_CONFIGMAP_KEY = re.compile(r"^[-._a-zA-Z0-9]+\Z")
 
 
 class Located(NamedTuple):

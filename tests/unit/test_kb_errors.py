@@ -152,3 +152,11 @@ def test_cli_reports_a_recipe_error_without_a_traceback(recipes_copy: Path) -> N
     assert result.code == 2
     assert "Traceback" not in result.err
     assert "recipes/bases.yaml:" in result.err and "'zypper' is not one of" in result.err
+
+
+def test_a_line_break_cannot_reach_a_dockerfile_through_a_recipe(recipes_copy: Path) -> None:
+    """Python's `$` matches before a final newline; the schemas mean ECMA-262's end of string."""
+    ssd = recipes_copy / "benchmarks" / "ssd.yaml"
+    _edit(ssd, "    rhel: [numactl,", '    rhel: ["numactl\\n",')
+    error = _load_error(recipes_copy)
+    assert "benchmarks/ssd.yaml" in str(error) and "'numactl\\n' is not allowed" in str(error)

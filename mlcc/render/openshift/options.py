@@ -10,11 +10,11 @@ from mlcc.render.openshift import names
 
 OPENSHIFT_VERSIONS = ("3.11", "4")
 # registry[:port]/path (no tag: mlcc appends :<variant>)
-_REPOSITORY = re.compile(r"^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)+$")
-_GIT_URI = re.compile(r"^(https://|ssh://|git@)[A-Za-z0-9.@:/~_-]+$")
-_GIT_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$")
-_QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$")
-_HOST_PATH = re.compile(r"^/[A-Za-z0-9._/-]*$")
+_REPOSITORY = re.compile(r"^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)+\Z")
+_GIT_URI = re.compile(r"^(https://|ssh://|git@)[A-Za-z0-9.@:/~_-]+\Z")
+_GIT_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}\Z")
+_QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?\Z")
+_HOST_PATH = re.compile(r"^/[A-Za-z0-9._/-]*\Z")
 
 
 class ClusterOptions(NamedTuple):

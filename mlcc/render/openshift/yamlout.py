@@ -18,8 +18,8 @@ from typing import Any, List
 _INDENT = "  "
 # Plain scalars: a conservative alphabet; the resolver below rules out what YAML 1.1
 # would read as a number, boolean, null or timestamp.
-_PLAIN = re.compile(r"^[A-Za-z0-9_./$^][A-Za-z0-9_./:$(){}=+,@%~*^ -]*$")
-_PRINTABLE = re.compile(r"^[\t\n\x20-\x7e\u00a0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]*$")
+_PLAIN = re.compile(r"^[A-Za-z0-9_./$^][A-Za-z0-9_./:$(){}=+,@%~*^ -]*\Z")
+_PRINTABLE = re.compile(r"^[\t\n\x20-\x7e\u00a0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]*\Z")
 _PRINTABLE_CHAR = re.compile(r"[\x20-\x7e\u00a0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _STR_TAG = "tag:yaml.org,2002:str"
 
