@@ -19,6 +19,7 @@ EXIT_REGISTRY = 5
 EXIT_DRIFT = 6
 EXIT_STALE = 7
 EXIT_LINT = 8
+EXIT_HISTORY = 9
 
 
 class MlccError(Exception):
@@ -106,6 +107,12 @@ class LintError(MlccError):
     """Build files break mlcc's lint rules."""
 
     exit_code = EXIT_LINT
+
+
+class HistoryError(MlccError):
+    """The build history database cannot be opened, is locked, or is damaged."""
+
+    exit_code = EXIT_HISTORY
 
 
 class StaleError(MlccError):

@@ -18,7 +18,7 @@ import fcntl
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, Iterator, NamedTuple, Optional, Sequence, Type
+from typing import Dict, Iterator, NamedTuple, Optional, Sequence, Tuple, Type
 
 from mlcc.build.engine import BuildSpec, Engine, Log
 from mlcc.errors import UsageError
@@ -98,6 +98,7 @@ class Outcome(NamedTuple):
     seconds: float
     digest: Optional[str] = None  # the manifest digest in the registry, when pushed
     image: Optional[str] = None  # the local image id, when built
+    size: Optional[int] = None  # compressed layers + config in the registry, when pushed
 
 
 def content_tag(digest: str) -> str:
@@ -129,15 +130,14 @@ def build_target(engine: Engine, target: Target, options: BuildOptions, log: Log
         image = _build(engine, target, options, log)
         engine.tag(image, str(target.content))
         engine.tag(image, str(target.readable))
-        digest = None
+        digest = size = None
         if options.push:
             credentials = credentials_for(target.content.registry)
             for ref in (target.content, target.readable):
                 engine.push(ref, tls_verify=options.tls_verify, credentials=credentials, log=log)
-            digest = registry_for(target.content, options).exists(
-                target.content.repository, target.content.tag or ""
-            )
-        return Outcome(target, "built", f"built with {engine.name}", time.monotonic() - start, digest, image)
+            digest, size = _pushed(registry_for(target.content, options), target.content)
+        seconds = time.monotonic() - start
+        return Outcome(target, "built", f"built with {engine.name}", seconds, digest, image, size)
 
 
 def _already_built(engine: Engine, target: Target, options: BuildOptions) -> Optional[Outcome]:
@@ -152,13 +152,25 @@ def _already_built(engine: Engine, target: Target, options: BuildOptions) -> Opt
             assert manifest is not None
             registry.put_manifest(readable.repository, readable.tag or "", manifest.body, manifest.media_type)
         reason = f"{content} is already in the registry (same build inputs)"
-        return Outcome(target, "skipped", reason, 0.0, digest)
+        return Outcome(target, "skipped", reason, 0.0, digest, size=_pushed(registry, content)[1])
     if engine.exists(str(content)):
         engine.tag(str(content), str(target.readable))
         return Outcome(
             target, "skipped", f"{content} is already in {engine.name}'s storage (same build inputs)", 0.0
         )
     return None
+
+
+def _pushed(registry: Registry, ref: Reference) -> Tuple[Optional[str], Optional[int]]:
+    """The digest and size (config plus compressed layers) of a pushed image."""
+    manifest = registry.manifest(ref.repository, ref.tag or "")
+    if manifest is None:
+        return None, None
+    data = manifest.data
+    size = data.get("config", {}).get("size", 0) + sum(
+        layer.get("size", 0) for layer in data.get("layers", [])
+    )
+    return manifest.digest, size or None
 
 
 def _build(engine: Engine, target: Target, options: BuildOptions, log: Log) -> str:

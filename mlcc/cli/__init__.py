@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import TYPE_CHECKING, Any, Callable, List, Optional, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, TypeVar
 
 import click
 
@@ -246,6 +246,21 @@ def openshift_options(func: F) -> F:
             help="Three chained builds: stack image, framework image, benchmark image.",
         ),
         click.option(
+            "--build-cpu", metavar="QTY", default="2", show_default=True, help="CPU request of builds."
+        ),
+        click.option(
+            "--build-memory", metavar="QTY", default="8Gi", show_default=True, help="Memory of builds."
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def run_options(func: F) -> F:
+    """How the run manifests (Pod, Job, MPIJob) are written (gen only)."""
+    options = [
+        click.option(
             "--gpus", type=int, metavar="N", help="GPUs per pod (default: the benchmark's reference)."
         ),
         click.option("--nodes", type=int, default=2, show_default=True, metavar="N", help="MPIJob workers."),
@@ -256,12 +271,6 @@ def openshift_options(func: F) -> F:
             "--data-hostpath", metavar="PATH", help="Mount the dataset from this host path instead."
         ),
         click.option("--results-claim", metavar="NAME", help="PVC for the results (default: an emptyDir)."),
-        click.option(
-            "--build-cpu", metavar="QTY", default="2", show_default=True, help="CPU request of builds."
-        ),
-        click.option(
-            "--build-memory", metavar="QTY", default="8Gi", show_default=True, help="Memory of builds."
-        ),
         click.option(
             "--nccl-env",
             metavar="NAME=VALUE",
@@ -299,9 +308,14 @@ OPENSHIFT_KEYS = (
 def cluster_from(values: dict) -> Any:  # type: ignore[type-arg]
     """Pop the OpenShift options out of a command's keyword arguments, checked."""
     from mlcc.errors import UsageError
-    from mlcc.render.openshift import ClusterOptions, check_cluster_options
+    from mlcc.render.openshift import DEFAULT_CLUSTER, ClusterOptions, check_cluster_options
 
-    given = {key: values.pop(key) for key in OPENSHIFT_KEYS}
+    defaults = {
+        **DEFAULT_CLUSTER._asdict(),
+        "openshift_version": DEFAULT_CLUSTER.openshift,
+        "git_context": DEFAULT_CLUSTER.git_context_root,
+    }
+    given = {key: values.pop(key, defaults.get(key)) for key in OPENSHIFT_KEYS}
     nccl = []
     for item in given["nccl_env"]:
         name, sep, value = item.partition("=")
@@ -372,6 +386,13 @@ def cluster_from(values: dict) -> Any:  # type: ignore[type-arg]
     "https://developer.download.nvidia.com (also a build arg: NVIDIA_MIRROR).",
 )
 @openshift_options
+@run_options
+@click.option(
+    "-i",
+    "--interactive",
+    is_flag=True,
+    help="Choose benchmark, arch, base, CUDA and framework version from menus of what resolves.",
+)
 @click.option("--all", "all_", is_flag=True, help="Regenerate the published set (recipes/matrix.yaml).")
 @click.option(
     "--check", is_flag=True, help="With --all: change nothing, exit 7 if the files on disk are stale."
@@ -387,6 +408,7 @@ def gen_command(
     fmt: str,
     base_image: Optional[str],
     mirror: Optional[str],
+    interactive: bool,
     all_: bool,
     check: bool,
     **kwargs: Any,
@@ -427,15 +449,44 @@ def gen_command(
         return
     if check:
         raise UsageError("--check goes with --all")
-    if benchmark is None:
-        raise UsageError("name a benchmark (mlcc list benchmarks), or use --all")
     from mlcc.api import request_for
     from mlcc.resolve import Resolver
 
     kb = obj.kb
-    stack = Resolver(kb).resolve(request_for(kb, benchmark, pins_from(kwargs)))
+    if interactive:
+        if benchmark is not None or any(v not in (None, False, ()) for v in kwargs.values()):
+            raise UsageError("-i asks for the benchmark and pins itself; give neither")
+        stack = _ask_for_stack(kb)
+    elif benchmark is None:
+        raise UsageError("name a benchmark (mlcc list benchmarks), use -i to choose from menus, or --all")
+    else:
+        stack = Resolver(kb).resolve(request_for(kb, benchmark, pins_from(kwargs)))
     one = gen.generate(kb, stack, fmt=fmt, options=options, cluster=cluster if openshift else None)
     _report(gen.write(roots, [one]), " and ".join(str(r) for r in roots if r is not None))
+
+
+def _ask_for_stack(kb: Any) -> Any:
+    from mlcc.interactive import walk
+    from mlcc.render import gen_command
+    from mlcc.render.plan import DEFAULT_OPTIONS
+
+    def ask(question: str, options: Sequence[str], default: str) -> str:
+        click.echo(f"{question}: {', '.join(options)}", err=True)
+        return str(
+            click.prompt(
+                f"  {question}",
+                type=click.Choice(list(options)),
+                default=default,
+                show_choices=False,
+                err=True,
+            )
+        )
+
+    choice = walk(kb, ask)
+    click.echo(
+        f"the same without menus: {gen_command(choice.stack, DEFAULT_OPTIONS, 'dockerfile')}", err=True
+    )
+    return choice.stack
 
 
 def _report(changes: Sequence[Any], root: Any) -> None:
@@ -447,7 +498,7 @@ def _report(changes: Sequence[Any], root: Any) -> None:
 
 
 @cli.command("build")
-@click.argument("benchmark", shell_complete=_complete_benchmark)
+@click.argument("benchmark", required=False, shell_complete=_complete_benchmark)
 @stack_options
 @click.option(
     "--backend",
@@ -480,6 +531,28 @@ def _report(changes: Sequence[Any], root: Any) -> None:
 @click.option(
     "--context", "kube_context", metavar="NAME", help="With --backend openshift: the kubeconfig context."
 )
+@click.option(
+    "--matrix",
+    "matrix_build",
+    is_flag=True,
+    help="Build the published matrix (filtered by BENCHMARK, --base, --arch, --cuda).",
+)
+@click.option("--matrix-file", metavar="FILE", help="With --matrix: another matrix file.")
+@click.option("-j", "--jobs", type=int, default=1, show_default=True, help="With --matrix: builds at once.")
+@click.option(
+    "--logs",
+    metavar="DIR",
+    default="mlcc-logs",
+    show_default=True,
+    help="With --matrix: one log per cell here.",
+)
+@click.option(
+    "--history",
+    "history_file",
+    metavar="FILE",
+    help="Build history database (default: MLCC_HISTORY or ~/.local/share/mlcc/history.sqlite).",
+)
+@click.option("--no-history", is_flag=True, help="Do not record this build in the history.")
 @click.pass_obj
 def build_command(
     obj: _Context,
@@ -498,9 +571,16 @@ def build_command(
     quiet: bool,
     kubeconfig: Optional[str],
     kube_context: Optional[str],
+    matrix_build: bool,
+    matrix_file: Optional[str],
+    jobs: int,
+    logs: str,
+    history_file: Optional[str],
+    no_history: bool,
     **kwargs: Any,
 ) -> None:
-    """Build (and with --push, push) the image of BENCHMARK for the pins given.
+    """Build (and with --push, push) the image of BENCHMARK for the pins given, or with
+    --matrix every published cell (-j N at once, past failures, one log per cell).
 
     Tags: <registry>/<benchmark>:<variant> and the content tag <registry>/<benchmark>:mlcc-<digest>.
     When the content tag already exists, nothing is built. --arch x86_64,ppc64le builds each
@@ -512,6 +592,7 @@ def build_command(
       mlcc build nccl-tests --cuda 12.4 --arch x86_64,ppc64le --push --registry 127.0.0.1:5000 --no-tls-verify
       mlcc build ssd --backend docker --force
       mlcc build maskrcnn --cuda 10.1 --backend openshift --namespace mlperf
+      mlcc build --matrix --arch x86_64 -j 2 --push --registry quay.io/me
     """
     from pathlib import Path
 
@@ -536,6 +617,25 @@ def build_command(
         raise UsageError(
             "the OpenShift options (--namespace, --push-to, --chain ...) go with --backend openshift"
         )
+    history = None if no_history else _history(history_file)
+    if matrix_build:
+        if backend == "openshift":
+            raise UsageError("--matrix builds with a local engine: buildah, podman or docker")
+        _build_matrix(
+            obj.kb,
+            benchmark,
+            kwargs,
+            matrix_file,
+            options,
+            render_options,
+            backend,
+            jobs,
+            Path(logs),
+            history,
+        )
+        return
+    if benchmark is None:
+        raise UsageError("name a benchmark (mlcc list benchmarks), or build the published set with --matrix")
     arches = [a.strip() for a in (kwargs.pop("arch") or "").split(",") if a.strip()] or [None]
     if len(arches) > 1 and not push:
         raise UsageError("a manifest list of several arches lives in a registry: add --push --registry R")
@@ -554,16 +654,103 @@ def build_command(
         _build_on_openshift(targets[0], cluster, options, kubeconfig, kube_context, log)
         return
     engine = build.engine_for(backend)
+    if history is not None:
+        history.check()
     outcomes = []
     for target in targets:
         click.echo(f"{benchmark} {target.variant}  ({target.rendered.platform}, {engine.name})")
         click.echo(f"  content tag {target.content}")
-        outcome = build.build_target(engine, target, options, log)
+        outcome = _build_and_record(
+            engine, target, options, log, history, Path(log_file) if log_file else None
+        )
         outcomes.append(outcome)
         _report_build(outcome)
     if len(targets) > 1:
         digest = build.push_manifest_list(targets, outcomes, options)
         click.echo(f"manifest list {build.manifest_list_tag(targets)} -> {digest}")
+
+
+def _history(path: Optional[str]) -> Any:
+    from pathlib import Path
+
+    from mlcc.history import History
+
+    return History(Path(path) if path else None)
+
+
+def _build_and_record(engine: Any, target: Any, options: Any, log: Any, history: Any, log_path: Any) -> Any:
+    """One build; its outcome (a failure too) goes into the history."""
+    import time
+
+    from mlcc import build
+    from mlcc.build.runner import record_single
+
+    start = time.monotonic()
+    try:
+        outcome = build.build_target(engine, target, options, log)
+    except MlccError as error:
+        if history is not None:
+            failed = build.Outcome(target, "failed", str(error).splitlines()[0], time.monotonic() - start)
+            record_single(history, target, failed, engine.name, log_path)
+        raise
+    if history is not None:
+        record_single(history, target, outcome, engine.name, log_path)
+    return outcome
+
+
+def _build_matrix(
+    kb: Any,
+    benchmark: Optional[str],
+    pins: Dict[str, Any],
+    matrix_file: Optional[str],
+    options: Any,
+    render_options: Any,
+    backend: Optional[str],
+    jobs: int,
+    logs: Any,
+    history: Any,
+) -> None:
+    from mlcc import build
+    from mlcc.build.runner import Cell, failure, run_cells, summary_rows
+    from mlcc.errors import UsageError
+    from mlcc.render import render
+    from mlcc.ui.table import render as table
+
+    arch = pins.pop("arch")
+    base = pins.pop("base")
+    cuda = pins.pop("cuda")
+    others = [name for name, value in pins.items() if value not in (None, False, ())]
+    if others:
+        raise UsageError(f"--matrix filters by BENCHMARK, --base, --arch and --cuda; not by --{others[0]}")
+    if jobs < 1:
+        raise UsageError(f"-j {jobs}: give at least 1 parallel build")
+    filters = _filters(
+        kb,
+        [benchmark] if benchmark else [],
+        [base] if base else [],
+        [arch] if arch else [],
+        [cuda] if cuda else [],
+    )
+    outcomes, _ = matrix_outcomes(kb, filters, matrix_file)
+    published = [o for o in outcomes if o.published and o.stack is not None]
+    if not published:
+        raise UsageError("no cell of the matrix matches", hint="mlcc matrix --explain shows the cells")
+    cells = [
+        Cell(build.target_for(render(o.stack, kb, options=render_options), options), o.cell.label)
+        for o in published
+    ]
+    engine = build.engine_for(backend)
+    results = run_cells(engine, cells, options, jobs=jobs, logs=logs, history=history)
+    click.echo(
+        table(
+            ("status", "cell", "variant", "time", "size", "digest", "log"), summary_rows(cells, results, logs)
+        )
+    )
+    counts = {s: sum(1 for r in results if r.status == s) for s in ("built", "skipped", "failed")}
+    click.echo(f"{counts['built']} built, {counts['skipped']} skipped, {counts['failed']} failed")
+    problem = failure(results)
+    if problem is not None:
+        raise problem
 
 
 def _default_cluster() -> Any:
@@ -793,7 +980,7 @@ def matrix_filters(func: F) -> F:
             help="Only cells on this CUDA release prefix, or cpu.",
         ),
         click.option(
-            "--matrix",
+            "--matrix-file",
             "matrix_file",
             metavar="FILE",
             help="Another matrix file (default: recipes/matrix.yaml).",
@@ -919,6 +1106,100 @@ def matrix_command(
         f"{published} cells build; {len(rows) - published} left out"
         + ("" if explain else " (--explain says why)")
     )
+
+
+@cli.command("history")
+@click.argument("benchmark", required=False)
+@click.option("--variant", metavar="VARIANT", help="Only this variant.")
+@click.option("--status", type=click.Choice(["built", "skipped", "failed"]), help="Only this outcome.")
+@click.option(
+    "--limit", type=int, default=50, show_default=True, help="At most this many rows, newest first."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON.")
+@click.option(
+    "--history",
+    "history_file",
+    metavar="FILE",
+    help="The database (default: MLCC_HISTORY or ~/.local/share/mlcc/history.sqlite).",
+)
+def history_command(
+    benchmark: Optional[str],
+    variant: Optional[str],
+    status: Optional[str],
+    limit: int,
+    as_json: bool,
+    history_file: Optional[str],
+) -> None:
+    """Every build, skip and failure mlcc recorded, newest first."""
+    from mlcc.errors import UsageError
+    from mlcc.ui.table import render
+
+    if limit < 1:
+        raise UsageError(f"--limit {limit}: give at least 1")
+    history = _history(history_file)
+    rows = history.rows(benchmark=benchmark, variant=variant, status=status, limit=limit)
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    if not rows:
+        click.echo(
+            f"no builds recorded in {history.path}"
+            + (" that match" if benchmark or variant or status else "")
+        )
+        return
+    table = [
+        (
+            str(r["id"]),
+            r["finished"],
+            r["benchmark"],
+            r["variant"],
+            r["status"],
+            f"{r['seconds']:.1f} s",
+            r["backend"],
+            (r["image_digest"] or "-")[:19],
+            f"{r['size'] / 1e6:.1f} MB" if r["size"] else "-",
+        )
+        for r in rows
+    ]
+    click.echo(
+        render(
+            ("#", "finished", "benchmark", "variant", "status", "time", "backend", "digest", "size"), table
+        )
+    )
+
+
+@cli.command("report")
+@click.option("--html", "html_file", metavar="FILE", required=True, help="Write the page here.")
+@matrix_filters
+@click.option("--history", "history_file", metavar="FILE", help="The build history to colour the cells by.")
+@click.option("--title", default="mlcc build matrix", show_default=True, help="The page's title.")
+@click.pass_obj
+def report_command(
+    obj: _Context,
+    html_file: str,
+    f_benchmarks: Sequence[str],
+    f_bases: Sequence[str],
+    f_arches: Sequence[str],
+    f_cudas: Sequence[str],
+    matrix_file: Optional[str],
+    history_file: Optional[str],
+    title: str,
+) -> None:
+    """One self-contained HTML page: the matrix as a grid of benchmarks x stacks, each cell
+    coloured by its latest build (linking the log), left-out cells greyed with the reason."""
+    from pathlib import Path
+
+    from mlcc.output import write_tree
+    from mlcc.report import grid, render_html
+
+    kb = obj.kb
+    filters = _filters(kb, f_benchmarks, f_bases, f_arches, f_cudas)
+    outcomes, _ = matrix_outcomes(kb, filters, matrix_file)
+    target = Path(html_file)
+    cells = grid(outcomes, _history(history_file).latest(), target)
+    page = render_html(cells, title=title)
+    write_tree(target.parent, [(target.name, page)])
+    click.echo(f"wrote {target}: {len(cells)} cells")
 
 
 @cli.command("lint")

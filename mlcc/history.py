@@ -1,0 +1,207 @@
+"""Build history: every build, skip and failure, in an embedded SQLite database.
+
+Where: ``--history FILE``, else ``MLCC_HISTORY``, else ``$XDG_DATA_HOME/mlcc/history.sqlite``
+(``~/.local/share/mlcc/history.sqlite``). Each record is one short write transaction in
+WAL mode with a busy timeout, so parallel builds (threads or processes) can record at
+once. A database that stays locked, or is corrupt, is an error that names the file; mlcc
+never recreates or truncates it, so recorded rows are never lost.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Dict, List, NamedTuple, Optional
+
+from mlcc.errors import HistoryError
+
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT_SECONDS = 30.0
+STATUSES = ("built", "skipped", "failed")
+COLUMNS = (
+    "finished",
+    "benchmark",
+    "variant",
+    "arch",
+    "cuda",
+    "base",
+    "cell",
+    "content_digest",
+    "backend",
+    "status",
+    "seconds",
+    "image_digest",
+    "size",
+    "log_path",
+    "mlcc_version",
+    "reason",
+    "reference",
+)
+SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS builds (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    finished TEXT NOT NULL,
+    benchmark TEXT NOT NULL,
+    variant TEXT NOT NULL,
+    arch TEXT,
+    cuda TEXT,
+    base TEXT,
+    cell TEXT,
+    content_digest TEXT NOT NULL,
+    backend TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN {STATUSES}),
+    seconds REAL NOT NULL,
+    image_digest TEXT,
+    size INTEGER,
+    log_path TEXT,
+    mlcc_version TEXT NOT NULL,
+    reason TEXT,
+    reference TEXT
+);
+CREATE INDEX IF NOT EXISTS builds_by_cell ON builds (benchmark, variant, id);
+"""
+
+
+class Record(NamedTuple):
+    benchmark: str
+    variant: str
+    content_digest: str
+    backend: str
+    status: str  # built | skipped | failed
+    seconds: float
+    arch: Optional[str] = None
+    cuda: Optional[str] = None
+    base: Optional[str] = None
+    cell: Optional[str] = None
+    image_digest: Optional[str] = None
+    size: Optional[int] = None
+    log_path: Optional[str] = None
+    mlcc_version: str = ""
+    reason: Optional[str] = None
+    reference: Optional[str] = None
+    finished: str = ""
+
+
+def default_path() -> Path:
+    explicit = os.environ.get("MLCC_HISTORY")
+    if explicit:
+        return Path(explicit)
+    data = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(data) / "mlcc" / "history.sqlite"
+
+
+class History:
+    def __init__(self, path: Optional[Path] = None) -> None:
+        self.path = path or default_path()
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            connection = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
+        except (OSError, sqlite3.Error) as error:
+            raise HistoryError(
+                f"cannot open the build history {self.path}: {error}", hint=_hint(self.path)
+            ) from None
+        try:
+            connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000)}")
+            mode = connection.execute("PRAGMA journal_mode = WAL").fetchone()
+            if mode and str(mode[0]).lower() != "wal":
+                connection.execute("PRAGMA journal_mode = DELETE")
+            version = connection.execute("PRAGMA user_version").fetchone()[0]
+            if version == 0:
+                connection.executescript(
+                    "BEGIN IMMEDIATE;" + SCHEMA + f"PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+                )
+            elif version > SCHEMA_VERSION:
+                raise HistoryError(
+                    f"the build history {self.path} was written by a newer mlcc (format {version})",
+                    hint="upgrade mlcc, or point --history at another file",
+                )
+        except sqlite3.OperationalError as error:
+            connection.close()
+            raise self._error(error) from None
+        except sqlite3.DatabaseError as error:
+            connection.close()
+            raise self._error(error) from None
+        return connection
+
+    def _error(self, error: sqlite3.Error) -> HistoryError:
+        text = str(error)
+        if "locked" in text or "busy" in text:
+            return HistoryError(
+                f"the build history {self.path} stayed locked for {BUSY_TIMEOUT_SECONDS:.0f} s",
+                hint="another process holds it; try again, or use --history to record elsewhere",
+            )
+        return HistoryError(f"the build history {self.path} is damaged: {text}", hint=_hint(self.path))
+
+    def check(self) -> None:
+        """Open (and create) the database now: a build should not run only to fail recording."""
+        self._connect().close()
+
+    def record(self, record: Record) -> None:
+        values = record._replace(finished=record.finished or _now())
+        if values.status not in STATUSES:
+            raise ValueError(f"status {values.status!r}")
+        connection = self._connect()
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+            connection.execute(
+                f"INSERT INTO builds ({', '.join(COLUMNS)}) VALUES ({', '.join('?' for _ in COLUMNS)})",
+                [getattr(values, c) for c in COLUMNS],
+            )
+            connection.execute("COMMIT")
+        except sqlite3.DatabaseError as error:
+            raise self._error(error) from None
+        finally:
+            connection.close()
+
+    def rows(
+        self,
+        *,
+        benchmark: Optional[str] = None,
+        variant: Optional[str] = None,
+        status: Optional[str] = None,
+        limit: Optional[int] = None,
+    ) -> List[Dict[str, Any]]:
+        """Newest first."""
+        if not self.path.exists():
+            return []
+        where: List[str] = []
+        params: List[Any] = []
+        for column, value in (("benchmark", benchmark), ("variant", variant), ("status", status)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        query = "SELECT id, " + ", ".join(COLUMNS) + " FROM builds"
+        if where:
+            query += " WHERE " + " AND ".join(where)
+        query += " ORDER BY id DESC"
+        if limit is not None:
+            query += " LIMIT ?"
+            params.append(limit)
+        connection = self._connect()
+        try:
+            cursor = connection.execute(query, params)
+            names = [d[0] for d in cursor.description]
+            return [dict(zip(names, row)) for row in cursor.fetchall()]
+        except sqlite3.DatabaseError as error:
+            raise self._error(error) from None
+        finally:
+            connection.close()
+
+    def latest(self) -> Dict[tuple, Dict[str, Any]]:  # type: ignore[type-arg]
+        """The newest row per (benchmark, variant)."""
+        found: Dict[tuple, Dict[str, Any]] = {}  # type: ignore[type-arg]
+        for row in reversed(self.rows()):
+            found[(row["benchmark"], row["variant"])] = row
+        return found
+
+
+def _hint(path: Path) -> str:
+    return f"move {path} aside (mlcc never deletes it) or point --history / MLCC_HISTORY at another file"
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

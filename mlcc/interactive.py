@@ -1,0 +1,112 @@
+"""`mlcc gen -i`: pick benchmark, arch, base, CUDA and framework version from menus that
+offer only what can still resolve (the original mlcc's -I menus, with the resolver behind
+them). The questions go through a callback, so a script or a test can answer them.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+from mlcc.errors import ConflictError
+from mlcc.kb.model import KnowledgeBase
+from mlcc.resolve import Resolver, Stack, build_request
+from mlcc.versions import parse_version
+
+# ask(question, options, default) -> one of options
+Ask = Callable[[str, Sequence[str], str], str]
+CPU = "cpu"
+
+
+class Choice(NamedTuple):
+    benchmark: str
+    pins: Dict[str, object]
+    stack: Stack
+
+
+def _resolves(
+    resolver: Resolver, kb: KnowledgeBase, benchmark: str, pins: Dict[str, object]
+) -> Optional[Stack]:
+    try:
+        return resolver.resolve(build_request(kb, benchmark, **pins))  # type: ignore[arg-type]
+    except ConflictError:
+        return None
+
+
+def _keep(
+    resolver: Resolver,
+    kb: KnowledgeBase,
+    benchmark: str,
+    pins: Dict[str, object],
+    key: str,
+    values: Sequence[str],
+) -> List[str]:
+    found = []
+    for value in values:
+        probe = dict(pins)
+        if key == "cuda" and value == CPU:
+            probe["cpu"] = True
+        elif key == "with":
+            probe["with_"] = (value,)
+        else:
+            probe[key] = value
+        if _resolves(resolver, kb, benchmark, probe) is not None:
+            found.append(value)
+    return found
+
+
+def _cuda_lines(kb: KnowledgeBase) -> List[str]:
+    lines = sorted({".".join(r.version.split(".")[:2]) for r in kb.cuda}, key=parse_version, reverse=True)
+    return [CPU, *lines]
+
+
+def _apply(pins: Dict[str, object], key: str, value: str) -> Dict[str, object]:
+    updated = dict(pins)
+    if key == "cuda" and value == CPU:
+        updated["cpu"] = True
+    elif key == "with":
+        updated["with_"] = (value,)
+    else:
+        updated[key] = value
+    return updated
+
+
+def walk(kb: KnowledgeBase, ask: Ask, *, resolver: Optional[Resolver] = None) -> Choice:
+    """Ask for each dimension in turn; the default is what the resolver would pick."""
+    resolver = resolver or Resolver(kb)
+    benchmarks = sorted(kb.benchmarks)
+    benchmark = ask("benchmark", benchmarks, benchmarks[0])
+    pins: Dict[str, object] = {}
+    steps: List[Tuple[str, str, List[str]]] = [
+        ("arch", "CPU architecture", list(kb.arches)),
+        ("base", "base image", [b.name for b in sorted(kb.bases, key=lambda b: b.preference)]),
+        ("cuda", "CUDA release (or cpu)", _cuda_lines(kb)),
+    ]
+    for key, question, values in steps:
+        offered = _keep(resolver, kb, benchmark, pins, key, values)
+        stack = _resolves(resolver, kb, benchmark, pins)
+        assert stack is not None and offered, "a resolving request offers at least what it resolves to"
+        default = _default(stack, key, offered)
+        pins = _apply(pins, key, ask(question, offered, default))
+    stack = _resolves(resolver, kb, benchmark, pins)
+    assert stack is not None
+    if stack.framework is not None:
+        name = stack.framework.framework
+        versions = sorted({b.version for b in kb.frameworks[name].builds}, key=parse_version, reverse=True)
+        # an exact specifier ("==1.1.0"): the prefix 1.1.0 would also take 1.1.0a0+828a6a3
+        offered = [v for v in versions if _keep(resolver, kb, benchmark, pins, "with", [f"{name}==={v}"])]
+        if len(offered) > 1:
+            default = stack.framework.version
+            picked = ask(f"{name} version", offered, default if default in offered else offered[0])
+            pins = _apply(pins, "with", f"{name}==={picked}")
+            stack = _resolves(resolver, kb, benchmark, pins)
+            assert stack is not None
+    return Choice(benchmark, pins, stack)
+
+
+def _default(stack: Stack, key: str, offered: Sequence[str]) -> str:
+    value = {
+        "arch": stack.arch.name,
+        "base": stack.base.name,
+        "cuda": ".".join(stack.cuda.version.split(".")[:2]) if stack.cuda else CPU,
+    }[key]
+    return value if value in offered else offered[0]

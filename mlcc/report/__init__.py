@@ -1,0 +1,120 @@
+"""`mlcc report --html FILE`: the matrix as one self-contained page.
+
+Rows are benchmarks, columns the matrix's cell coordinates (base, arch, CUDA); each cell
+shows its stack and the latest build from the history (coloured by status, linking its
+log), and cells the resolver left out are greyed with its reason. No external assets:
+the CSS is inline and nothing is fetched, so the file can be mailed or archived by CI.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+from pathlib import Path
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+import mlcc
+from mlcc.matrix import CPU, Outcome, row
+
+TEMPLATES = Path(__file__).parent / "templates"
+STATUSES = ("built", "skipped", "failed", "not built", "excluded", "duplicate")
+
+
+class GridCell(NamedTuple):
+    benchmark: str
+    column: str
+    status: str
+    variant: Optional[str]
+    stack: str  # one line: CUDA, cuDNN, NCCL, framework, Python
+    reason: str
+    finished: Optional[str]
+    seconds: Optional[float]
+    digest: Optional[str]
+    log: Optional[str]  # a link, relative to the report when it can be
+
+
+def column_of(outcome: Outcome) -> str:
+    cell = outcome.cell
+    cuda = (
+        "default CUDA"
+        if cell.cuda in (None, "default")
+        else ("CPU" if cell.cuda == CPU else f"CUDA {cell.cuda}")
+    )
+    return " · ".join([cell.base or "any base", cell.arch or "any arch", cuda])
+
+
+def _stack_line(found: Dict[str, Any]) -> str:
+    parts = [f"CUDA {found['cuda']}" if found.get("cuda") not in (None, CPU) else "CPU"]
+    for key, label in (("cudnn", "cuDNN"), ("nccl", "NCCL"), ("python", "Python")):
+        if found.get(key):
+            parts.append(f"{label} {found[key]}")
+    if found.get("framework"):
+        parts.append(str(found["framework"]))
+    return ", ".join(parts)
+
+
+def grid(
+    outcomes: Sequence[Outcome], latest: Dict[Tuple[str, str], Dict[str, Any]], report: Path
+) -> List[GridCell]:
+    cells = []
+    for outcome in outcomes:
+        found = row(outcome)
+        history = latest.get((found["benchmark"], found["variant"])) if found["variant"] else None
+        status = found["status"]
+        if status == "published":
+            status = history["status"] if history else "not built"
+        cells.append(
+            GridCell(
+                benchmark=found["benchmark"],
+                column=column_of(outcome),
+                status=status,
+                variant=found["variant"],
+                stack=_stack_line(found) if found["variant"] else "",
+                reason=found["reason"] or (history or {}).get("reason") or "",
+                finished=(history or {}).get("finished"),
+                seconds=(history or {}).get("seconds"),
+                digest=(history or {}).get("image_digest"),
+                log=_link((history or {}).get("log_path"), report),
+            )
+        )
+    return cells
+
+
+def _link(path: Optional[str], report: Path) -> Optional[str]:
+    if not path:
+        return None
+    try:
+        return os.path.relpath(path, report.resolve().parent)
+    except ValueError:
+        return Path(path).as_uri()
+
+
+def render_html(cells: Sequence[GridCell], *, title: str) -> str:
+    from mlcc.render.templates import environment
+
+    benchmarks = list(dict.fromkeys(c.benchmark for c in cells))
+    columns = list(dict.fromkeys(c.column for c in cells))
+    by_key: Dict[Tuple[str, str], List[GridCell]] = {}
+    for cell in cells:
+        by_key.setdefault((cell.benchmark, cell.column), []).append(cell)
+    counts = {s: sum(1 for c in cells if c.status == s) for s in STATUSES}
+    newest = max((c.finished for c in cells if c.finished), default=None)
+    template = environment().overlay(loader=_loader()).get_template("report.html.j2")
+    return str(
+        template.render(
+            title=title,
+            benchmarks=benchmarks,
+            columns=columns,
+            by_key=by_key,
+            counts=counts,
+            newest=newest,
+            version=mlcc.__version__,
+            escape=html.escape,
+        )
+    )
+
+
+def _loader() -> Any:
+    import jinja2
+
+    return jinja2.FileSystemLoader(str(TEMPLATES))
