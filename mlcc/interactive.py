@@ -40,18 +40,7 @@ def _keep(
     key: str,
     values: Sequence[str],
 ) -> List[str]:
-    found = []
-    for value in values:
-        probe = dict(pins)
-        if key == "cuda" and value == CPU:
-            probe["cpu"] = True
-        elif key == "with":
-            probe["with_"] = (value,)
-        else:
-            probe[key] = value
-        if _resolves(resolver, kb, benchmark, probe) is not None:
-            found.append(value)
-    return found
+    return [v for v in values if _resolves(resolver, kb, benchmark, _apply(pins, key, v)) is not None]
 
 
 def _cuda_lines(kb: KnowledgeBase) -> List[str]:

@@ -61,15 +61,9 @@ def write_tree(root: Path, files: Iterable[Tuple[str, str]], *, prune: Sequence[
         status = "updated" if target.exists() else "created"
         _atomic_write(target, content, executable=_executable(target))
         changes.append(Change(target, status))
-    for folder in prune:
-        directory = root / folder
-        if not directory.is_dir():
-            continue
-        for path in sorted(directory.rglob("*")):
-            rel = path.relative_to(root).as_posix()
-            if path.is_file() and rel not in wanted:
-                path.unlink()
-                changes.append(Change(path, "removed"))
+    for path in _foreign(root, prune, wanted):
+        path.unlink()
+        changes.append(Change(path, "removed"))
     return changes
 
 
@@ -87,6 +81,20 @@ def remove_folder(folder: Path) -> List[Change]:
     except OSError as error:
         raise OutputError(f"cannot remove {folder}: {error.strerror}") from None
     return changes
+
+
+def _foreign(root: Path, folders: Sequence[str], wanted: Dict[str, str]) -> List[Path]:
+    """Files under ``folders`` that are not among the generated ones."""
+    found: List[Path] = []
+    for folder in folders:
+        directory = root / folder
+        if directory.is_dir():
+            found += [
+                p
+                for p in sorted(directory.rglob("*"))
+                if p.is_file() and p.relative_to(root).as_posix() not in wanted
+            ]
+    return found
 
 
 def _check_writable(root: Path) -> None:
@@ -130,12 +138,5 @@ def compare_tree(root: Path, files: Iterable[Tuple[str, str]], *, folders: Seque
             problems.append(f"stale: {target}")
         elif not _mode_is_right(target):
             problems.append(f"mode: {target}")
-    for folder in folders:
-        directory = root / folder
-        if not directory.is_dir():
-            continue
-        for path in sorted(directory.rglob("*")):
-            rel = path.relative_to(root).as_posix()
-            if path.is_file() and rel not in wanted:
-                problems.append(f"not generated (remove it): {path}")
+    problems += [f"not generated (remove it): {path}" for path in _foreign(root, folders, wanted)]
     return problems

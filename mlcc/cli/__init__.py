@@ -25,7 +25,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 EPILOG = """\b
 Exit codes: 0 done, 2 usage or recipe error, 3 no compatible stack,
 4 build failed, 5 registry error, 6 image drift, 7 generated files stale,
-8 lint findings.
+8 lint findings, 9 build history locked or damaged, 130 interrupted.
 Docs and examples: README.md."""
 
 
@@ -136,7 +136,10 @@ def cli(ctx: click.Context, recipes: Optional[str]) -> None:
     Quick start:
       mlcc list benchmarks
       mlcc resolve maskrcnn --cuda 10.1
-      mlcc resolve maskrcnn --arch ppc64le --json
+      mlcc gen maskrcnn --cuda 10.1           # Dockerfile + OpenShift objects
+      mlcc build maskrcnn --cuda 10.1 --push --registry quay.io/me
+      mlcc verify quay.io/me/maskrcnn:cuda10.1-cudnn7-ubi8-x86_64
+      mlcc matrix --explain
     """
     ctx.obj = _Context(recipes)
 

@@ -210,15 +210,18 @@ class Registry:
 
     # ------------------------------------------------------------------ API
 
-    def manifest(self, repository: str, reference: str) -> Optional[Manifest]:
-        """The manifest (or index) of a tag or digest, or None when there is none."""
-        status, headers, body = self.request(
-            "GET",
+    def _manifest_request(self, method: str, repository: str, reference: str) -> Tuple[int, Any, Any]:
+        return self.request(
+            method,
             f"{repository}/manifests/{reference}",
             scope=f"repository:{repository}:pull",
             headers={"Accept": ACCEPT},
             ok=(200, 404),
         )
+
+    def manifest(self, repository: str, reference: str) -> Optional[Manifest]:
+        """The manifest (or index) of a tag or digest, or None when there is none."""
+        status, headers, body = self._manifest_request("GET", repository, reference)
         if status == 404:
             return None
         media_type = (headers.get("Content-Type") or "").split(";")[0] or json.loads(body).get(
@@ -229,13 +232,7 @@ class Registry:
 
     def exists(self, repository: str, reference: str) -> Optional[str]:
         """The digest behind a tag, or None: one HEAD request."""
-        status, headers, _ = self.request(
-            "HEAD",
-            f"{repository}/manifests/{reference}",
-            scope=f"repository:{repository}:pull",
-            headers={"Accept": ACCEPT},
-            ok=(200, 404),
-        )
+        status, headers, _ = self._manifest_request("HEAD", repository, reference)
         if status == 404:
             return None
         digest = headers.get("Docker-Content-Digest")
