@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence
 
 from mlcc.kb import KnowledgeBase, load, recipes_root
+from mlcc.kb.model import Provenance
 from mlcc.resolve import Request, Resolver, Stack, build_request
 from mlcc.versions import parse_version
 
@@ -65,6 +66,10 @@ def resolve(
     return Resolver(kb).resolve(request_for(kb, benchmark, Pins(**pins)))
 
 
+def _provenance(prov: Provenance) -> Dict[str, Any]:
+    return {"origin": prov.origin, "verified": prov.verified}
+
+
 def list_rows(kb: KnowledgeBase, what: str) -> List[Dict[str, Any]]:
     """The facts behind ``mlcc list WHAT`` as JSON-ready rows."""
     if what == "benchmarks":
@@ -78,8 +83,7 @@ def list_rows(kb: KnowledgeBase, what: str) -> List[Dict[str, Any]]:
                 "accelerators": list(b.accelerators),
                 "requires": list(b.requires),
                 "gpus": {"min": b.gpus_min, "reference": b.gpus_reference},
-                "origin": b.prov.origin,
-                "verified": b.prov.verified,
+                **_provenance(b.prov),
             }
             for b in kb.benchmarks.values()
         ]
@@ -99,8 +103,7 @@ def list_rows(kb: KnowledgeBase, what: str) -> List[Dict[str, Any]]:
                 "preference": b.preference,
                 "requires_subscription": b.requires_subscription,
                 "end_of_life": b.end_of_life,
-                "origin": b.prov.origin,
-                "verified": b.prov.verified,
+                **_provenance(b.prov),
             }
             for b in kb.bases
         ]
@@ -112,8 +115,7 @@ def list_rows(kb: KnowledgeBase, what: str) -> List[Dict[str, Any]]:
                 "min_driver": r.min_driver,
                 "host_gcc": dict(r.host_gcc),
                 "repos": {d: list(a) for d, a in r.repos},
-                "origin": r.prov.origin,
-                "verified": r.prov.verified,
+                **_provenance(r.prov),
                 "unverified_fields": list(r.prov.unverified_fields),
             }
             for r in kb.cuda
@@ -129,8 +131,7 @@ def list_rows(kb: KnowledgeBase, what: str) -> List[Dict[str, Any]]:
                 "method": b.method,
                 "packages": [p.rpm() if b.method == "rpm" else p.deb() for p in b.packages],
                 "url": b.url,
-                "origin": b.prov.origin,
-                "verified": b.prov.verified,
+                **_provenance(b.prov),
             }
             for b in sorted(
                 builds,
@@ -148,8 +149,7 @@ def list_rows(kb: KnowledgeBase, what: str) -> List[Dict[str, Any]]:
                 "python": list(f.python),
                 "arches": list(f.arches),
                 "install": f.install.method,
-                "origin": f.prov.origin,
-                "verified": f.prov.verified,
+                **_provenance(f.prov),
             }
             for framework in kb.frameworks.values()
             for f in sorted(framework.builds, key=lambda b: parse_version(b.version), reverse=True)

@@ -837,10 +837,6 @@ def image_options(func: F) -> F:
     return func
 
 
-IMAGE_HELP = """IMAGE is a registry reference (quay.io/me/maskrcnn:TAG), local:REF for an image in a
-local engine's storage, or oci-archive:PATH, docker-archive:PATH, oci:DIR."""
-
-
 @cli.command("inspect")
 @click.argument("image")
 @image_options

@@ -11,7 +11,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from typing import Dict, List
 
@@ -19,8 +18,8 @@ import pytest
 
 from mlcc.image.reference import parse_reference
 from mlcc.image.registry import Registry
-from tests.conftest import REPO
 from tests.e2e.conftest import World, mlcc
+from tests.e2e.world import start_mlcc
 
 
 def _args(world: World, *extra: str, registry: str = "", mirror: str = "", base_image: str = "") -> List[str]:
@@ -216,23 +215,10 @@ def test_credentials_from_the_environment_and_bad_ones(world: World) -> None:
 
 
 def test_two_builds_of_the_same_content_do_not_race(world: World) -> None:
-    mirror = f"{world.stage.mirror}/a1"
-    args = [
-        sys.executable,
-        "-m",
-        "mlcc",
-        "--recipes",
-        str(world.recipes),
-        *_args(world, "--backend", "buildah", mirror=mirror),
-    ]
-    env = {**os.environ, **world.env, "PYTHONPATH": str(REPO)}
-    first = subprocess.Popen(
-        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=world.root
-    )
+    args = _args(world, "--backend", "buildah", mirror=f"{world.stage.mirror}/a1")
+    first = start_mlcc(world, *args)
     time.sleep(0.5)
-    second = subprocess.Popen(
-        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=world.root
-    )
+    second = start_mlcc(world, *args)
     outputs = [p.communicate(timeout=900) for p in (first, second)]
     assert first.returncode == 0 and second.returncode == 0, outputs
     built = [out for out, _ in outputs if "built in" in out]
@@ -243,24 +229,7 @@ def test_two_builds_of_the_same_content_do_not_race(world: World) -> None:
 
 def test_ctrl_c_leaves_no_tag_and_no_lock(world: World) -> None:
     mirror = f"{world.stage.mirror}/a2"
-    args = [
-        sys.executable,
-        "-m",
-        "mlcc",
-        "--recipes",
-        str(world.recipes),
-        *_args(world, "--backend", "buildah", mirror=mirror),
-    ]
-    env = {**os.environ, **world.env, "PYTHONPATH": str(REPO)}
-    process = subprocess.Popen(
-        args,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        cwd=world.root,
-        start_new_session=True,
-    )
+    process = start_mlcc(world, *_args(world, "--backend", "buildah", mirror=mirror), new_session=True)
     assert process.stderr is not None
     seen = []
     for line in process.stderr:  # wait until the engine is running a RUN step

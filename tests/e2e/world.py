@@ -291,15 +291,35 @@ def open_world(root: Path, arches: Sequence[str]) -> Iterator[World]:
             _release_storage(root)
 
 
+def _command(world: World, args: Sequence[str]) -> List[str]:
+    return [sys.executable, "-m", "mlcc", "--recipes", str(world.recipes), *args]
+
+
+def _environment(world: World, env: Optional[Dict[str, str]] = None) -> Dict[str, str]:
+    return {**os.environ, **world.env, "PYTHONPATH": str(REPO), **(env or {})}
+
+
 def mlcc(world: World, *args: str, env: Optional[Dict[str, str]] = None, timeout: int = 1200) -> Result:
     """mlcc as a real process, in the world's container configuration."""
-    full = {**os.environ, **world.env, "PYTHONPATH": str(REPO), **(env or {})}
     proc = subprocess.run(
-        [sys.executable, "-m", "mlcc", "--recipes", str(world.recipes), *args],
+        _command(world, args),
         capture_output=True,
         text=True,
-        env=full,
+        env=_environment(world, env),
         cwd=world.root,
         timeout=timeout,
     )
     return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+def start_mlcc(world: World, *args: str, new_session: bool = False) -> subprocess.Popen[str]:
+    """mlcc started like ``mlcc()`` but not waited for: for races and interrupts."""
+    return subprocess.Popen(
+        _command(world, args),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_environment(world),
+        cwd=world.root,
+        start_new_session=new_session,
+    )

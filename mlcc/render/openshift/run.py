@@ -191,28 +191,25 @@ def _annotations(rendered: Rendered, notes: Sequence[str]) -> Dict[str, str]:
     return found
 
 
-def pod(rendered: Rendered, options: ClusterOptions) -> Obj:
-    gpus = gpu_count(rendered, options)
-    spec, notes = pod_spec(rendered, options, gpus)
+def _single_run(rendered: Rendered, options: ClusterOptions) -> Tuple[Obj, Obj, Obj]:
+    """metadata, labels and pod spec of a one-pod run: what the Pod and the Job share."""
+    spec, notes = pod_spec(rendered, options, gpu_count(rendered, options))
     name = names.object_name(rendered.stack.benchmark.name, rendered.variant)
     labels = common_labels(rendered.stack.benchmark.name, name, rendered.variant, "benchmark-run")
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": metadata(name, labels, options, **_annotations(rendered, notes)),
-        "spec": spec,
-    }
+    return metadata(name, labels, options, **_annotations(rendered, notes)), labels, spec
+
+
+def pod(rendered: Rendered, options: ClusterOptions) -> Obj:
+    meta, _, spec = _single_run(rendered, options)
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
 
 
 def job(rendered: Rendered, options: ClusterOptions) -> Obj:
-    gpus = gpu_count(rendered, options)
-    spec, notes = pod_spec(rendered, options, gpus)
-    name = names.object_name(rendered.stack.benchmark.name, rendered.variant)
-    labels = common_labels(rendered.stack.benchmark.name, name, rendered.variant, "benchmark-run")
+    meta, labels, spec = _single_run(rendered, options)
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": metadata(name, labels, options, **_annotations(rendered, notes)),
+        "metadata": meta,
         "spec": {
             "backoffLimit": 0,  # a failed benchmark run is a result, not something to retry
             "ttlSecondsAfterFinished": JOB_TTL_SECONDS,
