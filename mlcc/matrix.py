@@ -13,15 +13,18 @@ from pathlib import Path
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.errors import ConflictError, RecipeError
+from mlcc.kb import schema_check
 from mlcc.kb.model import KnowledgeBase
+from mlcc.kb.yamlsrc import line_of, load_yaml
 from mlcc.resolve import Resolver, Stack, build_request
+from mlcc.resolve.request import did_you_mean
 
 AXES = ("benchmark", "base", "arch", "cuda", "python")
 DEFAULT = "default"  # leave the component to the resolver
 CPU = "cpu"  # cuda axis value: a CPU-only stack
 
 
-class Cell(NamedTuple):
+class MatrixCell(NamedTuple):
     benchmark: str
     base: Optional[str] = None
     arch: Optional[str] = None
@@ -53,15 +56,15 @@ class Matrix(NamedTuple):
     axes: Dict[str, Tuple[str, ...]]
     overrides: Dict[str, Dict[str, Tuple[str, ...]]]
     exclude: Tuple[Dict[str, str], ...]
-    include: Tuple[Cell, ...]
+    include: Tuple[MatrixCell, ...]
     path: str
 
 
-class Outcome(NamedTuple):
-    cell: Cell
+class CellResult(NamedTuple):
+    cell: MatrixCell
     stack: Optional[Stack]
     conflict: Optional[ConflictError]
-    duplicate_of: Optional[Cell] = None
+    duplicate_of: Optional[MatrixCell] = None
 
     @property
     def published(self) -> bool:
@@ -69,9 +72,6 @@ class Outcome(NamedTuple):
 
 
 def load_matrix(kb: KnowledgeBase, path: Optional[Path] = None) -> Matrix:
-    from mlcc.kb import schema_check
-    from mlcc.kb.yamlsrc import line_of, load_yaml
-
     path = path or Path(kb.root) / "matrix.yaml"
     display = "recipes/matrix.yaml" if path == Path(kb.root) / "matrix.yaml" else str(path)
     if not path.is_file():
@@ -91,8 +91,6 @@ def load_matrix(kb: KnowledgeBase, path: Optional[Path] = None) -> Matrix:
             values = cell.get(axis)
             for index, value in enumerate(values if isinstance(values, list) else [values] if values else []):
                 if value not in allowed:
-                    from mlcc.resolve.request import did_you_mean
-
                     line = line_of(
                         lines, (*where, axis, index) if isinstance(values, list) else (*where, axis)
                     )
@@ -124,18 +122,18 @@ def load_matrix(kb: KnowledgeBase, path: Optional[Path] = None) -> Matrix:
             b: {k: tuple(v) for k, v in axes.items()} for b, axes in data.get("overrides", {}).items()
         },
         exclude=tuple(dict(c) for c in data.get("exclude", [])),
-        include=tuple(Cell(**c) for c in data.get("include", [])),
+        include=tuple(MatrixCell(**c) for c in data.get("include", [])),
         path=display,
     )
 
 
-def expand(matrix: Matrix) -> List[Cell]:
-    cells: List[Cell] = []
+def expand(matrix: Matrix) -> List[MatrixCell]:
+    cells: List[MatrixCell] = []
     for benchmark in matrix.axes["benchmark"]:
         axes = {**matrix.axes, **matrix.overrides.get(benchmark, {})}
         values = [axes.get(axis, (DEFAULT,)) for axis in AXES[1:]]
         for combo in itertools.product(*values):
-            cell = Cell(benchmark, *(None if v == DEFAULT else v for v in combo))
+            cell = MatrixCell(benchmark, *(None if v == DEFAULT else v for v in combo))
             if not any(_matches(cell, rule) for rule in matrix.exclude):
                 cells.append(cell)
     for cell in matrix.include:
@@ -144,57 +142,31 @@ def expand(matrix: Matrix) -> List[Cell]:
     return cells
 
 
-def _matches(cell: Cell, rule: Dict[str, str]) -> bool:
+def _matches(cell: MatrixCell, rule: Dict[str, str]) -> bool:
     return all((getattr(cell, axis) or DEFAULT) == value for axis, value in rule.items())
 
 
-def evaluate(kb: KnowledgeBase, cells: Sequence[Cell], resolver: Optional[Resolver] = None) -> List[Outcome]:
+def evaluate(
+    kb: KnowledgeBase, cells: Sequence[MatrixCell], resolver: Optional[Resolver] = None
+) -> List[CellResult]:
     """Resolve every cell; a cell whose stack another cell already publishes is a duplicate."""
     resolver = resolver or Resolver(kb)
-    outcomes: List[Outcome] = []
-    seen: Dict[Tuple[str, str], Cell] = {}
+    outcomes: List[CellResult] = []
+    seen: Dict[Tuple[str, str], MatrixCell] = {}
     for cell in cells:
         request = build_request(kb, cell.benchmark, **cell.pins())
         try:
             stack = resolver.resolve(request)
         except ConflictError as conflict:
-            outcomes.append(Outcome(cell, None, conflict))
+            outcomes.append(CellResult(cell, None, conflict))
             continue
         key = (cell.benchmark, stack.variant)
-        outcomes.append(Outcome(cell, stack, None, seen.get(key)))
+        outcomes.append(CellResult(cell, stack, None, seen.get(key)))
         seen.setdefault(key, cell)
     return outcomes
 
 
 # ----------------------------------------------------------------------------- views
-
-
-class Filters(NamedTuple):
-    """Keep cells whose benchmark, base, arch or CUDA (as resolved, else as pinned) match."""
-
-    benchmarks: Tuple[str, ...] = ()
-    bases: Tuple[str, ...] = ()
-    arches: Tuple[str, ...] = ()
-    cudas: Tuple[str, ...] = ()
-
-    def __bool__(self) -> bool:
-        return any(self)
-
-    def matches(self, outcome: Outcome) -> bool:
-        cell, stack = outcome.cell, outcome.stack
-        if self.benchmarks and cell.benchmark not in self.benchmarks:
-            return False
-        base = stack.base.name if stack else cell.base
-        if self.bases and base not in self.bases:
-            return False
-        arch = stack.arch.name if stack else cell.arch
-        if self.arches and arch not in self.arches:
-            return False
-        if self.cudas:
-            cuda = (stack.cuda.version if stack.cuda else CPU) if stack else (cell.cuda or "")
-            if not any(cuda == want or cuda.startswith(want + ".") for want in self.cudas):
-                return False
-        return True
 
 
 def conflict_reason(conflict: Optional[ConflictError]) -> str:
@@ -209,7 +181,7 @@ def conflict_reason(conflict: Optional[ConflictError]) -> str:
     return "; ".join(reasons) or str(conflict).splitlines()[0]
 
 
-def row(outcome: Outcome) -> Dict[str, Any]:
+def row(outcome: CellResult) -> Dict[str, Any]:
     """One cell as the table, JSON and the report show it."""
     cell, stack = outcome.cell, outcome.stack
     found: Dict[str, Any] = {
@@ -237,7 +209,7 @@ def row(outcome: Outcome) -> Dict[str, Any]:
     return found
 
 
-def _flags(cell: Cell) -> str:
+def _flags(cell: MatrixCell) -> str:
     parts = []
     for name, value in cell.pins().items():
         parts.append(f"--{name}" if value is True else f"--{name} {value}")
@@ -250,7 +222,7 @@ def github_matrix(rows: Sequence[Dict[str, Any]]) -> Dict[str, List[Dict[str, An
     return {"include": [{k: r[k] for k in keys} for r in rows if r["status"] == "published"]}
 
 
-def parity(kb: KnowledgeBase, outcomes: Sequence[Outcome], resolver: Resolver) -> List[Dict[str, Any]]:
+def parity(kb: KnowledgeBase, outcomes: Sequence[CellResult], resolver: Resolver) -> List[Dict[str, Any]]:
     """For each published x86_64 cell: its ppc64le counterpart, or why there is none."""
     found = []
     for outcome in outcomes:

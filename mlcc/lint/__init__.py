@@ -12,17 +12,13 @@ from typing import Dict, Iterable, List, Optional
 
 from mlcc.lint.dockerfile import RULES as DOCKERFILE_RULES
 from mlcc.lint.dockerfile import Finding, lint_dockerfile
+from mlcc.lint.kube import RULES as KUBE_RULES
+from mlcc.lint.kube import SchemaStore, lint_yaml
 
 __all__ = ["RULES", "Finding", "lint_paths"]
 
 
-def _rules() -> Dict[str, str]:
-    from mlcc.lint.kube import RULES as KUBE_RULES
-
-    return {**DOCKERFILE_RULES, **KUBE_RULES}
-
-
-RULES = _rules()
+RULES: Dict[str, str] = {**DOCKERFILE_RULES, **KUBE_RULES}
 
 
 def _is_dockerfile(path: Path) -> bool:
@@ -36,8 +32,6 @@ def _is_yaml(path: Path) -> bool:
 def lint_paths(
     paths: Iterable[Path], *, schema_dir: Optional[Path] = None, openshift: Optional[str] = None
 ) -> List[Finding]:
-    from mlcc.lint.kube import SchemaStore, lint_yaml
-
     store = SchemaStore(schema_dir) if schema_dir is not None else None
     findings: List[Finding] = []
     for path in paths:

@@ -13,8 +13,11 @@ import os
 from pathlib import Path
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
+import jinja2
+
 import mlcc
-from mlcc.matrix import CPU, Outcome, row
+from mlcc.matrix import CPU, CellResult, row
+from mlcc.render.templates import environment
 
 TEMPLATES = Path(__file__).parent / "templates"
 STATUSES = ("built", "skipped", "failed", "not built", "excluded", "duplicate")
@@ -33,7 +36,7 @@ class GridCell(NamedTuple):
     log: Optional[str]  # a link, relative to the report when it can be
 
 
-def column_of(outcome: Outcome) -> str:
+def column_of(outcome: CellResult) -> str:
     cell = outcome.cell
     cuda = (
         "default CUDA"
@@ -54,7 +57,7 @@ def _stack_line(found: Dict[str, Any]) -> str:
 
 
 def grid(
-    outcomes: Sequence[Outcome], latest: Dict[Tuple[str, str], Dict[str, Any]], report: Path
+    outcomes: Sequence[CellResult], latest: Dict[Tuple[str, str], Dict[str, Any]], report: Path
 ) -> List[GridCell]:
     cells = []
     for outcome in outcomes:
@@ -90,8 +93,6 @@ def _link(path: Optional[str], report: Path) -> Optional[str]:
 
 
 def render_html(cells: Sequence[GridCell], *, title: str) -> str:
-    from mlcc.render.templates import environment
-
     benchmarks = list(dict.fromkeys(c.benchmark for c in cells))
     columns = list(dict.fromkeys(c.column for c in cells))
     by_key: Dict[Tuple[str, str], List[GridCell]] = {}
@@ -115,6 +116,4 @@ def render_html(cells: Sequence[GridCell], *, title: str) -> str:
 
 
 def _loader() -> Any:
-    import jinja2
-
     return jinja2.FileSystemLoader(str(TEMPLATES))

@@ -216,7 +216,7 @@ def _scripted(answers: Dict[str, str], asked: List[Tuple[str, Sequence[str], str
 
 
 def test_interactive_offers_only_what_resolves(kb) -> None:  # type: ignore[no-untyped-def]
-    from mlcc.interactive import walk
+    from mlcc.app.select import walk
 
     asked: List[Tuple[str, Sequence[str], str]] = []
     choice = walk(kb, _scripted({"benchmark": "resnet50"}, asked))
@@ -228,7 +228,7 @@ def test_interactive_offers_only_what_resolves(kb) -> None:  # type: ignore[no-u
 
 
 def test_interactive_framework_version_menu(kb) -> None:  # type: ignore[no-untyped-def]
-    from mlcc.interactive import walk
+    from mlcc.app.select import walk
 
     asked: List[Tuple[str, Sequence[str], str]] = []
     answers = {
@@ -259,13 +259,13 @@ def test_gen_interactive_from_piped_answers(cli, monkeypatch: pytest.MonkeyPatch
 
 def test_cells_sharing_a_stack_prefix_build_in_one_group(kb, resolver) -> None:  # type: ignore[no-untyped-def]
     from mlcc.api import Pins, request_for
-    from mlcc.build import BuildOptions, target_for
-    from mlcc.build.runner import Cell, prefix_groups
+    from mlcc.app.build import prefix_groups
+    from mlcc.engines.base import BuildJob, BuildPolicy, job_for
     from mlcc.render import render
 
-    def cell(benchmark: str, **pins: object) -> Cell:
+    def cell(benchmark: str, **pins: object) -> BuildJob:
         stack = resolver.resolve(request_for(kb, benchmark, Pins(**pins)))  # type: ignore[arg-type]
-        return Cell(target_for(render(stack, kb), BuildOptions()), benchmark)
+        return job_for(render(stack, kb), BuildPolicy(), benchmark)
 
     cells = [
         cell("maskrcnn", cuda="10.1"),

@@ -15,7 +15,7 @@ from typing import Dict, List
 import pytest
 
 from mlcc.api import Pins, request_for
-from mlcc.gen import check_options
+from mlcc.app.generate import check_options
 from mlcc.render import render
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from typing import NamedTuple, Optional, Tuple
+from typing import Optional, Tuple
 
 from mlcc.errors import UsageError
+from mlcc.flags import flag
 from mlcc.render.openshift import names
 
 OPENSHIFT_VERSIONS = ("3.11", "4")
@@ -17,24 +19,97 @@ _QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?\Z"
 _HOST_PATH = re.compile(r"^/[A-Za-z0-9._/-]*\Z")
 
 
-class ClusterOptions(NamedTuple):
-    openshift: str = "4"
-    namespace: Optional[str] = None
-    push_to: Optional[str] = None  # an external repository: registry/namespace/name
-    push_secret: Optional[str] = None
-    webhook_secret: str = "mlcc-webhook"
-    git_uri: Optional[str] = None  # build from a Git repository holding dockerfiles/
-    git_ref: str = "main"
-    git_context_root: str = "dockerfiles"
-    chain: bool = False
-    gpus: Optional[int] = None  # default: the benchmark's reference GPU count
-    nodes: int = 2  # MPIJob workers
-    data_claim: Optional[str] = None
-    data_hostpath: Optional[str] = None
-    results_claim: Optional[str] = None
-    build_cpu: str = "2"
-    build_memory: str = "8Gi"
-    nccl_env: Tuple[Tuple[str, str], ...] = ()  # NCCL_* knobs for the MPIJob
+def _nccl_env(items: Tuple[str, ...]) -> Tuple[Tuple[str, str], ...]:
+    """``NAME=VALUE`` strings from the command line as pairs (checked later, with the rest)."""
+    pairs = []
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise UsageError(f"--nccl-env {item!r}: expected NAME=VALUE, e.g. NCCL_P2P_LEVEL=NVL")
+        pairs.append((name, value))
+    return tuple(pairs)
+
+
+@dataclasses.dataclass(frozen=True)
+class ClusterOptions:
+    """How the OpenShift objects are written (gen, build --backend openshift); the fields of
+    group "run" shape only the run manifests (gen)."""
+
+    openshift: str = flag(
+        "4",
+        "--openshift",
+        "OpenShift API to write for (3.11 wants status, triggers and a nodeSelector).",
+        choices=OPENSHIFT_VERSIONS[::-1],
+        show_default=True,
+    )
+    namespace: Optional[str] = flag(
+        None, "--namespace", "Namespace of every object (default: the current project).", metavar="NS"
+    )
+    push_to: Optional[str] = flag(  # an external repository: registry/namespace/name
+        None,
+        "--push-to",
+        "Push the benchmark image to this external repository (registry/namespace/name).",
+        metavar="REPO",
+    )
+    push_secret: Optional[str] = flag(
+        None, "--push-secret", "The dockerconfigjson Secret for --push-to.", metavar="NAME"
+    )
+    webhook_secret: str = flag(
+        "mlcc-webhook",
+        "--webhook-secret",
+        "Secret (key WebHookSecretKey) the Generic/GitHub webhook triggers reference.",
+        metavar="NAME",
+        show_default=True,
+    )
+    git_uri: Optional[str] = flag(  # build from a Git repository holding dockerfiles/
+        None,
+        "--git-uri",
+        "Build from this Git repository (holding dockerfiles/) instead of inline Dockerfiles.",
+        metavar="URL",
+    )
+    git_ref: str = flag("main", "--git-ref", "Branch, tag or commit.", metavar="REF", show_default=True)
+    git_context_root: str = flag(
+        "dockerfiles",
+        "--git-context",
+        "Folder of the variant folders inside the Git repository.",
+        metavar="DIR",
+        show_default=True,
+    )
+    chain: bool = flag(
+        False, "--chain", "Three chained builds: stack image, framework image, benchmark image.", is_flag=True
+    )
+    gpus: Optional[int] = flag(  # default: the benchmark's reference GPU count
+        None,
+        "--gpus",
+        "GPUs per pod (default: the benchmark's reference).",
+        metavar="N",
+        value_type=int,
+        group="run",
+    )
+    nodes: int = flag(
+        2, "--nodes", "MPIJob workers.", metavar="N", value_type=int, show_default=True, group="run"
+    )
+    data_claim: Optional[str] = flag(
+        None, "--data-claim", "PVC with the dataset (default: <benchmark>-data).", metavar="NAME", group="run"
+    )
+    data_hostpath: Optional[str] = flag(
+        None, "--data-hostpath", "Mount the dataset from this host path instead.", metavar="PATH", group="run"
+    )
+    results_claim: Optional[str] = flag(
+        None, "--results-claim", "PVC for the results (default: an emptyDir).", metavar="NAME", group="run"
+    )
+    build_cpu: str = flag("2", "--build-cpu", "CPU request of builds.", metavar="QTY", show_default=True)
+    build_memory: str = flag("8Gi", "--build-memory", "Memory of builds.", metavar="QTY", show_default=True)
+    nccl_env: Tuple[Tuple[str, str], ...] = flag(  # NCCL_* knobs for the MPIJob
+        (),
+        "--nccl-env",
+        "NCCL setting for the MPIJob, e.g. NCCL_P2P_LEVEL=NVL (repeatable; NCCL_DEBUG=INFO "
+        "and NCCL_IB_DISABLE=0 by default).",
+        metavar="NAME=VALUE",
+        multiple=True,
+        convert=_nccl_env,
+        group="run",
+    )
 
 
 DEFAULT_CLUSTER = ClusterOptions()

@@ -13,21 +13,17 @@ import shutil
 import signal
 import tempfile
 from pathlib import Path
-from typing import Any, ClassVar, List, Optional
+from typing import ClassVar, List, Optional
 
-from mlcc.build.engine import BuildSpec, Engine, Log
+import sh
+
+from mlcc.engines.base import EngineBuild, ImageEngine, Log
 from mlcc.errors import RegistryError, UsageError
 from mlcc.image.auth import AuthFile, Credentials
 from mlcc.image.reference import Reference
 
 
-def _sh() -> Any:
-    import sh
-
-    return sh
-
-
-class CliEngine(Engine):
+class CliEngine(ImageEngine):
     program: ClassVar[str]
     build_verb: ClassVar[str]
 
@@ -39,7 +35,6 @@ class CliEngine(Engine):
             )
 
     def _run(self, *args: str, log: Optional[Log] = None) -> str:
-        sh = _sh()
         command = sh.Command(self.program)
         if log is None:
             return str(command(*args, _err_to_out=True, _new_session=False))
@@ -56,8 +51,7 @@ class CliEngine(Engine):
             raise
         return ""
 
-    def build(self, spec: BuildSpec, log: Log) -> str:
-        sh = _sh()
+    def build_image(self, spec: EngineBuild, log: Log) -> str:
         with tempfile.TemporaryDirectory(prefix="mlcc-iid-") as scratch:
             iidfile = Path(scratch) / "iid"
             args: List[str] = [self.build_verb, "--layers", "--iidfile", str(iidfile)]
@@ -82,7 +76,6 @@ class CliEngine(Engine):
         self._checked("tag", image, ref)
 
     def push(self, ref: Reference, *, tls_verify: bool, credentials: Optional[Credentials], log: Log) -> None:
-        sh = _sh()
         with AuthFile(ref.registry, credentials) as auth:
             args = ["push", f"--tls-verify={'true' if tls_verify else 'false'}"]
             if auth.path:
@@ -99,7 +92,6 @@ class CliEngine(Engine):
                 ) from None
 
     def exists(self, ref: str) -> bool:
-        sh = _sh()
         try:
             self._run(*self._exists_args(ref))
         except sh.ErrorReturnCode:
@@ -110,12 +102,10 @@ class CliEngine(Engine):
         return ["inspect", "--type", "image", ref]
 
     def remove(self, ref: str) -> None:
-        sh = _sh()
         with contextlib.suppress(sh.ErrorReturnCode):
             self._run("rmi", ref)
 
     def _checked(self, *args: str) -> str:
-        sh = _sh()
         try:
             return self._run(*args)
         except sh.ErrorReturnCode as error:

@@ -17,7 +17,7 @@ Ask = Callable[[str, Sequence[str], str], str]
 CPU = "cpu"
 
 
-class Choice(NamedTuple):
+class Selection(NamedTuple):
     benchmark: str
     pins: Dict[str, object]
     stack: Stack
@@ -59,7 +59,7 @@ def _apply(pins: Dict[str, object], key: str, value: str) -> Dict[str, object]:
     return updated
 
 
-def walk(kb: KnowledgeBase, ask: Ask, *, resolver: Optional[Resolver] = None) -> Choice:
+def walk(kb: KnowledgeBase, ask: Ask, *, resolver: Optional[Resolver] = None) -> Selection:
     """Ask for each dimension in turn; the default is what the resolver would pick."""
     resolver = resolver or Resolver(kb)
     benchmarks = sorted(kb.benchmarks)
@@ -89,7 +89,7 @@ def walk(kb: KnowledgeBase, ask: Ask, *, resolver: Optional[Resolver] = None) ->
             pins = _apply(pins, "with", f"{name}==={picked}")
             stack = _resolves(resolver, kb, benchmark, pins)
             assert stack is not None
-    return Choice(benchmark, pins, stack)
+    return Selection(benchmark, pins, stack)
 
 
 def _default(stack: Stack, key: str, offered: Sequence[str]) -> str:

@@ -13,7 +13,9 @@ import re
 from pathlib import Path
 from typing import Any, Dict, Optional
 
-from mlcc.build.engine import BuildSpec, Engine, Log
+import docker
+
+from mlcc.engines.base import EngineBuild, EngineSettings, ImageEngine, Log
 from mlcc.errors import BuildError, RegistryError, UsageError
 from mlcc.image.auth import Credentials
 from mlcc.image.reference import Reference
@@ -21,17 +23,16 @@ from mlcc.image.reference import Reference
 _BUILT = re.compile(r"(?:Successfully built |^)([0-9a-f]{12,64})\s*$")
 
 
-class Docker(Engine):
+class Docker(ImageEngine):
     name = "docker"
 
-    def __init__(self) -> None:
+    def __init__(self, settings: EngineSettings) -> None:
+        super().__init__(settings)
         self._client: Any = None
 
     @property
     def client(self) -> Any:
         if self._client is None:
-            import docker
-
             try:
                 self._client = docker.from_env(timeout=600)
                 self._client.ping()
@@ -47,7 +48,7 @@ class Docker(Engine):
     def check(self) -> None:
         _ = self.client
 
-    def build(self, spec: BuildSpec, log: Log) -> str:
+    def build_image(self, spec: EngineBuild, log: Log) -> str:
         kwargs: Dict[str, Any] = {
             "path": str(spec.context),
             "dockerfile": spec.dockerfile,
@@ -108,8 +109,6 @@ class Docker(Engine):
             ) from None
 
     def exists(self, ref: str) -> bool:
-        import docker
-
         try:
             self.client.images.get(ref)
         except docker.errors.ImageNotFound:
@@ -126,8 +125,6 @@ class Docker(Engine):
         return destination
 
     def remove(self, ref: str) -> None:
-        import docker
-
         with contextlib.suppress(docker.errors.APIError):
             self.client.images.remove(ref, noprune=False)
 

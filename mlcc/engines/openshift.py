@@ -1,5 +1,8 @@
 """Building on an OpenShift cluster: apply the generated objects, instantiate the
-BuildConfig (what ``oc start-build`` does), follow the build log, report the result.
+BuildConfig once (what ``oc start-build`` does), follow the build log, report the result.
+
+The generated BuildConfigs carry no ConfigChange trigger, so applying them starts no
+build by itself: the one explicit instantiate is the only build a ``mlcc build`` starts.
 
 Through the official ``kubernetes`` client's dynamic client, with the cluster and
 credentials from a kubeconfig (``--kubeconfig`` / ``KUBECONFIG`` / ``~/.kube/config``, as
@@ -15,8 +18,13 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence
 
-from mlcc.build.engine import Log
+from kubernetes import client, config, dynamic
+from kubernetes.dynamic.exceptions import NotFoundError
+
+from mlcc.engines.base import BuildJob, BuildPolicy, BuildResult, Engine, EngineSettings, Log
 from mlcc.errors import BuildError, UsageError
+from mlcc.render.openshift import render_openshift
+from mlcc.render.openshift.names import object_name
 
 Obj = Dict[str, Any]
 TERMINAL = ("Complete", "Failed", "Error", "Cancelled")
@@ -29,22 +37,16 @@ class ClusterBuild(NamedTuple):
     message: str
 
 
-class OpenShift:
+class OpenShift(Engine):
     """One cluster connection and namespace."""
 
     name = "openshift"
 
-    def __init__(
-        self,
-        *,
-        kubeconfig: Optional[str] = None,
-        context: Optional[str] = None,
-        namespace: Optional[str] = None,
-        poll_seconds: float = POLL_SECONDS,
-    ) -> None:
-        self.kubeconfig = kubeconfig
-        self.context = context
-        self._namespace = namespace
+    def __init__(self, settings: EngineSettings, *, poll_seconds: float = POLL_SECONDS) -> None:
+        super().__init__(settings)
+        self.kubeconfig = settings.kubeconfig
+        self.context = settings.context
+        self._namespace = settings.cluster.namespace
         self.poll_seconds = poll_seconds
         self._client: Any = None
 
@@ -53,8 +55,6 @@ class OpenShift:
     @property
     def client(self) -> Any:
         if self._client is None:
-            from kubernetes import client, config, dynamic
-
             configuration = client.Configuration()
             try:
                 config.load_kube_config(
@@ -86,6 +86,38 @@ class OpenShift:
     def check(self) -> None:
         _ = self.namespace
 
+    def describe(self) -> str:
+        return f"OpenShift, namespace {self.namespace}"
+
+    # ------------------------------------------------------------------ the Engine interface
+
+    def find_built(self, job: BuildJob, policy: BuildPolicy) -> Optional[BuildResult]:
+        """The output ImageStreamTag already holds an image of this content (its label says so).
+
+        With --push-to the image leaves the cluster; its registry is not asked, so it rebuilds.
+        """
+        if self.settings.cluster.push_to:
+            return None
+        stream = object_name(job.rendered.stack.benchmark.name)
+        if self.image_digest_label(stream, job.variant) != job.digest:
+            return None
+        reason = f"{stream}:{job.variant} already holds these build inputs"
+        return BuildResult(job, "skipped", reason, 0.0)
+
+    def build(self, job: BuildJob, policy: BuildPolicy, log: Log) -> BuildResult:
+        objects = list(render_openshift(job.rendered, self.settings.cluster).build_objects)
+        configs = [o["metadata"]["name"] for o in objects if o["kind"] == "BuildConfig"]
+        if self.settings.cluster.chain:
+            # the first stage only: the later ones follow through their ImageChange triggers
+            result = build_on_cluster(self, objects, configs[0], log)
+            reason = (
+                f"build {result.name}; {', '.join(configs[1:])} follow through their ImageChange"
+                f" triggers (oc get builds -w -n {self.namespace})"
+            )
+            return BuildResult(job, "built", reason, 0.0, image=result.name)
+        result = build_on_cluster(self, objects, configs[-1], log)
+        return BuildResult(job, "built", f"build {result.name}", 0.0, image=result.name)
+
     def _resource(self, api_version: str, kind: str) -> Any:
         try:
             return self.client.resources.get(api_version=api_version, kind=kind)
@@ -106,8 +138,6 @@ class OpenShift:
 
     def apply(self, objects: Sequence[Obj], log: Log) -> None:
         """Create each object, or merge-patch it when it exists."""
-        from kubernetes.dynamic.exceptions import NotFoundError
-
         for obj in objects:
             resource = self._resource(obj["apiVersion"], obj["kind"])
             name = obj["metadata"]["name"]
@@ -134,8 +164,6 @@ class OpenShift:
 
     def image_digest_label(self, stream: str, tag: str) -> Optional[str]:
         """The io.mlcc.digest label of the image an ImageStreamTag points at, if any."""
-        from kubernetes.dynamic.exceptions import NotFoundError
-
         resource = self._resource("image.openshift.io/v1", "ImageStreamTag")
         try:
             found = resource.get(name=f"{stream}:{tag}", namespace=self.namespace).to_dict()

@@ -8,15 +8,20 @@ that builds every variant of the benchmark present.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
+import yaml
+
 from mlcc.errors import OutputError, StaleError, UsageError
+from mlcc.flags import flag
 from mlcc.kb.model import KnowledgeBase
-from mlcc.matrix import Outcome, evaluate, expand, load_matrix
+from mlcc.matrix import CellResult, evaluate, expand, load_matrix
 from mlcc.output import Change, compare_tree, remove_folder, write_tree
 from mlcc.render import DEFAULT_OPTIONS, Options, Rendered, render
+from mlcc.render.openshift import BUILD_FILE, ClusterOptions, OpenShiftFiles, benchmark_list, render_openshift
 from mlcc.resolve import Stack
 
 # registry[:port]/path[:tag][@sha256:digest]; no shell metacharacters can pass.
@@ -31,7 +36,7 @@ ONLY = ("dockerfile", "openshift")
 class Generated(NamedTuple):
     rendered: Rendered
     folder: str  # <benchmark>/<variant>
-    openshift: Optional[Any] = None  # mlcc.render.openshift.OpenShiftFiles
+    openshift: Optional[OpenShiftFiles] = None
 
     def files(self) -> List[Tuple[str, str]]:
         return [(f"{self.folder}/{name}", content) for name, content in self.rendered.files]
@@ -42,6 +47,25 @@ class Roots(NamedTuple):
 
     build: Optional[Path]
     openshift: Optional[Path]
+
+
+@dataclasses.dataclass(frozen=True)
+class SourceFlags:
+    """Where a build fetches from: a mirrored base image, a mirror of NVIDIA's files."""
+
+    base_image: Optional[str] = flag(
+        None, "--base-image", "Build FROM this (mirrored) image instead of the base's.", metavar="REF"
+    )
+    mirror: Optional[str] = flag(
+        None,
+        "--mirror",
+        "Fetch NVIDIA packages and files from URL instead of "
+        "https://developer.download.nvidia.com (also a build arg: NVIDIA_MIRROR).",
+        metavar="URL",
+    )
+
+    def options(self) -> Options:
+        return check_options(self.base_image, self.mirror)
 
 
 def check_options(base_image: Optional[str], mirror: Optional[str]) -> Options:
@@ -68,20 +92,18 @@ def generate(
     *,
     fmt: str = "dockerfile",
     options: Options = DEFAULT_OPTIONS,
-    cluster: Optional[Any] = None,
+    cluster: Optional[ClusterOptions] = None,
 ) -> Generated:
     """Render one variant; with ``cluster`` (ClusterOptions) its OpenShift objects too."""
     rendered = render(stack, kb, fmt=fmt, options=options)
     folder = f"{stack.benchmark.name}/{stack.variant}"
     if cluster is None:
         return Generated(rendered, folder)
-    from mlcc.render.openshift import render_openshift
-
     dockerfile = rendered if fmt == "dockerfile" else render(stack, kb, options=options)
     return Generated(rendered, folder, render_openshift(dockerfile, cluster))
 
 
-def published(kb: KnowledgeBase) -> List[Outcome]:
+def published(kb: KnowledgeBase) -> List[CellResult]:
     return evaluate(kb, expand(load_matrix(kb)))
 
 
@@ -90,7 +112,7 @@ def generate_all(
     *,
     fmt: str = "dockerfile",
     options: Options = DEFAULT_OPTIONS,
-    cluster: Optional[Any] = None,
+    cluster: Optional[ClusterOptions] = None,
 ) -> List[Generated]:
     return [
         generate(kb, o.stack, fmt=fmt, options=options, cluster=cluster)
@@ -116,8 +138,6 @@ def _benchmark_lists(generated: Sequence[Generated], root: Path, *, from_disk: b
     With ``from_disk`` the variants already under ``root`` join the new ones, so that one
     ``mlcc gen`` adds its variant to the benchmark's file instead of replacing the others.
     """
-    from mlcc.render.openshift import BUILD_FILE, benchmark_list
-
     by_benchmark: Dict[str, Dict[str, Sequence[Any]]] = {}
     for g in generated:
         if g.openshift is None:
@@ -134,8 +154,6 @@ def _benchmark_lists(generated: Sequence[Generated], root: Path, *, from_disk: b
 
 
 def _read_build_objects(path: Path) -> Sequence[Any]:
-    import yaml
-
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # reading only: libyaml is fine
     try:
         document = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)

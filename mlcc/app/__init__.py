@@ -1,0 +1,14 @@
+"""mlcc's use cases: the one home of what the CLI (and any script) can ask mlcc to do.
+
+- :mod:`mlcc.app.pins`: the pins (one type for every command) and what they match
+- :mod:`mlcc.app.kb`: load the knowledge base, list it, resolve a stack
+- :mod:`mlcc.app.generate`: render and write variant folders, check the published set
+- :mod:`mlcc.app.select`: interactive selection of a stack from menus that resolve
+- :mod:`mlcc.app.matrix`: the published matrix, resolved and filtered
+- :mod:`mlcc.app.build`: build one image, several arches or the matrix on any engine
+- :mod:`mlcc.app.images`: inspect, diff and verify images
+- :mod:`mlcc.app.lint`, :mod:`mlcc.app.report`, :mod:`mlcc.app.history`
+
+This package imports none of them, so that a command pays only for the use case it runs;
+:mod:`mlcc.api` gathers them all in one namespace.
+"""

@@ -1,0 +1,263 @@
+"""Building: one path for a single image, several arches, a matrix and OpenShift.
+
+Every build job goes through :func:`run_job`: the lock per content, skip-if-built (unless
+``--force``), the engine's build, and one history record -- whichever engine and however
+many jobs. :func:`run_jobs` runs many in parallel, past failures; :func:`push_manifest_list`
+joins the arches of one stack. Every image gets two tags: a readable one
+(``<registry>/<benchmark>:<variant>``) and an immutable content tag
+(``<registry>/<benchmark>:mlcc-<digest>``) named after the digest of the build inputs.
+
+    results = run_jobs(engine, jobs, policy, history=History(), log_for=lambda job: Log(print))
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import fcntl
+import hashlib
+import json
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+from typing import Callable, Dict, Iterator, List, Optional, Sequence
+
+import mlcc
+from mlcc.app.matrix import MatrixFilters, cell_results, published
+from mlcc.app.pins import Pins
+from mlcc.engines.base import (
+    BuildJob,
+    BuildPolicy,
+    BuildResult,
+    Engine,
+    Log,
+    job_for,
+    registry_for,
+)
+from mlcc.errors import BuildError, MlccError, UsageError
+from mlcc.history import History, Record
+from mlcc.image.reference import Reference, parse_reference
+from mlcc.kb.loader import cache_dir
+from mlcc.kb.model import KnowledgeBase
+from mlcc.render import Options, render
+from mlcc.resolve import Resolver
+
+# Called when a job starts and when it ends (for a live view); both optional.
+Started = Callable[[int, BuildJob], None]
+Finished = Callable[[int, BuildResult], None]
+
+
+def single_jobs(
+    kb: KnowledgeBase, benchmark: str, pins: Pins, policy: BuildPolicy, options: Options
+) -> List[BuildJob]:
+    """One job per arch of ``--arch a,b`` (one job without it); the arches must agree."""
+    arches: List[Optional[str]] = [a.strip() for a in (pins.arch or "").split(",") if a.strip()]
+    arches = arches or [None]
+    if len(arches) > 1 and not policy.push:
+        raise UsageError("a manifest list of several arches lives in a registry: add --push --registry R")
+    resolver = Resolver(kb)
+    jobs = []
+    for arch in arches:
+        stack = resolver.resolve(dataclasses.replace(pins, arch=arch).request(kb, benchmark))
+        label = stack.request.flags() or benchmark
+        jobs.append(job_for(render(stack, kb, options=options), policy, label))
+    if len(jobs) > 1:
+        manifest_list_tag(jobs)  # refuse arches that resolved differently, before building
+    return jobs
+
+
+def matrix_jobs(
+    kb: KnowledgeBase, filters: MatrixFilters, policy: BuildPolicy, options: Options
+) -> List[BuildJob]:
+    """One job per published cell the filters keep."""
+    results, _ = cell_results(kb, filters)
+    cells = published(results)
+    if not cells:
+        raise UsageError("no cell of the matrix matches", hint="mlcc matrix --explain shows the cells")
+    return [
+        job_for(render(cell.stack, kb, options=options), policy, cell.cell.label)
+        for cell in cells
+        if cell.stack is not None
+    ]
+
+
+# ----------------------------------------------------------------------------- one job
+
+
+def run_job(engine: Engine, job: BuildJob, policy: BuildPolicy, log: Log) -> BuildResult:
+    """Lock, skip what is built, build; a failure raises (run_jobs turns it into a result)."""
+    start = time.monotonic()
+    with content_lock(job.digest, log):
+        found = None if policy.force else engine.find_built(job, policy)
+        result = found if found is not None else engine.build(job, policy, log)
+    return result._replace(seconds=time.monotonic() - start)
+
+
+@contextlib.contextmanager
+def content_lock(digest: str, log: Log) -> Iterator[None]:
+    """One build per content at a time on this machine; the OS drops it if we die."""
+    folder = Path(cache_dir()) / "locks"
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path = folder / f"{digest.split(':', 1)[1][:32]}.lock"
+    with path.open("a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log(f"waiting for another mlcc build of the same content (lock {path})")
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _guarded(engine: Engine, job: BuildJob, policy: BuildPolicy, log: Log) -> BuildResult:
+    start = time.monotonic()
+    try:
+        return run_job(engine, job, policy, log)
+    except MlccError as error:
+        log(f"mlcc: error: {error}")
+        return BuildResult(job, "failed", str(error).splitlines()[0], time.monotonic() - start, error=error)
+    except Exception as error:  # a bug in one job must not stop the others
+        log(f"mlcc: internal error: {type(error).__name__}: {error}")
+        return BuildResult(job, "failed", f"internal error: {error}", time.monotonic() - start)
+
+
+# ----------------------------------------------------------------------------- many jobs
+
+
+def run_jobs(
+    engine: Engine,
+    jobs: Sequence[BuildJob],
+    policy: BuildPolicy,
+    *,
+    history: Optional[History],
+    log_for: Callable[[BuildJob], Log],
+    log_path: Callable[[BuildJob], Optional[Path]] = lambda job: None,
+    parallel: int = 1,
+    started: Optional[Started] = None,
+    finished: Optional[Finished] = None,
+) -> List[BuildResult]:
+    """Build every job; failures are results too (status "failed"), never an exception.
+
+    Every result is recorded in ``history`` (when given) as it arrives.
+    """
+    if parallel < 1:
+        raise UsageError(f"-j {parallel}: give at least 1 parallel build")
+    if history is not None:
+        history.check()  # a build should not run only to fail recording
+    results: Dict[int, BuildResult] = {}
+    done = threading.Lock()
+
+    def one(index: int) -> None:
+        job = jobs[index]
+        if started is not None:
+            started(index, job)
+        result = _guarded(engine, job, policy, log_for(job))
+        with done:
+            results[index] = result
+            if history is not None:
+                history.record(record_of(result, engine.name, log_path(job)))
+            if finished is not None:
+                finished(index, result)
+
+    def work(group: Sequence[int]) -> None:
+        for index in group:  # in order: the first builds the shared layers, the rest reuse them
+            one(index)
+
+    with ThreadPoolExecutor(max_workers=parallel) as pool:
+        for future in as_completed([pool.submit(work, group) for group in prefix_groups(jobs)]):
+            future.result()
+    return [results[i] for i in range(len(jobs))]
+
+
+def prefix_groups(jobs: Sequence[BuildJob]) -> List[List[int]]:
+    """Jobs whose images share leading layers (same stack prefix, build args and platform),
+    grouped: one worker builds a group in order so the later jobs reuse the first one's
+    layers, while groups with nothing in common build in parallel. Largest groups first."""
+    groups: Dict[str, List[int]] = {}
+    for index, job in enumerate(jobs):
+        groups.setdefault(prefix_key(job), []).append(index)
+    return sorted(groups.values(), key=lambda g: (-len(g), g[0]))
+
+
+def prefix_key(job: BuildJob) -> str:
+    rendered = job.rendered
+    prefix = [list(step) for step in rendered.plan.steps if step.stage == "stack"]
+    data = json.dumps([prefix, list(rendered.build_args), rendered.platform], sort_keys=True)
+    return hashlib.sha256(data.encode()).hexdigest()
+
+
+def record_of(result: BuildResult, backend: str, log: Optional[Path]) -> Record:
+    job = result.job
+    stack = job.rendered.stack
+    return Record(
+        benchmark=stack.benchmark.name,
+        variant=job.variant,
+        content_digest=job.digest,
+        backend=backend,
+        status=result.status,
+        seconds=round(result.seconds, 3),
+        arch=stack.arch.name,
+        cuda=stack.cuda.version if stack.cuda else "cpu",
+        base=stack.base.name,
+        cell=job.label,
+        image_digest=result.digest,
+        size=result.size,
+        log_path=str(log.resolve()) if log else None,
+        mlcc_version=mlcc.__version__,
+        reason=result.reason,
+        reference=str(job.readable),
+    )
+
+
+def failure(results: Sequence[BuildResult]) -> Optional[MlccError]:
+    failed = [r for r in results if r.status == "failed"]
+    if not failed:
+        return None
+    details = [f"{r.job.rendered.stack.benchmark.name} {r.job.variant}: {r.reason}" for r in failed]
+    if len(results) == 1 and failed[0].error is not None:
+        return failed[0].error  # one build: its own error, with its own exit code
+    return BuildError(
+        f"{len(failed)} of {len(results)} cells failed", details=details, hint="see each cell's log"
+    )
+
+
+# ----------------------------------------------------------------------------- multi-arch
+
+
+def manifest_list_tag(jobs: Sequence[BuildJob]) -> Reference:
+    """``<repo>:<variant without its arch>``; every arch must have resolved the same stack."""
+    stems = {j.variant.rsplit("-", 1)[0] for j in jobs}
+    if len(stems) != 1:
+        raise UsageError(
+            "the arches resolved to different stacks: " + ", ".join(sorted(j.variant for j in jobs)),
+            hint="pin the components that differ (e.g. --cuda) so every arch gets the same stack",
+        )
+    return parse_reference(f"{jobs[0].repository}:{stems.pop()}")
+
+
+def push_manifest_list(jobs: Sequence[BuildJob], results: Sequence[BuildResult], policy: BuildPolicy) -> str:
+    """An OCI index over the per-arch images, written through the registry API."""
+    tag = manifest_list_tag(jobs)
+    registry = registry_for(tag, policy)
+    entries = []
+    for job, result in zip(jobs, results):
+        digest = result.digest or registry.exists(job.content.repository, job.content.tag or "")
+        manifest = registry.manifest(job.content.repository, digest or "")
+        if manifest is None:
+            raise UsageError(f"{job.content} is not in the registry; cannot list it")
+        config = registry.blob_json(job.content.repository, manifest.data["config"]["digest"])
+        entries.append((manifest, config.get("os", "linux"), config.get("architecture", "")))
+    return registry.put_index(tag.repository, tag.tag or "", entries)
+
+
+def file_log(path: Path) -> Log:
+    handle = path.open("a", encoding="utf-8")
+
+    def sink(line: str) -> None:
+        handle.write(line + "\n")
+        handle.flush()
+
+    return Log(sink)

@@ -1,0 +1,27 @@
+"""The build history as a use case: which database, which rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+from mlcc.errors import UsageError
+from mlcc.history import History
+
+
+def open_history(path: Optional[str]) -> History:
+    """``--history FILE``, else MLCC_HISTORY, else the XDG data folder."""
+    return History(Path(path) if path else None)
+
+
+def history_rows(
+    history: History,
+    *,
+    benchmark: Optional[str] = None,
+    variant: Optional[str] = None,
+    status: Optional[str] = None,
+    limit: int = 50,
+) -> List[Dict[str, Any]]:
+    if limit < 1:
+        raise UsageError(f"--limit {limit}: give at least 1")
+    return history.rows(benchmark=benchmark, variant=variant, status=status, limit=limit)

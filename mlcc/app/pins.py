@@ -1,0 +1,122 @@
+"""The pins: what a user may fix about a stack, declared once.
+
+:class:`Pins` is the single list. The click options of every stack-producing command
+(resolve, gen, build) derive from its fields, :meth:`Pins.request` turns it into the
+resolver's :class:`~mlcc.resolve.Request`, and :meth:`Pins.matches` tests a resolved stack
+against it -- so ``--cuda '>=10.1'`` means the same in ``mlcc resolve`` and in
+``mlcc build --matrix``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional, Tuple
+
+from mlcc.flags import flag, given
+from mlcc.kb.model import KnowledgeBase
+from mlcc.resolve import Request, Stack, build_request
+from mlcc.versions import VersionPin, parse_pin
+
+
+@dataclasses.dataclass(frozen=True)
+class Pins:
+    """The pins every stack-producing command accepts."""
+
+    cuda: Optional[str] = flag(
+        None,
+        "--cuda",
+        "CUDA release: prefix (10.1), exact (10.1.243) or specifier ('>=10.1,<11').",
+        metavar="VERSION",
+    )
+    cudnn: Optional[str] = flag(None, "--cudnn", "cuDNN version pin, e.g. 7 or 7.6.5.", metavar="VERSION")
+    nccl: Optional[str] = flag(None, "--nccl", "NCCL version pin, e.g. 2.8.", metavar="VERSION")
+    python: Optional[str] = flag(None, "--python", "Python version pin, e.g. 3.6.", metavar="VERSION")
+    gcc: Optional[str] = flag(
+        None,
+        "--gcc",
+        "Host GCC pin, e.g. 8; picks a toolset when the system GCC does not match.",
+        metavar="VERSION",
+    )
+    base: Optional[str] = flag(None, "--base", "Base image name (mlcc list bases).", metavar="NAME")
+    arch: Optional[str] = flag(
+        None,
+        "--arch",
+        "CPU architecture: x86_64, ppc64le or aarch64 (aliases amd64, ppc64el, arm64).",
+        metavar="ARCH",
+    )
+    driver: Optional[str] = flag(
+        None,
+        "--driver",
+        "Host NVIDIA driver; only CUDA releases whose minimum driver it meets.",
+        metavar="VERSION",
+    )
+    cpu: bool = flag(False, "--cpu", "No CUDA: a CPU-only stack.", is_flag=True)
+    with_: Tuple[str, ...] = flag(
+        (),
+        "--with",
+        "Pin any other component, e.g. --with tensorflow=1.13 (repeatable).",
+        metavar="NAME=VERSION",
+        multiple=True,
+    )
+
+    def __bool__(self) -> bool:
+        return bool(given(self))
+
+    def names_given(self) -> Tuple[str, ...]:
+        """The flags set, as the user typed them (``--cuda``, ``--with``)."""
+        fields = {f.name: f.metadata["flag"].name for f in dataclasses.fields(self)}
+        return tuple(fields[name] for name in given(self))
+
+    def request(self, kb: KnowledgeBase, benchmark: str) -> Request:
+        """The validated request: unknown names and malformed versions are usage errors."""
+        return build_request(
+            kb,
+            benchmark,
+            cuda=self.cuda,
+            cudnn=self.cudnn,
+            nccl=self.nccl,
+            python=self.python,
+            gcc=self.gcc,
+            base=self.base,
+            arch=self.arch,
+            driver=self.driver,
+            cpu=self.cpu,
+            with_=self.with_,
+        )
+
+    def matches(self, kb: KnowledgeBase, stack: Stack) -> bool:
+        """Does a resolved stack meet every pin, read as the resolver reads it?"""
+        return stack_meets(self.request(kb, stack.benchmark.name), stack)
+
+
+def _meets(pin: Optional[VersionPin], version: Optional[str]) -> bool:
+    return pin is None or (version is not None and pin.matches(version))
+
+
+def stack_meets(request: Request, stack: Stack) -> bool:
+    """The request's pins against what the stack holds (the resolver guarantees it for the
+    stacks it returns; the matrix asks it of stacks resolved from other requests)."""
+    if request.cpu and stack.cuda is not None:
+        return False
+    checks = (
+        _meets(request.cuda, stack.cuda.version if stack.cuda else None),
+        _meets(request.cudnn, stack.cudnn.version if stack.cudnn else None),
+        _meets(request.nccl, stack.nccl.version if stack.nccl else None),
+        _meets(request.python, stack.python.version if stack.python else None),
+        _meets(request.gcc, stack.gcc.version),
+        request.base is None or request.base == stack.base.name,
+        request.arch is None or request.arch == stack.arch.name,
+        request.driver is None or _driver_meets(request.driver, stack),
+    )
+    if not all(checks):
+        return False
+    framework = stack.framework
+    return all(
+        framework is not None and framework.framework == name and pin.matches(framework.version)
+        for name, pin in request.frameworks
+    )
+
+
+def _driver_meets(driver: str, stack: Stack) -> bool:
+    minimum = stack.driver_min
+    return minimum is None or parse_pin(f">={minimum}", flag="--driver").matches(driver)

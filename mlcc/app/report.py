@@ -1,0 +1,21 @@
+"""`mlcc report` as a use case: the filtered matrix, coloured by the history, as one page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List
+
+from mlcc.app.matrix import MatrixFilters, cell_results
+from mlcc.history import History
+from mlcc.kb.model import KnowledgeBase
+from mlcc.output import write_tree
+from mlcc.report import GridCell, grid, render_html
+
+
+def write_report(
+    kb: KnowledgeBase, filters: MatrixFilters, history: History, target: Path, *, title: str
+) -> List[GridCell]:
+    results, _ = cell_results(kb, filters)
+    cells = grid(results, history.latest(), target)
+    write_tree(target.parent, [(target.name, render_html(cells, title=title))])
+    return cells

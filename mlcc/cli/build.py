@@ -1,0 +1,218 @@
+"""``mlcc build``: one image, several arches, the matrix, or a build on OpenShift.
+
+All of them take the one path of :mod:`mlcc.app.build` (lock, skip-if-built, engine,
+history); this module only turns flags into its arguments and prints what happened.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import List, Optional, Sequence
+
+import click
+
+from mlcc import engines
+from mlcc.app import build as building
+from mlcc.app.generate import SourceFlags
+from mlcc.app.history import open_history
+from mlcc.app.matrix import MatrixFilters
+from mlcc.app.pins import Pins
+from mlcc.cli.context import benchmark_argument, kb_of
+from mlcc.cli.live import LiveView
+from mlcc.cli.options import options
+from mlcc.engines.base import BuildJob, BuildPolicy, BuildResult, EngineSettings, Log
+from mlcc.errors import UsageError
+from mlcc.flags import given
+from mlcc.history import History
+from mlcc.render.openshift import ClusterOptions, check_cluster_options
+from mlcc.ui.table import render
+
+OPENSHIFT_BUILD_GROUPS = ("",)  # the run-manifest options (group "run") belong to gen
+
+
+@click.command("build")
+@benchmark_argument(required=False)
+@options(Pins, "pins")
+@click.option(
+    "--backend",
+    type=click.Choice(engines.names()),
+    help="Container engine (default: the first that works: buildah, podman, docker via DOCKER_HOST); "
+    "openshift builds on the cluster of your kubeconfig.",
+)
+@options(BuildPolicy, "policy")
+@options(SourceFlags, "source")
+@click.option("--log", "log_file", metavar="FILE", help="Write the build output to FILE instead of stderr.")
+@click.option("-q", "--quiet", is_flag=True, help="Do not show the build output.")
+@options(ClusterOptions, "cluster", groups=OPENSHIFT_BUILD_GROUPS)
+@options(EngineSettings, "connection")
+@click.option(
+    "--matrix",
+    "matrix_build",
+    is_flag=True,
+    help="Build the published matrix (filtered by BENCHMARK, --base, --arch, --cuda).",
+)
+@click.option("--matrix-file", metavar="FILE", help="With --matrix: another matrix file.")
+@click.option("-j", "--jobs", type=int, default=1, show_default=True, help="With --matrix: builds at once.")
+@click.option(
+    "--logs",
+    metavar="DIR",
+    default="mlcc-logs",
+    show_default=True,
+    help="With --matrix: one log per cell here.",
+)
+@click.option(
+    "--history",
+    "history_file",
+    metavar="FILE",
+    help="Build history database (default: MLCC_HISTORY or ~/.local/share/mlcc/history.sqlite).",
+)
+@click.option("--no-history", is_flag=True, help="Do not record this build in the history.")
+@click.pass_context
+def build_command(
+    ctx: click.Context,
+    benchmark: Optional[str],
+    pins: Pins,
+    backend: Optional[str],
+    policy: BuildPolicy,
+    source: SourceFlags,
+    log_file: Optional[str],
+    quiet: bool,
+    cluster: ClusterOptions,
+    connection: EngineSettings,
+    matrix_build: bool,
+    matrix_file: Optional[str],
+    jobs: int,
+    logs: str,
+    history_file: Optional[str],
+    no_history: bool,
+) -> None:
+    """Build (and with --push, push) the image of BENCHMARK for the pins given, or with
+    --matrix every published cell (-j N at once, past failures, one log per cell).
+
+    Tags: <registry>/<benchmark>:<variant> and the content tag <registry>/<benchmark>:mlcc-<digest>.
+    When the content tag already exists, nothing is built. --arch x86_64,ppc64le builds each
+    arch (foreign ones under qemu) and pushes a manifest list <registry>/<benchmark>:<stack>.
+
+    \b
+    Examples:
+      mlcc build maskrcnn --cuda 10.1 --push --registry quay.io/me
+      mlcc build nccl-tests --cuda 12.4 --arch x86_64,ppc64le --push --registry 127.0.0.1:5000 --no-tls-verify
+      mlcc build ssd --backend docker --force
+      mlcc build maskrcnn --cuda 10.1 --backend openshift --namespace mlperf
+      mlcc build --matrix --arch x86_64 -j 2 --push --registry quay.io/me
+    """
+    render_options = source.options()
+    cluster = check_cluster_options(cluster)
+    if backend != "openshift" and (given(cluster) or given(connection)):
+        raise UsageError(
+            "the OpenShift options (--namespace, --push-to, --chain ...) go with --backend openshift"
+        )
+    settings = dataclasses.replace(connection, cluster=cluster)
+    history = None if no_history else open_history(history_file)
+    kb = kb_of(ctx)
+    if matrix_build:
+        filters = MatrixFilters.from_pins(benchmark, pins, matrix_file)
+        todo = building.matrix_jobs(kb, filters, policy, render_options)
+        engine = engines.create(backend, settings)
+        _build_matrix(engine, todo, policy, jobs, Path(logs), history)
+        return
+    if benchmark is None:
+        raise UsageError("name a benchmark (mlcc list benchmarks), or build the published set with --matrix")
+    todo = building.single_jobs(kb, benchmark, pins, policy, render_options)
+    engine = engines.create(backend, settings)
+    if len(todo) > 1 and not engine.multi_arch:
+        raise UsageError(f"--backend {engine.name} builds one arch per build: give one --arch")
+    log = building.file_log(Path(log_file)) if log_file else _stderr_log(quiet)
+
+    def started(index: int, job: BuildJob) -> None:
+        click.echo(f"{benchmark} {job.variant}  ({job.rendered.platform}, {engine.describe()})")
+        click.echo(f"  content tag {job.content}")
+
+    results = building.run_jobs(
+        engine,
+        todo,
+        policy,
+        history=history,
+        log_for=lambda job: log,
+        log_path=lambda job: Path(log_file) if log_file else None,
+        started=started,
+        finished=lambda index, result: _echo_result(result, engine),
+    )
+    problem = building.failure(results)
+    if problem is not None:
+        raise problem
+    if len(todo) > 1:
+        digest = building.push_manifest_list(todo, results, policy)
+        click.echo(f"manifest list {building.manifest_list_tag(todo)} -> {digest}")
+
+
+def _stderr_log(quiet: bool) -> Log:
+    if quiet:
+        return Log(None)
+
+    def sink(line: str) -> None:
+        click.echo(f"  | {line}", err=True)
+
+    return Log(sink)
+
+
+def _echo_result(result: BuildResult, engine: engines.Engine) -> None:
+    if result.status == "skipped":
+        click.echo(f"  skipped: {result.reason}; --force rebuilds")
+    elif result.status == "built" and engine.multi_arch:
+        click.echo(f"  built in {result.seconds:.1f} s: {result.job.readable}")
+    elif result.status == "built":  # a cluster: the reason names its Build object
+        click.echo(f"  built in {result.seconds:.1f} s on {engine.describe()}: {result.reason}")
+    if result.digest:
+        click.echo(f"  in the registry as {result.digest}")
+
+
+def log_path(logs: Path, job: BuildJob) -> Path:
+    return logs / job.rendered.stack.benchmark.name / f"{job.variant}.log"
+
+
+def _build_matrix(
+    engine: engines.Engine,
+    todo: Sequence[BuildJob],
+    policy: BuildPolicy,
+    parallel: int,
+    logs: Path,
+    history: Optional[History],
+) -> None:
+    view = LiveView(todo)
+    with view:
+        results = building.run_jobs(
+            engine,
+            todo,
+            policy,
+            history=history,
+            log_for=lambda job: view.log_for(job, log_path(logs, job)),
+            log_path=lambda job: log_path(logs, job),
+            parallel=parallel,
+            started=view.started,
+            finished=view.finished,
+        )
+    click.echo(
+        render(("status", "cell", "variant", "time", "size", "digest", "log"), _summary(todo, results, logs))
+    )
+    counts = {s: sum(1 for r in results if r.status == s) for s in ("built", "skipped", "failed")}
+    click.echo(f"{counts['built']} built, {counts['skipped']} skipped, {counts['failed']} failed")
+    problem = building.failure(results)
+    if problem is not None:
+        raise problem
+
+
+def _summary(todo: Sequence[BuildJob], results: Sequence[BuildResult], logs: Path) -> List[List[str]]:
+    return [
+        [
+            result.status,
+            job.label,
+            job.variant,
+            f"{result.seconds:.1f} s",
+            f"{result.size / 1e6:.1f} MB" if result.size else "-",
+            (result.digest or "-")[:19],
+            str(log_path(logs, job)),
+        ]
+        for job, result in zip(todo, results)
+    ]

@@ -1,0 +1,145 @@
+"""``mlcc gen``: Dockerfiles (or scripts, Apptainer files), stack.json and OpenShift objects."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional, Sequence
+
+import click
+
+from mlcc.app import generate as gen
+from mlcc.app.pins import Pins
+from mlcc.app.select import walk
+from mlcc.cli.context import benchmark_argument, echo_changes, kb_of
+from mlcc.cli.options import options
+from mlcc.errors import UsageError
+from mlcc.kb.model import KnowledgeBase
+from mlcc.render import gen_command as regenerate_command
+from mlcc.render.openshift import ClusterOptions, check_cluster_options
+from mlcc.render.plan import DEFAULT_OPTIONS
+from mlcc.resolve import Resolver, Stack
+
+
+@click.command("gen")
+@benchmark_argument(required=False)
+@options(Pins, "pins")
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    metavar="DIR",
+    default="dockerfiles",
+    show_default=True,
+    help="Write the build files into DIR/<benchmark>/<variant>/.",
+)
+@click.option(
+    "--openshift-output",
+    metavar="DIR",
+    default="buildconfigs",
+    show_default=True,
+    help="Write the OpenShift objects into DIR/<benchmark>/<variant>/.",
+)
+@click.option(
+    "--only",
+    type=click.Choice(["dockerfile", "openshift"]),
+    help="Write only the build files, or only the OpenShift objects.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["dockerfile", "script", "singularity"]),
+    default="dockerfile",
+    show_default=True,
+    help="Dockerfile, a bash script for bare-metal installs, or an Apptainer definition "
+    "(the last two write no OpenShift objects unless --only openshift).",
+)
+@options(gen.SourceFlags, "source")
+@options(ClusterOptions, "cluster")
+@click.option(
+    "-i",
+    "--interactive",
+    is_flag=True,
+    help="Choose benchmark, arch, base, CUDA and framework version from menus of what resolves.",
+)
+@click.option("--all", "all_", is_flag=True, help="Regenerate the published set (recipes/matrix.yaml).")
+@click.option(
+    "--check", is_flag=True, help="With --all: change nothing, exit 7 if the files on disk are stale."
+)
+@click.pass_context
+def gen_command(
+    ctx: click.Context,
+    benchmark: Optional[str],
+    pins: Pins,
+    output: str,
+    openshift_output: str,
+    only: Optional[str],
+    fmt: str,
+    source: gen.SourceFlags,
+    cluster: ClusterOptions,
+    interactive: bool,
+    all_: bool,
+    check: bool,
+) -> None:
+    """Generate the Dockerfile, stack.json and OpenShift objects for BENCHMARK and the pins given.
+
+    \b
+    Examples:
+      mlcc gen maskrcnn --cuda 10.1
+      mlcc gen maskrcnn --arch ppc64le --format script -o out/
+      mlcc gen ssd --base-image registry.example.com/ubi8:8.10 --mirror https://mirror.example.com/nvidia
+      mlcc gen maskrcnn --only openshift --openshift 3.11 --namespace mlperf --gpus 4
+      mlcc gen nccl-tests --chain --push-to quay.io/acme/nccl-tests --push-secret quay-push
+      mlcc gen --all --check
+    """
+    render_options = source.options()
+    cluster = check_cluster_options(cluster)
+    openshift = only == "openshift" or (only is None and fmt == "dockerfile")
+    roots = gen.Roots(
+        build=None if only == "openshift" else Path(output),
+        openshift=Path(openshift_output) if openshift else None,
+    )
+    shown = " and ".join(str(r) for r in roots if r is not None)
+    kb = kb_of(ctx)
+    if all_:
+        if benchmark is not None or pins:
+            raise UsageError("--all regenerates the published set; it takes no benchmark or pins")
+        generated = gen.generate_all(
+            kb, fmt=fmt, options=render_options, cluster=cluster if openshift else None
+        )
+        if check:
+            gen.check_all(roots, generated)
+            click.echo(f"{len(generated)} variants under {shown} are up to date")
+            return
+        echo_changes(gen.write_all(roots, generated), shown)
+        return
+    if check:
+        raise UsageError("--check goes with --all")
+    if interactive:
+        if benchmark is not None or pins:
+            raise UsageError("-i asks for the benchmark and pins itself; give neither")
+        stack = _ask_for_stack(kb)
+    elif benchmark is None:
+        raise UsageError("name a benchmark (mlcc list benchmarks), use -i to choose from menus, or --all")
+    else:
+        stack = Resolver(kb).resolve(pins.request(kb, benchmark))
+    one = gen.generate(kb, stack, fmt=fmt, options=render_options, cluster=cluster if openshift else None)
+    echo_changes(gen.write(roots, [one]), shown)
+
+
+def _ask_for_stack(kb: KnowledgeBase) -> Stack:
+    def ask(question: str, offered: Sequence[str], default: str) -> str:
+        click.echo(f"{question}: {', '.join(offered)}", err=True)
+        return str(
+            click.prompt(
+                f"  {question}",
+                type=click.Choice(list(offered)),
+                default=default,
+                show_choices=False,
+                err=True,
+            )
+        )
+
+    selection = walk(kb, ask)
+    same = regenerate_command(selection.stack, DEFAULT_OPTIONS, "dockerfile")
+    click.echo(f"the same without menus: {same}", err=True)
+    return selection.stack

@@ -1,0 +1,63 @@
+"""``mlcc history``: every build, skip and failure recorded, newest first."""
+
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+import click
+
+from mlcc.app.history import history_rows, open_history
+from mlcc.ui.table import render
+
+HISTORY_HELP = "The database (default: MLCC_HISTORY or ~/.local/share/mlcc/history.sqlite)."
+
+
+@click.command("history")
+@click.argument("benchmark", required=False)
+@click.option("--variant", metavar="VARIANT", help="Only this variant.")
+@click.option("--status", type=click.Choice(["built", "skipped", "failed"]), help="Only this outcome.")
+@click.option(
+    "--limit", type=int, default=50, show_default=True, help="At most this many rows, newest first."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON.")
+@click.option("--history", "history_file", metavar="FILE", help=HISTORY_HELP)
+def history_command(
+    benchmark: Optional[str],
+    variant: Optional[str],
+    status: Optional[str],
+    limit: int,
+    as_json: bool,
+    history_file: Optional[str],
+) -> None:
+    """Every build, skip and failure mlcc recorded, newest first."""
+    history = open_history(history_file)
+    rows = history_rows(history, benchmark=benchmark, variant=variant, status=status, limit=limit)
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    if not rows:
+        click.echo(
+            f"no builds recorded in {history.path}"
+            + (" that match" if benchmark or variant or status else "")
+        )
+        return
+    table = [
+        (
+            str(r["id"]),
+            r["finished"],
+            r["benchmark"],
+            r["variant"],
+            r["status"],
+            f"{r['seconds']:.1f} s",
+            r["backend"],
+            (r["image_digest"] or "-")[:19],
+            f"{r['size'] / 1e6:.1f} MB" if r["size"] else "-",
+        )
+        for r in rows
+    ]
+    click.echo(
+        render(
+            ("#", "finished", "benchmark", "variant", "status", "time", "backend", "digest", "size"), table
+        )
+    )

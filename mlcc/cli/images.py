@@ -1,0 +1,123 @@
+"""``mlcc inspect``, ``mlcc diff`` and ``mlcc verify``: what an image holds."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, Optional, TypeVar
+
+import click
+
+from mlcc.app.images import (
+    arch_of,
+    diff_rows,
+    drift_error,
+    inspect_document,
+    is_mlcc_image,
+    open_image,
+    summary,
+    verify_image,
+)
+from mlcc.ui.table import render
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def image_options(func: F) -> F:
+    options = [
+        click.option(
+            "--tls-verify/--no-tls-verify",
+            "tls_verify",
+            default=True,
+            show_default=True,
+            help="Verify the registry's TLS certificate.",
+        ),
+        click.option(
+            "--arch", "image_arch", metavar="ARCH", help="The arch to read from a multi-arch image."
+        ),
+        click.option(
+            "--backend",
+            type=click.Choice(["buildah", "podman", "docker"]),
+            help="Engine whose storage holds local:REF images.",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+@click.command("inspect")
+@click.argument("image")
+@image_options
+@click.option("--json", "as_json", is_flag=True, help="Print labels, stack.json and installed.json as JSON.")
+def inspect_command(
+    image: str, tls_verify: bool, image_arch: Optional[str], backend: Optional[str], as_json: bool
+) -> None:
+    """Show the software stack of IMAGE without running it: what was resolved
+    (stack.json, labels) beside what the build recorded as installed.
+
+    \b
+    IMAGE is a registry reference (quay.io/me/maskrcnn:TAG), local:REF for an image in
+    a local engine's storage, or oci-archive:PATH, docker-archive:PATH, oci:DIR.
+    """
+    contents = open_image(image, tls_verify=tls_verify, arch=image_arch, backend=backend)
+    if as_json:
+        documents = [inspect_document(c) for c in contents]
+        click.echo(json.dumps(documents[0] if len(documents) == 1 else documents, indent=2))
+        return
+    for content in contents:
+        click.echo(
+            f"{content.reference}  {content.os}/{arch_of(content)}"
+            + (f"  {content.digest}" if content.digest else "")
+        )
+        if not is_mlcc_image(content):
+            click.echo("  no /etc/mlcc/stack.json: not an mlcc image (labels below)")
+            for name, value in sorted(content.labels.items()):
+                click.echo(f"  {name}={value}")
+            continue
+        rows = [(r.component, r.resolved, r.installed) for r in summary(content)]
+        click.echo(render(("component", "resolved", "installed (recorded by the build)"), rows))
+        click.echo()
+
+
+@click.command("diff")
+@click.argument("image_a")
+@click.argument("image_b")
+@image_options
+def diff_command(
+    image_a: str, image_b: str, tls_verify: bool, image_arch: Optional[str], backend: Optional[str]
+) -> None:
+    """Show the stacks of IMAGE_A and IMAGE_B side by side; * marks what differs."""
+    a, b = (
+        open_image(t, tls_verify=tls_verify, arch=image_arch, backend=backend) for t in (image_a, image_b)
+    )
+    rows = diff_rows(a, b, (image_a, image_b))
+    click.echo(render(("", "component", image_a, image_b), rows))
+    changed = sum(1 for r in rows if r[0])
+    click.echo(f"{changed} component(s) differ" if changed else "the stacks are the same")
+
+
+@click.command("verify")
+@click.argument("image")
+@image_options
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
+def verify_command(
+    image: str, tls_verify: bool, image_arch: Optional[str], backend: Optional[str], as_json: bool
+) -> None:
+    """Check that IMAGE holds the stack it claims: what the build recorded as installed
+    against stack.json and the labels. Exit 6 listing each mismatch.
+
+    \b
+    IMAGE is a registry reference, local:REF, or oci-archive:PATH / docker-archive:PATH / oci:DIR.
+    """
+    verified = verify_image(open_image(image, tls_verify=tls_verify, arch=image_arch, backend=backend))
+    if as_json:
+        report = [v.to_dict() for v in verified]
+        click.echo(json.dumps(report if len(report) > 1 else report[0], indent=2))
+    else:
+        for v in verified:
+            click.echo(f"{v.content.reference} ({arch_of(v.content)}): {'DRIFT' if v.drift else 'ok'}")
+            for finding in v.findings:
+                click.echo(f"  {'drift' if finding.severity == 'drift' else 'note '}  {finding}")
+    error = drift_error(image, verified)
+    if error is not None:
+        raise error

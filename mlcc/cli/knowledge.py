@@ -1,0 +1,56 @@
+"""``mlcc list`` and ``mlcc resolve``: what the knowledge base knows, and one stack."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from mlcc.app.kb import LISTABLE, list_rows, resolve
+from mlcc.app.pins import Pins
+from mlcc.cli.context import benchmark_argument, kb_of
+from mlcc.cli.options import options
+from mlcc.cli.output import list_table, stack_table
+from mlcc.errors import ConflictError
+
+
+@click.command("list")
+@click.argument("what", type=click.Choice(list(LISTABLE)), default="benchmarks")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array instead of a table.")
+@click.pass_context
+def list_command(ctx: click.Context, what: str, as_json: bool) -> None:
+    """List what the knowledge base knows: benchmarks (default), bases, cuda,
+    cudnn, nccl, frameworks or arches."""
+    rows = list_rows(kb_of(ctx), what)
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+    else:
+        click.echo(list_table(what, rows))
+
+
+@click.command("resolve")
+@benchmark_argument()
+@options(Pins, "pins")
+@click.option("--json", "as_json", is_flag=True, help="Print the stack (or the conflict) as one JSON object.")
+@click.option("-v", "--verbose", is_flag=True, help="Show where each fact comes from.")
+@click.pass_context
+def resolve_command(ctx: click.Context, benchmark: str, pins: Pins, as_json: bool, verbose: bool) -> None:
+    """Resolve a compatible stack for BENCHMARK and the pins given.
+
+    \b
+    Examples:
+      mlcc resolve maskrcnn --cuda 10.1
+      mlcc resolve tf_cnn_benchmarks --cpu --base ubi9
+      mlcc resolve minigo --with tensorflow=1.13 --arch ppc64le --json
+      mlcc resolve nccl-tests --driver 450.80.02
+    """
+    try:
+        stack = resolve(kb_of(ctx), benchmark, pins)
+    except ConflictError as conflict:
+        if as_json and hasattr(conflict, "to_dict"):
+            click.echo(json.dumps(conflict.to_dict(), indent=2))
+        raise
+    if as_json:
+        click.echo(json.dumps(stack.to_dict(), indent=2))
+    else:
+        click.echo(stack_table(stack, verbose=verbose))

@@ -1,0 +1,52 @@
+"""``mlcc lint``: Dockerfiles and OpenShift/Kubernetes YAML against mlcc's rules."""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+import click
+
+from mlcc.app.lint import RULES, lint, lint_error
+
+
+@click.command("lint")
+@click.argument("paths", nargs=-1, metavar="[PATH]...")
+@click.option(
+    "--schema-dir",
+    metavar="DIR",
+    envvar="MLCC_SCHEMA_DIR",
+    help="JSON Schemas of the API objects, kubeconform / openapi2jsonschema layout "
+    "(env MLCC_SCHEMA_DIR). Without it YAML is checked by mlcc's own rules only.",
+)
+@click.option(
+    "--openshift",
+    "openshift_version",
+    type=click.Choice(["4", "3.11"]),
+    help="Validate OpenShift objects for this version (default: what each object was written for).",
+)
+@click.option("--rules", is_flag=True, help="List the rules and exit.")
+def lint_command(
+    paths: Sequence[str], schema_dir: Optional[str], openshift_version: Optional[str], rules: bool
+) -> None:
+    """Check Dockerfiles and OpenShift/Kubernetes YAML (default: dockerfiles/ and
+    buildconfigs/). Dockerfiles: pinned base, pinned NVIDIA and pip packages, caches
+    cleaned in the same layer, no blanket update, labels, non-root user. YAML: the API
+    schemas, then the rules the API server and controllers apply. Exit 8 on any error.
+
+    \b
+    Examples:
+      mlcc lint
+      mlcc lint --schema-dir ../shared/schemas buildconfigs/maskrcnn
+      mlcc lint --rules
+    """
+    if rules:
+        for rule, text in RULES.items():
+            click.echo(f"{rule}  {text}")
+        return
+    findings = lint(paths, schema_dir=schema_dir, openshift=openshift_version)
+    for finding in findings:
+        click.echo(str(finding))
+    error = lint_error(findings)
+    if error is not None:
+        raise error
+    click.echo(f"lint: {len(findings)} warning(s), no errors")

@@ -1,0 +1,64 @@
+"""Click options derived from the options types (see :mod:`mlcc.flags`).
+
+``@options(Pins, "pins")`` adds one click option per field of ``Pins`` and hands the
+command a single ``pins: Pins`` argument built from them: commands take typed values, never
+a bag of keyword arguments popped in an order that matters.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Dict, List, Optional, Sequence, TypeVar
+
+import click
+
+from mlcc.flags import Flag, flags_of, from_flags
+
+F = TypeVar("F", bound=Callable[..., Any])
+Completer = Callable[[click.Context, click.Parameter, str], List[str]]
+
+# Shell completion for flags whose values the knowledge base knows.
+COMPLETERS: Dict[str, Completer] = {}
+
+
+def _option(dest: str, spec: Flag, default: Any) -> Callable[[F], F]:
+    names = [f"{spec.name}/{spec.secondary}"] if spec.secondary else [spec.name]
+    kwargs: Dict[str, Any] = {"help": spec.help, "show_default": spec.show_default}
+    if spec.secondary:
+        kwargs["default"] = default
+    elif spec.is_flag:
+        kwargs["is_flag"] = True
+    else:
+        kwargs["metavar"] = spec.metavar
+        if spec.multiple:
+            kwargs["multiple"] = True
+        elif default is not None:
+            kwargs["default"] = default
+        if spec.choices:
+            kwargs["type"] = click.Choice(list(spec.choices))
+            kwargs.pop("metavar")
+        elif spec.value_type is not None:
+            kwargs["type"] = spec.value_type
+    if spec.name in COMPLETERS:
+        kwargs["shell_complete"] = COMPLETERS[spec.name]
+    return click.option(*names, dest, **kwargs)
+
+
+def options(cls: type, argument: str, *, groups: Optional[Sequence[str]] = None) -> Callable[[F], F]:
+    """Add ``cls``'s flags to a command; the command receives ``argument=<cls instance>``."""
+    fields = flags_of(cls, groups)
+    dests = {name: f"{argument}__{name}" for name in fields}
+
+    def decorate(command: F) -> F:
+        @functools.wraps(command)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            values = {name: kwargs.pop(dest) for name, dest in dests.items()}
+            kwargs[argument] = from_flags(cls, values, groups)
+            return command(*args, **kwargs)
+
+        decorated: Any = wrapper
+        for name, (spec, default) in reversed(list(fields.items())):
+            decorated = _option(dests[name], spec, default)(decorated)
+        return decorated  # type: ignore[no-any-return]
+
+    return decorate

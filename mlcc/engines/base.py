@@ -1,0 +1,301 @@
+"""The engine interface every backend implements (repo2docker's idea: one small abstract
+class, engines behind it, found through entry points), and what a build is asked to do.
+
+An :class:`Engine` answers two questions for a :class:`BuildJob`: is this content already
+built (``find_built``), and build it (``build``). Everything around that -- the lock per
+content, ``--force``, the history, manifest lists -- lives once in :mod:`mlcc.app.build`.
+:class:`ImageEngine` is the shared half of the local engines (buildah, podman, docker):
+they build into local storage, tag, and push through their own client; the registry is
+asked over its HTTP API whether a content tag exists.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import tempfile
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import Callable, ClassVar, Deque, NamedTuple, Optional, Tuple
+
+from mlcc.errors import BuildError, MlccError, UsageError
+from mlcc.flags import flag
+from mlcc.image.auth import Credentials, credentials_for
+from mlcc.image.reference import Reference, parse_reference, parse_repository
+from mlcc.image.registry import Registry
+from mlcc.output import write_tree
+from mlcc.render import Rendered
+from mlcc.render.openshift import ClusterOptions
+
+LOCAL_REGISTRY = "localhost/mlcc"
+CONTENT_PREFIX = "mlcc-"
+
+
+def content_tag(digest: str) -> str:
+    return CONTENT_PREFIX + digest.split(":", 1)[1][:32]
+
+
+def _registry(text: Optional[str]) -> Optional[Reference]:
+    return parse_repository(text) if text else None
+
+
+@dataclasses.dataclass(frozen=True)
+class BuildPolicy:
+    """Where images go and how they are built; the same for every engine and command."""
+
+    registry: Optional[str] = flag(
+        None,
+        "--registry",
+        "Where images go, e.g. quay.io/me or 127.0.0.1:5000.",
+        metavar="REGISTRY[/NS]",
+    )
+    push: bool = flag(False, "--push", "Push to --registry (and skip what it already holds).", is_flag=True)
+    force: bool = flag(False, "--force", "Build even if the content tag already exists.", is_flag=True)
+    tls_verify: bool = flag(
+        True,
+        "--tls-verify",
+        "Verify the registry's TLS certificate (--no-tls-verify for a plain-HTTP test registry).",
+        secondary="--no-tls-verify",
+        show_default=True,
+    )
+    no_cache: bool = flag(False, "--no-cache", "Build without the engine's layer cache.", is_flag=True)
+    network: Optional[str] = flag(None, "--network", "Network mode of RUN steps (e.g. host).", metavar="MODE")
+
+    def __post_init__(self) -> None:
+        _registry(self.registry)  # a malformed --registry is refused before anything runs
+        if self.push and self.registry is None:
+            raise UsageError("--push needs --registry REGISTRY[/NAMESPACE], e.g. --registry quay.io/me")
+
+    @property
+    def repository_root(self) -> str:
+        found = _registry(self.registry)
+        return str(found).rstrip("/") if found else LOCAL_REGISTRY
+
+
+class BuildJob(NamedTuple):
+    """One variant to build, with the names it will carry."""
+
+    rendered: Rendered
+    repository: str  # <registry>[/<namespace>]/<benchmark>
+    label: str  # what the user asked for, e.g. "maskrcnn base=ubi8 arch=x86_64"
+
+    @property
+    def variant(self) -> str:
+        return self.rendered.variant
+
+    @property
+    def digest(self) -> str:
+        return self.rendered.digest
+
+    @property
+    def readable(self) -> Reference:
+        return parse_reference(f"{self.repository}:{self.variant}")
+
+    @property
+    def content(self) -> Reference:
+        return parse_reference(f"{self.repository}:{content_tag(self.rendered.digest)}")
+
+
+def job_for(rendered: Rendered, policy: BuildPolicy, label: str) -> BuildJob:
+    benchmark = rendered.stack.benchmark.name.replace("_", "-")
+    return BuildJob(rendered, f"{policy.repository_root}/{benchmark}", label)
+
+
+class BuildResult(NamedTuple):
+    job: BuildJob
+    status: str  # "built" | "skipped" | "failed"
+    reason: str
+    seconds: float
+    digest: Optional[str] = None  # the manifest digest in the registry, when pushed
+    image: Optional[str] = None  # the local image id (or the cluster's Build), when built
+    size: Optional[int] = None  # compressed layers + config in the registry, when pushed
+    error: Optional[MlccError] = None  # why it failed, when it did
+
+
+@dataclasses.dataclass(frozen=True)
+class EngineSettings:
+    """What an engine may need to connect; local engines need none of it."""
+
+    kubeconfig: Optional[str] = flag(
+        None,
+        "--kubeconfig",
+        "With --backend openshift: the kubeconfig (default: KUBECONFIG).",
+        metavar="FILE",
+    )
+    context: Optional[str] = flag(
+        None, "--context", "With --backend openshift: the kubeconfig context.", metavar="NAME"
+    )
+    cluster: ClusterOptions = dataclasses.field(default_factory=ClusterOptions)
+
+
+class EngineBuild(NamedTuple):
+    """One image for a local engine to build from a context folder."""
+
+    context: Path
+    platform: str  # linux/amd64, linux/ppc64le ...
+    build_args: Tuple[Tuple[str, str], ...] = ()
+    dockerfile: str = "Dockerfile"
+    no_cache: bool = False
+    network: Optional[str] = None  # e.g. "host" when the builder's default network is none
+
+
+class Log:
+    """Where build output goes: a callback per line, plus the tail kept for error messages."""
+
+    def __init__(self, sink: Optional[Callable[[str], None]] = None, keep: int = 40) -> None:
+        self.sink = sink
+        self.tail: Deque[str] = collections.deque(maxlen=keep)
+
+    def __call__(self, line: str) -> None:
+        line = line.rstrip("\n")
+        if not line:
+            return
+        self.tail.append(line)
+        if self.sink is not None:
+            self.sink(line)
+
+    def failure(self, what: str, detail: str = "") -> BuildError:
+        """A BuildError naming the step that failed (as the engine printed it) and the output's end."""
+        step = next(
+            (line for line in reversed(self.tail) if "STEP" in line or line.startswith("Step ")), None
+        )
+        if step is not None:
+            step = step.removeprefix("Error: ").removeprefix("error ").removeprefix("building at ")
+        details = [*([f"failed at {step}"] if step else []), *list(self.tail)[-15:]]
+        return BuildError(f"{what}{': ' + detail if detail else ''}", details=details)
+
+
+class Engine(ABC):
+    """A place images are built: knows whether a content is built, and builds it.
+
+    Engines raise BuildError for a failed build and RegistryError for a failed push, with
+    the engine's own message attached; ``find_built`` returns a "skipped" result or None.
+    """
+
+    name: ClassVar[str]
+    # Local engines build several arches of one stack into a manifest list; a cluster does not.
+    multi_arch: ClassVar[bool] = False
+
+    def __init__(self, settings: EngineSettings) -> None:
+        self.settings = settings
+
+    @abstractmethod
+    def check(self) -> None:
+        """Raise UsageError when the engine cannot run here, saying how to fix it."""
+
+    @abstractmethod
+    def find_built(self, job: BuildJob, policy: BuildPolicy) -> Optional[BuildResult]:
+        """A "skipped" result when the job's content is already built where it would go."""
+
+    @abstractmethod
+    def build(self, job: BuildJob, policy: BuildPolicy, log: Log) -> BuildResult:
+        """Build (and tag, and with ``policy.push`` push) the job's image."""
+
+    def describe(self) -> str:
+        """Where the build runs, for the line printed before it."""
+        return self.name
+
+
+class ImageEngine(Engine):
+    """A local container engine: builds, tags, pushes and saves images.
+
+    The image is tagged only once its build succeeded, so an interrupted build leaves no
+    tag behind.
+    """
+
+    multi_arch = True
+
+    @abstractmethod
+    def build_image(self, spec: EngineBuild, log: Log) -> str:
+        """Build and return the image id (untagged)."""
+
+    @abstractmethod
+    def tag(self, image: str, ref: str) -> None: ...
+
+    @abstractmethod
+    def push(
+        self, ref: Reference, *, tls_verify: bool, credentials: Optional[Credentials], log: Log
+    ) -> None: ...
+
+    @abstractmethod
+    def exists(self, ref: str) -> bool:
+        """Is ``ref`` in the engine's local storage?"""
+
+    @abstractmethod
+    def save(self, ref: str, destination: Path) -> Path:
+        """Write ``ref`` to an archive mlcc can read (oci-archive or docker-archive)."""
+
+    def remove(self, ref: str) -> None:
+        """Remove a local tag (tests clean up with it)."""
+
+    # ------------------------------------------------------------------ the shared half
+
+    def find_built(self, job: BuildJob, policy: BuildPolicy) -> Optional[BuildResult]:
+        content, readable = job.content, job.readable
+        if policy.push:
+            registry = registry_for(content, policy)
+            digest = registry.exists(content.repository, content.tag or "")
+            if digest is None:
+                return None
+            if registry.exists(readable.repository, readable.tag or "") != digest:
+                manifest = registry.manifest(content.repository, digest)
+                if manifest is None:
+                    return None
+                registry.put_manifest(
+                    readable.repository, readable.tag or "", manifest.body, manifest.media_type
+                )
+            reason = f"{content} is already in the registry (same build inputs)"
+            return BuildResult(job, "skipped", reason, 0.0, digest, size=pushed(registry, content)[1])
+        if self.exists(str(content)):
+            self.tag(str(content), str(readable))
+            reason = f"{content} is already in {self.name}'s storage (same build inputs)"
+            return BuildResult(job, "skipped", reason, 0.0)
+        return None
+
+    def build(self, job: BuildJob, policy: BuildPolicy, log: Log) -> BuildResult:
+        image = self._build_in_context(job, policy, log)
+        self.tag(image, str(job.content))
+        self.tag(image, str(job.readable))
+        digest = size = None
+        if policy.push:
+            credentials = credentials_for(job.content.registry)
+            for ref in (job.content, job.readable):
+                self.push(ref, tls_verify=policy.tls_verify, credentials=credentials, log=log)
+            digest, size = pushed(registry_for(job.content, policy), job.content)
+        return BuildResult(job, "built", f"built with {self.name}", 0.0, digest, image, size)
+
+    def _build_in_context(self, job: BuildJob, policy: BuildPolicy, log: Log) -> str:
+        rendered = job.rendered
+        with tempfile.TemporaryDirectory(prefix="mlcc-context-") as scratch:
+            context = Path(scratch)
+            write_context(rendered, context)
+            spec = EngineBuild(
+                context=context,
+                platform=rendered.platform,
+                build_args=rendered.build_args,
+                dockerfile=rendered.main_file,
+                no_cache=policy.no_cache,
+                network=policy.network,
+            )
+            return self.build_image(spec, log)
+
+
+def write_context(rendered: Rendered, folder: Path) -> None:
+    """The variant's files, as ``mlcc gen`` writes them (scripts executable)."""
+    write_tree(folder, list(rendered.files))
+
+
+def registry_for(ref: Reference, policy: BuildPolicy) -> Registry:
+    return Registry(ref.registry, tls_verify=policy.tls_verify, credentials=credentials_for(ref.registry))
+
+
+def pushed(registry: Registry, ref: Reference) -> Tuple[Optional[str], Optional[int]]:
+    """The digest and size (config plus compressed layers) of a pushed image."""
+    manifest = registry.manifest(ref.repository, ref.tag or "")
+    if manifest is None:
+        return None, None
+    data = manifest.data
+    size = data.get("config", {}).get("size", 0) + sum(
+        layer.get("size", 0) for layer in data.get("layers", [])
+    )
+    return manifest.digest, size or None
