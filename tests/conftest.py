@@ -18,17 +18,39 @@ RECIPES = REPO / "recipes"
 SHARED = Path(os.environ.get("MLCC_SHARED", REPO.parent / "shared"))
 
 
+def _default_data_home() -> Path:
+    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+
+
+def _default_cache_home() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+
+
+# The user's own build history and cache, as mlcc would find them before the tests
+# redirect anything: the e2e suite checks at its end that it left them untouched.
+USER_STATE = (
+    Path(os.environ.get("MLCC_HISTORY") or _default_data_home() / "mlcc" / "history.sqlite"),
+    Path(os.environ.get("MLCC_CACHE_DIR") or _default_cache_home() / "mlcc"),
+)
+# Where mlcc keeps state between runs: the tests get their own, never the user's.
+PRIVATE_DIRS = ("MLCC_CACHE_DIR", "XDG_CACHE_HOME", "XDG_DATA_HOME")
+
+
 @pytest.fixture(scope="session", autouse=True)
-def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Keep the knowledge-base cache of the tests out of the user's ~/.cache."""
-    old = os.environ.get("MLCC_CACHE_DIR")
-    os.environ["MLCC_CACHE_DIR"] = str(tmp_path_factory.mktemp("mlcc-cache"))
+def _private_state(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Keep the caches and the build history of the tests out of the user's ~/.cache and
+    ~/.local/share: every test (and every mlcc process a test starts) sees private dirs."""
+    saved = {name: os.environ.get(name) for name in (*PRIVATE_DIRS, "MLCC_HISTORY", "MLCC_RECIPES")}
+    for name in PRIVATE_DIRS:
+        os.environ[name] = str(tmp_path_factory.mktemp(name.lower()))
+    os.environ.pop("MLCC_HISTORY", None)
     os.environ.pop("MLCC_RECIPES", None)
     yield
-    if old is None:
-        os.environ.pop("MLCC_CACHE_DIR", None)
-    else:
-        os.environ["MLCC_CACHE_DIR"] = old
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 @pytest.fixture(scope="session")

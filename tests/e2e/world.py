@@ -241,6 +241,13 @@ def open_world(root: Path, arches: Sequence[str]) -> Iterator[World]:
     registry = fx.start_registry(root / "registry")
     auth_registry = fx.start_registry(root / "auth-registry", auth=("mlcc", secrets.token_hex(12)))
     env = fx.containers_environment(root / "containers", [registry.host, auth_registry.host])
+    # mlcc's own state (build history, caches, locks) lives in the world, never in the
+    # user's ~/.local/share or ~/.cache (the e2e conftest checks those stay untouched).
+    env.update(
+        XDG_DATA_HOME=str(root / "xdg-data"),
+        XDG_CACHE_HOME=str(root / "xdg-cache"),
+        MLCC_CACHE_DIR=str(root / "mlcc-cache"),
+    )
     processes: List[subprocess.Popen] = []  # type: ignore[type-arg]
     mirror = None
     with fx.environment(env):

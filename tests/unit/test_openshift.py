@@ -134,8 +134,9 @@ def test_build_config_builds_the_committed_dockerfile_from_the_base_stream(kb, r
     spec = config["spec"]
     assert spec["runPolicy"] == "Serial"
     assert spec["successfulBuildsHistoryLimit"] == 5 and spec["failedBuildsHistoryLimit"] == 5
-    assert [t["type"] for t in spec["triggers"]] == ["ConfigChange", "ImageChange", "Generic"]
-    assert spec["triggers"][2]["generic"] == {"secretReference": {"name": "mlcc-webhook"}}
+    # no ConfigChange: applying the objects must not start a build beside `oc start-build`
+    assert [t["type"] for t in spec["triggers"]] == ["ImageChange", "Generic"]
+    assert spec["triggers"][1]["generic"] == {"secretReference": {"name": "mlcc-webhook"}}
     docker = spec["strategy"]["dockerStrategy"]
     assert spec["strategy"]["type"] == "Docker"
     assert docker["from"] == {"kind": "ImageStreamTag", "name": "mlcc-base-ubi8:8.10"}
@@ -181,7 +182,6 @@ def test_git_source_and_push_to_an_external_registry(kb, resolver) -> None:  # t
     }
     assert _by_kind(objects, "ConfigMap") == []
     assert [t["type"] for t in config["spec"]["triggers"]] == [
-        "ConfigChange",
         "ImageChange",
         "GitHub",
         "Generic",

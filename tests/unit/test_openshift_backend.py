@@ -208,6 +208,21 @@ def test_build_applies_instantiates_and_follows(cli, cluster) -> None:  # type: 
     assert "built in" in result.out and "nccl-tests-cuda12-6-nccl2-23-ubi9-x86-64-1" in result.out
 
 
+def test_one_mlcc_build_starts_exactly_one_cluster_build_and_records_it(cli, cluster, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from mlcc.history import History
+
+    state, kubeconfig = cluster
+    history = tmp_path / "history.sqlite"
+    assert _build(cli, kubeconfig, "--history", str(history)).code == 0
+    # applying starts no build of its own: no ConfigChange trigger beside the one instantiate
+    config = next(r.body for r in _writes(state) if r.path.endswith("/buildconfigs"))
+    assert "ConfigChange" not in [t["type"] for t in config["spec"]["triggers"]]
+    assert len([r for r in state.requests if r.path.endswith("/instantiate")]) == 1
+    [row] = History(history).rows()
+    assert (row["backend"], row["status"], row["benchmark"]) == ("openshift", "built", "nccl-tests")
+    assert row["variant"] == "cuda12.6-nccl2.23-ubi9-x86_64"
+
+
 def test_existing_objects_are_merge_patched(cli, cluster) -> None:  # type: ignore[no-untyped-def]
     state, kubeconfig = cluster
     path = (

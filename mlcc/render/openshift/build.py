@@ -167,7 +167,9 @@ def context_configmaps(spec: BuildSpec, labels: Dict[str, str], options: Cluster
 
 
 def build_config(spec: BuildSpec, labels: Dict[str, str], options: ClusterOptions, arch: str) -> Obj:
-    triggers: List[Obj] = [{"type": "ConfigChange"}, {"type": "ImageChange", "imageChange": {}}]
+    # No ConfigChange trigger: applying the objects starts no build of its own, so `mlcc build`
+    # (or `oc start-build`) starts exactly one. ImageChange rebuilds when the base moves.
+    triggers: List[Obj] = [{"type": "ImageChange", "imageChange": {}}]
     secret = {"secretReference": {"name": options.webhook_secret}}
     if spec.git_context is not None:
         triggers.append({"type": "GitHub", "github": dict(secret)})
