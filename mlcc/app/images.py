@@ -15,7 +15,14 @@ from mlcc import engines
 from mlcc.engines.base import ImageEngine
 from mlcc.errors import DriftError, UsageError
 from mlcc.image import open_image as open_remote
-from mlcc.image.content import ARCHES, INSTALLED_FILE, STACK_FILE, ImageContent, read_archive, split_transport
+from mlcc.image.content import (
+    INSTALLED_FILE,
+    OCI_ARCH_NAMES,
+    STACK_FILE,
+    ImageContent,
+    read_archive,
+    split_transport,
+)
 from mlcc.image.stack import Mismatch, summary, verify
 
 
@@ -36,7 +43,7 @@ def open_image(
 
 
 def arch_of(content: ImageContent) -> str:
-    return ARCHES.get(content.arch or "", content.arch or "?")
+    return OCI_ARCH_NAMES.get(content.arch or "", content.arch or "?")
 
 
 def inspect_document(content: ImageContent) -> Dict[str, Any]:

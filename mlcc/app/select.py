@@ -9,12 +9,12 @@ from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.errors import ConflictError
 from mlcc.kb.model import KnowledgeBase
+from mlcc.matrix import CPU
 from mlcc.resolve import Resolver, Stack, build_request
 from mlcc.versions import parse_version
 
 # ask(question, options, default) -> one of options
 Ask = Callable[[str, Sequence[str], str], str]
-CPU = "cpu"
 
 
 class Selection(NamedTuple):

@@ -22,7 +22,7 @@ STACK_FILE = "etc/mlcc/stack.json"
 INSTALLED_FILE = "etc/mlcc/installed.json"
 WANTED = (STACK_FILE, INSTALLED_FILE)
 # GOARCH names in image configs -> mlcc's arch names
-ARCHES = {"amd64": "x86_64", "ppc64le": "ppc64le", "arm64": "aarch64"}
+OCI_ARCH_NAMES = {"amd64": "x86_64", "ppc64le": "ppc64le", "arm64": "aarch64"}
 
 
 class ImageContent(NamedTuple):
@@ -85,7 +85,10 @@ def read_from_registry(
     contents = []
     for entry in manifest.data.get("manifests", []):
         platform = entry.get("platform") or {}
-        if arch and ARCHES.get(platform.get("architecture", ""), platform.get("architecture")) != arch:
+        if (
+            arch
+            and OCI_ARCH_NAMES.get(platform.get("architecture", ""), platform.get("architecture")) != arch
+        ):
             continue
         child = registry.manifest(ref.repository, entry["digest"])
         if child is not None:

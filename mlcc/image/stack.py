@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from mlcc.image.content import ARCHES, INSTALLED_FILE, STACK_FILE, ImageContent
+from mlcc.image.content import INSTALLED_FILE, OCI_ARCH_NAMES, STACK_FILE, ImageContent
 
 
 class Row(NamedTuple):
@@ -71,7 +71,7 @@ def summary(content: ImageContent) -> List[Row]:
         Row(
             "architecture",
             _text(stack.get("arch")),
-            _text(installed.get("arch")) or ARCHES.get(content.arch or "", ""),
+            _text(installed.get("arch")) or OCI_ARCH_NAMES.get(content.arch or "", ""),
         ),
         Row("CUDA", _text(_get(components, "cuda", "version")) or "none (CPU)", _nvcc(installed)),
         Row("minimum driver", _text(_get(components, "cuda", "min_driver")), ""),
@@ -220,7 +220,7 @@ def _platform(stack: Dict[str, Any], installed: Dict[str, Any], content: ImageCo
         problems.append(
             Mismatch("architecture", str(arch), _text(installed.get("arch")), "installed.json (uname -m)")
         )
-    config_arch = ARCHES.get(content.arch or "", content.arch)
+    config_arch = OCI_ARCH_NAMES.get(content.arch or "", content.arch)
     if content.arch and config_arch != arch:
         problems.append(Mismatch("architecture", str(arch), str(content.arch), "image config"))
     return problems

@@ -12,10 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
 import mlcc
 from mlcc.errors import RecipeError
 from mlcc.kb import schema_check
-from mlcc.kb.loader import OTHER_FILES
+from mlcc.kb.layout import OTHER_FILES
 from mlcc.kb.model import (
     Arch,
     Base,
@@ -37,7 +39,7 @@ from mlcc.kb.model import (
     Provenance,
     PythonOption,
     PythonTooling,
-    Reference,
+    ReferenceRun,
     SourceRef,
     Toolset,
 )
@@ -312,8 +314,6 @@ def _spec(doc: _Doc, path: PathKey, text: Optional[str]) -> Optional[str]:
     """Check a PEP 440 specifier from a recipe; return it unchanged."""
     if text is None:
         return None
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
     try:
         SpecifierSet(text)
         parse_spec(text)
@@ -555,7 +555,7 @@ def _benchmark_build(doc: _Doc, data: Dict[str, Any]) -> BenchmarkBuild:
         cmd=tuple(data.get("cmd", ())),
         shm=data.get("shm"),
         run_as_root=data.get("run_as_root", False),
-        reference=Reference(**data["reference"]) if "reference" in data else None,
+        reference=ReferenceRun(**data["reference"]) if "reference" in data else None,
         run_args=tuple(sorted((acc, tuple(args)) for acc, args in data.get("run_args", {}).items())),
         scripts=_scripts(doc, data["steps"]),
         mpi=_mpi(data.get("mpi")),

@@ -14,29 +14,17 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
+import tempfile
 import zlib
 from typing import List, Optional, Sequence, Tuple
 
 import mlcc
 from mlcc.errors import RecipeError, UsageError
+from mlcc.kb.layout import FOLDERS, OTHER_FILES, SCHEMA_DIR, SINGLE_FILES
 from mlcc.kb.model import KnowledgeBase
 
 RECIPES_ENV = "MLCC_RECIPES"
 CACHE_ENV = "MLCC_CACHE_DIR"
-SCHEMA_DIR = os.path.join(os.path.dirname(__file__), "schemas")
-
-# Where each kind of fact lives: one kind per file or folder.
-SINGLE_FILES = {
-    "arches.yaml": "arches",
-    "bases.yaml": "bases",
-    "cuda.yaml": "cuda",
-    "cudnn.yaml": "cudnn",
-    "nccl.yaml": "nccl",
-    "tools.yaml": "tools",
-}
-FOLDERS = {"frameworks": "framework", "benchmarks": "benchmark"}
-# Files other stages own (the matrix is read by mlcc.matrix); part of the cache key.
-OTHER_FILES = ("matrix.yaml",)
 
 RecipeFile = Tuple[str, str]  # (path relative to the recipes folder, kind)
 
@@ -67,7 +55,10 @@ def load(root: Optional[str] = None, *, use_cache: bool = True) -> KnowledgeBase
         cached = _read_cache(cache)
         if cached is not None:
             return cached
-    from mlcc.kb.build import build  # the cold path: YAML, schemas, cross-checks
+    # The cold path (YAML, JSON Schemas, cross-checks) is imported only on a cache miss:
+    # jsonschema alone costs more than a warm `mlcc resolve`. The one import mlcc makes
+    # late besides the CLI's command table (tests/unit/test_imports.py names it).
+    from mlcc.kb.build import build
 
     kb = build(root, files)
     if cache is not None:
@@ -131,7 +122,7 @@ def _stat_key(root: str, files: Sequence[RecipeFile]) -> str:
     paths = [os.path.join(root, rel) for rel, _ in files]
     paths += [os.path.join(root, f) for f in OTHER_FILES]
     paths += _helper_files(root)
-    paths += sorted(os.path.join(SCHEMA_DIR, n) for n in os.listdir(SCHEMA_DIR))
+    paths += sorted(str(SCHEMA_DIR / n) for n in os.listdir(SCHEMA_DIR))
     for path in paths:
         try:
             info = os.stat(path)
@@ -184,8 +175,6 @@ def _read_cache(path: str) -> Optional[KnowledgeBase]:
 
 
 def _write_cache(path: str, kb: KnowledgeBase) -> None:
-    import tempfile
-
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".kb-", dir=os.path.dirname(path))

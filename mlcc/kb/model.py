@@ -262,7 +262,7 @@ class Dataset(NamedTuple):
     verified: bool = True
 
 
-class Reference(NamedTuple):
+class ReferenceRun(NamedTuple):
     minutes: float
     system: str
     runs: Optional[int] = None
@@ -297,7 +297,7 @@ class BenchmarkBuild(NamedTuple):
     cmd: Tuple[str, ...] = ()
     shm: Optional[str] = None
     run_as_root: bool = False
-    reference: Optional[Reference] = None
+    reference: Optional[ReferenceRun] = None
     run_args: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()  # (accelerator, arguments)
     scripts: Tuple[Tuple[str, str], ...] = ()  # (file name, content) used by script steps
     mpi: Optional[MpiLaunch] = None

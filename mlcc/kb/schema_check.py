@@ -18,9 +18,9 @@ from jsonschema.exceptions import ValidationError
 from referencing import Registry, Resource
 
 from mlcc.errors import RecipeError
+from mlcc.kb.layout import SCHEMA_DIR
 from mlcc.kb.yamlsrc import LineMap, line_of
 
-SCHEMA_DIR = Path(__file__).parent / "schemas"
 _MAX_REPORTED = 8
 
 

@@ -10,10 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional
 
-from mlcc.lint.dockerfile import RULES as DOCKERFILE_RULES
-from mlcc.lint.dockerfile import Finding, lint_dockerfile
-from mlcc.lint.kube import RULES as KUBE_RULES
-from mlcc.lint.kube import SchemaStore, lint_yaml
+from mlcc.lint.dockerfile import DOCKERFILE_RULES, Finding, lint_dockerfile
+from mlcc.lint.kube import KUBE_RULES, SchemaStore, lint_yaml
 
 __all__ = ["RULES", "Finding", "lint_paths"]
 

@@ -12,6 +12,8 @@ import shlex
 from pathlib import Path
 from typing import Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
+from dockerfile_parse import DockerfileParser
+
 REQUIRED_LABELS = (
     "org.opencontainers.image.title",
     "org.opencontainers.image.version",
@@ -23,7 +25,7 @@ REQUIRED_LABELS = (
     "io.mlcc.digest",
 )
 
-RULES: Dict[str, str] = {
+DOCKERFILE_RULES: Dict[str, str] = {
     "DF001": "the base image is pinned to a tag or digest, never latest",
     "DF002": "no blanket update/upgrade of the distribution",
     "DF003": "package-manager and pip caches are cleaned in the layer that fills them",
@@ -34,7 +36,7 @@ RULES: Dict[str, str] = {
     "DF008": "the image carries the OCI and io.mlcc labels",
     "DF009": "the image runs as a non-root user (OpenShift's restricted SCC)",
 }
-WARNINGS = {"DF009"}
+DOCKERFILE_WARNINGS = {"DF009"}
 
 _NVIDIA_PACKAGE = re.compile(r"^(cuda-|libcudnn|libnccl|libcublas|libnpp|cuda$)")
 _RPM_PINNED = re.compile(r"-[0-9][A-Za-z0-9_+~]*\.[A-Za-z0-9_.+~]*-[0-9A-Za-z_.+~]+$")
@@ -56,15 +58,13 @@ class Finding(NamedTuple):
 
     @property
     def severity(self) -> str:
-        return "warning" if self.warning or self.rule in WARNINGS else "error"
+        return "warning" if self.warning or self.rule in DOCKERFILE_WARNINGS else "error"
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.rule} {self.severity}: {self.message}"
 
 
 def lint_dockerfile(path: Path, *, content: Optional[str] = None) -> List[Finding]:
-    from dockerfile_parse import DockerfileParser
-
     text = content if content is not None else path.read_text(encoding="utf-8")
     parser = DockerfileParser(fileobj=io.BytesIO(text.encode("utf-8")))
     structure = parser.structure

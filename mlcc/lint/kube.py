@@ -14,12 +14,18 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
+import jsonschema
+import yaml
+
+from mlcc.errors import RecipeError
+from mlcc.kb.yamlsrc import line_of, parse_yaml_all
 from mlcc.lint.dockerfile import Finding
+from mlcc.render.openshift.run import GPU, GPU_COUNT_ENV
 
 Obj = Dict[str, Any]
 Key = Tuple[Any, ...]
 
-RULES: Dict[str, str] = {
+KUBE_RULES: Dict[str, str] = {
     "KS001": "the object validates against its API schema (--schema-dir)",
     "KS002": "no null values (the OpenShift schemas accept null almost everywhere)",
     "KS003": "object names are valid Kubernetes names (Pods and MPIJobs: DNS labels)",
@@ -39,7 +45,7 @@ RULES: Dict[str, str] = {
     "cleanPodPolicy set, slotsPerWorker equal to each worker's GPUs",
     "KS012": "ConfigMap: keys valid, data at most 1 MiB",
 }
-WARNINGS = {"KS001-missing"}
+KUBE_WARNINGS = {"KS001-missing"}
 
 STRATEGIES = {
     "Docker": "dockerStrategy",
@@ -58,9 +64,7 @@ TRIGGER_KEYS = {
 }
 RUN_POLICIES = {"Serial", "SerialLatestOnly", "Parallel"}
 IMAGE_OPTIMIZATION = {"None", "SkipLayers", "SkipLayersAndWarn"}
-ARCHES = {"amd64", "arm64", "ppc64le", "s390x"}
-GPU = "nvidia.com/gpu"
-GPU_COUNT_ENV = ("DGXNGPU",)
+NODE_ARCHES = {"amd64", "arm64", "ppc64le", "s390x"}
 _LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
 _SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
 _LABEL_NAME = re.compile(r"^[-._a-zA-Z0-9]+\Z")
@@ -112,8 +116,6 @@ def _version_key(name: str) -> Tuple[Tuple[int, ...], str]:
 
 @lru_cache(maxsize=32)
 def _validator(path: str) -> Any:
-    import jsonschema
-
     schema = json.loads(Path(path).read_text(encoding="utf-8"))
     # The files declare "http://json-schema.org/schema#", which jsonschema does not map to a
     # draft; openapi2jsonschema writes draft-4/7-compatible schemas, so name Draft 7.
@@ -311,10 +313,10 @@ def _policy(spec: Obj) -> Iterator[Located]:
 
 def _node_selector(spec: Obj, where: Key) -> Iterator[Located]:
     arch = (spec.get("nodeSelector") or {}).get("kubernetes.io/arch")
-    if arch is not None and arch not in ARCHES:
+    if arch is not None and arch not in NODE_ARCHES:
         yield Located(
             "KS009",
-            f"kubernetes.io/arch {arch!r} is not one of {', '.join(sorted(ARCHES))}",
+            f"kubernetes.io/arch {arch!r} is not one of {', '.join(sorted(NODE_ARCHES))}",
             (*where, "nodeSelector"),
         )
 
@@ -441,11 +443,6 @@ def object_findings(obj: Obj, store: Optional[SchemaStore], openshift: str) -> L
 
 def lint_yaml(path: Path, store: Optional[SchemaStore], *, openshift: Optional[str] = None) -> List[Finding]:
     """Every object of a YAML file (Lists unwrapped), with file:line for each finding."""
-    import yaml
-
-    from mlcc.errors import RecipeError
-    from mlcc.kb.yamlsrc import line_of, parse_yaml_all
-
     display = str(path)
     try:
         documents = parse_yaml_all(path.read_text(encoding="utf-8"), display)
@@ -469,7 +466,7 @@ def lint_yaml(path: Path, store: Optional[SchemaStore], *, openshift: Optional[s
                         line,
                         rule,
                         f"{obj.get('kind')} {_obj_name(obj)}: {message}",
-                        warning=located.rule in WARNINGS,
+                        warning=located.rule in KUBE_WARNINGS,
                     )
                 )
     return findings

@@ -14,9 +14,9 @@ from typing import Any, Callable, Dict, Optional, Tuple
 import mlcc
 from mlcc.kb.model import KnowledgeBase, LibBuild, PinnedPackage
 from mlcc.render import canonical_json
-from mlcc.resolve.stack import Stack
+from mlcc.render.mirror import MIRROR_VAR, mirrored
+from mlcc.resolve.stack import STACK_FORMAT, Stack
 
-STACK_FORMAT = 1
 DIGEST_LABEL = "io.mlcc.digest"
 # Stands in for the digest while the digest is computed (see mlcc.render.digest).
 DIGEST_PLACEHOLDER = "sha256:" + "0" * 64
@@ -95,7 +95,6 @@ def stack_document(stack: Stack, kb: KnowledgeBase, *, base_image: str, mirror: 
     ``components`` says what is installed (URLs as the build fetches them, through the
     mirror); ``choices`` says why each was chosen and from which sourced fact.
     """
-    from mlcc.render.plan import MIRROR_VAR, mirrored
 
     def fetch(url: str) -> str:
         return mirrored(url, kb.download_host).replace(MIRROR_VAR, mirror)

@@ -18,6 +18,8 @@ from functools import cache
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.kb.model import BuildStep, KnowledgeBase, LibBuild, PinnedPackage
+from mlcc.render.manifest import labels
+from mlcc.render.mirror import MIRROR_VAR, mirrored
 from mlcc.render.templates import environment
 from mlcc.resolve.stack import Stack
 
@@ -29,7 +31,6 @@ MLCC_HOME = "/opt/mlcc/home"
 MANIFEST_DIR = "/etc/mlcc"
 RECORDER = "/usr/local/bin/mlcc-record"
 SCRIPTS = "/opt/mlcc/scripts"
-MIRROR_VAR = "${NVIDIA_MIRROR}"
 NON_ROOT_UID = "1001"
 
 
@@ -110,15 +111,6 @@ _quote = cache(shlex.quote)  # package names and flags recur across every varian
 
 def _sh(words: Sequence[str]) -> str:
     return " ".join([_quote(w) for w in words])
-
-
-def mirrored(url: str, host: str) -> str:
-    """Route NVIDIA downloads through ``$NVIDIA_MIRROR`` (https), others stay as they are."""
-    for scheme in ("https://", "http://"):
-        prefix = scheme + host.split("://", 1)[1]
-        if url.startswith(prefix):
-            return MIRROR_VAR + url[len(prefix) :]
-    return url
 
 
 def _url_word(url: str) -> str:
@@ -526,8 +518,6 @@ class _Planner:
 
     def finish(self) -> Plan:
         build = self.stack.benchmark.build
-        from mlcc.render.manifest import labels
-
         return Plan(
             base_image=self.options.base_image or self.base.ref,
             mirror=(self.options.mirror or self.kb.download_host).rstrip("/"),

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 from functools import cache
 from pathlib import Path
 from typing import Any, Sequence, Tuple
+
+import jinja2
+
+from mlcc.kb.loader import cache_dir, trusted
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -38,8 +44,6 @@ def joined(items: Sequence[str], separator: str) -> str:
 
 def exec_form(words: Sequence[str]) -> str:
     """A JSON array for ENTRYPOINT/CMD (Jinja's ``tojson`` escapes for HTML, not for us)."""
-    import json
-
     return json.dumps(list(words), ensure_ascii=False)
 
 
@@ -49,12 +53,6 @@ def _bytecode_cache() -> Any:
     Compiling the templates is most of a cold ``mlcc gen``; Jinja keys each entry by the
     template's source checksum and the interpreter, so an edited template recompiles.
     """
-    import contextlib
-
-    import jinja2
-
-    from mlcc.kb.loader import cache_dir, trusted
-
     directory = os.path.join(cache_dir(), "templates")
     try:
         os.makedirs(directory, mode=0o700, exist_ok=True)
@@ -73,8 +71,6 @@ def _bytecode_cache() -> Any:
 
 @cache
 def environment() -> Any:
-    import jinja2
-
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
         bytecode_cache=_bytecode_cache(),

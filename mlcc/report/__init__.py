@@ -19,8 +19,8 @@ import mlcc
 from mlcc.matrix import CPU, CellResult, row
 from mlcc.render.templates import environment
 
-TEMPLATES = Path(__file__).parent / "templates"
-STATUSES = ("built", "skipped", "failed", "not built", "excluded", "duplicate")
+REPORT_TEMPLATES = Path(__file__).parent / "templates"
+CELL_STATUSES = ("built", "skipped", "failed", "not built", "excluded", "duplicate")
 
 
 class GridCell(NamedTuple):
@@ -98,7 +98,7 @@ def render_html(cells: Sequence[GridCell], *, title: str) -> str:
     by_key: Dict[Tuple[str, str], List[GridCell]] = {}
     for cell in cells:
         by_key.setdefault((cell.benchmark, cell.column), []).append(cell)
-    counts = {s: sum(1 for c in cells if c.status == s) for s in STATUSES}
+    counts = {s: sum(1 for c in cells if c.status == s) for s in CELL_STATUSES}
     newest = max((c.finished for c in cells if c.finished), default=None)
     template = environment().overlay(loader=_loader()).get_template("report.html.j2")
     return str(
@@ -116,4 +116,4 @@ def render_html(cells: Sequence[GridCell], *, title: str) -> str:
 
 
 def _loader() -> Any:
-    return jinja2.FileSystemLoader(str(TEMPLATES))
+    return jinja2.FileSystemLoader(str(REPORT_TEMPLATES))

@@ -35,13 +35,14 @@ from mlcc.kb.model import (
     LibBuild,
     PythonOption,
 )
+from mlcc.resolve.explain import explain_conflict
+from mlcc.resolve.reasons import explain_choices
 from mlcc.resolve.request import Request
 from mlcc.resolve.stack import Compiler, Stack
+from mlcc.resolve.stages import PICK_STAGES
 from mlcc.versions import parse_version
 from mlcc.versions import satisfies as _satisfies
 
-STAGES = ("benchmark", "framework", "cuda", "base", "python", "cudnn", "nccl", "gcc")
-STAGE_RANK = {stage: rank for rank, stage in enumerate(STAGES)}
 _METHOD_RANK = {"pip": 0, "source": 1, "conda": 2}
 
 
@@ -60,11 +61,6 @@ class Rejection(NamedTuple):
     failures: Tuple[Failure, ...]
     # The candidate matched every pin; knowledge-base rules alone rejected it.
     by_rules_only: bool
-
-
-# Stages that pick one value (rather than filter candidates) reject with rule and pin
-# failures together: the rules are then what stands between the pin and a stack.
-PICK_STAGES = ("python", "cudnn", "nccl", "gcc")
 
 
 def rejection(stage: str, subject: str, failures: Sequence[Failure]) -> Rejection:
@@ -191,8 +187,6 @@ class Resolver:
         self._results[request] = stack
         if stack is not None:
             return stack
-        from mlcc.resolve.explain import explain_conflict
-
         raise explain_conflict(self, request, tracker)
 
     def try_resolve(self, request: Request) -> Optional[Stack]:
@@ -203,8 +197,6 @@ class Resolver:
 
     def explain(self, request: Request) -> ConflictError:
         """The explanation for a request that does not resolve."""
-        from mlcc.resolve.explain import explain_conflict
-
         tracker = Tracker()
         self._search(request, tracker)
         return explain_conflict(self, request, tracker)
@@ -789,8 +781,6 @@ class Resolver:
         nccl: Optional[LibBuild],
         compiler: Compiler,
     ) -> Stack:
-        from mlcc.resolve.reasons import explain_choices
-
         stack = Stack(
             benchmark=bench,
             arch=self.kb.arches[arch],

@@ -27,6 +27,7 @@ from typing import (
 from mlcc.errors import ConflictError
 from mlcc.resolve.request import Request
 from mlcc.resolve.stack import Stack
+from mlcc.resolve.stages import PICK_STAGES, STAGE_RANK
 from mlcc.versions import VersionPin, parse_pin, parse_version
 
 if TYPE_CHECKING:
@@ -135,7 +136,6 @@ def _failed_rules(
     deepest = max((rank(summary) for summary in summaries), default=-1)
     if deepest < 0:
         return [], None
-    from mlcc.resolve.engine import PICK_STAGES, STAGE_RANK
 
     chosen: List[Failure] = []
     seen = set()
@@ -168,7 +168,6 @@ class _ChunkSummary(NamedTuple):
 
 
 def _summary(resolver: Resolver, chunk: Tuple[Rejection, ...]) -> _ChunkSummary:
-    from mlcc.resolve.engine import STAGE_RANK
 
     cached = resolver.chunk_summaries.get(id(chunk))
     if cached is None or cached.chunk is not chunk:

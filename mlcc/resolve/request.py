@@ -6,6 +6,7 @@ mean", malformed versions are rejected, contradictory pins are usage errors (exi
 
 from __future__ import annotations
 
+import difflib
 from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.errors import UsageError
@@ -86,8 +87,6 @@ _FIELD_INDEX = {
 
 
 def did_you_mean(value: str, choices: Iterable[str]) -> Optional[str]:
-    import difflib
-
     close = difflib.get_close_matches(value, list(choices), n=1, cutoff=0.6)
     return f"did you mean {close[0]!r}?" if close else None
 

@@ -7,7 +7,7 @@ from typing import List
 
 import pytest
 
-from mlcc.lint.dockerfile import RULES, lint_dockerfile
+from mlcc.lint.dockerfile import DOCKERFILE_RULES, lint_dockerfile
 
 LABELS = (
     'LABEL org.opencontainers.image.title="t" org.opencontainers.image.version="v" '
@@ -70,7 +70,7 @@ def test_rule_fires(line: str, rule: str) -> None:
         )
     )
     assert rule in _rules(text)
-    assert RULES[rule]
+    assert DOCKERFILE_RULES[rule]
 
 
 def test_missing_labels_and_root_user_are_reported() -> None:
@@ -104,7 +104,7 @@ def test_lint_cli_exit_codes(cli, tmp_path: Path) -> None:  # type: ignore[no-un
     missing = cli("lint", str(tmp_path / "nope"))
     assert missing.code == 2 and "no such file" in missing.err
     listing = cli("lint", "--rules")
-    assert listing.code == 0 and all(rule in listing.out for rule in RULES)
+    assert listing.code == 0 and all(rule in listing.out for rule in DOCKERFILE_RULES)
 
 
 def test_committed_dockerfiles_pass_lint(cli) -> None:  # type: ignore[no-untyped-def]

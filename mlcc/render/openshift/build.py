@@ -124,7 +124,7 @@ def _tag_of(reference: str) -> str:
 # ----------------------------------------------------------------------------- builds
 
 
-class BuildSpec(NamedTuple):
+class BuildConfigSpec(NamedTuple):
     """One BuildConfig to write: its name, Dockerfile, context files, FROM and output."""
 
     name: str
@@ -138,7 +138,7 @@ class BuildSpec(NamedTuple):
     git_context: Optional[str] = None  # contextDir, when building from Git
 
 
-def context_configmaps(spec: BuildSpec, labels: Dict[str, str], options: ClusterOptions) -> List[Obj]:
+def context_configmaps(spec: BuildConfigSpec, labels: Dict[str, str], options: ClusterOptions) -> List[Obj]:
     """The build context as ConfigMaps, one per folder (ConfigMap keys hold no '/')."""
     folders: Dict[str, Dict[str, str]] = {}
     for path, content in spec.files:
@@ -166,7 +166,7 @@ def context_configmaps(spec: BuildSpec, labels: Dict[str, str], options: Cluster
     return found
 
 
-def build_config(spec: BuildSpec, labels: Dict[str, str], options: ClusterOptions, arch: str) -> Obj:
+def build_config(spec: BuildConfigSpec, labels: Dict[str, str], options: ClusterOptions, arch: str) -> Obj:
     # No ConfigChange trigger: applying the objects starts no build of its own, so `mlcc build`
     # (or `oc start-build`) starts exactly one. ImageChange rebuilds when the base moves.
     triggers: List[Obj] = [{"type": "ImageChange", "imageChange": {}}]
@@ -221,7 +221,7 @@ def build_config(spec: BuildSpec, labels: Dict[str, str], options: ClusterOption
     return obj
 
 
-def _source(spec: BuildSpec, options: ClusterOptions) -> Obj:
+def _source(spec: BuildConfigSpec, options: ClusterOptions) -> Obj:
     if spec.git_context is not None:
         assert options.git_uri is not None
         return {
@@ -268,13 +268,13 @@ def stamped_labels(rendered: Rendered) -> Tuple[Tuple[str, str], ...]:
 
 def flat_spec(
     rendered: Rendered, name: str, stream: str, source: Source, options: ClusterOptions
-) -> BuildSpec:
+) -> BuildConfigSpec:
     """One BuildConfig for the whole variant (the Dockerfile in dockerfiles/)."""
     bench = rendered.stack.benchmark.name
     variant = rendered.variant
     files = tuple((n, c) for n, c in rendered.files if n != rendered.main_file)
     git_context = f"{options.git_context_root}/{bench}/{variant}" if options.git_uri else None
-    return BuildSpec(
+    return BuildConfigSpec(
         name=name,
         component="benchmark",
         dockerfile=rendered.content(rendered.main_file),
@@ -289,7 +289,7 @@ def flat_spec(
 
 def chain_specs(
     rendered: Rendered, name: str, stream: str, base: Source, options: ClusterOptions
-) -> List[BuildSpec]:
+) -> List[BuildConfigSpec]:
     """stack image -> framework image -> benchmark image, each FROM the one before.
 
     The stack and framework stages are named by a digest of their own Dockerfile, so
@@ -300,7 +300,7 @@ def chain_specs(
     plan = rendered.plan
     stack = rendered.stack
     command = gen_command(stack, rendered.options, "dockerfile") + " --chain"
-    specs: List[BuildSpec] = []
+    specs: List[BuildConfigSpec] = []
     parent = base
     for stage in ("stack", "framework"):
         steps = tuple(s for s in plan.steps if s.stage == stage)
@@ -324,7 +324,7 @@ def chain_specs(
         stage_stream = f"mlcc-{stage}"
         tag = f"{readable}-{digest[7:15]}"
         specs.append(
-            BuildSpec(
+            BuildConfigSpec(
                 name=names.object_name(stage, _short(rendered, stage), digest[7:15]),
                 component=stage,
                 dockerfile=dockerfile,
@@ -343,7 +343,7 @@ def chain_specs(
     dockerfile = render_dockerfile(final_plan, command=f"{command} (stage: benchmark)")
     files = tuple((n, c) for n, c in rendered.files if n != rendered.main_file)
     specs.append(
-        BuildSpec(
+        BuildConfigSpec(
             name=name,
             component="benchmark",
             dockerfile=dockerfile,

@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from typing import Any, List
 
+import yaml
+
 _INDENT = "  "
 # Plain scalars: a conservative alphabet; the resolver below rules out what YAML 1.1
 # would read as a number, boolean, null or timestamp.
@@ -25,8 +27,6 @@ _STR_TAG = "tag:yaml.org,2002:str"
 
 
 def _resolver() -> Any:
-    import yaml
-
     return yaml.resolver.Resolver()
 
 
@@ -156,6 +156,4 @@ def _double_quoted(text: str) -> str:
 
 
 def _reads_as_string(text: str) -> bool:
-    import yaml
-
     return bool(_RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) == _STR_TAG)

@@ -1,0 +1,23 @@
+"""The layout of a recipes folder: which file or folder holds which kind of fact."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+# The JSON Schemas every recipe file is checked against (part of the cache key too).
+SCHEMA_DIR = Path(__file__).parent / "schemas"
+
+# Where each kind of fact lives: one kind per file or folder.
+SINGLE_FILES = {
+    "arches.yaml": "arches",
+    "bases.yaml": "bases",
+    "cuda.yaml": "cuda",
+    "cudnn.yaml": "cudnn",
+    "nccl.yaml": "nccl",
+    "tools.yaml": "tools",
+}
+FOLDERS = {"frameworks": "framework", "benchmarks": "benchmark"}
+# Files other stages own (the matrix is read by mlcc.matrix); part of the cache key.
+OTHER_FILES = ("matrix.yaml",)
+
+__all__ = ["FOLDERS", "OTHER_FILES", "SCHEMA_DIR", "SINGLE_FILES"]

@@ -1,0 +1,187 @@
+"""The import graph: no cycles, and imports at module top.
+
+Read from the source with ``ast`` (nothing is imported): every ``import`` of an mlcc
+module, at any depth of a module, except those under ``if TYPE_CHECKING:`` which never
+run. The place modules are imported late on purpose is the CLI's lazy command table
+(mlcc/cli/__init__.py), which names modules as strings, not import statements; and one
+import named below, the knowledge base's cold path.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Dict, List, Set
+
+PACKAGE = Path(__file__).resolve().parents[2] / "mlcc"
+# module -> what it imports inside a function, and why. A cache miss of the knowledge
+# base builds it from YAML and JSON Schemas; importing that path (jsonschema alone ~170 ms)
+# on every start would cost more than a warm `mlcc resolve` takes in all.
+LATE_IMPORTS = {"mlcc.kb.loader:mlcc.kb.build"}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+class _Imports(ast.NodeVisitor):
+    def __init__(self, module: str, is_package: bool, known: Set[str]) -> None:
+        self.module, self.is_package, self.known = module, is_package, known
+        self.found: Set[str] = set()
+        self.nested: List[str] = []  # imports inside functions
+        self.depth = 0
+
+    def visit_If(self, node: ast.If) -> None:
+        if _is_type_checking(node):
+            return
+        self.generic_visit(node)
+
+    def _function(self, node: ast.AST) -> None:
+        self.depth += 1
+        self.generic_visit(node)
+        self.depth -= 1
+
+    visit_FunctionDef = visit_AsyncFunctionDef = _function
+
+    def _add(self, name: str, line: int) -> None:
+        while name and name not in self.known:
+            name = name.rpartition(".")[0]
+        if name and name != self.module:
+            self.found.add(name)
+        if self.depth:
+            self.nested.append(f"{self.module}:{name}")
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if alias.name.split(".")[0] == "mlcc":
+                self._add(alias.name, node.lineno)
+            elif self.depth:
+                self.nested.append(f"{self.module}:{alias.name}")
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        base = node.module or ""
+        if node.level:
+            anchor = self.module.split(".")
+            anchor = anchor if self.is_package else anchor[:-1]
+            anchor = anchor[: len(anchor) - node.level + 1]
+            base = ".".join([*anchor, *([base] if base else [])])
+        if base.split(".")[0] != "mlcc":
+            if self.depth:
+                self.nested.append(f"{self.module}:{base}")
+            return
+        for alias in node.names:  # `from mlcc.render import digest` imports a module
+            candidate = f"{base}.{alias.name}"
+            self._add(candidate if candidate in self.known else base, node.lineno)
+
+
+def _graph() -> Dict[str, _Imports]:
+    paths = sorted(PACKAGE.rglob("*.py"))
+    known = {_module_name(p) for p in paths}
+    found = {}
+    for path in paths:
+        visitor = _Imports(_module_name(path), path.name == "__init__.py", known)
+        visitor.visit(ast.parse(path.read_text(encoding="utf-8"), str(path)))
+        # importing a.b.c runs a/__init__ and a/b/__init__ first
+        found[visitor.module] = visitor
+    return found
+
+
+def _edges() -> Dict[str, Set[str]]:
+    return {name: visitor.found for name, visitor in _graph().items()}
+
+
+def _cycles(edges: Dict[str, Set[str]]) -> List[List[str]]:
+    """Every strongly connected component with more than one module (Tarjan)."""
+    index: Dict[str, int] = {}
+    low: Dict[str, int] = {}
+    stack: List[str] = []
+    on_stack: Set[str] = set()
+    found: List[List[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(edges.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def _package_edges(edges: Dict[str, Set[str]]) -> Dict[str, Set[str]]:
+    """mlcc.a.x -> mlcc.b.y as mlcc.a -> mlcc.b (sub-packages of mlcc only)."""
+
+    def package(name: str) -> str:
+        return ".".join(name.split(".")[:2])
+
+    found: Dict[str, Set[str]] = {}
+    for source, targets in edges.items():
+        for target in targets:
+            if package(source) != package(target):
+                found.setdefault(package(source), set()).add(package(target))
+    return found
+
+
+def test_the_graph_sees_imports() -> None:
+    edges = _edges()
+    assert "mlcc.resolve.engine" in edges["mlcc.app.pins"] or "mlcc.resolve" in edges["mlcc.app.pins"]
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_module_import_cycles() -> None:
+    assert _cycles(_edges()) == []
+
+
+def test_no_package_import_cycles() -> None:
+    assert _cycles(_package_edges(_edges())) == []
+
+
+def test_imports_sit_at_module_top() -> None:
+    nested = {where for visitor in _graph().values() for where in visitor.nested}
+    assert nested == LATE_IMPORTS, "import at module top (the CLI's command table is the lazy place)"
+
+
+def test_one_name_one_meaning() -> None:
+    """No two modules define a public class or constant of the same name (two `Cell`s, two
+    `STAGES` ... meant different things); a shared meaning is imported, not redefined."""
+    defined: Dict[str, List[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            names: List[str] = []
+            if isinstance(node, ast.ClassDef):
+                names = [node.name]
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names = [
+                    t.id for t in targets if isinstance(t, ast.Name) and t.id.isupper() and len(t.id) > 1
+                ]
+            for name in names:
+                if not name.startswith("_"):
+                    defined.setdefault(name, []).append(_module_name(path))
+    twice = {name: modules for name, modules in defined.items() if len(modules) > 1}
+    assert twice == {}
