@@ -62,10 +62,16 @@ def from_flags(cls: Type[T], values: Dict[str, Any], groups: Optional[Sequence[s
     return cls(**kwargs)
 
 
+def _default(item: dataclasses.Field) -> Any:  # type: ignore[type-arg]
+    if item.default_factory is not dataclasses.MISSING:
+        return item.default_factory()
+    return item.default
+
+
 def given(instance: Any) -> Dict[str, Any]:
     """The fields that differ from their defaults (what the user actually set)."""
     return {
         item.name: getattr(instance, item.name)
         for item in dataclasses.fields(instance)
-        if getattr(instance, item.name) != item.default
+        if getattr(instance, item.name) != _default(item)
     }

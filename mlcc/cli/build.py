@@ -36,9 +36,10 @@ OPENSHIFT_BUILD_GROUPS = ("",)  # the run-manifest options (group "run") belong 
 @options(Pins, "pins")
 @click.option(
     "--backend",
-    type=click.Choice(engines.names()),
-    help="Container engine (default: the first that works: buildah, podman, docker via DOCKER_HOST); "
-    "openshift builds on the cluster of your kubeconfig.",
+    metavar="ENGINE",
+    help="Container engine: buildah, podman, docker, openshift, or one a plugin adds (default: the "
+    "first that works of buildah, podman, docker via DOCKER_HOST); openshift builds on the cluster "
+    "of your kubeconfig.",
 )
 @options(BuildPolicy, "policy")
 @options(SourceFlags, "source")
