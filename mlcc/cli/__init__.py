@@ -17,6 +17,7 @@ from typing import Dict, List, Optional, Sequence
 import click
 
 from mlcc import __version__
+from mlcc.cli.results import results_group
 from mlcc.errors import EXIT_INTERNAL, MlccError
 
 EPILOG = """\b
@@ -90,6 +91,9 @@ def cli(ctx: click.Context, recipes: Optional[str]) -> None:
       mlcc matrix --explain
     """
     ctx.obj = Settings(recipes)
+
+
+cli.add_command(results_group)
 
 
 def run(argv: Optional[Sequence[str]] = None) -> int:
