@@ -139,3 +139,226 @@ def _quality_text(value: Any) -> str:
         if isinstance(flat, dict):
             return " ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in flat.items())
     return str(value)[:40]
+
+
+def _history(path: Any) -> Any:
+    from pathlib import Path
+
+    from mlcc.history import History
+
+    return History(Path(path) if path else None)
+
+
+def stack_source(func: Any) -> Any:
+    options = [
+        click.option("--image", metavar="REF", help="The image the runs ran: its stamped stack is stored."),
+        click.option("--stack", "stack_file", metavar="FILE", help="Or a stack.json (mlcc gen writes one)."),
+        click.option(
+            "--tls-verify/--no-tls-verify",
+            "tls_verify",
+            default=True,
+            show_default=True,
+            help="Verify the registry's TLS certificate.",
+        ),
+        click.option(
+            "--arch", "image_arch", metavar="ARCH", help="The arch to read from a multi-arch image."
+        ),
+        click.option(
+            "--backend",
+            type=click.Choice(["buildah", "podman", "docker"]),
+            help="Engine whose storage holds local:REF images.",
+        ),
+        click.option("--system", metavar="NAME", help="The system's name (default: the log's platform)."),
+        click.option(
+            "--nodes", type=click.IntRange(min=1), help="Nodes (default: the log's submission_entry)."
+        ),
+        click.option("--gpus", type=click.IntRange(min=0), help="GPUs in all (default: from the log)."),
+        click.option("--history", "history_file", metavar="FILE", help=HISTORY_HELP),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def load_stack(image: Any, stack_file: Any, tls_verify: bool, image_arch: Any, backend: Any) -> Any:
+    """The StackInfo of --image (read as mlcc inspect reads it) or of --stack FILE."""
+    from mlcc.errors import UsageError
+    from mlcc.results.store import stack_info
+
+    if bool(image) == bool(stack_file):
+        raise UsageError(
+            "give the stack the runs ran on: --image REF or --stack stack.json (one of them)",
+            hint="mlcc results add logs/*.txt --image quay.io/me/maskrcnn:TAG",
+        )
+    if stack_file:
+        from pathlib import Path
+
+        try:
+            document = json.loads(Path(stack_file).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as error:
+            raise UsageError(f"--stack {stack_file}: cannot read it ({error})") from None
+        except ValueError as error:
+            raise UsageError(f"--stack {stack_file}: not JSON ({error})") from None
+        return stack_info(document, origin=f"--stack {stack_file}")
+    from mlcc.image import open_image
+    from mlcc.image.content import STACK_FILE
+
+    contents = open_image(image, tls_verify=tls_verify, arch=image_arch, backend=backend)
+    if len(contents) != 1:
+        raise UsageError(f"{image} is a multi-arch image: pick the arch the runs ran on with --arch")
+    content = contents[0]
+    return stack_info(
+        content.json_file(STACK_FILE),
+        image=content.reference,
+        image_digest=content.digest,
+        labels=content.labels,
+        origin=image,
+    )
+
+
+def check_benchmarks(kb: Any, runs: Sequence[Any], stack: Any) -> None:
+    """Runs of one benchmark must not be stored with an image built for another."""
+    from mlcc.errors import UsageError
+    from mlcc.results.reference import published
+
+    if stack.benchmark is None:
+        return
+    names = {ref.log_name: ref.recipe for ref in published(kb).values()}
+    wrong = [r for r in runs if r.benchmark and names.get(r.benchmark, r.benchmark) != stack.benchmark]
+    if wrong:
+        first = wrong[0]
+        raise UsageError(
+            f"{first.file} is a {first.benchmark} run, but the stack was built for {stack.benchmark}",
+            details=[f"{r.file}: {r.benchmark}" for r in wrong[1:10]],
+            hint="give the image the runs ran on; nothing was stored",
+        )
+
+
+def report_added(added: Any, stack: Any, history: Any) -> None:
+    stored = added.stored
+    if stored:
+        benchmarks = ", ".join(sorted({r.benchmark or "unknown" for r in stored}))
+        click.echo(f"stored {len(stored)} run(s) of {benchmarks} with {stack.label} in {history.path}")
+        for result in stored:
+            minutes = f"{result.minutes:.2f} min" if result.minutes is not None else "-"
+            click.echo(f"  {result.file}: {result.status}, {minutes}")
+    for result, other in added.already:
+        click.echo(f"already stored, not added again: {result.file} (with {other})")
+    if not stored and not added.already:
+        click.echo("no runs to store")
+
+
+@results_group.command("add")
+@click.argument("paths", nargs=-1, required=True, metavar="LOG...")
+@stack_source
+@click.pass_context
+def add_command(
+    ctx: click.Context,
+    paths: Sequence[str],
+    image: Any,
+    stack_file: Any,
+    tls_verify: bool,
+    image_arch: Any,
+    backend: Any,
+    system: Any,
+    nodes: Any,
+    gpus: Any,
+    history_file: Any,
+) -> None:
+    """Store the runs of LOG... in the history with the stack of the image they ran on
+    (its /etc/mlcc/stack.json, read as mlcc inspect reads it), the system, GPU and node
+    count. A run already stored is not stored again.
+
+    \b
+    Examples:
+      mlcc results add logs/result_*.txt --image quay.io/me/maskrcnn:cuda10.1-cudnn7-ubi8-x86_64
+      mlcc results add run.log --stack dockerfiles/ssd/VARIANT/stack.json --gpus 8 --nodes 1
+    """
+    from mlcc import __version__
+    from mlcc.errors import UsageError
+    from mlcc.results.store import Placement, add_runs
+
+    logs = _parse(paths)
+    runs = [run for log in logs for run in log.runs]
+    if not runs:
+        raise UsageError(
+            f"no MLPerf runs in {len(logs)} file(s): no :::MLL or :::MLPv0.5.0 lines; nothing stored"
+        )
+    stack = load_stack(image, stack_file, tls_verify, image_arch, backend)
+    check_benchmarks(_kb(ctx), runs, stack)
+    history = _history(history_file)
+    added = add_runs(history, runs, stack, Placement(system, nodes, gpus), __version__)
+    report_added(added, stack, history)
+    for line in _problems(logs):
+        click.echo(f"note: {line}", err=True)
+
+
+@results_group.command("collect")
+@click.option("--job", "job", metavar="NAME", help="A finished Job (batch/v1): its pods' logs.")
+@click.option(
+    "--mpijob", "mpijob", metavar="NAME", help="A finished MPIJob (kubeflow.org/v2beta1): its launcher's log."
+)
+@click.option("-n", "--namespace", metavar="NS", help="Its namespace (default: the kubeconfig context's).")
+@click.option(
+    "--kubeconfig", metavar="FILE", envvar="KUBECONFIG", help="Cluster and credentials (env KUBECONFIG)."
+)
+@click.option("--context", metavar="NAME", help="The kubeconfig context (default: the current one).")
+@click.option("--container", metavar="NAME", help="The container whose log to read (default: the first).")
+@stack_source
+@click.pass_context
+def collect_command(
+    ctx: click.Context,
+    job: Any,
+    mpijob: Any,
+    namespace: Any,
+    kubeconfig: Any,
+    context: Any,
+    container: Any,
+    image: Any,
+    stack_file: Any,
+    tls_verify: bool,
+    image_arch: Any,
+    backend: Any,
+    system: Any,
+    nodes: Any,
+    gpus: Any,
+    history_file: Any,
+) -> None:
+    """Read the logs of a finished Job's or MPIJob's pods through the Kubernetes API and
+    store their runs as mlcc results add does. Nodes and GPUs come from the job (pod
+    nodes and nvidia.com/gpu limits) unless --nodes / --gpus say otherwise.
+
+    \b
+    Examples:
+      mlcc results collect --job maskrcnn-cuda10-1-cudnn7-ubi8-x86-64 -n mlperf --image REF
+      mlcc results collect --mpijob nccl-tests-cuda12-4-nccl2-21-ubi8-ppc64le --stack stack.json
+    """
+    from mlcc import __version__
+    from mlcc.errors import UsageError
+    from mlcc.results.collect import Cluster, collect
+    from mlcc.results.store import Placement, add_runs
+
+    if bool(job) == bool(mpijob):
+        raise UsageError("give the finished run to collect: --job NAME or --mpijob NAME (one of them)")
+    stack = load_stack(image, stack_file, tls_verify, image_arch, backend)
+    cluster = Cluster(kubeconfig=kubeconfig, context=context, namespace=namespace)
+    found = collect(cluster, "job" if job else "mpijob", job or mpijob, container)
+    runs = [run for log in found.logs for run in log.runs]
+    click.echo(
+        f"{'Job' if job else 'MPIJob'} {job or mpijob} {found.outcome}: {len(found.logs)} pod log(s), "
+        f"{len(runs)} run(s)"
+    )
+    if not runs:
+        raise UsageError(
+            "the pods' logs hold no MLPerf runs (no :::MLL or :::MLPv0.5.0 lines); nothing stored",
+            hint="does the benchmark log to stdout? if it writes files under /results, copy them out "
+            "and use mlcc results add",
+        )
+    check_benchmarks(_kb(ctx), runs, stack)
+    history = _history(history_file)
+    placement = Placement(
+        system, nodes if nodes is not None else found.nodes, gpus if gpus is not None else found.gpus
+    )
+    report_added(add_runs(history, runs, stack, placement, __version__), stack, history)
+    for line in _problems(found.logs):
+        click.echo(f"note: {line}", err=True)

@@ -38,6 +38,7 @@ class RunResult(NamedTuple):
     minutes: Optional[float]  # time to train; for failed runs the time until they stopped
     quality: Any
     problems: Tuple[str, ...]
+    benchmark: Optional[str] = None
 
 
 class BenchmarkScore(NamedTuple):
@@ -95,6 +96,7 @@ def run_result(run: Run) -> RunResult:
         minutes=minutes,
         quality=run.quality,
         problems=run.problems,
+        benchmark=run.benchmark,
     )
 
 
