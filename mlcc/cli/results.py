@@ -362,3 +362,104 @@ def collect_command(
     report_added(add_runs(history, runs, stack, placement, __version__), stack, history)
     for line in _problems(found.logs):
         click.echo(f"note: {line}", err=True)
+
+
+@results_group.command("compare")
+@click.option(
+    "-b", "--benchmark", "benchmarks", multiple=True, metavar="NAME", help="Only this benchmark (repeat)."
+)
+@click.option(
+    "--stack", "stacks", multiple=True, metavar="TEXT", help="Only stacks whose name holds TEXT (repeat)."
+)
+@click.option(
+    "--system", "systems", multiple=True, metavar="TEXT", help="Only systems whose name holds TEXT."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list, one object per benchmark.")
+@click.option(
+    "--html", "html_file", metavar="FILE", help="Also write the results view: one plot per benchmark."
+)
+@click.option("--title", default="mlcc results", show_default=True, help="The HTML page's title.")
+@click.option("--history", "history_file", metavar="FILE", help=HISTORY_HELP)
+@click.pass_context
+def compare_command(
+    ctx: click.Context,
+    benchmarks: Sequence[str],
+    stacks: Sequence[str],
+    systems: Sequence[str],
+    as_json: bool,
+    html_file: Any,
+    title: str,
+    history_file: Any,
+) -> None:
+    """Per benchmark, the stored stacks side by side: MLPerf score, runs, spread (fastest ..
+    slowest run), and the ratio to the published reference result its recipe records
+    (NVIDIA's MLPerf v0.6 time). Fastest stack first.
+
+    \b
+    Examples:
+      mlcc results compare
+      mlcc results compare -b maskrcnn --stack cuda10.2 --json
+      mlcc results compare --html results.html
+    """
+    from mlcc.results.compare import compare
+    from mlcc.results.reference import published
+    from mlcc.results.store import stored_runs
+
+    history = _history(history_file)
+    names = {**{ref.recipe: ref.log_name for ref in published(_kb(ctx)).values()}}
+    wanted = [names.get(b, b) for b in benchmarks]  # recipe names (resnet50) or log names (resnet)
+    rows = stored_runs(history, benchmarks=wanted, stacks=stacks, systems=systems)
+    comparisons = compare(rows, published(_kb(ctx)))
+    if html_file:
+        _write_results_page(html_file, comparisons, title)
+    if as_json:
+        click.echo(json.dumps([c.as_json() for c in comparisons], indent=2))
+        return
+    if not comparisons:
+        filtered = " that match" if benchmarks or stacks or systems else ""
+        click.echo(
+            f"no results stored in {history.path}{filtered}; mlcc results add LOG... --image REF stores some"
+        )
+        return
+    _print_comparisons(comparisons)
+    if html_file:
+        click.echo(f"wrote {html_file}: {len(comparisons)} plot(s)")
+
+
+def _write_results_page(html_file: str, comparisons: Sequence[Any], title: str) -> None:
+    from pathlib import Path
+
+    from mlcc.output import write_tree
+    from mlcc.report.results import render_results_html
+
+    target = Path(html_file)
+    write_tree(target.parent, [(target.name, render_results_html(comparisons, title=title))])
+
+
+def _print_comparisons(comparisons: Sequence[Any]) -> None:
+    from mlcc.report.results import spread_text
+    from mlcc.ui.table import render
+
+    for index, comparison in enumerate(comparisons):
+        if index:
+            click.echo()
+        reference = comparison.reference
+        line = f"{comparison.benchmark}"
+        if reference:
+            line += f"  reference {reference.minutes:.2f} min ({reference.system})"
+        click.echo(line)
+        rows = []
+        for stack in comparison.stacks:
+            score = f"{stack.score_minutes:.2f}" if stack.score_minutes is not None else "no score"
+            ratio = (
+                f"{stack.score_minutes / reference.minutes:.2f}x"
+                if reference and stack.score_minutes is not None
+                else "-"
+            )
+            where = f"{', '.join(stack.systems) or '-'}; {'/'.join(map(str, stack.gpus)) or '-'} GPUs"
+            state = "" if stack.state == "complete" else f" ({stack.state})"
+            rows.append((stack.stack, score + state, str(stack.runs), spread_text(stack), ratio, where))
+        click.echo(render(("stack", "score (min)", "runs", "spread", "vs ref", "system"), rows))
+        for stack in comparison.stacks:
+            for note in stack.notes:
+                click.echo(f"  {stack.stack}: {note}")
