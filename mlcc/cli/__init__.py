@@ -17,7 +17,6 @@ from typing import Dict, List, Optional, Sequence
 import click
 
 from mlcc import __version__
-from mlcc.cli.results import results_group
 from mlcc.errors import EXIT_INTERNAL, MlccError
 
 EPILOG = """\b
@@ -38,6 +37,7 @@ COMMANDS: Dict[str, str] = {
     "matrix": "mlcc.cli.matrix:matrix_command",
     "history": "mlcc.cli.history:history_command",
     "report": "mlcc.cli.matrix:report_command",
+    "results": "mlcc.cli.results:results_group",
     "lint": "mlcc.cli.lint:lint_command",
     "completion": "mlcc.cli.completion:completion_command",
 }
@@ -91,9 +91,6 @@ def cli(ctx: click.Context, recipes: Optional[str]) -> None:
       mlcc matrix --explain
     """
     ctx.obj = Settings(recipes)
-
-
-cli.add_command(results_group)
 
 
 def run(argv: Optional[Sequence[str]] = None) -> int:

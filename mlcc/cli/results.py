@@ -1,14 +1,29 @@
 """``mlcc results``: score MLPerf result logs, store them with the image's stack, compare.
 
-Only click is imported here; each command imports what it needs when it runs.
+Loaded only when ``mlcc results`` runs. Reading an image (engines, registry client) and
+writing HTML (Jinja2) are imported where they are used, so ``mlcc results score`` stays a
+file-read-speed command.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any, List, Sequence
 
 import click
+
+from mlcc import __version__
+from mlcc.app.history import open_history
+from mlcc.cli.context import kb_of
+from mlcc.errors import UsageError
+from mlcc.results.collect import Cluster, collect
+from mlcc.results.compare import compare
+from mlcc.results.parse import parse_file, printable
+from mlcc.results.reference import published, required_runs
+from mlcc.results.score import log_files, score
+from mlcc.results.store import Placement, add_runs, stack_info, stored_runs
+from mlcc.ui.table import render
 
 HISTORY_HELP = "The database (default: MLCC_HISTORY or ~/.local/share/mlcc/history.sqlite)."
 
@@ -26,17 +41,7 @@ def results_group() -> None:
     """
 
 
-def _kb(ctx: click.Context) -> Any:
-    root = ctx.find_root()
-    return root.obj.kb
-
-
 def _parse(paths: Sequence[str]) -> Any:
-    from pathlib import Path
-
-    from mlcc.errors import UsageError
-    from mlcc.results.parse import parse_file
-    from mlcc.results.score import log_files
 
     files, missing = log_files([Path(p) for p in paths])
     if missing:
@@ -78,12 +83,9 @@ def score_command(ctx: click.Context, paths: Sequence[str], as_json: bool) -> No
       mlcc results score ../shared/data/mlperf-v0.6-logs
       mlcc results score run1.txt run2.txt run3.txt --json
     """
-    from mlcc.errors import UsageError
-    from mlcc.results.reference import required_runs
-    from mlcc.results.score import score
 
     logs = _parse(paths)
-    scores, notes = score(logs, required_runs(_kb(ctx)))
+    scores, notes = score(logs, required_runs(kb_of(ctx)))
     if not scores:
         raise UsageError(
             f"no MLPerf runs in {len(logs)} file(s): no :::MLL or :::MLPv0.5.0 lines",
@@ -99,7 +101,6 @@ def score_command(ctx: click.Context, paths: Sequence[str], as_json: bool) -> No
 
 
 def _print_scores(scores: Sequence[Any]) -> None:
-    from mlcc.ui.table import render
 
     for index, found in enumerate(scores):
         if index:
@@ -124,7 +125,6 @@ def _print_scores(scores: Sequence[Any]) -> None:
 
 
 def _quality(value: Any) -> str:
-    from mlcc.results.parse import printable
 
     return printable(_quality_text(value), 60)
 
@@ -139,14 +139,6 @@ def _quality_text(value: Any) -> str:
         if isinstance(flat, dict):
             return " ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in flat.items())
     return str(value)[:40]
-
-
-def _history(path: Any) -> Any:
-    from pathlib import Path
-
-    from mlcc.history import History
-
-    return History(Path(path) if path else None)
 
 
 def stack_source(func: Any) -> Any:
@@ -182,8 +174,6 @@ def stack_source(func: Any) -> Any:
 
 def load_stack(image: Any, stack_file: Any, tls_verify: bool, image_arch: Any, backend: Any) -> Any:
     """The StackInfo of --image (read as mlcc inspect reads it) or of --stack FILE."""
-    from mlcc.errors import UsageError
-    from mlcc.results.store import stack_info
 
     if bool(image) == bool(stack_file):
         raise UsageError(
@@ -191,8 +181,6 @@ def load_stack(image: Any, stack_file: Any, tls_verify: bool, image_arch: Any, b
             hint="mlcc results add logs/*.txt --image quay.io/me/maskrcnn:TAG",
         )
     if stack_file:
-        from pathlib import Path
-
         try:
             document = json.loads(Path(stack_file).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError) as error:
@@ -200,7 +188,7 @@ def load_stack(image: Any, stack_file: Any, tls_verify: bool, image_arch: Any, b
         except ValueError as error:
             raise UsageError(f"--stack {stack_file}: not JSON ({error})") from None
         return stack_info(document, origin=f"--stack {stack_file}")
-    from mlcc.image import open_image
+    from mlcc.app.images import open_image  # engines and the registry client: only here
     from mlcc.image.content import STACK_FILE
 
     contents = open_image(image, tls_verify=tls_verify, arch=image_arch, backend=backend)
@@ -218,8 +206,6 @@ def load_stack(image: Any, stack_file: Any, tls_verify: bool, image_arch: Any, b
 
 def check_benchmarks(kb: Any, runs: Sequence[Any], stack: Any) -> None:
     """Runs of one benchmark must not be stored with an image built for another."""
-    from mlcc.errors import UsageError
-    from mlcc.results.reference import published
 
     if stack.benchmark is None:
         return
@@ -274,9 +260,6 @@ def add_command(
       mlcc results add logs/result_*.txt --image quay.io/me/maskrcnn:cuda10.1-cudnn7-ubi8-x86_64
       mlcc results add run.log --stack dockerfiles/ssd/VARIANT/stack.json --gpus 8 --nodes 1
     """
-    from mlcc import __version__
-    from mlcc.errors import UsageError
-    from mlcc.results.store import Placement, add_runs
 
     logs = _parse(paths)
     runs = [run for log in logs for run in log.runs]
@@ -285,8 +268,8 @@ def add_command(
             f"no MLPerf runs in {len(logs)} file(s): no :::MLL or :::MLPv0.5.0 lines; nothing stored"
         )
     stack = load_stack(image, stack_file, tls_verify, image_arch, backend)
-    check_benchmarks(_kb(ctx), runs, stack)
-    history = _history(history_file)
+    check_benchmarks(kb_of(ctx), runs, stack)
+    history = open_history(history_file)
     added = add_runs(history, runs, stack, Placement(system, nodes, gpus), __version__)
     report_added(added, stack, history)
     for line in _problems(logs):
@@ -333,10 +316,6 @@ def collect_command(
       mlcc results collect --job maskrcnn-cuda10-1-cudnn7-ubi8-x86-64 -n mlperf --image REF
       mlcc results collect --mpijob nccl-tests-cuda12-4-nccl2-21-ubi8-ppc64le --stack stack.json
     """
-    from mlcc import __version__
-    from mlcc.errors import UsageError
-    from mlcc.results.collect import Cluster, collect
-    from mlcc.results.store import Placement, add_runs
 
     if bool(job) == bool(mpijob):
         raise UsageError("give the finished run to collect: --job NAME or --mpijob NAME (one of them)")
@@ -354,8 +333,8 @@ def collect_command(
             hint="does the benchmark log to stdout? if it writes files under /results, copy them out "
             "and use mlcc results add",
         )
-    check_benchmarks(_kb(ctx), runs, stack)
-    history = _history(history_file)
+    check_benchmarks(kb_of(ctx), runs, stack)
+    history = open_history(history_file)
     placement = Placement(
         system, nodes if nodes is not None else found.nodes, gpus if gpus is not None else found.gpus
     )
@@ -401,15 +380,12 @@ def compare_command(
       mlcc results compare -b maskrcnn --stack cuda10.2 --json
       mlcc results compare --html results.html
     """
-    from mlcc.results.compare import compare
-    from mlcc.results.reference import published
-    from mlcc.results.store import stored_runs
 
-    history = _history(history_file)
-    names = {**{ref.recipe: ref.log_name for ref in published(_kb(ctx)).values()}}
+    history = open_history(history_file)
+    names = {**{ref.recipe: ref.log_name for ref in published(kb_of(ctx)).values()}}
     wanted = [names.get(b, b) for b in benchmarks]  # recipe names (resnet50) or log names (resnet)
     rows = stored_runs(history, benchmarks=wanted, stacks=stacks, systems=systems)
-    comparisons = compare(rows, published(_kb(ctx)))
+    comparisons = compare(rows, published(kb_of(ctx)))
     if html_file:
         _write_results_page(html_file, comparisons, title)
     if as_json:
@@ -427,7 +403,6 @@ def compare_command(
 
 
 def _write_results_page(html_file: str, comparisons: Sequence[Any], title: str) -> None:
-    from pathlib import Path
 
     from mlcc.output import write_tree
     from mlcc.report.results import render_results_html
@@ -437,8 +412,7 @@ def _write_results_page(html_file: str, comparisons: Sequence[Any], title: str) 
 
 
 def _print_comparisons(comparisons: Sequence[Any]) -> None:
-    from mlcc.report.results import spread_text
-    from mlcc.ui.table import render
+    from mlcc.report.results import spread_text  # mlcc.report loads Jinja2
 
     for index, comparison in enumerate(comparisons):
         if index:

@@ -152,14 +152,13 @@ def spread_text(stack: StackScore) -> str:
     return f"{times[0]:.2f} .. {times[-1]:.2f} ({spread:.1f} %)"
 
 
-def render_results_html(comparisons: Sequence[BenchmarkComparison], *, title: str) -> str:
-    """A self-contained page: per benchmark a table of the stacks and their plot."""
+def _render(name: str, comparisons: Sequence[BenchmarkComparison], title: str) -> str:
     import mlcc
     from mlcc.render.templates import environment
     from mlcc.report import _loader
 
     sections: List[Tuple[BenchmarkComparison, str]] = [(c, plot_svg(c)) for c in comparisons]
-    template = environment().overlay(loader=_loader()).get_template("results.html.j2")
+    template = environment().overlay(loader=_loader()).get_template(name)
     return str(
         template.render(
             title=title,
@@ -172,8 +171,28 @@ def render_results_html(comparisons: Sequence[BenchmarkComparison], *, title: st
     )
 
 
+def render_results_html(comparisons: Sequence[BenchmarkComparison], *, title: str) -> str:
+    """A self-contained page: per benchmark a table of the stacks and their plot."""
+    return _render("results.html.j2", comparisons, title)
+
+
+def render_results_section(comparisons: Sequence[BenchmarkComparison]) -> str:
+    """The same sections as one fragment, for the matrix report's page."""
+    return _render("results_section.html.j2", comparisons, "")
+
+
 def _ratio(stack: StackScore, comparison: BenchmarkComparison) -> str:
     reference: Optional[Any] = comparison.reference
     if stack.score_minutes is None or reference is None:
         return "-"
     return f"{stack.score_minutes / reference.minutes:.2f}x"
+
+
+def results_view(kb: Any, history: Any) -> str:
+    """The results sections for the matrix report: empty when the history holds no runs."""
+    from mlcc.results.compare import compare
+    from mlcc.results.reference import published
+    from mlcc.results.store import stored_runs
+
+    comparisons = compare(stored_runs(history), published(kb))
+    return render_results_section(comparisons) if comparisons else ""

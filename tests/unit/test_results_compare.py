@@ -165,3 +165,15 @@ def test_results_view_renders_in_chromium(cli, history: Path, tmp_path: Path) ->
     assert colours[REFERENCE_PURPLE] > 100
     assert colours[RUN_GREEN] > 100
     assert colours[MISSED_RED] > 10
+
+
+def test_the_matrix_report_gains_the_results_view(cli, history: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    page = tmp_path / "report.html"
+    result = cli("report", "--html", str(page), "--history", str(history), "--benchmark", "maskrcnn")
+    assert result.code == 0, result.err
+    text = page.read_text()
+    assert 'id="matrix"' in text and 'id="results-view"' in text
+    assert text.count("<svg") == 1 and 'data-benchmark="maskrcnn"' in text and 'class="reference"' in text
+    empty = tmp_path / "empty.html"
+    assert cli("report", "--html", str(empty), "--history", str(tmp_path / "none.sqlite")).code == 0
+    assert "results-view" not in empty.read_text()  # no runs stored: no results view
