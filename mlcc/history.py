@@ -136,6 +136,11 @@ class History:
             )
         return HistoryError(f"the build history {self.path} is damaged: {text}", hint=_hint(self.path))
 
+    def connection(self) -> sqlite3.Connection:
+        """An open connection (WAL, busy timeout, format checked) for tables other modules
+        keep in the same database, such as the results of mlcc.results.store."""
+        return self._connect()
+
     def check(self) -> None:
         """Open (and create) the database now: a build should not run only to fail recording."""
         self._connect().close()

@@ -10,6 +10,7 @@ from mlcc.history import History
 from mlcc.kb.model import KnowledgeBase
 from mlcc.output import write_tree
 from mlcc.report import GridCell, grid, render_html
+from mlcc.report.results import results_view
 
 
 def write_report(
@@ -17,5 +18,6 @@ def write_report(
 ) -> List[GridCell]:
     results, _ = cell_results(kb, filters)
     cells = grid(results, history.latest(), target)
-    write_tree(target.parent, [(target.name, render_html(cells, title=title))])
+    page = render_html(cells, title=title, results_html=results_view(kb, history))
+    write_tree(target.parent, [(target.name, page)])
     return cells

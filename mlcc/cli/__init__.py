@@ -37,6 +37,7 @@ COMMANDS: Dict[str, str] = {
     "matrix": "mlcc.cli.matrix:matrix_command",
     "history": "mlcc.cli.history:history_command",
     "report": "mlcc.cli.matrix:report_command",
+    "results": "mlcc.cli.results:results_group",
     "lint": "mlcc.cli.lint:lint_command",
     "completion": "mlcc.cli.completion:completion_command",
 }

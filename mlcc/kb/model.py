@@ -266,6 +266,7 @@ class ReferenceRun(NamedTuple):
     minutes: float
     system: str
     runs: Optional[int] = None
+    log_name: Optional[str] = None  # the name MLPerf logs use (submission_benchmark), if different
 
 
 class MpiLaunch(NamedTuple):

@@ -92,7 +92,8 @@ def _link(path: Optional[str], report: Path) -> Optional[str]:
         return Path(path).as_uri()
 
 
-def render_html(cells: Sequence[GridCell], *, title: str) -> str:
+def render_html(cells: Sequence[GridCell], *, title: str, results_html: str = "") -> str:
+    """The matrix page; ``results_html`` (mlcc.report.results) adds the results view."""
     benchmarks = list(dict.fromkeys(c.benchmark for c in cells))
     columns = list(dict.fromkeys(c.column for c in cells))
     by_key: Dict[Tuple[str, str], List[GridCell]] = {}
@@ -111,6 +112,7 @@ def render_html(cells: Sequence[GridCell], *, title: str) -> str:
             newest=newest,
             version=mlcc.__version__,
             escape=html.escape,
+            results_html=results_html,
         )
     )
 

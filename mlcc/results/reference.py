@@ -1,0 +1,31 @@
+"""The published reference results recorded in recipes/ (NVIDIA's MLPerf v0.6 times)."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, NamedTuple, Optional
+
+
+class PublishedResult(NamedTuple):
+    recipe: str  # the benchmark's recipe name (resnet50)
+    log_name: str  # its name in MLPerf logs (resnet)
+    minutes: float
+    system: str
+    runs: Optional[int]
+
+
+def published(kb: Any) -> Dict[str, PublishedResult]:
+    """Log benchmark name -> the reference result its recipe records."""
+    found: Dict[str, PublishedResult] = {}
+    for name, benchmark in sorted(kb.benchmarks.items()):
+        build = benchmark.build
+        reference = build.reference if build is not None else None
+        if reference is None:
+            continue
+        log_name = reference.log_name or name
+        found[log_name] = PublishedResult(name, log_name, reference.minutes, reference.system, reference.runs)
+    return found
+
+
+def required_runs(kb: Any) -> Dict[str, int]:
+    """Runs per benchmark as the reference submission ran them (MLPerf's required count)."""
+    return {name: ref.runs for name, ref in published(kb).items() if ref.runs}

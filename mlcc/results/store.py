@@ -1,0 +1,245 @@
+"""Results in the history database: one row per training run, with the stack it ran on.
+
+The ``results`` table sits beside ``builds`` in the same SQLite file (mlcc.history owns
+the connection: WAL, busy timeout, format checks). A run is identified by the hash of its
+MLPerf result lines (:mod:`mlcc.results.parse`), and ``run_id`` is unique: the same run
+added again, from a copy of the log or from a pod's log, is stored once.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import datetime, timezone
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+from mlcc.errors import UsageError
+from mlcc.history import History
+from mlcc.results.parse import Run, printable
+from mlcc.results.score import RunResult, run_result
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS results (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL UNIQUE,
+    added TEXT NOT NULL,
+    benchmark TEXT NOT NULL,
+    status TEXT NOT NULL,
+    minutes REAL,
+    quality TEXT,
+    log TEXT NOT NULL,
+    run_start REAL,
+    submitter TEXT,
+    system TEXT,
+    nodes INTEGER,
+    gpus INTEGER,
+    stack TEXT NOT NULL,
+    variant TEXT,
+    image TEXT,
+    image_digest TEXT,
+    content_digest TEXT,
+    stack_json TEXT,
+    mlcc_version TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS results_by_benchmark ON results (benchmark, stack);
+"""
+COLUMNS = (
+    "run_id",
+    "added",
+    "benchmark",
+    "status",
+    "minutes",
+    "quality",
+    "log",
+    "run_start",
+    "submitter",
+    "system",
+    "nodes",
+    "gpus",
+    "stack",
+    "variant",
+    "image",
+    "image_digest",
+    "content_digest",
+    "stack_json",
+    "mlcc_version",
+)
+
+
+class StackInfo(NamedTuple):
+    """What a stored run ran on: the image's stamped stack, summarised for comparing."""
+
+    label: str  # one line, e.g. "cuda10.1-cudnn7-ubi8-x86_64 · pytorch 1.1.0a0+828a6a3 · Python 3.6"
+    benchmark: Optional[str]  # the recipe the image was built for
+    variant: Optional[str]
+    image: Optional[str]
+    image_digest: Optional[str]
+    content_digest: Optional[str]
+    document: Optional[str]  # stack.json, compact
+
+
+def stack_info(
+    stack: Any,
+    *,
+    image: Optional[str] = None,
+    image_digest: Optional[str] = None,
+    labels: Optional[Dict[str, str]] = None,
+    origin: str = "the stack",
+) -> StackInfo:
+    """Summarise a stack.json document (as ``mlcc inspect`` reads it from an image)."""
+    if not isinstance(stack, dict) or "components" not in stack or "error" in stack:
+        raise UsageError(
+            f"{origin} holds no mlcc stack (no /etc/mlcc/stack.json, or not one mlcc wrote)",
+            hint="give an image mlcc built (mlcc inspect IMAGE shows its stack), or --stack stack.json",
+        )
+    components = stack.get("components") or {}
+    framework = components.get("framework") or {}
+    python = (components.get("python") or {}).get("version")
+    parts = [str(stack.get("variant") or "?")]
+    if framework.get("name"):
+        parts.append(f"{framework['name']} {framework.get('version', '')}".strip())
+    if python:
+        parts.append(f"Python {python}")
+    benchmark = (stack.get("benchmark") or {}).get("name")
+    return StackInfo(
+        label=printable(" · ".join(parts)),
+        benchmark=printable(str(benchmark), 60) if benchmark else None,
+        variant=printable(str(stack["variant"]), 100) if stack.get("variant") else None,
+        image=image,
+        image_digest=image_digest,
+        content_digest=(labels or {}).get("io.mlcc.digest"),
+        document=json.dumps(stack, sort_keys=True, separators=(",", ":")),
+    )
+
+
+class Placement(NamedTuple):
+    """Where the runs ran; None takes the value from the log's submission_entry."""
+
+    system: Optional[str] = None
+    nodes: Optional[int] = None
+    gpus: Optional[int] = None  # in all
+
+
+class Added(NamedTuple):
+    stored: List[RunResult]
+    already: List[Tuple[RunResult, str]]  # (run, the stack it is stored with)
+
+
+def _placement(run: Run, given: Placement) -> Tuple[Optional[str], Optional[int], Optional[int]]:
+    nodes = given.nodes if given.nodes is not None else _int(run.system.get("nodes"))
+    gpus = given.gpus
+    if gpus is None:
+        per_node = _int(run.system.get("gpus_per_node"))
+        gpus = per_node * (nodes or 1) if per_node is not None else None
+    return given.system or run.system.get("platform"), nodes, gpus
+
+
+def _int(text: Optional[str]) -> Optional[int]:
+    try:
+        return int(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+def add_runs(
+    history: History, runs: Sequence[Run], stack: StackInfo, placement: Placement, version: str
+) -> Added:
+    """Store each run once; a run already stored is reported with its stack, never twice."""
+    connection = history.connection()
+    added = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    stored: List[RunResult] = []
+    already: List[Tuple[RunResult, str]] = []
+    try:
+        connection.execute("BEGIN IMMEDIATE")
+        _create(connection)
+        for run in runs:
+            result = run_result(run)
+            row = connection.execute("SELECT stack FROM results WHERE run_id = ?", (run.run_id,)).fetchone()
+            if row is not None:
+                already.append((result, str(row[0])))
+                continue
+            system, nodes, gpus = _placement(run, placement)
+            values = {
+                "run_id": run.run_id,
+                "added": added,
+                "benchmark": run.benchmark or "unknown",
+                "status": result.status,
+                "minutes": result.minutes,
+                "quality": json.dumps(result.quality, sort_keys=True) if result.quality is not None else None,
+                "log": run.file if run.position == 0 else f"{run.file} (run {run.position + 1})",
+                "run_start": run.start,
+                "submitter": run.system.get("submitter"),
+                "system": system,
+                "nodes": nodes,
+                "gpus": gpus,
+                "stack": stack.label,
+                "variant": stack.variant,
+                "image": stack.image,
+                "image_digest": stack.image_digest,
+                "content_digest": stack.content_digest,
+                "stack_json": stack.document,
+                "mlcc_version": version,
+            }
+            connection.execute(
+                f"INSERT INTO results ({', '.join(COLUMNS)}) VALUES ({', '.join('?' for _ in COLUMNS)})",
+                [values[c] for c in COLUMNS],
+            )
+            stored.append(result)
+        connection.execute("COMMIT")
+    except sqlite3.DatabaseError as error:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise history._error(error) from None
+    finally:
+        connection.close()
+    return Added(stored, already)
+
+
+def _create(connection: sqlite3.Connection) -> None:
+    # executescript would COMMIT the open transaction; run the statements one by one.
+    for statement in SCHEMA.split(";"):
+        if statement.strip():
+            connection.execute(statement)
+
+
+def stored_runs(
+    history: History,
+    *,
+    benchmarks: Sequence[str] = (),
+    stacks: Sequence[str] = (),
+    systems: Sequence[str] = (),
+) -> List[Dict[str, Any]]:
+    """Stored runs, oldest first, filtered by benchmark, stack (substring) and system."""
+    if not history.path.exists():
+        return []
+    connection = history.connection()
+    try:
+        exists = connection.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'results'"
+        ).fetchone()
+        if not exists:
+            return []
+        where: List[str] = []
+        params: List[Any] = []
+        for column, values, exact in (
+            ("benchmark", benchmarks, True),
+            ("stack", stacks, False),
+            ("system", systems, False),
+        ):
+            if values:
+                if exact:
+                    where.append(f"{column} IN ({', '.join('?' for _ in values)})")
+                    params.extend(values)
+                else:
+                    where.append("(" + " OR ".join(f"instr({column}, ?) > 0" for _ in values) + ")")
+                    params.extend(values)
+        query = "SELECT id, " + ", ".join(c for c in COLUMNS if c != "stack_json") + " FROM results"
+        if where:
+            query += " WHERE " + " AND ".join(where)
+        cursor = connection.execute(query + " ORDER BY id", params)
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row)) for row in cursor.fetchall()]
+    except sqlite3.DatabaseError as error:
+        raise history._error(error) from None
+    finally:
+        connection.close()
