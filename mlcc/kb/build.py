@@ -166,6 +166,7 @@ def _repositories(doc: _Doc) -> Dict[str, NvidiaRepo]:
             path=entry["path"],
             keys=tuple(sorted(entry["keys"].items())),
             prov=doc.prov(entry, path),
+            key_sha256_unavailable=entry.get("key_sha256_unavailable"),
         )
     return repositories
 

@@ -336,6 +336,7 @@ class NvidiaRepo(NamedTuple):
     path: str
     keys: Tuple[Tuple[str, str], ...]  # (base family, signing key file)
     prov: Provenance
+    key_sha256_unavailable: Optional[str] = None
 
     def key(self, family: str) -> str:
         return dict(self.keys)[family]

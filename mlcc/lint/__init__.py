@@ -1,6 +1,7 @@
 """`mlcc lint`: check generated (or hand-written) build files against mlcc's rules.
 
-Dockerfiles are parsed with dockerfile-parse (:mod:`.dockerfile`); YAML files are split
+Dockerfiles go through hadolint (:mod:`.hadolint`) and, when mlcc generated them, mlcc's
+own rules on the structure dockerfile-parse reads (:mod:`.dockerfile`); YAML files are split
 into objects and checked against the real API schemas and the server's rules
 (:mod:`.kube`).
 """
@@ -32,13 +33,18 @@ def _is_yaml(path: Path) -> bool:
 def lint_paths(
     paths: Iterable[Path], *, schema_dir: Optional[Path] = None, openshift: Optional[str] = None
 ) -> List[Finding]:
+    from mlcc.lint.hadolint import run_hadolint
+
     store = SchemaStore(schema_dir) if schema_dir is not None else None
     findings: List[Finding] = []
+    dockerfiles: List[Path] = []
     for path in paths:
         candidates = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
         for candidate in candidates:
             if _is_dockerfile(candidate):
+                dockerfiles.append(candidate)
                 findings += lint_dockerfile(candidate)
             elif _is_yaml(candidate):
                 findings += lint_yaml(candidate, store, openshift=openshift)
-    return findings
+    findings += run_hadolint(dockerfiles)
+    return sorted(findings, key=lambda f: (f.path, f.line, f.rule))

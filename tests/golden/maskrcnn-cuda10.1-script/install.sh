@@ -34,10 +34,10 @@ export NVIDIA_REQUIRE_CUDA="cuda>=10.1"
 
 # cuDNN 7.6.5.32 (tarball)
 curl -fsSL -o /tmp/cudnn-10.1-linux-x64-v7.6.5.32.tgz "${NVIDIA_MIRROR}/compute/redist/cudnn/v7.6.5/cudnn-10.1-linux-x64-v7.6.5.32.tgz"
-echo '7eaec8039a2c30ab0bc758d303588767693def6bf49b22485a2c00bf2e136cb3  /tmp/cudnn-10.1-linux-x64-v7.6.5.32.tgz' | sha256sum -c -
+echo '7eaec8039a2c30ab0bc758d303588767693def6bf49b22485a2c00bf2e136cb3  /tmp/cudnn-10.1-linux-x64-v7.6.5.32.tgz' > /tmp/cudnn-10.1-linux-x64-v7.6.5.32.tgz.sha256 && sha256sum -c /tmp/cudnn-10.1-linux-x64-v7.6.5.32.tgz.sha256
 mkdir -p /usr/local/cuda
 tar -xf /tmp/cudnn-10.1-linux-x64-v7.6.5.32.tgz -C /usr/local/cuda --strip-components=1
-rm -f /tmp/cudnn-10.1-linux-x64-v7.6.5.32.tgz
+rm -f /tmp/cudnn-10.1-linux-x64-v7.6.5.32.tgz /tmp/cudnn-10.1-linux-x64-v7.6.5.32.tgz.sha256
 ldconfig
 export CUDNN_VERSION="7.6.5.32"
 export CUDNN_INCLUDE_DIR="/usr/local/cuda/include"
@@ -45,10 +45,10 @@ export CUDNN_LIB_DIR="/usr/local/cuda/lib64"
 
 # NCCL 2.8.4 (tarball)
 curl -fsSL -o /tmp/nccl_2.8.4-1+cuda10.1_x86_64.txz "${NVIDIA_MIRROR}/compute/redist/nccl/v2.8/nccl_2.8.4-1+cuda10.1_x86_64.txz"
-echo 'bcff1cf98e4b24d7ca189577a9d909980d8df88075223d70dc4638e428c53f84  /tmp/nccl_2.8.4-1+cuda10.1_x86_64.txz' | sha256sum -c -
+echo 'bcff1cf98e4b24d7ca189577a9d909980d8df88075223d70dc4638e428c53f84  /tmp/nccl_2.8.4-1+cuda10.1_x86_64.txz' > /tmp/nccl_2.8.4-1+cuda10.1_x86_64.txz.sha256 && sha256sum -c /tmp/nccl_2.8.4-1+cuda10.1_x86_64.txz.sha256
 mkdir -p /opt/nccl
 tar -xf /tmp/nccl_2.8.4-1+cuda10.1_x86_64.txz -C /opt/nccl --strip-components=1
-rm -f /tmp/nccl_2.8.4-1+cuda10.1_x86_64.txz
+rm -f /tmp/nccl_2.8.4-1+cuda10.1_x86_64.txz /tmp/nccl_2.8.4-1+cuda10.1_x86_64.txz.sha256
 echo /opt/nccl/lib > /etc/ld.so.conf.d/nccl.conf
 ldconfig
 export NCCL_HOME="/opt/nccl"
@@ -71,7 +71,7 @@ cd /opt/src/pytorch
 python -m pip install --no-cache-dir numpy==1.16.3 PyYAML==5.1 cmake==3.14.4 ninja==1.9.0 cffi==1.12.3 typing==3.6.6
 git clone -q https://github.com/pytorch/pytorch.git .
 git checkout -q --detach 828a6a3
-git rev-parse HEAD | grep -q ^828a6a3
+expr "$(git rev-parse HEAD)" : 828a6a3 > /dev/null
 git submodule update --init --recursive
 PYTORCH_BUILD_NUMBER=0 PYTORCH_BUILD_VERSION=1.1.0a0+828a6a3 TORCH_CUDA_ARCH_LIST='6.0 7.0+PTX' USE_SYSTEM_NCCL=1 python setup.py install
 rm -rf /opt/src/pytorch/build
@@ -197,7 +197,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "cuda",
-      "origin": "recipes/cuda.yaml:234",
+      "origin": "recipes/cuda.yaml:241",
       "reason": "newest CUDA release of the lines pytorch 1.1.0a0+828a6a3 (ngc19.05-src) was built for (10.1, 10.2) matching --cuda 10.1 with x86_64 packages for rhel8",
       "sources": [
         "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html (table 'CUDA Toolkit and Corresponding Driver Versions')",
@@ -210,7 +210,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "driver",
-      "origin": "recipes/cuda.yaml:234",
+      "origin": "recipes/cuda.yaml:241",
       "reason": "CUDA 10.1.243 needs a host driver >= 418.39 (NVIDIA's toolkit/driver table)",
       "sources": [
         "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html (table 'CUDA Toolkit and Corresponding Driver Versions')",
@@ -279,7 +279,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "gcc",
-      "origin": "recipes/cuda.yaml:234",
+      "origin": "recipes/cuda.yaml:241",
       "reason": "the system GCC of ubi8 (CUDA 10.1.243 on x86_64 accepts <9; maskrcnn accepts >=5; pytorch 1.1.0a0+828a6a3 (ngc19.05-src) accepts >=5)",
       "sources": [
         "https://catalog.redhat.com/software/base-images (UBI 7/8/9 images and their arches) with the arch evidence in ../shared/facts/cuda_stack.yaml section 8 (adoptium/installer#642, kiali/kiali#2532, IBM/ibm-iam-operator#277, kanisterio/kanister#618, sclorg/s2i-python-container#659)",
