@@ -29,9 +29,11 @@ def lint_command(
     paths: Sequence[str], schema_dir: Optional[str], openshift_version: Optional[str], rules: bool
 ) -> None:
     """Check Dockerfiles and OpenShift/Kubernetes YAML (default: dockerfiles/ and
-    buildconfigs/). Dockerfiles: pinned base, pinned NVIDIA and pip packages, caches
-    cleaned in the same layer, no blanket update, labels, non-root user. YAML: the API
-    schemas, then the rules the API server and controllers apply. Exit 8 on any error.
+    buildconfigs/). Dockerfiles: hadolint's rules (with the nearest .hadolint.yaml),
+    and on files mlcc generated its own: pinned NVIDIA packages, every download
+    checksum-verified, git sources at verified full commits, labels, non-root user.
+    YAML: the API schemas, then the rules the API server and controllers apply.
+    Exit 8 on any error.
 
     \b
     Examples:

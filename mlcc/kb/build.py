@@ -168,6 +168,7 @@ def _repositories(doc: _Doc) -> Dict[str, NvidiaRepo]:
             path=entry["path"],
             keys=tuple(sorted(entry["keys"].items())),
             prov=doc.prov(entry, path),
+            key_sha256_unavailable=entry.get("key_sha256_unavailable"),
         )
     return repositories
 
@@ -195,6 +196,8 @@ def _tools(doc: _Doc, arches: Dict[str, Arch]) -> Tuple[Dict[str, PythonTooling]
             urls=tuple(sorted(entry["urls"].items())),
             prov=doc.prov(entry, path),
             checksum_suffix=entry.get("checksum_suffix"),
+            sha256=tuple(sorted(entry.get("sha256", {}).items())),
+            sha256_unavailable=entry.get("sha256_unavailable"),
         )
     return tooling, downloads
 
@@ -377,6 +380,7 @@ def _libs(
             repo=entry.get("repo"),
             url=entry.get("url"),
             sha256=entry.get("sha256"),
+            sha256_unavailable=entry.get("sha256_unavailable"),
             evidence=entry.get("evidence"),
             prov=doc.prov(entry, path),
         )
@@ -475,6 +479,7 @@ def _framework_build(
             channels=tuple(install.get("channels", ())),
             git_url=git.get("url"),
             git_ref=git.get("ref"),
+            git_ref_unresolved=git.get("ref_unresolved"),
             build_env=tuple(sorted(install.get("build_env", {}).items())),
         ),
         prov=prov,

@@ -148,6 +148,7 @@ class LibBuild(NamedTuple):
     repo: Optional[str] = None
     url: Optional[str] = None
     sha256: Optional[str] = None
+    sha256_unavailable: Optional[str] = None  # why no checksum can exist
     evidence: Optional[str] = None
 
     @property
@@ -172,6 +173,7 @@ class Install(NamedTuple):
     git_ref: Optional[str] = None
     build_env: Tuple[Tuple[str, str], ...] = ()
     steps: Tuple[str, ...] = ()
+    git_ref_unresolved: Optional[str] = None  # why git_ref is a short hash
 
 
 class FrameworkBuild(NamedTuple):
@@ -335,6 +337,7 @@ class NvidiaRepo(NamedTuple):
     path: str
     keys: Tuple[Tuple[str, str], ...]  # (base family, signing key file)
     prov: Provenance
+    key_sha256_unavailable: Optional[str] = None
 
     def key(self, family: str) -> str:
         return dict(self.keys)[family]
@@ -358,9 +361,14 @@ class Download(NamedTuple):
     urls: Tuple[Tuple[str, str], ...]  # (arch, url)
     prov: Provenance
     checksum_suffix: Optional[str] = None
+    sha256: Tuple[Tuple[str, str], ...] = ()  # (arch, sha256)
+    sha256_unavailable: Optional[str] = None
 
     def url(self, arch: str) -> Optional[str]:
         return dict(self.urls).get(arch)
+
+    def sha256_for(self, arch: str) -> Optional[str]:
+        return dict(self.sha256).get(arch)
 
 
 class KnowledgeBase(NamedTuple):

@@ -1,6 +1,7 @@
 """`mlcc lint`: check generated (or hand-written) build files against mlcc's rules.
 
-Dockerfiles are parsed with dockerfile-parse (:mod:`.dockerfile`); YAML files are split
+Dockerfiles go through hadolint (:mod:`.hadolint`) and, when mlcc generated them, mlcc's
+own rules on the structure dockerfile-parse reads (:mod:`.dockerfile`); YAML files are split
 into objects and checked against the real API schemas and the server's rules
 (:mod:`.kube`).
 """
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Optional
 
 from mlcc.lint.dockerfile import DOCKERFILE_RULES, Finding, lint_dockerfile
+from mlcc.lint.hadolint import run_hadolint
 from mlcc.lint.kube import KUBE_RULES, SchemaStore, lint_yaml
 
 __all__ = ["RULES", "Finding", "lint_paths"]
@@ -32,11 +34,14 @@ def lint_paths(
 ) -> List[Finding]:
     store = SchemaStore(schema_dir) if schema_dir is not None else None
     findings: List[Finding] = []
+    dockerfiles: List[Path] = []
     for path in paths:
         candidates = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
         for candidate in candidates:
             if _is_dockerfile(candidate):
+                dockerfiles.append(candidate)
                 findings += lint_dockerfile(candidate)
             elif _is_yaml(candidate):
                 findings += lint_yaml(candidate, store, openshift=openshift)
-    return findings
+    findings += run_hadolint(dockerfiles)
+    return sorted(findings, key=lambda f: (f.path, f.line, f.rule))

@@ -47,6 +47,12 @@ class Step(NamedTuple):
     env: Tuple[Tuple[str, str], ...] = ()
     copies: Tuple[Tuple[str, str], ...] = ()
     stage: str = "benchmark"
+    # Comment lines under the title: why a step departs from a rule (a short commit hash,
+    # a download without a checksum). `mlcc lint` reads "mlcc: <rule> waived" notes.
+    notes: Tuple[str, ...] = ()
+    # The directory the commands run in (WORKDIR in a Dockerfile, cd elsewhere); the next
+    # step starts in / again. None: /.
+    workdir: Optional[str] = None
 
     @property
     def shared(self) -> bool:
@@ -155,8 +161,12 @@ class _Planner:
         env: Sequence[Tuple[str, str]] = (),
         copies: Sequence[Tuple[str, str]] = (),
         stage: str = "benchmark",
+        notes: Sequence[str] = (),
+        workdir: Optional[str] = None,
     ) -> None:
-        self.steps.append(Step(title, tuple(commands), tuple(env), tuple(copies), stage))
+        self.steps.append(
+            Step(title, tuple(commands), tuple(env), tuple(copies), stage, tuple(notes), workdir)
+        )
 
     def pip(
         self,
@@ -216,19 +226,24 @@ class _Planner:
             if lib is not None and lib.repo:
                 needed.add(lib.repo)
         commands = []
+        notes = []
         for name in sorted(needed):
             repo = self.kb.repositories[name]
             directory = self.stack.arch.nvidia_repo(self.base.family)
             baseurl = f"{MIRROR_VAR}/{repo.path}/{self.base.repo_distro}/{directory}"
-            commands.append(
-                _nvidia_repo(
-                    self.base.package_manager, name, baseurl, f"{baseurl}/{repo.key(self.base.family)}"
-                )
+            command = _nvidia_repo(
+                self.base.package_manager, name, baseurl, f"{baseurl}/{repo.key(self.base.family)}"
             )
+            commands.append(command)
+            # families whose macro downloads the key itself (apt) say why it is unchecked
+            if command.startswith("curl ") and repo.key_sha256_unavailable:
+                reason = " ".join(repo.key_sha256_unavailable.split())
+                notes.append(f"mlcc: DF010 waived: {repo.key(self.base.family)}: {reason}")
         self.add(
             "NVIDIA package repositories (NVIDIA_MIRROR replaces developer.download.nvidia.com)",
             commands,
             stage="stack",
+            notes=notes,
         )
 
     def cuda(self) -> None:
@@ -259,13 +274,19 @@ class _Planner:
         name = "/tmp/" + lib.url.rsplit("/", 1)[1]
         commands = [f"curl -fsSL -o {shlex.quote(name)} {_url_word(url)}"]
         if lib.sha256:
-            commands.append(f"echo {shlex.quote(lib.sha256 + '  ' + name)} | sha256sum -c -")
+            commands.append(_sha256_check(lib.sha256, name))
         commands += [
             f"mkdir -p {target}",
             f"tar -xf {shlex.quote(name)} -C {target} --strip-components={strip}",
-            f"rm -f {shlex.quote(name)}",
+            f"rm -f {shlex.quote(name)} {shlex.quote(name + '.sha256')}",
         ]
         return commands
+
+    @staticmethod
+    def _waiver(lib: LibBuild) -> List[str]:
+        if lib.method == "tarball" and not lib.sha256:
+            return [f"mlcc: DF010 waived: no checksum: {lib.sha256_unavailable or 'none recorded'}"]
+        return []
 
     def cudnn(self, lib: LibBuild) -> None:
         if lib.method == "tarball":
@@ -278,7 +299,7 @@ class _Planner:
                 f"/usr/lib/{self.stack.arch.gnu_triplet}" if self.base.family == "ubuntu" else "/usr/lib64"
             )
         env = [("CUDNN_VERSION", lib.version), ("CUDNN_INCLUDE_DIR", include), ("CUDNN_LIB_DIR", libdir)]
-        self.add(f"cuDNN {lib.version} ({lib.method})", commands, env, stage="stack")
+        self.add(f"cuDNN {lib.version} ({lib.method})", commands, env, stage="stack", notes=self._waiver(lib))
 
     def nccl(self, lib: LibBuild) -> None:
         if lib.method == "tarball":
@@ -294,7 +315,7 @@ class _Planner:
             home = "/usr"
             env = [("NCCL_HOME", home)]
         env += [("NCCL_VERSION", lib.version), ("NCCL_ROOT_DIR", home)]
-        self.add(f"NCCL {lib.version} ({lib.method})", commands, env, stage="stack")
+        self.add(f"NCCL {lib.version} ({lib.method})", commands, env, stage="stack", notes=self._waiver(lib))
 
     def python(self) -> None:
         python = self.stack.python
@@ -369,11 +390,15 @@ class _Planner:
         assert python is not None
         channel_args = " ".join(f"-c {shlex.quote(c)}" for c in channels)
         commands = [f"curl -fsSL -o {installer} {shlex.quote(url)}"]
-        if miniforge.checksum_suffix:
+        sha256 = miniforge.sha256_for(self.arch)
+        if sha256:
+            commands.append(_sha256_check(sha256, installer))
+        elif miniforge.checksum_suffix:
             checksum = installer + miniforge.checksum_suffix
             commands += [
                 f"curl -fsSL -o {checksum} {shlex.quote(url + miniforge.checksum_suffix)}",
-                f"(cd /tmp && sha256sum -c {checksum.rsplit('/', 1)[1]})",
+                # the file names the installer without its folder: the step runs in /tmp
+                f"sha256sum -c {checksum.rsplit('/', 1)[1]}",
             ]
         commands += [
             f"bash {installer} -b -p {CONDA_ROOT}",
@@ -384,7 +409,13 @@ class _Planner:
             + _sh([f"python={python.version}", *packages]),
             f"{CONDA_ROOT}/bin/conda clean -afy",
         ]
-        self.add(title, commands, [("PATH", f"{CONDA_ENV}/bin:${{PATH}}"), *build_env], stage="framework")
+        self.add(
+            title,
+            commands,
+            [("PATH", f"{CONDA_ENV}/bin:${{PATH}}"), *build_env],
+            stage="framework",
+            workdir="/tmp",
+        )
 
     def source_build(self, title: str) -> None:
         build = self.stack.framework
@@ -395,18 +426,19 @@ class _Planner:
         if build.install.packages:
             commands.append(self.pip(build.install.packages))
         commands += [
-            f"git clone {shlex.quote(build.install.git_url)} {dest}",
-            f"git -C {dest} checkout --detach {shlex.quote(build.install.git_ref)}",
-            f"git -C {dest} submodule update --init --recursive",
-            f"cd {dest}",
+            *_git_checkout(build.install.git_url, build.install.git_ref),
+            "git submodule update --init --recursive",
             _env_prefix(env) + "python setup.py install",
             f"rm -rf {dest}/build",
-            "cd /",
         ]
         companions = [f"{name}=={version}" for name, version in build.companions]
         if companions:
             commands.append(self.pip(companions, no_deps=True))
-        self.add(title, commands, stage="framework")
+        notes = []
+        if build.install.git_ref_unresolved:
+            reason = " ".join(build.install.git_ref_unresolved.split())
+            notes.append(f"mlcc: DF006 waived: {build.install.git_ref} is a short hash: {reason}")
+        self.add(title, commands, stage="framework", notes=notes, workdir=dest)
 
     def benchmark(self) -> None:
         bench = self.stack.benchmark
@@ -434,18 +466,18 @@ class _Planner:
             self.add(f"{bench.name}: work directory", [f"mkdir -p {build.workdir}"])
         else:
             src = build.source
-            depth = 1 + (len(src.path.split("/")) if src.path else 0)
-            member = f"{src.archive_prefix}/{src.path}" if src.path else src.archive_prefix
+            checkout = "/tmp/mlcc-source"
+            folder = f"{checkout}/{src.path}" if src.path else checkout
             self.add(
                 f"{bench.name}: source {src.repository} @ {src.commit[:12]}"
                 + (f" ({src.path})" if src.path else ""),
                 [
-                    f"curl -fsSL -o /tmp/source.tar.gz {shlex.quote(src.archive_url)}",
+                    *_git_checkout(src.repository + ".git", src.commit),
                     f"mkdir -p {build.workdir}",
-                    f"tar -xzf /tmp/source.tar.gz -C {build.workdir}"
-                    f" --strip-components={depth} {shlex.quote(member)}",
-                    "rm -f /tmp/source.tar.gz",
+                    f"cp -a {shlex.quote(folder)}/. {build.workdir}/",
+                    f"rm -rf {checkout} {build.workdir}/.git",
                 ],
+                workdir=checkout,
             )
         for step in build.steps:
             if step.applies_to(self.arch, self.base.family):
@@ -473,23 +505,21 @@ class _Planner:
             assert step.git_url and step.git_ref and step.dest
             name = step.dest.rsplit("/", 1)[1]
             commands = [
-                f"git clone {shlex.quote(step.git_url)} {step.dest}",
-                f"git -C {step.dest} checkout --detach {step.git_ref}",
-                f"cd {step.dest}",
+                *_git_checkout(step.git_url, step.git_ref),
                 _env_prefix(step.env) + "python setup.py install " + _sh(step.setup_options),
                 f"rm -rf {step.dest}/build",
-                "cd /",
             ]
-            self.add(f"{bench}: {name} @ {step.git_ref[:12]} " + " ".join(step.setup_options), commands)
+            self.add(
+                f"{bench}: {name} @ {step.git_ref[:12]} " + " ".join(step.setup_options),
+                commands,
+                workdir=step.dest,
+            )
         elif step.kind == "install":
             flag = "-e ." if step.install == "editable" else "."
             self.add(
                 f"{bench}: its own package ({step.install})",
-                [
-                    f"cd {workdir}",
-                    _env_prefix(step.env) + f"python -m pip install --no-cache-dir {flag}",
-                    "cd /",
-                ],
+                [_env_prefix(step.env) + f"python -m pip install --no-cache-dir {flag}"],
+                workdir=workdir,
             )
         elif step.kind == "make":
             args = " ".join(f'"{a}"' for a in step.make_args)
@@ -501,8 +531,9 @@ class _Planner:
             target = f"{SCRIPTS}/{step.script}"
             self.add(
                 f"{bench}: {step.script}" + (f" ({step.note})" if step.note else ""),
-                [f"cd {workdir}", _env_prefix(step.env) + f"bash {target}", "cd /"],
+                [_env_prefix(step.env) + f"bash {target}"],
                 copies=[(f"scripts/{step.script}", target)],
+                workdir=workdir,
             )
 
     def manifest(self) -> None:
@@ -528,6 +559,38 @@ class _Planner:
             entrypoint=build.entrypoint if build else (),
             cmd=build.cmd if build else (),
         )
+
+
+def _sha256_check(sha256: str, path: str) -> str:
+    """``sha256sum -c`` of a checksum file written beside the download (no pipe: a pipe
+    hides a failing left side unless pipefail is set, which OCI-format builds cannot)."""
+    listing = shlex.quote(f"{path}.sha256")
+    return f"echo {shlex.quote(sha256 + '  ' + path)} > {listing} && sha256sum -c {listing}"
+
+
+def _git_checkout(url: str, ref: str) -> List[str]:
+    """Check out one commit into the (empty) working directory and prove it: HEAD must be
+    the pinned commit afterwards.
+
+    A full SHA is fetched alone where the server allows it (GitHub; ``git daemon`` with
+    uploadpack.allowAnySHA1InWant), else with the branches and tags (git 1.8 on RHEL 7
+    cannot fetch by SHA). A short hash can only be found in a full clone, and HEAD is
+    then checked to start with it. No ``git -C``: RHEL 7's git 1.8.3 lacks it.
+    """
+    quoted = shlex.quote(url)
+    if len(ref) == 40:
+        return [
+            "git init -q .",
+            f"(git fetch -q --depth 1 {quoted} {ref}"
+            f" || git fetch -q --tags {quoted} '+refs/heads/*:refs/remotes/origin/*')",
+            f"git checkout -q --detach {ref}",
+            f'test "$(git rev-parse HEAD)" = {ref}',
+        ]
+    return [
+        f"git clone -q {quoted} .",
+        f"git checkout -q --detach {ref}",
+        f'expr "$(git rev-parse HEAD)" : {ref} > /dev/null',  # HEAD starts with the short hash
+    ]
 
 
 def _requirement_name(requirement: str) -> str:

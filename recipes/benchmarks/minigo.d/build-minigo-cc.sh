@@ -3,7 +3,7 @@
 # Dockerfile did, but inside an upstream TensorFlow checkout instead of NGC's source tree.
 #
 # Runs in the benchmark's workdir (/opt/reinforcement), with the image's environment plus
-# BAZEL_VERSION, TF_COMMIT and BOARD_SIZE from the recipe (recipes/benchmarks/minigo.yaml).
+# BAZEL_VERSION, BAZEL_SHA256, TF_COMMIT and BOARD_SIZE from the recipe (recipes/benchmarks/minigo.yaml).
 # Not test-built by mlcc (it takes hours and a GPU-capable CUDA install): see the recipe note.
 set -euo pipefail
 
@@ -12,20 +12,24 @@ if [ "$(uname -m)" != x86_64 ]; then
   exit 1
 fi
 
-# 1. Bazel, checked against the checksum published beside the installer.
+# 1. Bazel, checked against the recipe's pinned sha256 and the checksum file published
+#    beside the installer.
 installer="bazel-${BAZEL_VERSION}-installer-linux-x86_64.sh"
 release="https://github.com/bazelbuild/bazel/releases/download/${BAZEL_VERSION}"
 cd /tmp
 curl -fsSL -o "${installer}" "${release}/${installer}"
 curl -fsSL -o "${installer}.sha256" "${release}/${installer}.sha256"
+echo "${BAZEL_SHA256}  ${installer}" | sha256sum -c -
 sha256sum -c "${installer}.sha256"
 bash "${installer}" --prefix=/usr/local
 rm -f "${installer}" "${installer}.sha256"
 
 # 2. TensorFlow's source tree at the release the image's pip package was built from.
+# (no git -C: RHEL 7's git 1.8.3 lacks it), verified after checkout.
 git clone https://github.com/tensorflow/tensorflow.git /opt/tensorflow
-git -C /opt/tensorflow checkout --detach "${TF_COMMIT}"
 cd /opt/tensorflow
+git checkout --detach "${TF_COMMIT}"
+test "$(git rev-parse HEAD)" = "${TF_COMMIT}"
 site_packages=$(python -c 'import tensorflow, os; print(os.path.dirname(os.path.dirname(tensorflow.__file__)))')
 export PYTHON_BIN_PATH="$(command -v python)" PYTHON_LIB_PATH="${site_packages}"
 export TF_NEED_CUDA=1 TF_CUDA_VERSION="${CUDA_VERSION%.*}" TF_CUDNN_VERSION="${CUDNN_VERSION%%.*}"

@@ -34,9 +34,10 @@ export NVIDIA_REQUIRE_CUDA="cuda>=10.1"
 
 # cuDNN 7.6.5.32 (tarball)
 curl -fsSL -o /tmp/cudnn-10.1-linux-x64-v7.6.5.32.tgz "${NVIDIA_MIRROR}/compute/redist/cudnn/v7.6.5/cudnn-10.1-linux-x64-v7.6.5.32.tgz"
+echo '7eaec8039a2c30ab0bc758d303588767693def6bf49b22485a2c00bf2e136cb3  /tmp/cudnn-10.1-linux-x64-v7.6.5.32.tgz' > /tmp/cudnn-10.1-linux-x64-v7.6.5.32.tgz.sha256 && sha256sum -c /tmp/cudnn-10.1-linux-x64-v7.6.5.32.tgz.sha256
 mkdir -p /usr/local/cuda
 tar -xf /tmp/cudnn-10.1-linux-x64-v7.6.5.32.tgz -C /usr/local/cuda --strip-components=1
-rm -f /tmp/cudnn-10.1-linux-x64-v7.6.5.32.tgz
+rm -f /tmp/cudnn-10.1-linux-x64-v7.6.5.32.tgz /tmp/cudnn-10.1-linux-x64-v7.6.5.32.tgz.sha256
 ldconfig
 export CUDNN_VERSION="7.6.5.32"
 export CUDNN_INCLUDE_DIR="/usr/local/cuda/include"
@@ -44,9 +45,10 @@ export CUDNN_LIB_DIR="/usr/local/cuda/lib64"
 
 # NCCL 2.8.4 (tarball)
 curl -fsSL -o /tmp/nccl_2.8.4-1+cuda10.1_x86_64.txz "${NVIDIA_MIRROR}/compute/redist/nccl/v2.8/nccl_2.8.4-1+cuda10.1_x86_64.txz"
+echo 'bcff1cf98e4b24d7ca189577a9d909980d8df88075223d70dc4638e428c53f84  /tmp/nccl_2.8.4-1+cuda10.1_x86_64.txz' > /tmp/nccl_2.8.4-1+cuda10.1_x86_64.txz.sha256 && sha256sum -c /tmp/nccl_2.8.4-1+cuda10.1_x86_64.txz.sha256
 mkdir -p /opt/nccl
 tar -xf /tmp/nccl_2.8.4-1+cuda10.1_x86_64.txz -C /opt/nccl --strip-components=1
-rm -f /tmp/nccl_2.8.4-1+cuda10.1_x86_64.txz
+rm -f /tmp/nccl_2.8.4-1+cuda10.1_x86_64.txz /tmp/nccl_2.8.4-1+cuda10.1_x86_64.txz.sha256
 echo /opt/nccl/lib > /etc/ld.so.conf.d/nccl.conf
 ldconfig
 export NCCL_HOME="/opt/nccl"
@@ -63,15 +65,18 @@ export VIRTUAL_ENV="/opt/mlcc/venv"
 export PATH="/opt/mlcc/venv/bin:${PATH}"
 
 # pytorch 1.1.0a0+828a6a3 (ngc19.05-src, source)
-python -m pip install --no-cache-dir numpy==1.16.3 PyYAML==5.1 cmake==3.14.4 ninja==1.9.0 cffi==1.12.3 typing==3.6.6
-git clone https://github.com/pytorch/pytorch.git /opt/src/pytorch
-git -C /opt/src/pytorch checkout --detach 828a6a3
-git -C /opt/src/pytorch submodule update --init --recursive
+# mlcc: DF006 waived: 828a6a3 is a short hash: only the short hash is known (NGC 19.05's version string 1.1.0a0+828a6a3); the pytorch/pytorch history (4 GB) could not be fetched here to resolve it, and NGC's tree is NVIDIA's own (corrections-2: unconfirmed). The build checks that HEAD starts with it.
+mkdir -p /opt/src/pytorch
 cd /opt/src/pytorch
+python -m pip install --no-cache-dir numpy==1.16.3 PyYAML==5.1 cmake==3.14.4 ninja==1.9.0 cffi==1.12.3 typing==3.6.6
+git clone -q https://github.com/pytorch/pytorch.git .
+git checkout -q --detach 828a6a3
+expr "$(git rev-parse HEAD)" : 828a6a3 > /dev/null
+git submodule update --init --recursive
 PYTORCH_BUILD_NUMBER=0 PYTORCH_BUILD_VERSION=1.1.0a0+828a6a3 TORCH_CUDA_ARCH_LIST='6.0 7.0+PTX' USE_SYSTEM_NCCL=1 python setup.py install
 rm -rf /opt/src/pytorch/build
-cd /
 python -m pip install --no-cache-dir --no-deps torchvision==0.2.1
+cd /
 
 # maskrcnn: system packages
 dnf install -y --setopt=install_weak_deps=False --nodocs numactl infiniband-diags pciutils libSM libXext libXrender
@@ -93,18 +98,27 @@ export DGXHT="2"
 export HOME="/opt/mlcc/home"
 
 # maskrcnn: source https://github.com/mlcommons/training_results_v0.6 @ f312518c2d61 (NVIDIA/benchmarks/maskrcnn/implementations/pytorch)
-curl -fsSL -o /tmp/source.tar.gz https://github.com/mlcommons/training_results_v0.6/archive/f312518c2d6107eec983750eed23950f1f0c8a0e.tar.gz
+mkdir -p /tmp/mlcc-source
+cd /tmp/mlcc-source
+git init -q .
+(git fetch -q --depth 1 https://github.com/mlcommons/training_results_v0.6.git f312518c2d6107eec983750eed23950f1f0c8a0e || git fetch -q --tags https://github.com/mlcommons/training_results_v0.6.git '+refs/heads/*:refs/remotes/origin/*')
+git checkout -q --detach f312518c2d6107eec983750eed23950f1f0c8a0e
+test "$(git rev-parse HEAD)" = f312518c2d6107eec983750eed23950f1f0c8a0e
 mkdir -p /workspace/object_detection
-tar -xzf /tmp/source.tar.gz -C /workspace/object_detection --strip-components=6 training_results_v0.6-f312518c2d6107eec983750eed23950f1f0c8a0e/NVIDIA/benchmarks/maskrcnn/implementations/pytorch
-rm -f /tmp/source.tar.gz
+cp -a /tmp/mlcc-source/NVIDIA/benchmarks/maskrcnn/implementations/pytorch/. /workspace/object_detection/
+rm -rf /tmp/mlcc-source /workspace/object_detection/.git
+cd /
 
 # maskrcnn: pip install Cython, numpy, Pillow, ninja
 python -m pip install --no-cache-dir Cython==0.29.7 numpy==1.16.3 Pillow==6.0.0 ninja==1.9.0
 
 # maskrcnn: apex @ 9f64bf27802e --cuda_ext --cpp_ext --bnp
-git clone https://github.com/NVIDIA/apex.git /opt/src/apex
-git -C /opt/src/apex checkout --detach 9f64bf27802eb2d3325cf709f500e0e3275d7996
+mkdir -p /opt/src/apex
 cd /opt/src/apex
+git init -q .
+(git fetch -q --depth 1 https://github.com/NVIDIA/apex.git 9f64bf27802eb2d3325cf709f500e0e3275d7996 || git fetch -q --tags https://github.com/NVIDIA/apex.git '+refs/heads/*:refs/remotes/origin/*')
+git checkout -q --detach 9f64bf27802eb2d3325cf709f500e0e3275d7996
+test "$(git rev-parse HEAD)" = 9f64bf27802eb2d3325cf709f500e0e3275d7996
 python setup.py install --cuda_ext --cpp_ext --bnp
 rm -rf /opt/src/apex/build
 cd /
@@ -113,12 +127,13 @@ cd /
 python -m pip install --no-cache-dir 'git+https://github.com/NVIDIA/cocoapi.git@cdbf99a5a75c090aac82dabd2b62396a8906d4a3#subdirectory=PythonAPI'
 
 # maskrcnn: pip install compliance (github.com)
-python -m pip install --no-cache-dir 'https://github.com/mlperf/training/archive/6289993e1e9f0f5c4534336df83ff199bd0cdb75.zip#subdirectory=compliance'
+python -m pip install --no-cache-dir 'git+https://github.com/mlperf/training.git@6289993e1e9f0f5c4534336df83ff199bd0cdb75#subdirectory=compliance'
 
 # maskrcnn: pip install mlperf-compliance, opencv-python, yacs
 python -m pip install --no-cache-dir mlperf-compliance==0.6.0 opencv-python==3.4.1.15 yacs==0.1.6
 
 # maskrcnn: its own package (editable)
+mkdir -p /workspace/object_detection
 cd /workspace/object_detection
 python -m pip install --no-cache-dir -e .
 cd /
@@ -182,7 +197,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "cuda",
-      "origin": "recipes/cuda.yaml:234",
+      "origin": "recipes/cuda.yaml:241",
       "reason": "newest CUDA release of the lines pytorch 1.1.0a0+828a6a3 (ngc19.05-src) was built for (10.1, 10.2) matching --cuda 10.1 with x86_64 packages for rhel8",
       "sources": [
         "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html (table 'CUDA Toolkit and Corresponding Driver Versions')",
@@ -195,7 +210,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "driver",
-      "origin": "recipes/cuda.yaml:234",
+      "origin": "recipes/cuda.yaml:241",
       "reason": "CUDA 10.1.243 needs a host driver >= 418.39 (NVIDIA's toolkit/driver table)",
       "sources": [
         "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html (table 'CUDA Toolkit and Corresponding Driver Versions')",
@@ -242,7 +257,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "cudnn",
-      "origin": "recipes/cudnn.yaml:108",
+      "origin": "recipes/cudnn.yaml:120",
       "reason": "newest cudnn for CUDA 10.1.243 on rhel8/x86_64 within pytorch 1.1.0a0+828a6a3 (ngc19.05-src)'s >=7.5,<8 (tarball; final state of NVIDIA's centos8, rockylinux8, ubi8 10.1 cudnn image(s))",
       "sources": [
         "https://gitlab.com/nvidia/container-images/cuda (mirror github:taehun-kmu/FMCL-Docker): dist/**/runtime|devel/cudnn*/Dockerfile, all revisions"
@@ -253,7 +268,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "nccl",
-      "origin": "recipes/nccl.yaml:53",
+      "origin": "recipes/nccl.yaml:57",
       "reason": "newest nccl for CUDA 10.1.243 on rhel8/x86_64 (tarball; final state of NVIDIA's centos8, rockylinux8, ubi8 10.1 image(s))",
       "sources": [
         "https://gitlab.com/nvidia/container-images/cuda (mirror github:taehun-kmu/FMCL-Docker): dist/**/runtime|devel/Dockerfile and commit messages (NCCL bumps)"
@@ -264,7 +279,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "gcc",
-      "origin": "recipes/cuda.yaml:234",
+      "origin": "recipes/cuda.yaml:241",
       "reason": "the system GCC of ubi8 (CUDA 10.1.243 on x86_64 accepts <9; maskrcnn accepts >=5; pytorch 1.1.0a0+828a6a3 (ngc19.05-src) accepts >=5)",
       "sources": [
         "https://catalog.redhat.com/software/base-images (UBI 7/8/9 images and their arches) with the arch evidence in ../shared/facts/cuda_stack.yaml section 8 (adoptium/installer#642, kiali/kiali#2532, IBM/ibm-iam-operator#277, kanisterio/kanister#618, sclorg/s2i-python-container#659)",
