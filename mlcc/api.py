@@ -34,7 +34,6 @@ from mlcc.app.images import diff_rows, drift_error, inspect_document, open_image
 from mlcc.app.kb import LISTABLE, knowledge_base, list_rows
 from mlcc.app.lint import lint, lint_error
 from mlcc.app.matrix import MatrixFilters, cell_results
-from mlcc.app.pins import Pins
 from mlcc.app.report import write_report
 from mlcc.app.select import Selection, walk
 from mlcc.engines import create as create_engine
@@ -42,6 +41,7 @@ from mlcc.engines.base import BuildJob, BuildPolicy, BuildResult, EngineSettings
 from mlcc.kb import KnowledgeBase
 from mlcc.render.openshift import ClusterOptions
 from mlcc.resolve import Request, Stack
+from mlcc.resolve.pins import Pins
 
 
 def request_for(kb: KnowledgeBase, benchmark: str, pins: Pins) -> Request:

@@ -8,6 +8,7 @@ the published set (``mlcc gen --all``), those that do not carry the resolver's r
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from pathlib import Path
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
@@ -16,7 +17,8 @@ from mlcc.errors import ConflictError, RecipeError
 from mlcc.kb import schema_check
 from mlcc.kb.model import KnowledgeBase
 from mlcc.kb.yamlsrc import line_of, load_yaml
-from mlcc.resolve import Resolver, Stack, build_request
+from mlcc.resolve import Resolver, Stack
+from mlcc.resolve.pins import Pins
 from mlcc.resolve.request import did_you_mean
 
 AXES = ("benchmark", "base", "arch", "cuda", "python")
@@ -39,17 +41,17 @@ class MatrixCell(NamedTuple):
         ]
         return " ".join(parts)
 
-    def pins(self) -> Dict[str, Any]:
-        pins: Dict[str, Any] = {}
-        for axis in ("base", "arch", "python"):
-            value = getattr(self, axis)
-            if value not in (None, DEFAULT):
-                pins[axis] = value
-        if self.cuda == CPU:
-            pins["cpu"] = True
-        elif self.cuda not in (None, DEFAULT):
-            pins["cuda"] = self.cuda
-        return pins
+    def pins(self) -> Pins:
+        def axis(value: Optional[str]) -> Optional[str]:
+            return None if value in (None, DEFAULT, CPU) else value
+
+        return Pins(
+            base=axis(self.base),
+            arch=axis(self.arch),
+            python=axis(self.python),
+            cuda=axis(self.cuda),
+            cpu=self.cuda == CPU,
+        )
 
 
 class Matrix(NamedTuple):
@@ -154,7 +156,7 @@ def evaluate(
     outcomes: List[CellResult] = []
     seen: Dict[Tuple[str, str], MatrixCell] = {}
     for cell in cells:
-        request = build_request(kb, cell.benchmark, **cell.pins())
+        request = cell.pins().request(kb, cell.benchmark)
         try:
             stack = resolver.resolve(request)
         except ConflictError as conflict:
@@ -210,9 +212,13 @@ def row(outcome: CellResult) -> Dict[str, Any]:
 
 
 def _flags(cell: MatrixCell) -> str:
-    parts = []
-    for name, value in cell.pins().items():
-        parts.append(f"--{name}" if value is True else f"--{name} {value}")
+    """The cell's pins as flags, in the matrix's axis order (the workflows read this)."""
+    pins = cell.pins()
+    parts = [f"--{axis} {getattr(pins, axis)}" for axis in ("base", "arch", "python") if getattr(pins, axis)]
+    if pins.cpu:
+        parts.append("--cpu")
+    elif pins.cuda:
+        parts.append(f"--cuda {pins.cuda}")
     return " ".join(parts)
 
 
@@ -229,9 +235,9 @@ def parity(kb: KnowledgeBase, outcomes: Sequence[CellResult], resolver: Resolver
         stack = outcome.stack
         if not outcome.published or stack is None or stack.arch.name != "x86_64":
             continue
-        pins = {**outcome.cell.pins(), "arch": "ppc64le"}
+        pins = dataclasses.replace(outcome.cell.pins(), arch="ppc64le")
         try:
-            other = resolver.resolve(build_request(kb, outcome.cell.benchmark, **pins))
+            other = resolver.resolve(pins.request(kb, outcome.cell.benchmark))
         except ConflictError as conflict:
             found.append(
                 {

@@ -1,6 +1,5 @@
 """mlcc's use cases: the one home of what the CLI (and any script) can ask mlcc to do.
 
-- :mod:`mlcc.app.pins`: the pins (one type for every command) and what they match
 - :mod:`mlcc.app.kb`: load the knowledge base, list it, resolve a stack
 - :mod:`mlcc.app.generate`: render and write variant folders, check the published set
 - :mod:`mlcc.app.select`: interactive selection of a stack from menus that resolve
@@ -9,6 +8,7 @@
 - :mod:`mlcc.app.images`: inspect, diff and verify images
 - :mod:`mlcc.app.lint`, :mod:`mlcc.app.report`, :mod:`mlcc.app.history`
 
-This package imports none of them, so that a command pays only for the use case it runs;
-:mod:`mlcc.api` gathers them all in one namespace.
+The pins every command takes are one type, :class:`mlcc.resolve.pins.Pins` (the core's
+matrix uses it too). This package imports none of its modules, so that a command pays only
+for the use case it runs; :mod:`mlcc.api` gathers them all in one namespace.
 """

@@ -25,7 +25,6 @@ from typing import Callable, Dict, Iterator, List, Optional, Sequence
 
 import mlcc
 from mlcc.app.matrix import MatrixFilters, cell_results, published
-from mlcc.app.pins import Pins
 from mlcc.engines.base import (
     BuildJob,
     BuildPolicy,
@@ -42,6 +41,7 @@ from mlcc.kb.loader import cache_dir
 from mlcc.kb.model import KnowledgeBase
 from mlcc.render import Options, render
 from mlcc.resolve import Resolver
+from mlcc.resolve.pins import Pins
 
 # Called when a job starts and when it ends (for a live view); both optional.
 Started = Callable[[int, BuildJob], None]

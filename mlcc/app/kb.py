@@ -1,7 +1,7 @@
 """The knowledge base as a use case: load it, list what it knows, resolve a stack.
 
 >>> from mlcc.app.kb import knowledge_base, resolve
->>> from mlcc.app.pins import Pins
+>>> from mlcc.resolve.pins import Pins
 >>> resolve(knowledge_base(), "maskrcnn", Pins(cuda="10.1")).variant
 'cuda10.1-cudnn7-ubi8-x86_64'
 """
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from mlcc.app.pins import Pins
 from mlcc.kb import KnowledgeBase, load, recipes_root
 from mlcc.kb.model import Provenance
 from mlcc.resolve import Resolver, Stack
+from mlcc.resolve.pins import Pins
 from mlcc.versions import parse_version
 
 LISTABLE = ("benchmarks", "bases", "cuda", "cudnn", "nccl", "frameworks", "arches")

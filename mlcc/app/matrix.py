@@ -1,7 +1,7 @@
 """The published matrix as a use case: expand, resolve, filter.
 
 :class:`MatrixFilters` keeps the cells whose benchmark, base, arch or CUDA match; each value
-is read the way :class:`~mlcc.app.pins.Pins` reads it (``--cuda 10`` is a release prefix,
+is read the way :class:`~mlcc.resolve.pins.Pins` reads it (``--cuda 10`` is a release prefix,
 ``--cuda '>=10.1'`` a specifier, ``--arch amd64`` an alias), against the resolved stack
 or, for a cell that does not resolve, against what the cell pinned.
 """
@@ -12,12 +12,12 @@ import dataclasses
 from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
 
-from mlcc.app.pins import Pins
 from mlcc.errors import UsageError
 from mlcc.flags import flag
 from mlcc.kb.model import KnowledgeBase
 from mlcc.matrix import CPU, CellResult, evaluate, expand, load_matrix
 from mlcc.resolve import Resolver
+from mlcc.resolve.pins import Pins
 from mlcc.resolve.request import did_you_mean
 from mlcc.versions import VersionPin, parse_pin, parse_version
 

@@ -5,12 +5,14 @@ them). The questions go through a callback, so a script or a test can answer the
 
 from __future__ import annotations
 
-from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+import dataclasses
+from typing import Callable, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.errors import ConflictError
 from mlcc.kb.model import KnowledgeBase
 from mlcc.matrix import CPU
-from mlcc.resolve import Resolver, Stack, build_request
+from mlcc.resolve import Resolver, Stack
+from mlcc.resolve.pins import Pins
 from mlcc.versions import parse_version
 
 # ask(question, options, default) -> one of options
@@ -19,15 +21,13 @@ Ask = Callable[[str, Sequence[str], str], str]
 
 class Selection(NamedTuple):
     benchmark: str
-    pins: Dict[str, object]
+    pins: Pins
     stack: Stack
 
 
-def _resolves(
-    resolver: Resolver, kb: KnowledgeBase, benchmark: str, pins: Dict[str, object]
-) -> Optional[Stack]:
+def _resolves(resolver: Resolver, kb: KnowledgeBase, benchmark: str, pins: Pins) -> Optional[Stack]:
     try:
-        return resolver.resolve(build_request(kb, benchmark, **pins))  # type: ignore[arg-type]
+        return resolver.resolve(pins.request(kb, benchmark))
     except ConflictError:
         return None
 
@@ -36,7 +36,7 @@ def _keep(
     resolver: Resolver,
     kb: KnowledgeBase,
     benchmark: str,
-    pins: Dict[str, object],
+    pins: Pins,
     key: str,
     values: Sequence[str],
 ) -> List[str]:
@@ -48,15 +48,16 @@ def _cuda_lines(kb: KnowledgeBase) -> List[str]:
     return [CPU, *lines]
 
 
-def _apply(pins: Dict[str, object], key: str, value: str) -> Dict[str, object]:
-    updated = dict(pins)
+def _apply(pins: Pins, key: str, value: str) -> Pins:
     if key == "cuda" and value == CPU:
-        updated["cpu"] = True
-    elif key == "with":
-        updated["with_"] = (value,)
-    else:
-        updated[key] = value
-    return updated
+        return dataclasses.replace(pins, cpu=True)
+    if key == "with":
+        return dataclasses.replace(pins, with_=(value,))
+    if key == "arch":
+        return dataclasses.replace(pins, arch=value)
+    if key == "base":
+        return dataclasses.replace(pins, base=value)
+    return dataclasses.replace(pins, cuda=value)
 
 
 def walk(kb: KnowledgeBase, ask: Ask, *, resolver: Optional[Resolver] = None) -> Selection:
@@ -64,7 +65,7 @@ def walk(kb: KnowledgeBase, ask: Ask, *, resolver: Optional[Resolver] = None) ->
     resolver = resolver or Resolver(kb)
     benchmarks = sorted(kb.benchmarks)
     benchmark = ask("benchmark", benchmarks, benchmarks[0])
-    pins: Dict[str, object] = {}
+    pins = Pins()
     steps: List[Tuple[str, str, List[str]]] = [
         ("arch", "CPU architecture", list(kb.arches)),
         ("base", "base image", [b.name for b in sorted(kb.bases, key=lambda b: b.preference)]),

@@ -17,7 +17,6 @@ from mlcc.app import build as building
 from mlcc.app.generate import SourceFlags
 from mlcc.app.history import open_history
 from mlcc.app.matrix import MatrixFilters
-from mlcc.app.pins import Pins
 from mlcc.cli.context import benchmark_argument, kb_of
 from mlcc.cli.live import LiveView
 from mlcc.cli.options import options
@@ -26,6 +25,7 @@ from mlcc.errors import UsageError
 from mlcc.flags import given
 from mlcc.history import History
 from mlcc.render.openshift import ClusterOptions, check_cluster_options
+from mlcc.resolve.pins import Pins
 from mlcc.ui.table import render
 
 OPENSHIFT_BUILD_GROUPS = ("",)  # the run-manifest options (group "run") belong to gen

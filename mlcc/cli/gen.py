@@ -8,7 +8,6 @@ from typing import Optional, Sequence
 import click
 
 from mlcc.app import generate as gen
-from mlcc.app.pins import Pins
 from mlcc.app.select import walk
 from mlcc.cli.context import benchmark_argument, echo_changes, kb_of
 from mlcc.cli.options import options
@@ -18,6 +17,7 @@ from mlcc.render import gen_command as regenerate_command
 from mlcc.render.openshift import ClusterOptions, check_cluster_options
 from mlcc.render.plan import DEFAULT_OPTIONS
 from mlcc.resolve import Resolver, Stack
+from mlcc.resolve.pins import Pins
 
 
 @click.command("gen")

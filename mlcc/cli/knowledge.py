@@ -7,11 +7,11 @@ import json
 import click
 
 from mlcc.app.kb import LISTABLE, list_rows, resolve
-from mlcc.app.pins import Pins
 from mlcc.cli.context import benchmark_argument, kb_of
 from mlcc.cli.options import options
 from mlcc.cli.output import list_table, stack_table
 from mlcc.errors import ConflictError
+from mlcc.resolve.pins import Pins
 
 
 @click.command("list")

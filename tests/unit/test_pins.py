@@ -10,11 +10,11 @@ import pytest
 
 from mlcc.app.build import matrix_jobs
 from mlcc.app.matrix import MatrixFilters, cell_results
-from mlcc.app.pins import Pins
 from mlcc.cli import cli
 from mlcc.engines.base import BuildPolicy
 from mlcc.errors import UsageError
 from mlcc.render import DEFAULT_OPTIONS
+from mlcc.resolve.pins import Pins
 from mlcc.versions import parse_version
 
 

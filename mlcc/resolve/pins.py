@@ -14,7 +14,8 @@ from typing import Optional, Tuple
 
 from mlcc.flags import flag, given
 from mlcc.kb.model import KnowledgeBase
-from mlcc.resolve import Request, Stack, build_request
+from mlcc.resolve.request import Request, build_request
+from mlcc.resolve.stack import Stack
 from mlcc.versions import VersionPin, parse_pin
 
 
