@@ -204,11 +204,11 @@ def load_stack(image: Any, stack_file: Any, tls_verify: bool, image_arch: Any, b
     )
 
 
-def check_benchmarks(kb: Any, runs: Sequence[Any], stack: Any) -> None:
-    """Runs of one benchmark must not be stored with an image built for another."""
-
+def check_benchmarks(kb: Any, runs: Sequence[Any], stack: Any) -> List[Any]:
+    """Runs of one benchmark must not be stored with an image built for another; a run
+    whose log never names its benchmark takes the image's."""
     if stack.benchmark is None:
-        return
+        return list(runs)
     names = {ref.log_name: ref.recipe for ref in published(kb).values()}
     wrong = [r for r in runs if r.benchmark and names.get(r.benchmark, r.benchmark) != stack.benchmark]
     if wrong:
@@ -218,6 +218,10 @@ def check_benchmarks(kb: Any, runs: Sequence[Any], stack: Any) -> None:
             details=[f"{r.file}: {r.benchmark}" for r in wrong[1:10]],
             hint="give the image the runs ran on; nothing was stored",
         )
+    log_name = {ref.recipe: ref.log_name for ref in published(kb).values()}.get(
+        stack.benchmark, stack.benchmark
+    )
+    return [r if r.benchmark else r._replace(benchmark=log_name) for r in runs]
 
 
 def report_added(added: Any, stack: Any, history: Any) -> None:
@@ -268,7 +272,7 @@ def add_command(
             f"no MLPerf runs in {len(logs)} file(s): no :::MLL or :::MLPv0.5.0 lines; nothing stored"
         )
     stack = load_stack(image, stack_file, tls_verify, image_arch, backend)
-    check_benchmarks(kb_of(ctx), runs, stack)
+    runs = check_benchmarks(kb_of(ctx), runs, stack)
     history = open_history(history_file)
     added = add_runs(history, runs, stack, Placement(system, nodes, gpus), __version__)
     report_added(added, stack, history)
@@ -333,7 +337,7 @@ def collect_command(
             hint="does the benchmark log to stdout? if it writes files under /results, copy them out "
             "and use mlcc results add",
         )
-    check_benchmarks(kb_of(ctx), runs, stack)
+    runs = check_benchmarks(kb_of(ctx), runs, stack)
     history = open_history(history_file)
     placement = Placement(
         system, nodes if nodes is not None else found.nodes, gpus if gpus is not None else found.gpus

@@ -181,7 +181,7 @@ class _Parser:
             return json.loads(text)
         except ValueError:
             if cut:
-                self.note(f"line {number}: {name} is cut off: the log ends in the middle of it")
+                self.current.note(f"line {number}: {name} is cut off: the log ends in the middle of it")
             else:
                 self.current.note(f"line {number}: {name} is not valid JSON: {text[:80]!r}")
             return _BAD

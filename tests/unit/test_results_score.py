@@ -125,6 +125,8 @@ def test_truncated_log_is_unfinished_and_marks_partial(
     assert statuses["result_4.txt"] == UNFINISHED
     assert entry["state"] == "partial" and entry["score_minutes"] is not None
     assert any("unfinished" in n for n in entry["notes"])
+    cut_run = next(r for r in entry["results"] if r["file"].endswith("result_4.txt"))
+    assert any("run_stop is cut off" in p for p in cut_run["problems"])
     text = cli("results", "score", str(folder))
     assert "run_stop is cut off" in text.err and "result_4.txt" in text.err
 

@@ -88,6 +88,21 @@ def test_add_refuses_another_benchmarks_stack_and_stores_nothing(
     assert not history.exists() or _rows(history) == []
 
 
+def test_a_log_that_never_names_its_benchmark_takes_the_images(
+    cli, tmp_path: Path, maskrcnn_logs: Path
+) -> None:  # type: ignore[no-untyped-def]
+    data = (maskrcnn_logs / "result_4.txt").read_bytes()
+    anonymous = tmp_path / "run.log"
+    anonymous.write_bytes(
+        b"\n".join(line for line in data.split(b"\n") if b"submission_benchmark" not in line)
+    )
+    history = tmp_path / "h.sqlite"
+    stack = _stack("resnet50", next(p.name for p in (STACKS / "resnet50").iterdir() if p.is_dir()))
+    result = cli("results", "add", str(anonymous), "--stack", str(stack), "--history", str(history))
+    assert result.code == 0, result.err
+    assert [r["benchmark"] for r in _rows(history)] == ["resnet"]  # resnet50's name in MLPerf logs
+
+
 def test_add_needs_exactly_one_stack_source_and_a_real_stack(
     cli, tmp_path: Path, maskrcnn_logs: Path
 ) -> None:  # type: ignore[no-untyped-def]
