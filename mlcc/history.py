@@ -17,7 +17,7 @@ from typing import Any, Dict, List, NamedTuple, Optional
 
 from mlcc.errors import HistoryError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_SECONDS = 30.0
 STATUSES = ("built", "skipped", "failed")
 COLUMNS = (
@@ -38,6 +38,8 @@ COLUMNS = (
     "mlcc_version",
     "reason",
     "reference",
+    "inputs_digest",
+    "base_digest",
 )
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS builds (
@@ -58,10 +60,17 @@ CREATE TABLE IF NOT EXISTS builds (
     log_path TEXT,
     mlcc_version TEXT NOT NULL,
     reason TEXT,
-    reference TEXT
+    reference TEXT,
+    inputs_digest TEXT,
+    base_digest TEXT
 );
 CREATE INDEX IF NOT EXISTS builds_by_cell ON builds (benchmark, variant, id);
 """
+# Format 1 -> 2: the generated files' digest and the base image's digest, apart (the
+# content digest folds both), so that a rebuild can say the base tag moved.
+MIGRATIONS = {
+    1: "ALTER TABLE builds ADD COLUMN inputs_digest TEXT; ALTER TABLE builds ADD COLUMN base_digest TEXT;",
+}
 
 
 class Record(NamedTuple):
@@ -82,6 +91,8 @@ class Record(NamedTuple):
     reason: Optional[str] = None
     reference: Optional[str] = None
     finished: str = ""
+    inputs_digest: Optional[str] = None  # the generated files and build args
+    base_digest: Optional[str] = None  # the base image's manifest the build pulled
 
 
 def default_path() -> Path:
@@ -113,6 +124,11 @@ class History:
             if version == 0:
                 connection.executescript(
                     "BEGIN IMMEDIATE;" + SCHEMA + f"PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+                )
+            elif version < SCHEMA_VERSION:
+                steps = "".join(MIGRATIONS[v] for v in range(version, SCHEMA_VERSION))
+                connection.executescript(
+                    "BEGIN IMMEDIATE;" + steps + f"PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
                 )
             elif version > SCHEMA_VERSION:
                 raise HistoryError(
@@ -195,6 +211,13 @@ class History:
             raise self._error(error) from None
         finally:
             connection.close()
+
+    def base_before(self, benchmark: str, variant: str, inputs_digest: str) -> Optional[str]:
+        """The base digest of the newest good build of the same generated inputs, if any."""
+        for row in self.rows(benchmark=benchmark, variant=variant):
+            if row["inputs_digest"] == inputs_digest and row["status"] != "failed" and row["base_digest"]:
+                return str(row["base_digest"])
+        return None
 
     def latest(self) -> Dict[tuple, Dict[str, Any]]:  # type: ignore[type-arg]
         """The newest row per (benchmark, variant)."""

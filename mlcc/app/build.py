@@ -30,12 +30,14 @@ from mlcc.engines.base import (
     BuildPolicy,
     BuildResult,
     Engine,
+    ImageEngine,
     Log,
     job_for,
     registry_for,
 )
 from mlcc.errors import BuildError, MlccError, UsageError
 from mlcc.history import History, Record
+from mlcc.image.base import mismatch, resolve_base
 from mlcc.image.reference import Reference, parse_reference
 from mlcc.kb.loader import cache_dir
 from mlcc.kb.model import KnowledgeBase
@@ -85,13 +87,56 @@ def matrix_jobs(
 # ----------------------------------------------------------------------------- one job
 
 
-def run_job(engine: Engine, job: BuildJob, policy: BuildPolicy, log: Log) -> BuildResult:
-    """Lock, skip what is built, build; a failure raises (run_jobs turns it into a result)."""
+def run_job(
+    engine: Engine, job: BuildJob, policy: BuildPolicy, log: Log, history: Optional[History] = None
+) -> BuildResult:
+    """Pin the base, lock, skip what is built, build; a failure raises (run_jobs turns it
+    into a result)."""
     start = time.monotonic()
+    job = pin_base(engine, job, policy, log)
     with content_lock(job.digest, log):
         found = None if policy.force else engine.find_built(job, policy)
-        result = found if found is not None else engine.build(job, policy, log)
+        if found is None:
+            moved = base_moved(job, history)
+            if moved:
+                log(f"mlcc: {moved}: rebuilding")
+            result = engine.build(job, policy, log)
+            result = result._replace(reason=f"{moved}; {result.reason}") if moved else result
+        else:
+            result = found
     return result._replace(seconds=time.monotonic() - start)
+
+
+def pin_base(engine: Engine, job: BuildJob, policy: BuildPolicy, log: Log) -> BuildJob:
+    """Resolve the base image's digest for the job's arch and refuse a base that is not
+    the stack's OS release or arch; local engines then build FROM that digest."""
+    if not isinstance(engine, ImageEngine):
+        return job  # a cluster resolves its own FROM (ImageStream, pull secret)
+    stack = job.rendered.stack
+    reference = job.rendered.plan.base_image
+    base = resolve_base(reference, stack.arch.name, tls_verify=policy.tls_verify)
+    why = mismatch(
+        base, arch=stack.arch.name, family=stack.base.family, release=stack.base.tag, name=stack.base.name
+    )
+    if why is not None:
+        raise UsageError(
+            f"base image {reference} cannot serve this {stack.base.name} {stack.arch.name} stack: {why}",
+            hint=f"give --base-image a mirror of {stack.base.ref} (or pick the --base it really is)",
+        )
+    log(f"base image {reference} is {base.digest}")
+    return job._replace(base=base)
+
+
+def base_moved(job: BuildJob, history: Optional[History]) -> Optional[str]:
+    """'base image X moved from A to B' when the same generated inputs were last built
+    on another base digest (the tag moved under them)."""
+    if history is None or job.base is None:
+        return None
+    stack = job.rendered.stack
+    before = history.base_before(stack.benchmark.name, job.variant, job.rendered.digest)
+    if before is None or before == job.base.digest:
+        return None
+    return f"base image {job.base.reference} moved from {before} to {job.base.digest}"
 
 
 @contextlib.contextmanager
@@ -112,10 +157,12 @@ def content_lock(digest: str, log: Log) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _guarded(engine: Engine, job: BuildJob, policy: BuildPolicy, log: Log) -> BuildResult:
+def _guarded(
+    engine: Engine, job: BuildJob, policy: BuildPolicy, log: Log, history: Optional[History]
+) -> BuildResult:
     start = time.monotonic()
     try:
-        return run_job(engine, job, policy, log)
+        return run_job(engine, job, policy, log, history)
     except MlccError as error:
         log(f"mlcc: error: {error}")
         return BuildResult(job, "failed", str(error).splitlines()[0], time.monotonic() - start, error=error)
@@ -154,7 +201,7 @@ def run_jobs(
         job = jobs[index]
         if started is not None:
             started(index, job)
-        result = _guarded(engine, job, policy, log_for(job))
+        result = _guarded(engine, job, policy, log_for(job), history)
         with done:
             results[index] = result
             if history is not None:
@@ -209,6 +256,8 @@ def record_of(result: BuildResult, backend: str, log: Optional[Path]) -> Record:
         mlcc_version=mlcc.__version__,
         reason=result.reason,
         reference=str(job.readable),
+        inputs_digest=job.rendered.digest,
+        base_digest=job.base.digest if job.base else None,
     )
 
 

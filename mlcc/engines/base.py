@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import hashlib
+import json
 import tempfile
 from abc import ABC, abstractmethod
 from pathlib import Path
@@ -21,10 +23,12 @@ from typing import Callable, ClassVar, Deque, NamedTuple, Optional, Tuple
 from mlcc.errors import BuildError, MlccError, UsageError
 from mlcc.flags import flag
 from mlcc.image.auth import Credentials, credentials_for
+from mlcc.image.base import ResolvedBase
 from mlcc.image.reference import Reference, parse_reference, parse_repository
 from mlcc.image.registry import Registry
 from mlcc.output import write_tree
 from mlcc.render import Rendered
+from mlcc.render.canonical_json import dumps
 from mlcc.render.openshift import ClusterOptions
 
 LOCAL_REGISTRY = "localhost/mlcc"
@@ -78,6 +82,9 @@ class BuildJob(NamedTuple):
     rendered: Rendered
     repository: str  # <registry>[/<namespace>]/<benchmark>
     label: str  # what the user asked for, e.g. "maskrcnn base=ubi8 arch=x86_64"
+    # The base image's manifest digest, resolved when the build starts (pin_base): the
+    # build pulls exactly it, and it is part of the content digest.
+    base: Optional[ResolvedBase] = None
 
     @property
     def variant(self) -> str:
@@ -85,7 +92,37 @@ class BuildJob(NamedTuple):
 
     @property
     def digest(self) -> str:
-        return self.rendered.digest
+        """The build inputs: the generated files and build args, and the base's digest."""
+        if self.base is None:
+            return self.rendered.digest
+        data = f"{self.rendered.digest}\nbase {self.base.digest}\n".encode()
+        return "sha256:" + hashlib.sha256(data).hexdigest()
+
+    @property
+    def build_args(self) -> Tuple[Tuple[str, str], ...]:
+        if self.base is None:
+            return self.rendered.build_args
+        return tuple(
+            (name, self.base.pinned if name == "BASE_IMAGE" else value)
+            for name, value in self.rendered.build_args
+        )
+
+    @property
+    def labels(self) -> Tuple[Tuple[str, str], ...]:
+        """Labels set at build time (the OCI annotation for the base's digest)."""
+        if self.base is None:
+            return ()
+        return (("org.opencontainers.image.base.digest", self.base.digest),)
+
+    @property
+    def files(self) -> Tuple[Tuple[str, str], ...]:
+        """The build context: the generated files, stack.json naming the base's digest."""
+        if self.base is None:
+            return self.rendered.files
+        return tuple(
+            (name, with_base_digest(content, self.base.digest) if name == "stack.json" else content)
+            for name, content in self.rendered.files
+        )
 
     @property
     def readable(self) -> Reference:
@@ -134,6 +171,7 @@ class EngineBuild(NamedTuple):
     context: Path
     platform: str  # linux/amd64, linux/ppc64le ...
     build_args: Tuple[Tuple[str, str], ...] = ()
+    labels: Tuple[Tuple[str, str], ...] = ()
     dockerfile: str = "Dockerfile"
     no_cache: bool = False
     network: Optional[str] = None  # e.g. "host" when the builder's default network is none
@@ -268,11 +306,12 @@ class ImageEngine(Engine):
         rendered = job.rendered
         with tempfile.TemporaryDirectory(prefix="mlcc-context-") as scratch:
             context = Path(scratch)
-            write_context(rendered, context)
+            write_tree(context, list(job.files))
             spec = EngineBuild(
                 context=context,
                 platform=rendered.platform,
-                build_args=rendered.build_args,
+                build_args=job.build_args,
+                labels=job.labels,
                 dockerfile=rendered.main_file,
                 no_cache=policy.no_cache,
                 network=policy.network,
@@ -283,6 +322,12 @@ class ImageEngine(Engine):
 def write_context(rendered: Rendered, folder: Path) -> None:
     """The variant's files, as ``mlcc gen`` writes them (scripts executable)."""
     write_tree(folder, list(rendered.files))
+
+
+def with_base_digest(stack_json: str, digest: str) -> str:
+    document = json.loads(stack_json)
+    document["base"]["digest"] = digest
+    return dumps(document)
 
 
 def registry_for(ref: Reference, policy: BuildPolicy) -> Registry:

@@ -58,6 +58,8 @@ class CliEngine(ImageEngine):
             args += ["--file", str(spec.context / spec.dockerfile), "--platform", spec.platform]
             for name, value in spec.build_args:
                 args += ["--build-arg", f"{name}={value}"]
+            for name, value in spec.labels:
+                args += ["--label", f"{name}={value}"]
             if spec.no_cache:
                 args.append("--no-cache")
             if spec.network:

@@ -53,6 +53,7 @@ class Docker(ImageEngine):
             "path": str(spec.context),
             "dockerfile": spec.dockerfile,
             "buildargs": dict(spec.build_args),
+            "labels": dict(spec.labels),
             "platform": spec.platform,
             "rm": True,
             "forcerm": True,

@@ -101,15 +101,24 @@ def read_from_registry(
 def _read_manifest(registry: Registry, ref: Reference, manifest: Manifest) -> ImageContent:
     data = manifest.data
     config = registry.blob_json(ref.repository, data["config"]["digest"])
-    pending = set(WANTED)
-    found: Dict[str, bytes] = {}
-    for layer in reversed(data.get("layers", [])):
-        with registry.blob(ref.repository, layer["digest"]) as stream:
-            _scan_layer(stream, pending, found)
-        if not pending:
-            break
+    found = scan_layers(registry, ref, manifest, WANTED)
     size = data["config"].get("size", 0) + sum(layer.get("size", 0) for layer in data.get("layers", []))
     return _content(str(ref), manifest.digest, config, found, size)
+
+
+def scan_layers(
+    registry: Registry, ref: Reference, manifest: Manifest, wanted: Iterable[str], *, any_of: bool = False
+) -> Dict[str, bytes]:
+    """The files of ``wanted`` (paths without a leading /) the image holds, read from the
+    top layer down and stopping once each is found or deleted (``any_of``: once one is)."""
+    pending = set(wanted)
+    found: Dict[str, bytes] = {}
+    for layer in reversed(manifest.data.get("layers", [])):
+        with registry.blob(ref.repository, layer["digest"]) as stream:
+            _scan_layer(stream, pending, found)
+        if not pending or (any_of and found):
+            break
+    return found
 
 
 def _content(
