@@ -40,6 +40,7 @@ from mlcc.kb.model import (
     PythonOption,
     PythonTooling,
     ReferenceRun,
+    SourceBuild,
     SourceRef,
     Toolset,
 )
@@ -154,7 +155,21 @@ def build(root: str, files: Sequence[Tuple[str, str]]) -> KnowledgeBase:
         python_tooling=tooling,
         downloads=downloads,
         files=tuple(f"recipes/{rel}" for rel, _ in files),
+        source_builds=_source_builds(docs["tools"][0]),
     )
+
+
+def _source_builds(doc: _Doc) -> Tuple[SourceBuild, ...]:
+    found: List[SourceBuild] = []
+    for index, entry in enumerate(doc.data.get("source_builds", ())):
+        found.append(
+            SourceBuild(
+                name=entry["name"],
+                packages=tuple(sorted((f, tuple(names)) for f, names in entry["packages"].items())),
+                prov=doc.prov(entry, ("source_builds", index)),
+            )
+        )
+    return tuple(found)
 
 
 def _repositories(doc: _Doc) -> Dict[str, NvidiaRepo]:
@@ -283,6 +298,7 @@ def _bases(doc: _Doc, arches: Dict[str, Arch]) -> Tuple[Base, ...]:
                 prov=doc.prov(entry, path),
                 requires_subscription=entry.get("requires_subscription", False),
                 end_of_life=entry.get("end_of_life"),
+                glibc=entry.get("glibc"),
             )
         )
     return tuple(sorted(bases, key=lambda b: b.preference))
@@ -481,6 +497,10 @@ def _framework_build(
             git_ref=git.get("ref"),
             git_ref_unresolved=git.get("ref_unresolved"),
             build_env=tuple(sorted(install.get("build_env", {}).items())),
+            origins=tuple(
+                doc.where((*b_path, "install", "packages", i))
+                for i in range(len(install.get("packages", ())))
+            ),
         ),
         prov=prov,
         cudnn=_spec(doc, (*b_path, "cudnn"), build.get("cudnn")),
@@ -548,7 +568,7 @@ def _benchmark_build(doc: _Doc, data: Dict[str, Any]) -> BenchmarkBuild:
     return BenchmarkBuild(
         workdir=data["workdir"],
         packages=tuple(sorted((family, tuple(names)) for family, names in data["packages"].items())),
-        steps=tuple(_build_step(step) for step in data["steps"]),
+        steps=tuple(_build_step(doc, step, ("build", "steps", i)) for i, step in enumerate(data["steps"])),
         env=tuple(data["env"].items()),
         entrypoint=tuple(data["entrypoint"]),
         writable=tuple(data["writable"]),
@@ -595,7 +615,7 @@ def _scripts(doc: _Doc, steps: Sequence[Dict[str, Any]]) -> Tuple[Tuple[str, str
     return tuple(found)
 
 
-def _build_step(data: Dict[str, Any]) -> BuildStep:
+def _build_step(doc: _Doc, data: Dict[str, Any], path: PathKey) -> BuildStep:
     step = BuildStep(
         "script",
         arches=tuple(data.get("arches", ())),
@@ -607,6 +627,7 @@ def _build_step(data: Dict[str, Any]) -> BuildStep:
         return step._replace(
             kind="pip",
             packages=tuple(data["pip"]),
+            origins=tuple(doc.where((*path, "pip", i)) for i in range(len(data["pip"]))),
             pip_index=data.get("index"),
             no_deps=data.get("no_deps", False),
         )
@@ -667,3 +688,5 @@ def iter_sources(kb: KnowledgeBase) -> Iterator[Provenance]:
             yield build.prov
     for benchmark in kb.benchmarks.values():
         yield benchmark.prov
+    for rule in kb.source_builds:
+        yield rule.prov

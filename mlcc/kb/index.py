@@ -85,9 +85,13 @@ class IndexClient:
         self.requests = 0  # network requests made (the rest came from the cache)
         self._memory: Dict[str, Page] = {}
 
+    def project_url(self, name: str) -> str:
+        """The project's page on this index (name normalised as PEP 503 says)."""
+        return self.index_url + canonicalize_name(name) + "/"
+
     def project(self, name: str) -> Page:
-        """The files the index offers for project ``name`` (normalised as PEP 503 says)."""
-        return self.page(self.index_url + canonicalize_name(name) + "/")
+        """The files the index offers for project ``name``."""
+        return self.page(self.project_url(name))
 
     def page(self, url: str) -> Page:
         """Any simple-API or find-links page, parsed into files (JSON or HTML)."""

@@ -223,13 +223,13 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "base",
-      "origin": "recipes/bases.yaml:91",
+      "origin": "recipes/bases.yaml:94",
       "reason": "first base by preference that fits (skipped ubi9: CUDA 10.1.243 has no rhel9/x86_64 packages (NVIDIA's rhel9 repositories do not carry it); ubi9-minimal: CUDA 10.1.243 has no rhel9/x86_64 packages (NVIDIA's rhel9 repositories do not carry it))",
       "sources": [
         "https://catalog.redhat.com/software/base-images (UBI 7/8/9 images and their arches) with the arch evidence in ../shared/facts/cuda_stack.yaml section 8 (adoptium/installer#642, kiali/kiali#2532, IBM/ibm-iam-operator#277, kanisterio/kanister#618, sclorg/s2i-python-container#659)",
         "https://access.redhat.com/documentation/en-us/red_hat_enterprise_linux/8/html/configuring_basic_system_settings/installing-and-using-dynamic-programming-languages_configuring-basic-system-settings (Python versions in RHEL 8)",
         "https://docs.redhat.com/en/documentation/red_hat_enterprise_linux/9/html/developing_c_and_cpp_applications_in_rhel_9/assembly_additional-toolsets-for-development-rhel-9_developing-applications (GCC Toolset)",
-        "https://docs.nvidia.com/deeplearning/cudnn/archives/cudnn-891/support-matrix/index.html and .../backend/v9.5.0/reference/support-matrix.html (RHEL 7 GCC 4.8.5, RHEL 8 GCC 8.5.0, RHEL 9 GCC 11.4.1)",
+        "https://docs.nvidia.com/deeplearning/cudnn/archives/cudnn-891/support-matrix/index.html and .../backend/v9.5.0/reference/support-matrix.html (RHEL 7 GCC 4.8.5 glibc 2.17, RHEL 8 GCC 8.5.0 glibc 2.28, RHEL 9 GCC 11.4.1 glibc 2.34)",
         "https://gitlab.com/nvidia/container-images/cuda (the FROM lines of the ubi7, ubi8, ubi9 and centos:7 Dockerfiles)",
         "github:openshift-psap/mlperf_v0.6_resources (HEAD 0ffa4b8d) *_dockerfile_rhel (FROM registry.access.redhat.com/rhel7.6), *_dockerfile_ubi8",
         "public Dockerfiles that pull these exact tags (code search): FROM registry.access.redhat.com/ubi9/ubi:9.5, ubi8/ubi:8.10, ubi7/ubi:7.9, rhel7:7.6, centos:7.9.2009"
@@ -240,13 +240,13 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "python",
-      "origin": "recipes/bases.yaml:91",
+      "origin": "recipes/bases.yaml:94",
       "reason": "newest Python on ubi8 that pytorch 1.1.0a0+828a6a3 (ngc19.05-src) supports (3.6) and maskrcnn accepts (>=3.6)",
       "sources": [
         "https://catalog.redhat.com/software/base-images (UBI 7/8/9 images and their arches) with the arch evidence in ../shared/facts/cuda_stack.yaml section 8 (adoptium/installer#642, kiali/kiali#2532, IBM/ibm-iam-operator#277, kanisterio/kanister#618, sclorg/s2i-python-container#659)",
         "https://access.redhat.com/documentation/en-us/red_hat_enterprise_linux/8/html/configuring_basic_system_settings/installing-and-using-dynamic-programming-languages_configuring-basic-system-settings (Python versions in RHEL 8)",
         "https://docs.redhat.com/en/documentation/red_hat_enterprise_linux/9/html/developing_c_and_cpp_applications_in_rhel_9/assembly_additional-toolsets-for-development-rhel-9_developing-applications (GCC Toolset)",
-        "https://docs.nvidia.com/deeplearning/cudnn/archives/cudnn-891/support-matrix/index.html and .../backend/v9.5.0/reference/support-matrix.html (RHEL 7 GCC 4.8.5, RHEL 8 GCC 8.5.0, RHEL 9 GCC 11.4.1)",
+        "https://docs.nvidia.com/deeplearning/cudnn/archives/cudnn-891/support-matrix/index.html and .../backend/v9.5.0/reference/support-matrix.html (RHEL 7 GCC 4.8.5 glibc 2.17, RHEL 8 GCC 8.5.0 glibc 2.28, RHEL 9 GCC 11.4.1 glibc 2.34)",
         "https://gitlab.com/nvidia/container-images/cuda (the FROM lines of the ubi7, ubi8, ubi9 and centos:7 Dockerfiles)",
         "github:openshift-psap/mlperf_v0.6_resources (HEAD 0ffa4b8d) *_dockerfile_rhel (FROM registry.access.redhat.com/rhel7.6), *_dockerfile_ubi8",
         "public Dockerfiles that pull these exact tags (code search): FROM registry.access.redhat.com/ubi9/ubi:9.5, ubi8/ubi:8.10, ubi7/ubi:7.9, rhel7:7.6, centos:7.9.2009"
@@ -285,7 +285,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
         "https://catalog.redhat.com/software/base-images (UBI 7/8/9 images and their arches) with the arch evidence in ../shared/facts/cuda_stack.yaml section 8 (adoptium/installer#642, kiali/kiali#2532, IBM/ibm-iam-operator#277, kanisterio/kanister#618, sclorg/s2i-python-container#659)",
         "https://access.redhat.com/documentation/en-us/red_hat_enterprise_linux/8/html/configuring_basic_system_settings/installing-and-using-dynamic-programming-languages_configuring-basic-system-settings (Python versions in RHEL 8)",
         "https://docs.redhat.com/en/documentation/red_hat_enterprise_linux/9/html/developing_c_and_cpp_applications_in_rhel_9/assembly_additional-toolsets-for-development-rhel-9_developing-applications (GCC Toolset)",
-        "https://docs.nvidia.com/deeplearning/cudnn/archives/cudnn-891/support-matrix/index.html and .../backend/v9.5.0/reference/support-matrix.html (RHEL 7 GCC 4.8.5, RHEL 8 GCC 8.5.0, RHEL 9 GCC 11.4.1)",
+        "https://docs.nvidia.com/deeplearning/cudnn/archives/cudnn-891/support-matrix/index.html and .../backend/v9.5.0/reference/support-matrix.html (RHEL 7 GCC 4.8.5 glibc 2.17, RHEL 8 GCC 8.5.0 glibc 2.28, RHEL 9 GCC 11.4.1 glibc 2.34)",
         "https://gitlab.com/nvidia/container-images/cuda (the FROM lines of the ubi7, ubi8, ubi9 and centos:7 Dockerfiles)",
         "github:openshift-psap/mlperf_v0.6_resources (HEAD 0ffa4b8d) *_dockerfile_rhel (FROM registry.access.redhat.com/rhel7.6), *_dockerfile_ubi8",
         "public Dockerfiles that pull these exact tags (code search): FROM registry.access.redhat.com/ubi9/ubi:9.5, ubi8/ubi:8.10, ubi7/ubi:7.9, rhel7:7.6, centos:7.9.2009"
