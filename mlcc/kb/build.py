@@ -501,12 +501,46 @@ def _framework_build(
                 doc.where((*b_path, "install", "packages", i))
                 for i in range(len(install.get("packages", ())))
             ),
+            wheels=_wheels(doc, (*b_path, "install", "wheels"), install.get("wheels", {}), build, release),
+            wheels_origin=doc.where((*b_path, "install", "wheels")) if "wheels" in install else None,
         ),
         prov=prov,
         cudnn=_spec(doc, (*b_path, "cudnn"), build.get("cudnn")),
         gcc=_spec(doc, (*b_path, "gcc"), build.get("gcc")),
         companions=tuple(sorted(release.get("companions", {}).items())),
     )
+
+
+def _wheels(
+    doc: _Doc, path: PathKey, wheels: Dict[str, List[str]], build: Dict[str, Any], release: Dict[str, Any]
+) -> Tuple[Tuple[str, Tuple[str, ...]], ...]:
+    """Exact wheel URLs per Python: every Python the build claims needs its wheels, and each
+    wheel's own tags must name that CPython (known offline, so a load error, not a finding)."""
+    if not wheels:
+        return ()
+    from packaging.tags import Tag
+    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+    for python in build.get("python", release["python"]):
+        if python not in wheels:
+            raise doc.error(path, f"no wheel URL for Python {python}, which the build claims")
+    for python, urls in wheels.items():
+        interpreter = "cp" + python.replace(".", "")
+        for index, url in enumerate(urls):
+            filename = url.rsplit("/", 1)[-1]
+            try:
+                tags = parse_wheel_filename(filename)[3]
+            except InvalidWheelFilename as exc:
+                where = (*path, python, index)
+                raise doc.error(where, f"{filename} is not a wheel file name ({exc})") from None
+            if not any(isinstance(t, Tag) and t.interpreter in (interpreter, "py3") for t in tags):
+                found = ", ".join(sorted(str(t) for t in tags))
+                raise doc.error(
+                    (*path, python, index),
+                    f"{filename} does not install on Python {python} (its tags: {found})",
+                    hint=f"name the {interpreter} wheel of that release",
+                )
+    return tuple(sorted((python, tuple(urls)) for python, urls in wheels.items()))
 
 
 def _benchmarks(

@@ -21,6 +21,8 @@ warnings are facts the index cannot settle or that another part of the project o
 
 from __future__ import annotations
 
+import functools
+import itertools
 import time
 from typing import Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
 
@@ -181,6 +183,8 @@ def pins_of(stack: Stack, kb: KnowledgeBase) -> List[Pin]:
         install = build.install
         origins = install.origins or (build.prov.origin,) * len(install.packages)
         kind = "conda" if install.method == "conda" else "pip"
+        wheels_origin = install.wheels_origin or build.prov.origin
+        raw += [Pin(url, wheels_origin, target) for url in install.wheels_for(target.python)]
         for requirement, origin in zip(install.packages, origins):
             raw.append(
                 Pin(
@@ -206,8 +210,8 @@ def pins_of(stack: Stack, kb: KnowledgeBase) -> List[Pin]:
     urls: List[str] = []
     for pin in raw:
         pins.append(pin._replace(after_urls=tuple(urls), installs=installs, family=stack.base.family))
-        if _is_direct(pin.requirement):
-            urls.append(pin.requirement)
+        if _is_direct(pin.requirement) and not pin.requirement.split("#", 1)[0].endswith(".whl"):
+            urls.append(pin.requirement)  # an archive or checkout: its project name is unknown here
     return pins
 
 
@@ -254,6 +258,7 @@ class Checker:
         self.source_builds = {canonicalize_name(b.name): b for b in kb.source_builds}
         self.ranker = _Ranker()
         self.unreachable: Dict[str, str] = {}
+        self._parsed: Dict[Tuple[str, str], List[Tuple[IndexFile, Optional[Version]]]] = {}
 
     def judge(self, pin: Pin) -> Optional[Tuple[str, str]]:
         """(severity, message) for a pin that fails or needs a word; None when it is fine."""
@@ -312,38 +317,45 @@ class Checker:
         return None
 
     def _indexed(self, name: str, version: Version, pin: Pin) -> Optional[Tuple[str, str]]:
-        sources: List[Tuple[str, List[IndexFile]]] = []
         page = self._page(self.client.project_url(name))
         if page is None:
             return None
         if not page.found:
             return ERROR, f"the index {self.client.index_url} has no project {name!r}"
-        sources.append((self.client.index_url, list(page.files)))
-        for extra in (pin.extra_index, pin.find_links):
+        sources: List[Tuple[str, List[IndexFile]]] = [(self.client.index_url, list(page.files))]
+        pages = [(pin.extra_index, True), (pin.find_links, False)]
+        for extra, is_index in pages:
             if not extra:
                 continue
-            url = (
-                extra.rstrip("/") + "/" + canonicalize_name(name) + "/" if extra == pin.extra_index else extra
-            )
+            url = extra.rstrip("/") + "/" + canonicalize_name(name) + "/" if is_index else extra
             extra_page = self._page(url)
             if extra_page is None:
-                return WARNING, f"not checked: {self.unreachable[url]}"
+                return NOTE, f"not checked: {url} could not be read"
             sources.append((extra, list(extra_page.files)))
-        candidates = [
-            (where, f) for where, files in sources for f in files if _version_of(f, name) == version
-        ]
+        offered = [(where, f, v) for where, files in sources for f, v in self._versions(where, name, files)]
+        candidates = [(where, f) for where, f, v in offered if v == version]
         if not candidates and pin.after_urls:
+            earlier = ", ".join(u.split("#", 1)[0] for u in pin.after_urls[-2:])
             return WARNING, (
                 f"no release {version} on the index; pip finds it satisfied only if an earlier "
-                f"URL install provides it ({', '.join(u.split('#', 1)[0] for u in pin.after_urls[-2:])})"
+                f"URL install provides it ({earlier})"
             )
         if not candidates:
-            known = sorted(
-                {v for _, files in sources for f in files if (v := _version_of(f, name)) is not None}
-            )
+            known = sorted({v for _, _, v in offered if v is not None})
             near = ", ".join(str(v) for v in _nearest(known, version))
             return ERROR, f"no release {version} on the index" + (f" (nearest: {near})" if near else "")
         return self._choose(name, pin, version, candidates)
+
+    def _versions(
+        self, where: str, name: str, files: List[IndexFile]
+    ) -> List[Tuple[IndexFile, Optional[Version]]]:
+        """Each file's version, parsed once per page and project (torch lists thousands)."""
+        key = (where, canonicalize_name(name))
+        found = self._parsed.get(key)
+        if found is None:
+            found = [(f, _version_of(f, name)) for f in files]
+            self._parsed[key] = found
+        return found
 
     def _source_build(self, pin: Pin, name: str, sdist: IndexFile) -> Tuple[str, str]:
         """An sdist only: pip builds it in the image, which needs what the recipes say."""
@@ -372,7 +384,7 @@ class Checker:
                 excluded.add(file.requires_python)
                 continue
             if file.filename.endswith(".whl"):
-                rank = self.ranker.rank(pin.target, parse_wheel_filename(file.filename)[3])
+                rank = self.ranker.rank(pin.target, _wheel_name(file.filename)[3])
                 if rank is not None:
                     wheels.append((rank, where, file))
             else:
@@ -411,7 +423,7 @@ class Checker:
         except IndexUnreachable as exc:
             if url.startswith(self.client.index_url):
                 raise  # the configured index itself: nothing can be checked
-            self.unreachable[url] = exc.message
+            self.unreachable[url] = exc.message.rsplit(": ", 1)[-1]
             return None
 
 
@@ -426,14 +438,25 @@ def _exact_version(specifier: SpecifierSet) -> Optional[Version]:
 
 
 def _version_of(file: IndexFile, name: str) -> Optional[Version]:
+    return _filename_version(file.filename, canonicalize_name(name))
+
+
+@functools.cache
+def _filename_version(filename: str, name: str) -> Optional[Version]:
+    """Memoised: a project page of torch lists thousands of files, asked about per pin."""
     try:
-        if file.filename.endswith(".whl"):
-            found, version, _, _ = parse_wheel_filename(file.filename)
+        if filename.endswith(".whl"):
+            found, version, _, _ = _wheel_name(filename)
         else:
-            found, version = parse_sdist_filename(file.filename)
+            found, version = parse_sdist_filename(filename)
     except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
         return None
-    return version if canonicalize_name(found) == canonicalize_name(name) else None
+    return version if canonicalize_name(found) == name else None
+
+
+@functools.cache
+def _wheel_name(filename: str) -> Tuple[str, Version, object, FrozenSet[Tag]]:
+    return parse_wheel_filename(filename)
 
 
 def _python_ok(requires: str, python: Version) -> bool:
@@ -516,7 +539,43 @@ def sampled_stacks(kb: KnowledgeBase, count: int) -> List[Stack]:
     return stacks
 
 
-def run(kb: KnowledgeBase, stacks: Iterable[Stack], client: IndexClient) -> Report:
+def framework_pins(kb: KnowledgeBase) -> Dict[Pin, List[str]]:
+    """Every pip pin of every framework build, for each Python and arch the build claims,
+    whether or not a published stack uses it. The target's glibc is the newest any base
+    offers for the arch, so only pins that install nowhere are reported from here."""
+    newest: Dict[str, str] = {}
+    for base in kb.bases:
+        for arch in base.arches:
+            if base.glibc and (arch not in newest or Version(base.glibc) > Version(newest[arch])):
+                newest[arch] = base.glibc
+    found: Dict[Pin, List[str]] = {}
+    for framework in kb.frameworks.values():
+        for build in framework.builds:
+            install = build.install
+            if install.method != "pip":
+                continue
+            origins = install.origins or (build.prov.origin,) * len(install.packages)
+            label = f"{framework.name} {build.version} ({build.variant})"
+            for python, arch in itertools.product(build.python, build.arches):
+                target = Target(python, arch, newest.get(arch))
+                wheels_origin = install.wheels_origin or build.prov.origin
+                for url in install.wheels_for(python):
+                    found.setdefault(Pin(url, wheels_origin, target), []).append(label)
+                for requirement, origin in zip(install.packages, origins):
+                    pin = Pin(
+                        requirement,
+                        origin,
+                        target,
+                        extra_index=install.index_url or install.extra_index_url,
+                        find_links=install.find_links,
+                    )
+                    found.setdefault(pin, []).append(label)
+    return found
+
+
+def run(
+    kb: KnowledgeBase, stacks: Iterable[Stack], client: IndexClient, *, all_builds: bool = True
+) -> Report:
     started = time.monotonic()
     checker = Checker(client, kb)
     by_pin: Dict[Pin, List[str]] = {}
@@ -531,6 +590,9 @@ def run(kb: KnowledgeBase, stacks: Iterable[Stack], client: IndexClient) -> Repo
             by_pin.setdefault(pin, []).append(label)
         for download in downloads_of(stack, kb):
             downloads.setdefault(download, []).append(label)
+    if all_builds:
+        for pin, labels_of_pin in framework_pins(kb).items():
+            by_pin.setdefault(pin, []).extend(labels_of_pin)
     grouped: Dict[Tuple[str, str, str, str], List[str]] = {}
     for pin in sorted(by_pin, key=lambda p: (p.origin, p.requirement, p.target)):
         verdict = checker.judge(pin)
@@ -538,6 +600,10 @@ def run(kb: KnowledgeBase, stacks: Iterable[Stack], client: IndexClient) -> Repo
             key = (verdict[0], pin.origin, pin.requirement, verdict[1])
             grouped.setdefault(key, []).extend(by_pin[pin])
     findings = [Finding(s, o, r, m, tuple(sorted(set(st)))) for (s, o, r, m), st in grouped.items()]
+    for url, reason in sorted(checker.unreachable.items()):
+        unchecked = sum(1 for f in findings if f.message == f"not checked: {url} could not be read")
+        message = f"{unchecked} pin(s) read from it were not checked ({reason})"
+        findings.append(Finding(WARNING, url, "unreachable", message))
     for (what, origin, explained), stack_labels in sorted(downloads.items()):
         if not explained:
             findings.append(

@@ -176,6 +176,11 @@ class Install(NamedTuple):
     steps: Tuple[str, ...] = ()
     git_ref_unresolved: Optional[str] = None  # why git_ref is a short hash
     origins: Tuple[str, ...] = ()  # file:line of each of ``packages`` (mlcc kb check)
+    wheels: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()  # (python, exact wheel URLs)
+    wheels_origin: Optional[str] = None
+
+    def wheels_for(self, python: str) -> Tuple[str, ...]:
+        return dict(self.wheels).get(python, ())
 
 
 class FrameworkBuild(NamedTuple):

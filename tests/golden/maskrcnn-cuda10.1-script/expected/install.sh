@@ -167,7 +167,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     {
       "component": "arch",
       "origin": "recipes/arches.yaml:18",
-      "reason": "first of the arches maskrcnn supports (x86_64, ppc64le)",
+      "reason": "first of the arches maskrcnn supports (x86_64)",
       "sources": [
         "https://github.com/opencontainers/image-spec/blob/main/config.md (architecture values follow GOARCH)",
         "https://gitlab.com/nvidia/container-images/cuda (NVARCH=x86_64|sbsa|ppc64le on RHEL, x86_64|sbsa|ppc64el on Ubuntu; repo directories)",
@@ -180,7 +180,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "framework:pytorch",
-      "origin": "recipes/frameworks/pytorch.yaml:40",
+      "origin": "recipes/frameworks/pytorch.yaml:45",
       "reason": "the build maskrcnn's reference run used (pytorch 1.1.0a0+828a6a3); ngc19.05-src build (source) for x86_64",
       "sources": [
         "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_19-05.html (PyTorch 1.1.0a0+828a6a3, CUDA 10.1.163, cuDNN 7.6.0, NCCL 2.4.6, Python 3.6)",
@@ -197,7 +197,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "cuda",
-      "origin": "recipes/cuda.yaml:241",
+      "origin": "recipes/cuda.yaml:254",
       "reason": "newest CUDA release of the lines pytorch 1.1.0a0+828a6a3 (ngc19.05-src) was built for (10.1, 10.2) matching --cuda 10.1 with x86_64 packages for rhel8",
       "sources": [
         "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html (table 'CUDA Toolkit and Corresponding Driver Versions')",
@@ -210,7 +210,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "driver",
-      "origin": "recipes/cuda.yaml:241",
+      "origin": "recipes/cuda.yaml:254",
       "reason": "CUDA 10.1.243 needs a host driver >= 418.39 (NVIDIA's toolkit/driver table)",
       "sources": [
         "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html (table 'CUDA Toolkit and Corresponding Driver Versions')",
@@ -223,7 +223,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "base",
-      "origin": "recipes/bases.yaml:94",
+      "origin": "recipes/bases.yaml:97",
       "reason": "first base by preference that fits (skipped ubi9: CUDA 10.1.243 has no rhel9/x86_64 packages (NVIDIA's rhel9 repositories do not carry it); ubi9-minimal: CUDA 10.1.243 has no rhel9/x86_64 packages (NVIDIA's rhel9 repositories do not carry it))",
       "sources": [
         "https://catalog.redhat.com/software/base-images (UBI 7/8/9 images and their arches) with the arch evidence in ../shared/facts/cuda_stack.yaml section 8 (adoptium/installer#642, kiali/kiali#2532, IBM/ibm-iam-operator#277, kanisterio/kanister#618, sclorg/s2i-python-container#659)",
@@ -240,7 +240,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "python",
-      "origin": "recipes/bases.yaml:94",
+      "origin": "recipes/bases.yaml:97",
       "reason": "newest Python on ubi8 that pytorch 1.1.0a0+828a6a3 (ngc19.05-src) supports (3.6) and maskrcnn accepts (>=3.6)",
       "sources": [
         "https://catalog.redhat.com/software/base-images (UBI 7/8/9 images and their arches) with the arch evidence in ../shared/facts/cuda_stack.yaml section 8 (adoptium/installer#642, kiali/kiali#2532, IBM/ibm-iam-operator#277, kanisterio/kanister#618, sclorg/s2i-python-container#659)",
@@ -279,7 +279,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "gcc",
-      "origin": "recipes/cuda.yaml:241",
+      "origin": "recipes/cuda.yaml:254",
       "reason": "the system GCC of ubi8 (CUDA 10.1.243 on x86_64 accepts <9; maskrcnn accepts >=5; pytorch 1.1.0a0+828a6a3 (ngc19.05-src) accepts >=5)",
       "sources": [
         "https://catalog.redhat.com/software/base-images (UBI 7/8/9 images and their arches) with the arch evidence in ../shared/facts/cuda_stack.yaml section 8 (adoptium/installer#642, kiali/kiali#2532, IBM/ibm-iam-operator#277, kanisterio/kanister#618, sclorg/s2i-python-container#659)",
