@@ -20,6 +20,7 @@ EXIT_DRIFT = 6
 EXIT_STALE = 7
 EXIT_LINT = 8
 EXIT_HISTORY = 9
+EXIT_FACTS = 10
 
 
 class MlccError(Exception):
@@ -119,3 +120,22 @@ class StaleError(MlccError):
     """Committed generated files differ from what the generator produces now."""
 
     exit_code = EXIT_STALE
+
+
+class IndexUnreachable(MlccError):
+    """A package index (or a find-links page) could not be reached or refused the request."""
+
+    exit_code = EXIT_REGISTRY
+
+    def __init__(self, url: str, reason: str) -> None:
+        super().__init__(
+            f"package index {url} could not be read: {reason}",
+            hint="check the network, or point --index-url / PIP_INDEX_URL at a reachable mirror",
+        )
+        self.url = url
+
+
+class FactError(MlccError):
+    """`mlcc kb check` found recipe facts that their source (a package index) contradicts."""
+
+    exit_code = EXIT_FACTS

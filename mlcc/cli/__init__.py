@@ -22,7 +22,8 @@ from mlcc.errors import EXIT_INTERNAL, MlccError
 EPILOG = """\b
 Exit codes: 0 done, 2 usage or recipe error, 3 no compatible stack,
 4 build failed, 5 registry error, 6 image drift, 7 generated files stale,
-8 lint findings, 9 build history locked or damaged, 130 interrupted.
+8 lint findings, 9 build history locked or damaged, 10 kb check findings,
+130 interrupted.
 Docs and examples: README.md."""
 
 # command name -> "module:attribute" of its click command, in the order --help lists them.
@@ -39,6 +40,7 @@ COMMANDS: Dict[str, str] = {
     "report": "mlcc.cli.matrix:report_command",
     "results": "mlcc.cli.results:results_group",
     "lint": "mlcc.cli.lint:lint_command",
+    "kb": "mlcc.cli.kb:kb_group",
     "completion": "mlcc.cli.completion:completion_command",
 }
 

@@ -40,6 +40,7 @@ from mlcc.kb.model import (
     PythonOption,
     PythonTooling,
     ReferenceRun,
+    SourceBuild,
     SourceRef,
     Toolset,
 )
@@ -154,7 +155,21 @@ def build(root: str, files: Sequence[Tuple[str, str]]) -> KnowledgeBase:
         python_tooling=tooling,
         downloads=downloads,
         files=tuple(f"recipes/{rel}" for rel, _ in files),
+        source_builds=_source_builds(docs["tools"][0]),
     )
+
+
+def _source_builds(doc: _Doc) -> Tuple[SourceBuild, ...]:
+    found: List[SourceBuild] = []
+    for index, entry in enumerate(doc.data.get("source_builds", ())):
+        found.append(
+            SourceBuild(
+                name=entry["name"],
+                packages=tuple(sorted((f, tuple(names)) for f, names in entry["packages"].items())),
+                prov=doc.prov(entry, ("source_builds", index)),
+            )
+        )
+    return tuple(found)
 
 
 def _repositories(doc: _Doc) -> Dict[str, NvidiaRepo]:
@@ -283,6 +298,7 @@ def _bases(doc: _Doc, arches: Dict[str, Arch]) -> Tuple[Base, ...]:
                 prov=doc.prov(entry, path),
                 requires_subscription=entry.get("requires_subscription", False),
                 end_of_life=entry.get("end_of_life"),
+                glibc=entry.get("glibc"),
             )
         )
     return tuple(sorted(bases, key=lambda b: b.preference))
@@ -481,12 +497,50 @@ def _framework_build(
             git_ref=git.get("ref"),
             git_ref_unresolved=git.get("ref_unresolved"),
             build_env=tuple(sorted(install.get("build_env", {}).items())),
+            origins=tuple(
+                doc.where((*b_path, "install", "packages", i))
+                for i in range(len(install.get("packages", ())))
+            ),
+            wheels=_wheels(doc, (*b_path, "install", "wheels"), install.get("wheels", {}), build, release),
+            wheels_origin=doc.where((*b_path, "install", "wheels")) if "wheels" in install else None,
         ),
         prov=prov,
         cudnn=_spec(doc, (*b_path, "cudnn"), build.get("cudnn")),
         gcc=_spec(doc, (*b_path, "gcc"), build.get("gcc")),
         companions=tuple(sorted(release.get("companions", {}).items())),
     )
+
+
+def _wheels(
+    doc: _Doc, path: PathKey, wheels: Dict[str, List[str]], build: Dict[str, Any], release: Dict[str, Any]
+) -> Tuple[Tuple[str, Tuple[str, ...]], ...]:
+    """Exact wheel URLs per Python: every Python the build claims needs its wheels, and each
+    wheel's own tags must name that CPython (known offline, so a load error, not a finding)."""
+    if not wheels:
+        return ()
+    from packaging.tags import Tag
+    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+    for python in build.get("python", release["python"]):
+        if python not in wheels:
+            raise doc.error(path, f"no wheel URL for Python {python}, which the build claims")
+    for python, urls in wheels.items():
+        interpreter = "cp" + python.replace(".", "")
+        for index, url in enumerate(urls):
+            filename = url.rsplit("/", 1)[-1]
+            try:
+                tags = parse_wheel_filename(filename)[3]
+            except InvalidWheelFilename as exc:
+                where = (*path, python, index)
+                raise doc.error(where, f"{filename} is not a wheel file name ({exc})") from None
+            if not any(isinstance(t, Tag) and t.interpreter in (interpreter, "py3") for t in tags):
+                found = ", ".join(sorted(str(t) for t in tags))
+                raise doc.error(
+                    (*path, python, index),
+                    f"{filename} does not install on Python {python} (its tags: {found})",
+                    hint=f"name the {interpreter} wheel of that release",
+                )
+    return tuple(sorted((python, tuple(urls)) for python, urls in wheels.items()))
 
 
 def _benchmarks(
@@ -548,7 +602,7 @@ def _benchmark_build(doc: _Doc, data: Dict[str, Any]) -> BenchmarkBuild:
     return BenchmarkBuild(
         workdir=data["workdir"],
         packages=tuple(sorted((family, tuple(names)) for family, names in data["packages"].items())),
-        steps=tuple(_build_step(step) for step in data["steps"]),
+        steps=tuple(_build_step(doc, step, ("build", "steps", i)) for i, step in enumerate(data["steps"])),
         env=tuple(data["env"].items()),
         entrypoint=tuple(data["entrypoint"]),
         writable=tuple(data["writable"]),
@@ -595,7 +649,7 @@ def _scripts(doc: _Doc, steps: Sequence[Dict[str, Any]]) -> Tuple[Tuple[str, str
     return tuple(found)
 
 
-def _build_step(data: Dict[str, Any]) -> BuildStep:
+def _build_step(doc: _Doc, data: Dict[str, Any], path: PathKey) -> BuildStep:
     step = BuildStep(
         "script",
         arches=tuple(data.get("arches", ())),
@@ -607,6 +661,7 @@ def _build_step(data: Dict[str, Any]) -> BuildStep:
         return step._replace(
             kind="pip",
             packages=tuple(data["pip"]),
+            origins=tuple(doc.where((*path, "pip", i)) for i in range(len(data["pip"]))),
             pip_index=data.get("index"),
             no_deps=data.get("no_deps", False),
         )
@@ -667,3 +722,5 @@ def iter_sources(kb: KnowledgeBase) -> Iterator[Provenance]:
             yield build.prov
     for benchmark in kb.benchmarks.values():
         yield benchmark.prov
+    for rule in kb.source_builds:
+        yield rule.prov

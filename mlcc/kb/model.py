@@ -96,6 +96,7 @@ class Base(NamedTuple):
     prov: Provenance
     requires_subscription: bool = False
     end_of_life: Optional[str] = None
+    glibc: Optional[str] = None  # decides which manylinux wheels fit (mlcc kb check)
 
     @property
     def ref(self) -> str:
@@ -174,6 +175,12 @@ class Install(NamedTuple):
     build_env: Tuple[Tuple[str, str], ...] = ()
     steps: Tuple[str, ...] = ()
     git_ref_unresolved: Optional[str] = None  # why git_ref is a short hash
+    origins: Tuple[str, ...] = ()  # file:line of each of ``packages`` (mlcc kb check)
+    wheels: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()  # (python, exact wheel URLs)
+    wheels_origin: Optional[str] = None
+
+    def wheels_for(self, python: str) -> Tuple[str, ...]:
+        return dict(self.wheels).get(python, ())
 
 
 class FrameworkBuild(NamedTuple):
@@ -250,6 +257,7 @@ class BuildStep(NamedTuple):
     families: Tuple[str, ...] = ()  # empty: every base family
     env: Tuple[Tuple[str, str], ...] = ()
     note: Optional[str] = None
+    origins: Tuple[str, ...] = ()  # file:line of each of ``packages`` (mlcc kb check)
 
     def applies_to(self, arch: str, family: str) -> bool:
         return (not self.arches or arch in self.arches) and (not self.families or family in self.families)
@@ -371,6 +379,17 @@ class Download(NamedTuple):
         return dict(self.sha256).get(arch)
 
 
+class SourceBuild(NamedTuple):
+    """What pip needs in the image to build a package from its sdist (headers, compilers)."""
+
+    name: str
+    packages: Tuple[Tuple[str, Tuple[str, ...]], ...]  # (base family, names)
+    prov: Provenance
+
+    def packages_for(self, family: str) -> Tuple[str, ...]:
+        return dict(self.packages).get(family, ())
+
+
 class KnowledgeBase(NamedTuple):
     """Everything mlcc knows, loaded and validated. Treat the mappings as read-only."""
 
@@ -389,6 +408,7 @@ class KnowledgeBase(NamedTuple):
     python_tooling: Dict[str, PythonTooling]
     downloads: Dict[str, Download]
     files: Tuple[str, ...] = ()
+    source_builds: Tuple[SourceBuild, ...] = ()
 
     def base(self, name: str) -> Base:
         for base in self.bases:

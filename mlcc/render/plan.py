@@ -362,7 +362,7 @@ class _Planner:
                 title,
                 [
                     self.pip(
-                        install.packages,
+                        [*install.wheels_for(self._python_version()), *install.packages],
                         index=install.index_url,
                         extra_index=install.extra_index_url,
                         find_links=install.find_links,
@@ -374,6 +374,9 @@ class _Planner:
             self.conda(title, install.channels, install.packages, install.build_env)
         else:
             self.source_build(title)
+
+    def _python_version(self) -> str:
+        return self.stack.python.version if self.stack.python else ""
 
     def conda(
         self,

@@ -73,8 +73,8 @@ def test_matrix_parity(cli) -> None:  # type: ignore[no-untyped-def]
     rows = json.loads(cli("matrix", "--parity", "--format", "json").out)
     resnet = next(r for r in rows if r["benchmark"] == "resnet50")
     assert resnet["ppc64le"] is None and "ppc64le" in resnet["reason"]
-    maskrcnn = next(r for r in rows if r["benchmark"] == "maskrcnn" and "ubi7" in r["x86_64"])
-    assert maskrcnn["ppc64le"] == "cuda10.1-cudnn8-ubi7-ppc64le"
+    ssd = next(r for r in rows if r["benchmark"] == "ssd" and "ubi7" in r["x86_64"])
+    assert ssd["ppc64le"] == "cuda10.1-cudnn8-ubi7-ppc64le"
     table = cli("matrix", "--parity")
     assert "have no ppc64le counterpart" in table.out
 
@@ -248,11 +248,11 @@ def test_gen_interactive_from_piped_answers(cli, monkeypatch: pytest.MonkeyPatch
     import io
     import sys
 
-    monkeypatch.setattr(sys, "stdin", io.StringIO("maskrcnn\nppc64le\n\n\n\n"))
+    monkeypatch.setattr(sys, "stdin", io.StringIO("ssd\nppc64le\n\n\n\n"))
     result = cli("gen", "-i", "--only", "dockerfile")
     assert result.code == 0, result.err
-    assert "dockerfiles/maskrcnn/cuda10.1-cudnn8-ubi7-ppc64le/Dockerfile" in result.out
-    assert "the same without menus: mlcc gen maskrcnn" in result.err
+    assert "dockerfiles/ssd/cuda10.1-cudnn8-ubi7-ppc64le/Dockerfile" in result.out
+    assert "the same without menus: mlcc gen ssd" in result.err
     refused = cli("gen", "-i", "ssd")
     assert refused.code == 2
 

@@ -65,7 +65,7 @@ VARIATIONS: Dict[str, Dict[str, Any]] = {
     ("benchmark", "pins"),
     [
         ("maskrcnn", {"cuda": "10.1"}),
-        ("maskrcnn", {"arch": "ppc64le"}),
+        ("ssd", {"arch": "ppc64le"}),
         ("nccl-tests", {"base": "ubuntu2204"}),
         ("minigo", {}),
     ],
@@ -107,7 +107,7 @@ def test_the_schemas_really_reject_a_broken_object(kb, resolver, store: SchemaSt
 
 
 def test_ppc64le_builds_select_ppc64le_nodes_and_keep_every_arch_of_the_base(kb, resolver) -> None:  # type: ignore[no-untyped-def]
-    objects = _objects(render_openshift(_rendered(kb, resolver, "maskrcnn", arch="ppc64le")))
+    objects = _objects(render_openshift(_rendered(kb, resolver, "ssd", arch="ppc64le")))
     [config] = _by_kind(objects, "BuildConfig")
     assert config["spec"]["nodeSelector"] == {"kubernetes.io/arch": "ppc64le"}
     base = next(o for o in _by_kind(objects, "ImageStream") if o["metadata"]["name"].startswith("mlcc-base"))
@@ -118,9 +118,7 @@ def test_ppc64le_builds_select_ppc64le_nodes_and_keep_every_arch_of_the_base(kb,
         spec = run["spec"] if kind == "Pod" else run["spec"]["template"]["spec"]
         assert spec["nodeSelector"] == {"kubernetes.io/arch": "ppc64le"}
     old = _objects(
-        render_openshift(
-            _rendered(kb, resolver, "maskrcnn", arch="ppc64le"), ClusterOptions(openshift="3.11")
-        )
+        render_openshift(_rendered(kb, resolver, "ssd", arch="ppc64le"), ClusterOptions(openshift="3.11"))
     )
     base_311 = next(o for o in _by_kind(old, "ImageStream") if o["metadata"]["name"].startswith("mlcc-base"))
     assert "importMode" not in base_311["spec"]["tags"][0]["importPolicy"]
@@ -338,8 +336,8 @@ def test_cli_refuses_bad_options_before_writing(cli, tmp_path: Path) -> None:  #
 def test_benchmark_file_applies_every_variant_once(kb, resolver, cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     out = tmp_path / "bc"
     for pins in ([], ["--arch", "ppc64le"], ["--cuda", "10.1"]):
-        assert cli("gen", "maskrcnn", *pins, "--only", "openshift", "--openshift-output", str(out)).code == 0
-    listing = yaml.safe_load((out / "maskrcnn" / "maskrcnn.yaml").read_text())
+        assert cli("gen", "ssd", *pins, "--only", "openshift", "--openshift-output", str(out)).code == 0
+    listing = yaml.safe_load((out / "ssd" / "ssd.yaml").read_text())
     names = [(o["kind"], o["metadata"]["name"]) for o in listing["items"]]
     assert len(names) == len(set(names))
     configs = [n for k, n in names if k == "BuildConfig"]
@@ -348,9 +346,9 @@ def test_benchmark_file_applies_every_variant_once(kb, resolver, cli, tmp_path: 
         (k for k, _ in names), key=["ImageStream", "ConfigMap", "BuildConfig"].index
     )
     # no run manifest in the folders `oc apply -f` reads without -R
-    top = [p.name for p in (out / "maskrcnn").iterdir() if p.is_file()]
-    assert top == ["maskrcnn.yaml"]
-    for variant in (out / "maskrcnn").iterdir():
+    top = [p.name for p in (out / "ssd").iterdir() if p.is_file()]
+    assert top == ["ssd.yaml"]
+    for variant in (out / "ssd").iterdir():
         if variant.is_dir():
             assert sorted(p.name for p in variant.iterdir() if p.is_file()) == ["build.yaml"]
 

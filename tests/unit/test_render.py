@@ -50,7 +50,8 @@ def test_published_set_covers_every_benchmark_on_ubi8_x86_64(kb, published) -> N
     assert {g.rendered.stack.benchmark.name for g in published} == set(kb.benchmarks)
     assert any(g.folder == "maskrcnn/cuda10.1-cudnn7-ubi8-x86_64" for g in published)
     ppc = {g.rendered.stack.benchmark.name for g in published if g.rendered.stack.arch.name == "ppc64le"}
-    assert ppc >= {"maskrcnn", "ssd", "gnmt", "transformer", "ncf", "tf_cnn_benchmarks", "nccl-tests"}
+    assert ppc >= {"ssd", "gnmt", "transformer", "ncf", "tf_cnn_benchmarks", "nccl-tests"}
+    assert "maskrcnn" not in ppc  # opencv-python has no ppc64le distribution (recipes note why)
 
 
 def _prefix_key(stack) -> Tuple[Any, ...]:  # type: ignore[no-untyped-def]
@@ -205,7 +206,7 @@ def test_published_dockerfiles_pass_lint_and_have_no_blanket_update(published, t
 
 
 def test_nvidia_packages_are_pinned_to_exact_versions_for_the_arch(kb, resolver) -> None:  # type: ignore[no-untyped-def]
-    stack = _stack(kb, resolver, "maskrcnn", arch="ppc64le")
+    stack = _stack(kb, resolver, "ssd", arch="ppc64le")
     text = render(stack, kb).content("Dockerfile")
     assert "/ppc64le" in text and "x86_64" not in text.replace("io.mlcc.arch", "")
     for package in stack.cuda.packages_for(stack.base.family, "ppc64le"):

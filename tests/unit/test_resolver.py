@@ -67,7 +67,7 @@ def test_tensorflow_pins_follow_the_tested_configurations(kb, resolver) -> None:
 
 
 def test_ppc64le_resolves_through_ibm_builds_on_rhel7(kb, resolver) -> None:  # type: ignore[no-untyped-def]
-    stack = resolve(kb, resolver, "maskrcnn", arch="ppc64le")
+    stack = resolve(kb, resolver, "ssd", arch="ppc64le")
     assert stack.arch.name == "ppc64le"
     assert stack.framework.install.method == "conda"
     assert stack.base.repo_distro == "rhel7"
@@ -141,7 +141,7 @@ def test_conflict_names_rule_origin_and_alternatives(kb, resolver) -> None:  # t
 
 
 def test_which_base_carries_cuda_10_1_on_ppc64le(kb, resolver) -> None:  # type: ignore[no-untyped-def]
-    error = conflict(kb, resolver, "maskrcnn", arch="ppc64le", base="ubi8")
+    error = conflict(kb, resolver, "ssd", arch="ppc64le", base="ubi8")
     assert {f.rule for f in error.failures} == {"cuda-repo"}
     alternatives = {a.change for a in error.alternatives}
     assert "--base ubi7" in alternatives and "--arch x86_64" in alternatives

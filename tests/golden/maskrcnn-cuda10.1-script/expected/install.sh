@@ -167,7 +167,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     {
       "component": "arch",
       "origin": "recipes/arches.yaml:18",
-      "reason": "first of the arches maskrcnn supports (x86_64, ppc64le)",
+      "reason": "first of the arches maskrcnn supports (x86_64)",
       "sources": [
         "https://github.com/opencontainers/image-spec/blob/main/config.md (architecture values follow GOARCH)",
         "https://gitlab.com/nvidia/container-images/cuda (NVARCH=x86_64|sbsa|ppc64le on RHEL, x86_64|sbsa|ppc64el on Ubuntu; repo directories)",
@@ -180,7 +180,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "framework:pytorch",
-      "origin": "recipes/frameworks/pytorch.yaml:40",
+      "origin": "recipes/frameworks/pytorch.yaml:45",
       "reason": "the build maskrcnn's reference run used (pytorch 1.1.0a0+828a6a3); ngc19.05-src build (source) for x86_64",
       "sources": [
         "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_19-05.html (PyTorch 1.1.0a0+828a6a3, CUDA 10.1.163, cuDNN 7.6.0, NCCL 2.4.6, Python 3.6)",
@@ -197,7 +197,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "cuda",
-      "origin": "recipes/cuda.yaml:241",
+      "origin": "recipes/cuda.yaml:254",
       "reason": "newest CUDA release of the lines pytorch 1.1.0a0+828a6a3 (ngc19.05-src) was built for (10.1, 10.2) matching --cuda 10.1 with x86_64 packages for rhel8",
       "sources": [
         "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html (table 'CUDA Toolkit and Corresponding Driver Versions')",
@@ -210,7 +210,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "driver",
-      "origin": "recipes/cuda.yaml:241",
+      "origin": "recipes/cuda.yaml:254",
       "reason": "CUDA 10.1.243 needs a host driver >= 418.39 (NVIDIA's toolkit/driver table)",
       "sources": [
         "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html (table 'CUDA Toolkit and Corresponding Driver Versions')",
@@ -223,13 +223,13 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "base",
-      "origin": "recipes/bases.yaml:91",
+      "origin": "recipes/bases.yaml:97",
       "reason": "first base by preference that fits (skipped ubi9: CUDA 10.1.243 has no rhel9/x86_64 packages (NVIDIA's rhel9 repositories do not carry it); ubi9-minimal: CUDA 10.1.243 has no rhel9/x86_64 packages (NVIDIA's rhel9 repositories do not carry it))",
       "sources": [
         "https://catalog.redhat.com/software/base-images (UBI 7/8/9 images and their arches) with the arch evidence in ../shared/facts/cuda_stack.yaml section 8 (adoptium/installer#642, kiali/kiali#2532, IBM/ibm-iam-operator#277, kanisterio/kanister#618, sclorg/s2i-python-container#659)",
         "https://access.redhat.com/documentation/en-us/red_hat_enterprise_linux/8/html/configuring_basic_system_settings/installing-and-using-dynamic-programming-languages_configuring-basic-system-settings (Python versions in RHEL 8)",
         "https://docs.redhat.com/en/documentation/red_hat_enterprise_linux/9/html/developing_c_and_cpp_applications_in_rhel_9/assembly_additional-toolsets-for-development-rhel-9_developing-applications (GCC Toolset)",
-        "https://docs.nvidia.com/deeplearning/cudnn/archives/cudnn-891/support-matrix/index.html and .../backend/v9.5.0/reference/support-matrix.html (RHEL 7 GCC 4.8.5, RHEL 8 GCC 8.5.0, RHEL 9 GCC 11.4.1)",
+        "https://docs.nvidia.com/deeplearning/cudnn/archives/cudnn-891/support-matrix/index.html and .../backend/v9.5.0/reference/support-matrix.html (RHEL 7 GCC 4.8.5 glibc 2.17, RHEL 8 GCC 8.5.0 glibc 2.28, RHEL 9 GCC 11.4.1 glibc 2.34)",
         "https://gitlab.com/nvidia/container-images/cuda (the FROM lines of the ubi7, ubi8, ubi9 and centos:7 Dockerfiles)",
         "github:openshift-psap/mlperf_v0.6_resources (HEAD 0ffa4b8d) *_dockerfile_rhel (FROM registry.access.redhat.com/rhel7.6), *_dockerfile_ubi8",
         "public Dockerfiles that pull these exact tags (code search): FROM registry.access.redhat.com/ubi9/ubi:9.5, ubi8/ubi:8.10, ubi7/ubi:7.9, rhel7:7.6, centos:7.9.2009"
@@ -240,13 +240,13 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "python",
-      "origin": "recipes/bases.yaml:91",
+      "origin": "recipes/bases.yaml:97",
       "reason": "newest Python on ubi8 that pytorch 1.1.0a0+828a6a3 (ngc19.05-src) supports (3.6) and maskrcnn accepts (>=3.6)",
       "sources": [
         "https://catalog.redhat.com/software/base-images (UBI 7/8/9 images and their arches) with the arch evidence in ../shared/facts/cuda_stack.yaml section 8 (adoptium/installer#642, kiali/kiali#2532, IBM/ibm-iam-operator#277, kanisterio/kanister#618, sclorg/s2i-python-container#659)",
         "https://access.redhat.com/documentation/en-us/red_hat_enterprise_linux/8/html/configuring_basic_system_settings/installing-and-using-dynamic-programming-languages_configuring-basic-system-settings (Python versions in RHEL 8)",
         "https://docs.redhat.com/en/documentation/red_hat_enterprise_linux/9/html/developing_c_and_cpp_applications_in_rhel_9/assembly_additional-toolsets-for-development-rhel-9_developing-applications (GCC Toolset)",
-        "https://docs.nvidia.com/deeplearning/cudnn/archives/cudnn-891/support-matrix/index.html and .../backend/v9.5.0/reference/support-matrix.html (RHEL 7 GCC 4.8.5, RHEL 8 GCC 8.5.0, RHEL 9 GCC 11.4.1)",
+        "https://docs.nvidia.com/deeplearning/cudnn/archives/cudnn-891/support-matrix/index.html and .../backend/v9.5.0/reference/support-matrix.html (RHEL 7 GCC 4.8.5 glibc 2.17, RHEL 8 GCC 8.5.0 glibc 2.28, RHEL 9 GCC 11.4.1 glibc 2.34)",
         "https://gitlab.com/nvidia/container-images/cuda (the FROM lines of the ubi7, ubi8, ubi9 and centos:7 Dockerfiles)",
         "github:openshift-psap/mlperf_v0.6_resources (HEAD 0ffa4b8d) *_dockerfile_rhel (FROM registry.access.redhat.com/rhel7.6), *_dockerfile_ubi8",
         "public Dockerfiles that pull these exact tags (code search): FROM registry.access.redhat.com/ubi9/ubi:9.5, ubi8/ubi:8.10, ubi7/ubi:7.9, rhel7:7.6, centos:7.9.2009"
@@ -279,13 +279,13 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "gcc",
-      "origin": "recipes/cuda.yaml:241",
+      "origin": "recipes/cuda.yaml:254",
       "reason": "the system GCC of ubi8 (CUDA 10.1.243 on x86_64 accepts <9; maskrcnn accepts >=5; pytorch 1.1.0a0+828a6a3 (ngc19.05-src) accepts >=5)",
       "sources": [
         "https://catalog.redhat.com/software/base-images (UBI 7/8/9 images and their arches) with the arch evidence in ../shared/facts/cuda_stack.yaml section 8 (adoptium/installer#642, kiali/kiali#2532, IBM/ibm-iam-operator#277, kanisterio/kanister#618, sclorg/s2i-python-container#659)",
         "https://access.redhat.com/documentation/en-us/red_hat_enterprise_linux/8/html/configuring_basic_system_settings/installing-and-using-dynamic-programming-languages_configuring-basic-system-settings (Python versions in RHEL 8)",
         "https://docs.redhat.com/en/documentation/red_hat_enterprise_linux/9/html/developing_c_and_cpp_applications_in_rhel_9/assembly_additional-toolsets-for-development-rhel-9_developing-applications (GCC Toolset)",
-        "https://docs.nvidia.com/deeplearning/cudnn/archives/cudnn-891/support-matrix/index.html and .../backend/v9.5.0/reference/support-matrix.html (RHEL 7 GCC 4.8.5, RHEL 8 GCC 8.5.0, RHEL 9 GCC 11.4.1)",
+        "https://docs.nvidia.com/deeplearning/cudnn/archives/cudnn-891/support-matrix/index.html and .../backend/v9.5.0/reference/support-matrix.html (RHEL 7 GCC 4.8.5 glibc 2.17, RHEL 8 GCC 8.5.0 glibc 2.28, RHEL 9 GCC 11.4.1 glibc 2.34)",
         "https://gitlab.com/nvidia/container-images/cuda (the FROM lines of the ubi7, ubi8, ubi9 and centos:7 Dockerfiles)",
         "github:openshift-psap/mlperf_v0.6_resources (HEAD 0ffa4b8d) *_dockerfile_rhel (FROM registry.access.redhat.com/rhel7.6), *_dockerfile_ubi8",
         "public Dockerfiles that pull these exact tags (code search): FROM registry.access.redhat.com/ubi9/ubi:9.5, ubi8/ubi:8.10, ubi7/ubi:7.9, rhel7:7.6, centos:7.9.2009"

@@ -1,0 +1,632 @@
+"""``mlcc kb check``: every pin of the resolved stacks, checked against the package index.
+
+For each stack the published set (recipes/matrix.yaml) resolves, plus a deterministic
+sample of the full cross product, the check collects what an image would install with
+pip and asks the index what pip would really get for that stack's Python and CPU arch:
+
+- a ``name==version`` pin needs a wheel whose tags the target accepts (the tags pip
+  itself computes for that interpreter, glibc and arch: :mod:`packaging.tags`), or an
+  sdist, reported as "builds from source" with the headers the recipes say it needs;
+- a pin read with ``--find-links`` must get its build from that page: when the index has
+  the same version with a tag pip ranks higher, pip installs the index's file instead
+  (PyTorch 1.1.0 "cu100" came out as PyPI's CUDA 9.0 manylinux1 wheel that way);
+- an exact wheel URL must carry tags the target accepts;
+- a conda pin should name its build (``name=version=build``), since a channel may hold
+  several builds of one version for different CUDA or Python;
+- every download (cuDNN/NCCL tarballs, installers) should carry a sourced ``sha256``.
+
+Findings name the recipe line the pin comes from. Errors fail the check (exit 10);
+warnings are facts the index cannot settle or that another part of the project owns.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import time
+from typing import Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.tags import Tag, compatible_tags, cpython_tags
+from packaging.utils import (
+    InvalidSdistFilename,
+    InvalidWheelFilename,
+    canonicalize_name,
+    parse_sdist_filename,
+    parse_wheel_filename,
+)
+from packaging.version import InvalidVersion, Version
+
+from mlcc.errors import IndexUnreachable
+from mlcc.kb.index import IndexClient, IndexFile, Page
+from mlcc.kb.model import KnowledgeBase
+from mlcc.resolve.stack import Stack
+
+ERROR = "error"
+WARNING = "warning"
+NOTE = "note"
+SAMPLE_DEFAULT = 40
+
+
+class Target(NamedTuple):
+    """Where a pin is installed: the interpreter, the C library and the CPU arch."""
+
+    python: str  # "3.6"
+    arch: str  # "x86_64"
+    glibc: Optional[str]  # "2.17"; None: only the plain linux_<arch> tag is known to fit
+
+    @property
+    def label(self) -> str:
+        return f"Python {self.python} on {self.arch}" + (f" (glibc {self.glibc})" if self.glibc else "")
+
+
+class Pin(NamedTuple):
+    """One requirement an image installs, with where pip looks for it."""
+
+    requirement: str
+    origin: str  # recipes/<file>:<line>
+    target: Target
+    extra_index: Optional[str] = None
+    find_links: Optional[str] = None
+    kind: str = "pip"  # pip | conda
+    after_urls: Tuple[str, ...] = ()  # URL/VCS requirements the stack installed before this pin
+    installs: FrozenSet[str] = frozenset()  # the system packages the image installs
+    family: str = "rhel"  # the base's package family: which package names apply
+
+
+class Finding(NamedTuple):
+    severity: str
+    origin: str
+    subject: str
+    message: str
+    stacks: Tuple[str, ...] = ()
+
+    def line(self) -> str:
+        where = f"; stacks: {', '.join(self.stacks[:3])}" if self.stacks else ""
+        more = f" (+{len(self.stacks) - 3} more)" if len(self.stacks) > 3 else ""
+        return f"{self.origin}: {self.severity}: {self.subject}: {self.message}{where}{more}"
+
+
+class Report(NamedTuple):
+    stacks: int
+    pins: int
+    findings: Tuple[Finding, ...]
+    requests: int
+    seconds: float
+    index_url: str
+
+    @property
+    def errors(self) -> Tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.severity == ERROR)
+
+    @property
+    def warnings(self) -> Tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.severity == WARNING)
+
+    @property
+    def notes(self) -> Tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.severity == NOTE)
+
+    def summary(self) -> str:
+        return (
+            f"{self.pins} pins of {self.stacks} stacks checked against {self.index_url}: "
+            f"{len(self.errors)} errors, {len(self.warnings)} warnings, {len(self.notes)} notes "
+            f"({self.requests} index requests, {self.seconds:.1f} s)"
+        )
+
+
+# ----------------------------------------------------------------------------- tags
+
+
+def supported_tags(target: Target) -> List[Tag]:
+    """The tags pip accepts for ``target``, most preferred first (pip's own order)."""
+    major, minor = (int(p) for p in target.python.split(".")[:2])
+    platforms = _platforms(target)
+    # CPython < 3.8 was built with pymalloc, whose ABI tag carries an "m" (cp36m).
+    abi = f"cp{major}{minor}" + ("m" if (major, minor) < (3, 8) else "")
+    tags = list(cpython_tags((major, minor), abis=[abi], platforms=platforms))
+    tags += list(compatible_tags((major, minor), interpreter=f"cp{major}{minor}", platforms=platforms))
+    return tags
+
+
+def _platforms(target: Target) -> List[str]:
+    arch = target.arch
+    platforms: List[str] = []
+    if target.glibc:
+        glibc_major, glibc_minor = (int(p) for p in target.glibc.split(".")[:2])
+        # PEP 600 tags from the target's glibc down, with the PEP 513/571/599 aliases.
+        lowest = 5 if arch in ("x86_64", "i686") else 17
+        legacy = {17: "manylinux2014", 12: "manylinux2010", 5: "manylinux1"}
+        for glibc in range(glibc_minor, lowest - 1, -1):
+            platforms.append(f"manylinux_{glibc_major}_{glibc}_{arch}")
+            if glibc in legacy and (glibc == 17 or arch in ("x86_64", "i686")):
+                platforms.append(f"{legacy[glibc]}_{arch}")
+    platforms.append(f"linux_{arch}")
+    return platforms
+
+
+class _Ranker:
+    """Memoised tag priority per target: lower is better, None means pip rejects it."""
+
+    def __init__(self) -> None:
+        self._tables: Dict[Target, Dict[Tag, int]] = {}
+
+    def rank(self, target: Target, tags: FrozenSet[Tag]) -> Optional[int]:
+        table = self._tables.get(target)
+        if table is None:
+            table = {tag: i for i, tag in enumerate(supported_tags(target))}
+            self._tables[target] = table
+        ranks = [table[t] for t in tags if t in table]
+        return min(ranks) if ranks else None
+
+
+# ----------------------------------------------------------------------------- collecting pins
+
+
+def stack_label(stack: Stack) -> str:
+    return f"{stack.benchmark.name}/{stack.variant}"
+
+
+def pins_of(stack: Stack, kb: KnowledgeBase) -> List[Pin]:
+    """Everything ``stack``'s image installs from an index, a page or a channel, in order."""
+    if stack.python is None:
+        return []
+    target = Target(stack.python.version, stack.arch.name, stack.base.glibc)
+    raw: List[Pin] = []
+    tooling = kb.python_tooling.get(stack.python.version)
+    if tooling is not None:
+        for name in ("pip", "setuptools", "wheel"):
+            raw.append(Pin(f"{name}=={getattr(tooling, name)}", tooling.prov.origin, target))
+    build = stack.framework
+    if build is not None:
+        install = build.install
+        origins = install.origins or (build.prov.origin,) * len(install.packages)
+        kind = "conda" if install.method == "conda" else "pip"
+        wheels_origin = install.wheels_origin or build.prov.origin
+        raw += [Pin(url, wheels_origin, target) for url in install.wheels_for(target.python)]
+        for requirement, origin in zip(install.packages, origins):
+            raw.append(
+                Pin(
+                    requirement,
+                    origin,
+                    target,
+                    extra_index=install.index_url or install.extra_index_url,
+                    find_links=install.find_links,
+                    kind=kind,
+                )
+            )
+        if install.method == "source":
+            raw += [Pin(f"{n}=={v}", build.prov.origin, target) for n, v in build.companions]
+    bench_build = stack.benchmark.build
+    if bench_build is not None:
+        for step in bench_build.steps:
+            if step.kind != "pip" or not step.applies_to(stack.arch.name, stack.base.family):
+                continue
+            origins = step.origins or (bench_build.prov.origin,) * len(step.packages)
+            raw += [Pin(p, o, target, extra_index=step.pip_index) for p, o in zip(step.packages, origins)]
+    installs = frozenset(_system_packages(stack))
+    pins: List[Pin] = []
+    urls: List[str] = []
+    for pin in raw:
+        pins.append(pin._replace(after_urls=tuple(urls), installs=installs, family=stack.base.family))
+        if _is_direct(pin.requirement) and not pin.requirement.split("#", 1)[0].endswith(".whl"):
+            urls.append(pin.requirement)  # an archive or checkout: its project name is unknown here
+    return pins
+
+
+def _system_packages(stack: Stack) -> List[str]:
+    base, family = stack.base, stack.base.family
+    names = [*base.build_packages, *base.gcc_packages]
+    if stack.python is not None:
+        names += [*stack.python.setup_packages, *stack.python.packages]
+    if stack.gcc.toolset is not None:
+        names += list(stack.gcc.toolset.packages)
+    if stack.benchmark.build is not None:
+        names += list(stack.benchmark.build.packages_for(family))
+    return names
+
+
+def _is_direct(requirement: str) -> bool:
+    return "://" in requirement.split(";", 1)[0]
+
+
+def downloads_of(stack: Stack, kb: KnowledgeBase) -> List[Tuple[str, str, bool]]:
+    """(what, origin, has a sourced checksum or a recorded reason) for each download."""
+    found: List[Tuple[str, str, bool]] = []
+    for lib in (stack.cudnn, stack.nccl):
+        if lib is not None and lib.url:
+            explained = bool(lib.sha256) or bool(getattr(lib, "sha256_unavailable", None))
+            found.append((lib.url.rsplit("/", 1)[-1], lib.prov.origin, explained))
+    build = stack.framework
+    if build is not None and build.install.method == "conda":
+        download = kb.downloads.get("miniforge")
+        url = download.url(stack.arch.name) if download else None
+        if download is not None and url:
+            sums = dict(getattr(download, "sha256", ()) or ())
+            explained = bool(sums.get(stack.arch.name)) or bool(getattr(download, "sha256_unavailable", None))
+            found.append((url.rsplit("/", 1)[-1], download.prov.origin, explained))
+    return found
+
+
+# ----------------------------------------------------------------------------- judging pins
+
+
+class Checker:
+    def __init__(self, client: IndexClient, kb: KnowledgeBase) -> None:
+        self.client = client
+        self.source_builds = {canonicalize_name(b.name): b for b in kb.source_builds}
+        self.ranker = _Ranker()
+        self.unreachable: Dict[str, str] = {}
+        self._parsed: Dict[Tuple[str, str], List[Tuple[IndexFile, Optional[Version]]]] = {}
+
+    def judge(self, pin: Pin) -> Optional[Tuple[str, str]]:
+        """(severity, message) for a pin that fails or needs a word; None when it is fine."""
+        if pin.kind == "conda":
+            return self._conda(pin)
+        if _is_direct(pin.requirement) and " @ " not in pin.requirement:
+            return self._bare_url(pin)
+        try:
+            requirement = Requirement(pin.requirement)
+        except InvalidRequirement as exc:
+            return ERROR, f"not a valid requirement ({exc})"
+        if requirement.marker is not None and not requirement.marker.evaluate(
+            {"python_version": pin.target.python, "platform_machine": pin.target.arch}
+        ):
+            return None  # pip skips it for this target, as intended
+        if requirement.url:
+            return self._direct(requirement, pin)
+        version = _exact_version(requirement.specifier)
+        if version is None:
+            return WARNING, "not pinned to one version: the index cannot tell what a build will get"
+        return self._indexed(requirement.name, version, pin)
+
+    def _conda(self, pin: Pin) -> Optional[Tuple[str, str]]:
+        parts = pin.requirement.replace("==", "=").split("=")
+        if len(parts) >= 3 and parts[2]:
+            return None
+        return (
+            WARNING,
+            "names no build (name=version=build): the channel may hold several builds of this version",
+        )
+
+    def _bare_url(self, pin: Pin) -> Optional[Tuple[str, str]]:
+        """A requirement that is only a URL: a wheel's name still says what it installs."""
+        filename = pin.requirement.split("#", 1)[0].rsplit("/", 1)[-1]
+        if not filename.endswith(".whl"):
+            return None  # a source archive or VCS checkout: built in the image, nothing to tag
+        try:
+            name = parse_wheel_filename(filename)[0]
+        except InvalidWheelFilename as exc:
+            return ERROR, f"the URL's file is not a wheel name ({exc})"
+        return self._direct(Requirement(f"{name} @ {pin.requirement}"), pin)
+
+    def _direct(self, requirement: Requirement, pin: Pin) -> Optional[Tuple[str, str]]:
+        url = requirement.url or ""
+        filename = url.split("#", 1)[0].rsplit("/", 1)[-1]
+        if not filename.endswith(".whl"):
+            return None  # a source archive or VCS checkout: built in the image, nothing to tag
+        try:
+            name, _, _, tags = parse_wheel_filename(filename)
+        except InvalidWheelFilename as exc:
+            return ERROR, f"the URL's file is not a wheel name ({exc})"
+        if canonicalize_name(name) != canonicalize_name(requirement.name):
+            return ERROR, f"the URL is a wheel of {name}, not {requirement.name}"
+        if self.ranker.rank(pin.target, tags) is None:
+            return ERROR, f"{filename} does not install on {pin.target.label}: its tags are {_tags(tags)}"
+        return None
+
+    def _indexed(self, name: str, version: Version, pin: Pin) -> Optional[Tuple[str, str]]:
+        page = self._page(self.client.project_url(name))
+        if page is None:
+            return None
+        if not page.found:
+            return ERROR, f"the index {self.client.index_url} has no project {name!r}"
+        sources: List[Tuple[str, List[IndexFile]]] = [(self.client.index_url, list(page.files))]
+        pages = [(pin.extra_index, True), (pin.find_links, False)]
+        for extra, is_index in pages:
+            if not extra:
+                continue
+            url = extra.rstrip("/") + "/" + canonicalize_name(name) + "/" if is_index else extra
+            extra_page = self._page(url)
+            if extra_page is None:
+                return NOTE, f"not checked: {url} could not be read"
+            sources.append((extra, list(extra_page.files)))
+        offered = [(where, f, v) for where, files in sources for f, v in self._versions(where, name, files)]
+        candidates = [(where, f) for where, f, v in offered if v == version]
+        if not candidates and pin.after_urls:
+            earlier = ", ".join(u.split("#", 1)[0] for u in pin.after_urls[-2:])
+            return WARNING, (
+                f"no release {version} on the index; pip finds it satisfied only if an earlier "
+                f"URL install provides it ({earlier})"
+            )
+        if not candidates:
+            known = sorted({v for _, _, v in offered if v is not None})
+            near = ", ".join(str(v) for v in _nearest(known, version))
+            return ERROR, f"no release {version} on the index" + (f" (nearest: {near})" if near else "")
+        return self._choose(name, pin, version, candidates)
+
+    def _versions(
+        self, where: str, name: str, files: List[IndexFile]
+    ) -> List[Tuple[IndexFile, Optional[Version]]]:
+        """Each file's version, parsed once per page and project (torch lists thousands)."""
+        key = (where, canonicalize_name(name))
+        found = self._parsed.get(key)
+        if found is None:
+            found = [(f, _version_of(f, name)) for f in files]
+            self._parsed[key] = found
+        return found
+
+    def _source_build(self, pin: Pin, name: str, sdist: IndexFile) -> Tuple[str, str]:
+        """An sdist only: pip builds it in the image, which needs what the recipes say."""
+        base = f"builds from source ({sdist.filename}): no wheel for {pin.target.label}"
+        rule = self.source_builds.get(canonicalize_name(name))
+        if rule is None:
+            return NOTE, base
+        needed = rule.packages_for(pin.family)
+        missing = [p for p in needed if p not in pin.installs]
+        if missing:
+            return ERROR, (
+                f"{base}; the build needs {', '.join(missing)} ({rule.prov.origin}), "
+                "which the image does not install"
+            )
+        return NOTE, f"{base}; the image installs what it needs ({', '.join(needed) or 'a compiler'})"
+
+    def _choose(
+        self, name: str, pin: Pin, version: Version, candidates: List[Tuple[str, IndexFile]]
+    ) -> Optional[Tuple[str, str]]:
+        python = Version(pin.target.python + ".99")
+        wheels: List[Tuple[int, str, IndexFile]] = []
+        sdists: List[Tuple[str, IndexFile]] = []
+        excluded: Set[str] = set()
+        for where, file in candidates:
+            if file.requires_python and not _python_ok(file.requires_python, python):
+                excluded.add(file.requires_python)
+                continue
+            if file.filename.endswith(".whl"):
+                rank = self.ranker.rank(pin.target, _wheel_name(file.filename)[3])
+                if rank is not None:
+                    wheels.append((rank, where, file))
+            else:
+                sdists.append((where, file))
+        if wheels:
+            wheels.sort(key=lambda w: (w[2].yanked, w[0]))
+            _, where, chosen = wheels[0]
+            if pin.find_links and where != pin.find_links:
+                claimed = [f.filename for w, f in candidates if w == pin.find_links]
+                return (
+                    ERROR,
+                    f"pip installs {chosen.filename} from {where}, not the build on {pin.find_links}"
+                    + (f" ({', '.join(claimed[:2])})" if claimed else "")
+                    + ": its tag ranks higher; install the wanted wheel by its exact URL",
+                )
+            if chosen.yanked:
+                return WARNING, f"{chosen.filename} is yanked on the index"
+            return None
+        if sdists:
+            return self._source_build(pin, name, sdists[0][1])
+        if excluded and len(excluded) == len({f.requires_python for _, f in candidates}):
+            needs = " or ".join(sorted(excluded))
+            return ERROR, f"{version} requires Python {needs}: pip refuses it on {pin.target.label}"
+        files = sorted({_tag_summary(f) for _, f in candidates})
+        return ERROR, (
+            f"no distribution for {pin.target.label}: {version} has no sdist, and its wheels are "
+            + ", ".join(files[:6])
+            + (" ..." if len(files) > 6 else "")
+        )
+
+    def _page(self, url: str) -> Optional[Page]:
+        if url in self.unreachable:
+            return None
+        try:
+            return self.client.page(url)
+        except IndexUnreachable as exc:
+            if url.startswith(self.client.index_url):
+                raise  # the configured index itself: nothing can be checked
+            self.unreachable[url] = exc.message.rsplit(": ", 1)[-1]
+            return None
+
+
+def _exact_version(specifier: SpecifierSet) -> Optional[Version]:
+    specs = list(specifier)
+    if len(specs) != 1 or specs[0].operator not in ("==", "===") or "*" in specs[0].version:
+        return None
+    try:
+        return Version(specs[0].version)
+    except InvalidVersion:
+        return None
+
+
+def _version_of(file: IndexFile, name: str) -> Optional[Version]:
+    return _filename_version(file.filename, canonicalize_name(name))
+
+
+@functools.cache
+def _filename_version(filename: str, name: str) -> Optional[Version]:
+    """Memoised: a project page of torch lists thousands of files, asked about per pin."""
+    try:
+        if filename.endswith(".whl"):
+            found, version, _, _ = _wheel_name(filename)
+        else:
+            found, version = parse_sdist_filename(filename)
+    except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
+        return None
+    return version if canonicalize_name(found) == name else None
+
+
+@functools.cache
+def _wheel_name(filename: str) -> Tuple[str, Version, object, FrozenSet[Tag]]:
+    return parse_wheel_filename(filename)
+
+
+def _python_ok(requires: str, python: Version) -> bool:
+    try:
+        return SpecifierSet(requires).contains(python, prereleases=True)
+    except InvalidSpecifier:
+        return True  # pip ignores a malformed Requires-Python too
+
+
+def _nearest(known: Sequence[Version], wanted: Version) -> List[Version]:
+    same_line = [v for v in known if v.release[:2] == wanted.release[:2]]
+    if same_line:
+        return same_line[-3:]
+    lower = [v for v in known if v < wanted][-1:]
+    higher = [v for v in known if v > wanted][:1]
+    return lower + higher
+
+
+def _tags(tags: FrozenSet[Tag]) -> str:
+    return ", ".join(sorted(str(t) for t in tags)[:3])
+
+
+def _tag_summary(file: IndexFile) -> str:
+    if not file.filename.endswith(".whl"):
+        return file.filename
+    platforms = sorted({t.platform for t in parse_wheel_filename(file.filename)[3]})
+    pythons = sorted({t.interpreter for t in parse_wheel_filename(file.filename)[3]})
+    return f"{'/'.join(pythons)} {'/'.join(platforms)}"
+
+
+# ----------------------------------------------------------------------------- the run
+
+
+def published_stacks(kb: KnowledgeBase) -> List[Stack]:
+    from mlcc.matrix import evaluate, expand, load_matrix
+
+    return [o.stack for o in evaluate(kb, expand(load_matrix(kb))) if o.stack is not None and o.published]
+
+
+def sampled_stacks(kb: KnowledgeBase, count: int) -> List[Stack]:
+    """A deterministic sample of the cross product: each benchmark with each build of its
+    framework, per arch and CUDA line of that build (the base is left to the resolver),
+    sorted, every k-th cell resolved; cells that do not resolve are dropped."""
+    from mlcc.errors import ConflictError, UsageError
+    from mlcc.resolve import Resolver, build_request
+
+    if count <= 0:
+        return []
+    cells: Set[Tuple[str, str, str, str]] = set()
+    for name, bench in kb.benchmarks.items():
+        rule = bench.framework
+        if rule is None or rule.name not in kb.frameworks:
+            continue
+        accepted = SpecifierSet(rule.versions)
+        for build in kb.frameworks[rule.name].builds:
+            if not accepted.contains(build.version, prereleases=True):
+                continue  # the benchmark refuses this release: no stack to check
+            for arch in set(build.arches) & set(bench.arches):
+                for line in build.cuda or ("cpu",):
+                    cells.add((name, arch, line, build.version))
+    ordered = sorted(cells)
+    stride = max(1, len(ordered) // count)
+    resolver = Resolver(kb)
+    stacks: List[Stack] = []
+    for name, arch, line, release in ordered[::stride][:count]:
+        rule = kb.benchmarks[name].framework
+        assert rule is not None
+        try:
+            request = build_request(
+                kb,
+                name,
+                arch=arch,
+                cpu=line == "cpu",
+                cuda=None if line == "cpu" else line,
+                with_=[f"{rule.name}={release}"],
+            )
+            stacks.append(resolver.resolve(request))
+        except (ConflictError, UsageError):
+            continue
+    return stacks
+
+
+def framework_pins(kb: KnowledgeBase) -> Dict[Pin, List[str]]:
+    """Every pip pin of every framework build, for each Python and arch the build claims,
+    whether or not a published stack uses it. The target's glibc is the newest any base
+    offers for the arch, so only pins that install nowhere are reported from here."""
+    newest: Dict[str, str] = {}
+    for base in kb.bases:
+        for arch in base.arches:
+            if base.glibc and (arch not in newest or Version(base.glibc) > Version(newest[arch])):
+                newest[arch] = base.glibc
+    found: Dict[Pin, List[str]] = {}
+    for framework in kb.frameworks.values():
+        for build in framework.builds:
+            install = build.install
+            if install.method != "pip":
+                continue
+            origins = install.origins or (build.prov.origin,) * len(install.packages)
+            label = f"{framework.name} {build.version} ({build.variant})"
+            for python, arch in itertools.product(build.python, build.arches):
+                target = Target(python, arch, newest.get(arch))
+                wheels_origin = install.wheels_origin or build.prov.origin
+                for url in install.wheels_for(python):
+                    found.setdefault(Pin(url, wheels_origin, target), []).append(label)
+                for requirement, origin in zip(install.packages, origins):
+                    pin = Pin(
+                        requirement,
+                        origin,
+                        target,
+                        extra_index=install.index_url or install.extra_index_url,
+                        find_links=install.find_links,
+                    )
+                    found.setdefault(pin, []).append(label)
+    return found
+
+
+def run(
+    kb: KnowledgeBase, stacks: Iterable[Stack], client: IndexClient, *, all_builds: bool = True
+) -> Report:
+    started = time.monotonic()
+    checker = Checker(client, kb)
+    by_pin: Dict[Pin, List[str]] = {}
+    downloads: Dict[Tuple[str, str, bool], List[str]] = {}
+    labels: Set[str] = set()
+    for stack in stacks:
+        label = stack_label(stack)
+        if label in labels:
+            continue
+        labels.add(label)
+        for pin in pins_of(stack, kb):
+            by_pin.setdefault(pin, []).append(label)
+        for download in downloads_of(stack, kb):
+            downloads.setdefault(download, []).append(label)
+    if all_builds:
+        for pin, labels_of_pin in framework_pins(kb).items():
+            by_pin.setdefault(pin, []).extend(labels_of_pin)
+    grouped: Dict[Tuple[str, str, str, str], List[str]] = {}
+    for pin in sorted(by_pin, key=lambda p: (p.origin, p.requirement, p.target)):
+        verdict = checker.judge(pin)
+        if verdict is not None:
+            key = (verdict[0], pin.origin, pin.requirement, verdict[1])
+            grouped.setdefault(key, []).extend(by_pin[pin])
+    findings = [Finding(s, o, r, m, tuple(sorted(set(st)))) for (s, o, r, m), st in grouped.items()]
+    for url, reason in sorted(checker.unreachable.items()):
+        unchecked = sum(1 for f in findings if f.message == f"not checked: {url} could not be read")
+        message = f"{unchecked} pin(s) read from it were not checked ({reason})"
+        findings.append(Finding(WARNING, url, "unreachable", message))
+    for (what, origin, explained), stack_labels in sorted(downloads.items()):
+        if not explained:
+            findings.append(
+                Finding(
+                    WARNING,
+                    origin,
+                    what,
+                    "downloaded without a sourced sha256 (or a recorded reason why none exists)",
+                    tuple(sorted(set(stack_labels))),
+                )
+            )
+    order = {ERROR: 0, WARNING: 1, NOTE: 2}
+    findings.sort(key=lambda f: (order[f.severity], _origin_key(f.origin), f.subject, f.message))
+    return Report(
+        stacks=len(labels),
+        pins=len(by_pin),
+        findings=tuple(findings),
+        requests=client.requests,
+        seconds=time.monotonic() - started,
+        index_url=client.index_url,
+    )
+
+
+def _origin_key(origin: str) -> Tuple[str, int]:
+    path, _, line = origin.rpartition(":")
+    return (path, int(line)) if line.isdigit() else (origin, 0)
