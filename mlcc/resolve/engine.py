@@ -2,7 +2,9 @@
 
 Preference (documented in README "How mlcc chooses"):
 
-1. arch: ``--arch``, else the benchmark's arches in the order its recipe lists them;
+1. arch: ``--arch``, else the host's arch when the benchmark supports it, else the first
+   arch the benchmark's recipe lists; never another arch (a pin that only resolves
+   elsewhere fails, with that arch among the alternatives);
 2. framework build: the benchmark's reference versions (``prefer``) first, then newest
    version; within a version pip wheels, then source builds, then conda builds, newest
    CUDA line first;
@@ -142,11 +144,20 @@ def _carried_note(release: CudaRelease, distro: str) -> str:
     return f" (NVIDIA's {distro} repositories carry it for {', '.join(arches)})"
 
 
+def detect_host_arch(kb: KnowledgeBase) -> Optional[str]:
+    """The knowledge base's name for this machine's arch (None when it has none)."""
+    import platform
+
+    return kb.arch_aliases.get(platform.machine().strip().lower())
+
+
 class Resolver:
     """Resolves requests against one knowledge base; cheap to reuse, memoises results."""
 
-    def __init__(self, kb: KnowledgeBase) -> None:
+    def __init__(self, kb: KnowledgeBase, host_arch: Optional[str] = None) -> None:
         self.kb = kb
+        # The machine mlcc runs on: the arch a request without --arch resolves for.
+        self.host_arch = host_arch if host_arch is not None else detect_host_arch(kb)
         self._libs: Dict[Tuple[str, str, str], Tuple[LibBuild, ...]] = {}
         for library, builds in (("cudnn", kb.cudnn), ("nccl", kb.nccl)):
             for build in builds:
@@ -201,6 +212,12 @@ class Resolver:
         self._search(request, tracker)
         return explain_conflict(self, request, tracker)
 
+    def default_arch(self, bench: Benchmark) -> str:
+        """The arch a request without ``--arch`` resolves for: the host's, if supported."""
+        if self.host_arch is not None and self.host_arch in bench.arches:
+            return self.host_arch
+        return bench.arches[0]
+
     # ------------------------------------------------------------------ search
 
     def _search(self, req: Request, t: Optional[Tracker]) -> Optional[Stack]:
@@ -211,7 +228,7 @@ class Resolver:
                 t.add("benchmark", bench.name, failures)
             return None
         accelerator = "cpu" if req.cpu else "cuda"
-        for arch in (req.arch,) if req.arch else bench.arches:
+        for arch in (req.arch or self.default_arch(bench),):
             for build in self._framework_builds(bench, arch, accelerator, req, t):
                 for cuda in self._cuda_releases(bench, build, arch, accelerator, req, t):
                     for base in self._bases(arch, cuda, req, t):

@@ -311,8 +311,9 @@ def _dimensions(resolver: Resolver, request: Request) -> Iterator[Tuple[str, Ord
             yield name, ((f"--{name} {v}", v) for v in _nearest(_domain(resolver, name), pin))
     if request.base is not None:
         yield "base", ((f"--base {b.name}", b.name) for b in kb.bases if b.name != request.base)
-    if request.arch is not None:
-        yield "arch", ((f"--arch {a}", a) for a in kb.arches if a != request.arch)
+    # An unpinned arch is still a choice (the host's): another arch is an alternative.
+    current = request.arch or resolver.default_arch(kb.benchmarks[request.benchmark])
+    yield "arch", ((f"--arch {a}", a) for a in kb.arches if a != current)
     if request.driver is not None:
         yield "driver", _driver_order(resolver, request)
     if request.cpu:

@@ -16,7 +16,7 @@ _MAX_SKIPPED = 3
 def explain_choices(resolver: Resolver, stack: Stack) -> Tuple[Choice, ...]:
     other_arches = set(resolver.kb.arch_aliases) - {stack.arch.name, *stack.arch.aliases}
     choices = [
-        _arch(stack),
+        _arch(resolver, stack),
         *_framework(resolver, stack),
         *_cuda(stack),
         _base(resolver, stack),
@@ -32,13 +32,16 @@ def _pinned(stack: Stack, name: str) -> Optional[str]:
     return stack.request.pins().get(name)
 
 
-def _arch(stack: Stack) -> Choice:
+def _arch(resolver: Resolver, stack: Stack) -> Choice:
     pin = stack.request.arch
-    reason = (
-        f"--arch {pin}"
-        if pin
-        else f"first of the arches {stack.benchmark.name} supports ({', '.join(stack.benchmark.arches)})"
-    )
+    supported = ", ".join(stack.benchmark.arches)
+    if pin:
+        reason = f"--arch {pin}"
+    elif stack.arch.name == resolver.host_arch:
+        reason = f"this machine's arch ({stack.benchmark.name} supports {supported}; --arch for another)"
+    else:
+        host = resolver.host_arch or "unknown"
+        reason = f"first of the arches {stack.benchmark.name} supports ({supported}); this machine is {host}"
     return Choice(
         "arch",
         stack.arch.name,

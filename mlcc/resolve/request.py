@@ -7,6 +7,7 @@ mean", malformed versions are rejected, contradictory pins are usage errors (exi
 from __future__ import annotations
 
 import difflib
+import re
 from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.errors import UsageError
@@ -166,12 +167,23 @@ def build_request(
     )
 
 
+# NAME=VERSION, or pip's spelling NAME==1.1.0 / NAME>=1.14 (the operator is part of the pin)
+_WITH = re.compile(r"^\s*([A-Za-z0-9_.-]+)\s*(==|>=|<=|~=|!=|=|<|>)(.*)\Z", re.DOTALL)
+
+
 def _split_with(item: str) -> Tuple[str, str]:
-    name, sep, value = item.partition("=")
-    name = name.strip().lower()
-    if not sep or not name or not value.strip():
-        raise UsageError(f"--with {item!r}: expected NAME=VERSION", hint="for example --with tensorflow=1.13")
-    return name, value.strip()
+    match = _WITH.match(item)
+    if match is None or not match.group(3).strip():
+        raise UsageError(
+            f"--with {item!r}: expected NAME=VERSION",
+            hint="for example --with tensorflow=1.13 or --with pytorch==1.1.0",
+        )
+    name, operator, rest = match.groups()
+    name = name.lower()
+    value = rest.strip()
+    if operator != "=" and not (operator == "==" and name in OTHER_COMPONENTS):
+        value = operator + value
+    return name, value
 
 
 def _base_name(kb: KnowledgeBase, given: Optional[Tuple[str, str]]) -> Optional[str]:
