@@ -212,6 +212,13 @@ class Resolver:
         self._search(request, tracker)
         return explain_conflict(self, request, tracker)
 
+    def last_cuda_on(self, arch: str) -> Optional[str]:
+        """The newest CUDA release NVIDIA publishes packages of for ``arch``."""
+        for release in self.kb.cuda:  # newest first
+            if any(arch in arches for _, arches in release.repos):
+                return release.version
+        return None
+
     def default_arch(self, bench: Benchmark) -> str:
         """The arch a request without ``--arch`` resolves for: the host's, if supported."""
         if self.host_arch is not None and self.host_arch in bench.arches:
@@ -377,10 +384,12 @@ class Resolver:
                 )
             )
         if not any(arch in arches for _, arches in release.repos):
+            last = self.last_cuda_on(arch)
             failures.append(
                 Failure(
                     "cuda-arch",
-                    f"NVIDIA publishes no {arch} packages of CUDA {release.version}",
+                    f"NVIDIA publishes no {arch} packages of CUDA {release.version}"
+                    + (f" ({arch} packages end at CUDA {last})" if last else ""),
                     release.prov.origin,
                 )
             )
@@ -724,9 +733,15 @@ class Resolver:
                 )
             )
         if pin is not None:
-            failures.append(
-                Failure(f"{library}-pin", f"--{library} {pin} matches none of {versions}", "", pin=True)
-            )
+            where = f"CUDA {cuda.version} on {base.repo_distro}/{arch}"
+            matched = [c.version for c in candidates if pin.matches(c.version)]  # type: ignore[attr-defined]
+            if matched and spec is not None and build is not None:
+                said = f"selects {', '.join(matched)} for {where}, outside {build.label}'s range {spec}"
+            elif matched:
+                said = f"selects {', '.join(matched)} for {where}"
+            else:
+                said = f"matches none of {versions} ({where})"
+            failures.append(Failure(f"{library}-pin", f"--{library} {pin} {said}", "", pin=True))
         return failures
 
     def gcc_bounds(

@@ -63,3 +63,63 @@ def test_a_pin_that_only_resolves_on_another_arch_fails_and_names_it(kb) -> None
     assert "--arch ppc64le" in changes
     on_power = Resolver(kb, host_arch="ppc64le")
     assert resolve(kb, on_power, "maskrcnn", cuda="10.1", base="ubi7", with_=["pytorch=1.1.0"])
+
+
+# ------------------------------------------------------------------ causes first
+
+
+def _lines(found: StackConflict) -> list:  # type: ignore[type-arg]
+    return [f"[{f.rule}] {f.message}" for f in found.failures]
+
+
+def test_cudnn_pin_is_named_as_the_cause_and_never_said_to_match_nothing(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    found = conflict(kb, resolver, "maskrcnn", cudnn="8")
+    lines = _lines(found)
+    assert lines[0].startswith("[cudnn-pin] --cudnn 8: selects cuDNN 8.")
+    assert "need cuDNN >=7.5,<8" in lines[0]
+    assert not any("matches none of" in line and "8.3.1.22" in line for line in lines)
+    assert lines[1].startswith("[arch] this machine's arch: x86_64")  # ppc64le is not taken silently
+    assert "--arch ppc64le" in [a.change for a in found.alternatives]
+
+
+def test_pick_stage_pin_says_what_it_selected(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    found = conflict(kb, resolver, "maskrcnn", cudnn="8", base="ubi8", cuda="10.2")
+    text = str(found)
+    assert "--cudnn 8 matches none of 7.6.5.32, 8.3.1.22" not in text
+    assert "[cudnn-pin] --cudnn 8: selects" in text
+
+
+def test_driver_comes_before_framework_lines(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    found = conflict(kb, resolver, "tf_cnn_benchmarks", driver="410.48", cuda="10.1")
+    lines = _lines(found)
+    driver = next(i for i, line in enumerate(lines) if line.startswith("[host-driver]"))
+    assert "needs >= 418.39" in lines[driver]
+    framework = [i for i, line in enumerate(lines) if line.startswith("[framework")]
+    assert framework and min(framework) > driver
+    assert len(framework) == 1  # summarised in one line
+    assert len(lines) <= 6
+
+
+def test_python_limit_of_the_framework_comes_first(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    found = conflict(kb, resolver, "tf_cnn_benchmarks", python="3.8", with_=["tensorflow=2.1"])
+    first = _lines(found)[0]
+    assert first.startswith("[python-pin] --python 3.8:")
+    assert "Python 3.6, 3.7 only" in first
+
+
+def test_arch_without_packages_names_its_last_release(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    found = conflict(kb, resolver, "nccl-tests", arch="ppc64le", cuda="12.6")
+    last = resolver.last_cuda_on("ppc64le")
+    assert last == "12.4.1"
+    assert f"up to CUDA {last}" in _lines(found)[0]
+    assert any(f"packages end at CUDA {last}" in line for line in _lines(found))
+
+
+def test_causes_are_ordered_pin_then_host_then_arch(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    from mlcc.resolve.causes import CAUSE_DIMENSIONS
+
+    categories = [category for _, category in CAUSE_DIMENSIONS]
+    assert categories == sorted(categories)
+    found = conflict(kb, resolver, "tf_cnn_benchmarks", driver="410.48", cuda="10.1")
+    rules = [f.rule for f in found.failures]
+    assert rules.index("cuda-pin") < rules.index("host-driver")
