@@ -40,6 +40,7 @@ from mlcc.kb.model import (
     PythonOption,
     PythonTooling,
     ReferenceRun,
+    ReferenceStack,
     SourceRef,
     Toolset,
 )
@@ -538,8 +539,21 @@ def _benchmarks(
             prov=doc.prov(data, ()),
             origins=tuple(sorted(origins.items())),
             build=_benchmark_build(doc, data["build"]) if "build" in data else None,
+            reference_stack=_reference_stack(doc, data.get("reference_stack")),
         )
     return dict(sorted(benchmarks.items()))
+
+
+def _reference_stack(doc: _Doc, data: Optional[Dict[str, Any]]) -> Optional[ReferenceStack]:
+    if data is None:
+        return None
+    return ReferenceStack(
+        run=data["run"],
+        cuda=data["cuda"],
+        cudnn=data.get("cudnn"),
+        nccl=data.get("nccl"),
+        prov=doc.prov(data, ("reference_stack",)),
+    )
 
 
 def _benchmark_build(doc: _Doc, data: Dict[str, Any]) -> BenchmarkBuild:
@@ -667,3 +681,5 @@ def iter_sources(kb: KnowledgeBase) -> Iterator[Provenance]:
             yield build.prov
     for benchmark in kb.benchmarks.values():
         yield benchmark.prov
+        if benchmark.reference_stack is not None:
+            yield benchmark.reference_stack.prov

@@ -309,6 +309,19 @@ class BenchmarkBuild(NamedTuple):
         return dict(self.packages).get(family, ())
 
 
+class ReferenceStack(NamedTuple):
+    """What the benchmark's reference run used; the default stack is the nearest to it."""
+
+    run: str  # "NGC 19.05 on DGX-1 (MLPerf v0.6)"
+    cuda: str
+    prov: Provenance
+    cudnn: Optional[str] = None
+    nccl: Optional[str] = None
+
+    def version_of(self, component: str) -> Optional[str]:
+        return {"cuda": self.cuda, "cudnn": self.cudnn, "nccl": self.nccl}.get(component)
+
+
 class Benchmark(NamedTuple):
     name: str
     title: str
@@ -326,6 +339,7 @@ class Benchmark(NamedTuple):
     build: Optional[BenchmarkBuild]
     needs_python: bool = True
     origins: Tuple[Tuple[str, str], ...] = ()
+    reference_stack: Optional[ReferenceStack] = None
 
     def origin_of(self, key: str) -> str:
         """Where the rule ``key`` (arches, python, framework ...) is written."""

@@ -109,7 +109,7 @@ def _builds(resolver: Resolver, request: Request, bench: Benchmark) -> List[Fram
     pin = request.framework_pin(bench.framework.name)
     return [
         build
-        for build in resolver._ordered_builds(bench.name)
+        for build in resolver._ordered_builds(bench.name, request.newest)
         if not resolver.framework_rule_failures(bench, build, arch, accelerator)
         and (pin is None or pin.matches(build.version))
     ]

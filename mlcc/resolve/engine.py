@@ -461,12 +461,12 @@ class Resolver:
     ) -> Tuple[Any, ...]:
         if bench.framework is None:
             return (None,)
-        key = ("framework", bench.name, arch, accelerator)
+        key = ("framework", bench.name, arch, accelerator, req.newest)
         ruled = self._filtered.get(key)
         if ruled is None:
             ruled = self._filtered[key] = _filter(
                 "framework",
-                self._ordered_builds(bench.name),
+                self._ordered_builds(bench.name, req.newest),
                 lambda build: build.label,
                 lambda build: self.framework_rule_failures(bench, build, arch, accelerator),
             )
@@ -483,20 +483,25 @@ class Resolver:
         )
 
     @lru_cache(maxsize=64)  # noqa: B019 - the resolver lives as long as its knowledge base
-    def _ordered_builds(self, benchmark: str) -> Tuple[FrameworkBuild, ...]:
+    def _ordered_builds(self, benchmark: str, newest: bool = False) -> Tuple[FrameworkBuild, ...]:
         bench = self.kb.benchmarks[benchmark]
         assert bench.framework is not None
         prefer = bench.framework.prefer
         builds = self.kb.frameworks[bench.framework.name].builds
+        reference = None if newest or bench.reference_stack is None else bench.reference_stack.cuda
 
         def key(build: FrameworkBuild) -> Tuple[object, ...]:
             rank = prefer.index(build.version) if build.version in prefer else len(prefer)
             newest_cuda = max((parse_version(c) for c in build.cuda), default=parse_version("0"))
+            # nearest the reference run's CUDA line first, else newest CUDA line first
+            cuda_rank: object = _Desc(newest_cuda)
+            if reference is not None:
+                cuda_rank = min((nearness(c, reference) for c in build.cuda), default=(1 << 30, _Desc(0)))
             return (
                 rank,
                 _Desc(parse_version(build.version)),
                 _METHOD_RANK.get(build.install.method, 9),
-                _Desc(newest_cuda),
+                cuda_rank,
                 build.variant,
             )
 
@@ -513,12 +518,12 @@ class Resolver:
     ) -> Tuple[Any, ...]:
         if accelerator == "cpu":
             return (None,)
-        key = ("cuda", bench.name, id(build), arch)
+        key = ("cuda", bench.name, id(build), arch, req.newest)
         ruled = self._filtered.get(key)
         if ruled is None:
             ruled = self._filtered[key] = _filter(
                 "cuda",
-                self.kb.cuda,
+                self._cuda_order(bench, req.newest),
                 lambda release: f"CUDA {release.version}",
                 lambda release: self.cuda_rule_failures(bench, build, release, arch),
             )
@@ -670,6 +675,25 @@ class Resolver:
             return True
         return library == "cudnn" and build is not None and build.cudnn is not None
 
+    def reference_version(self, bench: Benchmark, req: Request, component: str) -> Optional[str]:
+        """The reference run's version of ``component``, when the default policy uses it."""
+        if req.newest or bench.reference_stack is None:
+            return None
+        return bench.reference_stack.version_of(component)
+
+    def _cuda_order(self, bench: Benchmark, newest: bool) -> Tuple[CudaRelease, ...]:
+        """CUDA releases newest first, or nearest the reference run's line first."""
+        reference = None if newest or bench.reference_stack is None else bench.reference_stack.cuda
+        if reference is None:
+            return self.kb.cuda
+        key = ("cuda-order", reference)
+        cached = self._narrowed.get(key)
+        if cached is None:
+            cached = self._narrowed[key] = tuple(
+                sorted(self.kb.cuda, key=lambda r: nearness(r.version, reference))
+            )
+        return cached
+
     def lib_candidates(self, library: str, cuda: CudaRelease, distro: str, arch: str) -> Tuple[LibBuild, ...]:
         return tuple(b for b in self._libs.get((library, distro, arch), ()) if b.fits_cuda(cuda.version))
 
@@ -691,6 +715,9 @@ class Resolver:
             assert cuda is not None
             spec = build.cudnn if (library == "cudnn" and build is not None) else None
             candidates = self.lib_candidates(library, cuda, base.repo_distro, arch)
+            reference = self.reference_version(bench, req, library)
+            if reference is not None:
+                candidates = tuple(sorted(candidates, key=lambda b: nearness(b.version, reference)))
             for candidate in candidates:
                 if _satisfies(candidate.version, spec) and (pin is None or pin.matches(candidate.version)):
                     return _Pick(candidate)
@@ -698,7 +725,7 @@ class Resolver:
             subject = f"{library} for CUDA {cuda.version} on {base.name}/{arch}"
             return _Pick(None, False, (rejection(library, subject, failures),))
 
-        key = ("lib", library, bench.name, id(build), id(cuda), base.repo_distro, arch, pin)
+        key = ("lib", library, bench.name, id(build), id(cuda), base.repo_distro, arch, pin, req.newest)
         return self._memo(key, compute)
 
     def _lib_failures(
@@ -828,6 +855,24 @@ class Resolver:
             cuda_newest_in_line=cuda is None or self._newest_in_line[cuda.minor] == cuda.version,
         )
         return stack._replace(choices=explain_choices(self, stack))
+
+
+def nearness(version: str, reference: str) -> Tuple[int, _Desc]:
+    """Sort key: versions of the reference's line first (newest of it first), then the
+    nearest lines, the newer of two equally near. The line is major.minor, or the major
+    when the reference names only that ("7")."""
+    ref = parse_version(reference).release
+    parts = min(len(ref), 2)
+    return (
+        abs(_line_number(parse_version(version).release, parts) - _line_number(ref, parts)),
+        _Desc(parse_version(version)),
+    )
+
+
+def _line_number(release: Tuple[int, ...], parts: int) -> int:
+    major = release[0]
+    minor = release[1] if parts > 1 and len(release) > 1 else 0
+    return major * 1000 + minor
 
 
 class _Desc:

@@ -33,6 +33,8 @@ class Request(NamedTuple):
     driver: Optional[str] = None
     cpu: bool = False
     frameworks: Tuple[Tuple[str, VersionPin], ...] = ()
+    # the newest compatible stack instead of the one nearest the benchmark's reference run
+    newest: bool = False
 
     def framework_pin(self, name: str) -> Optional[VersionPin]:
         return dict(self.frameworks).get(name)
@@ -52,14 +54,16 @@ class Request(NamedTuple):
             shown["cpu"] = "true"
         for name, pin in self.frameworks:
             shown[name] = str(pin)
+        if self.newest:
+            shown["newest"] = "true"
         return shown
 
     def flags(self) -> str:
         """``--cuda 10.1 --arch ppc64le`` for messages."""
         parts: List[str] = []
         for name, value in self.pins().items():
-            if name == "cpu":
-                parts.append("--cpu")
+            if name in ("cpu", "newest"):
+                parts.append(f"--{name}")
             elif name in VERSION_COMPONENTS or name in OTHER_COMPONENTS:
                 parts.append(f"--{name} {value}")
             else:
@@ -72,7 +76,7 @@ class Request(NamedTuple):
         if index is None:  # a framework pin
             return self._replace(frameworks=tuple((n, p) for n, p in self.frameworks if n != dimension))
         values: List[object] = list(self)
-        values[index] = False if dimension == "cpu" else None
+        values[index] = False if dimension in ("cpu", "newest") else None
         return tuple.__new__(Request, values)
 
     def with_pin(self, dimension: str, value: object) -> Request:
@@ -106,6 +110,7 @@ def build_request(
     driver: Optional[str] = None,
     cpu: bool = False,
     with_: Sequence[str] = (),
+    newest: bool = False,
 ) -> Request:
     """Validate the command line's values and turn them into a :class:`Request`."""
     if benchmark not in kb.benchmarks:
@@ -163,6 +168,7 @@ def build_request(
         driver=_driver(given.get("driver")),
         cpu=cpu,
         frameworks=tuple(sorted(frameworks.items())),
+        newest=newest,
         **pins,
     )
 

@@ -33,9 +33,9 @@ def test_seed_command_gives_the_issue_example(kb, resolver) -> None:  # type: ig
     assert stack.cudnn.major == 7
 
 
-def test_default_maskrcnn_is_the_red_hat_port_stack(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+def test_newest_maskrcnn_is_the_red_hat_port_stack(kb, resolver) -> None:  # type: ignore[no-untyped-def]
     # openshift-psap/mlperf_v0.6_resources: UBI 8, CUDA 10.2, cuDNN 7.6.5, PyTorch 1.1.0a0+828a6a3, Python 3.6
-    stack = resolve(kb, resolver, "maskrcnn")
+    stack = resolve(kb, resolver, "maskrcnn", newest=True)
     assert (stack.base.name, stack.cuda.version, stack.python.version) == ("ubi8", "10.2.89", "3.6")
     assert stack.cudnn.version.startswith("7.6.5")
     assert stack.framework.version == "1.1.0a0+828a6a3" and stack.reference

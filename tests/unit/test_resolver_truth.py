@@ -123,3 +123,93 @@ def test_causes_are_ordered_pin_then_host_then_arch(kb, resolver) -> None:  # ty
     found = conflict(kb, resolver, "tf_cnn_benchmarks", driver="410.48", cuda="10.1")
     rules = [f.rule for f in found.failures]
     assert rules.index("cuda-pin") < rules.index("host-driver")
+
+
+# ------------------------------------------------------------------ default stack
+
+
+def _submission_libraries(benchmark_log: str) -> dict:  # type: ignore[type-arg]
+    """cuda/cudnn/nccl versions from an MLPerf v0.6 result log's submission_entry."""
+    import ast
+    import re
+
+    from tests.conftest import SHARED
+
+    text = (SHARED / "data" / "mlperf-v0.6-logs" / benchmark_log / "result_0.txt").read_text(encoding="utf-8")
+    entry = re.search(r"submission_entry: (\{.*\})", text)
+    assert entry is not None
+    value = ast.literal_eval(json_loads(entry.group(1))["value"])
+    return dict(ast.literal_eval(value["libraries"]))
+
+
+def json_loads(text: str) -> dict:  # type: ignore[type-arg]
+    import json
+
+    return dict(json.loads(text))
+
+
+@pytest.mark.parametrize(
+    "benchmark, log",
+    [
+        ("maskrcnn", "NVIDIA/dgx1_ngc19.05_pytorch/maskrcnn"),
+        ("ssd", "NVIDIA/dgx1_ngc19.05_pytorch/ssd"),
+        ("gnmt", "NVIDIA/dgx1_ngc19.05_pytorch/gnmt"),
+        ("transformer", "NVIDIA/dgx1_ngc19.05_pytorch/transformer"),
+        ("resnet50", "NVIDIA/dgx1_ngc19.05_mxnet/resnet"),
+        ("minigo", "NVIDIA/dgx1_ngc19.05_tensorflow/minigo"),
+    ],
+)
+def test_reference_stack_facts_match_the_result_logs(kb, benchmark, log) -> None:  # type: ignore[no-untyped-def]
+    reference = kb.benchmarks[benchmark].reference_stack
+    libraries = _submission_libraries(log)
+    assert (reference.cuda, reference.cudnn, reference.nccl) == (
+        libraries["cuda_version"],
+        libraries["cudnn_version"],
+        libraries["nccl_version"],
+    )
+
+
+def test_default_is_the_stack_nearest_the_reference_run(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    stack = resolve(kb, resolver, "maskrcnn")
+    # NGC 19.05 ran CUDA 10.1.163, cuDNN 7.6.0.64, NCCL 2.4.6
+    assert stack.cuda.minor == "10.1" and stack.cudnn.version.startswith("7.6.")
+    reasons = dict((c.component, c.reason) for c in stack.choices)
+    assert "nearest maskrcnn's reference run" in reasons["cuda"] and "10.1.163" in reasons["cuda"]
+    assert "--newest" in reasons["cuda"]
+    assert "nearest maskrcnn's reference run" in reasons["cudnn"]
+    # NVIDIA's images give CUDA 10.1 NCCL 2.8.4 only: the nearest to 2.4.6 there is
+    assert stack.nccl.version == "2.8.4"
+
+
+def test_nearness_prefers_the_reference_line_then_the_nearest_newer() -> None:
+    from mlcc.resolve.engine import nearness
+
+    versions = ["10.0.130", "10.1.105", "10.1.243", "10.2.89", "11.0.3", "9.2.148"]
+    ordered = sorted(versions, key=lambda v: nearness(v, "10.1.163"))
+    assert ordered[:4] == ["10.1.243", "10.1.105", "10.2.89", "10.0.130"]  # equally near: the newer first
+    # a reference naming only the major ("cuDNN 7") takes the newest of that major
+    assert sorted(["7.0.5", "7.6.5.32", "8.0.5"], key=lambda v: nearness(v, "7"))[0] == "7.6.5.32"
+
+
+def test_newest_flag_asks_for_the_newest_compatible_stack(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    default = resolve(kb, resolver, "maskrcnn")
+    newest = resolve(kb, resolver, "maskrcnn", newest=True)
+    assert newest.cuda.version == "10.2.89" and default.cuda.version == "10.1.243"
+    assert "newest CUDA release" in dict((c.component, c.reason) for c in newest.choices)["cuda"]
+    assert newest.request.pins()["newest"] == "true"
+
+
+def test_benchmarks_without_a_reference_run_take_the_newest(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    for benchmark in ("nccl-tests", "tf_cnn_benchmarks"):
+        assert kb.benchmarks[benchmark].reference_stack is None
+        default = resolve(kb, resolver, benchmark)
+        newest = resolve(kb, resolver, benchmark, newest=True)
+        assert default.variant == newest.variant and default.nccl == newest.nccl
+
+
+def test_newest_flag_on_the_command_line(cli) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    data = json.loads(cli("resolve", "maskrcnn", "--newest", "--json").out)
+    assert data["cuda"] == "10.2.89" and data["pins"]["newest"] == "true"
+    assert json.loads(cli("resolve", "maskrcnn", "--json").out)["cuda"] == "10.1.243"
