@@ -221,6 +221,7 @@ class SourceRef(NamedTuple):
     repository: str
     commit: str
     path: Optional[str] = None
+    framework: Optional[str] = None  # the framework versions this commit serves (None: any)
 
     @property
     def archive_url(self) -> str:
@@ -296,7 +297,8 @@ class BenchmarkBuild(NamedTuple):
     datasets: Tuple[Dataset, ...]
     quality_target: str
     prov: Provenance
-    source: Optional[SourceRef] = None
+    source: Optional[SourceRef] = None  # the stack's: the resolver picks it from ``sources``
+    sources: Tuple[SourceRef, ...] = ()  # per framework-version range, first match wins
     cmd: Tuple[str, ...] = ()
     shm: Optional[str] = None
     run_as_root: bool = False
@@ -307,6 +309,17 @@ class BenchmarkBuild(NamedTuple):
 
     def packages_for(self, family: str) -> Tuple[str, ...]:
         return dict(self.packages).get(family, ())
+
+    def source_for(self, framework_version: Optional[str]) -> Optional[SourceRef]:
+        """The source commit for a framework version: the first whose range holds it."""
+        from mlcc.versions import satisfies
+
+        for source in self.sources:
+            if source.framework is None or (
+                framework_version is not None and satisfies(framework_version, source.framework)
+            ):
+                return source
+        return None
 
 
 class ReferenceStack(NamedTuple):

@@ -840,6 +840,7 @@ class Resolver:
         nccl: Optional[LibBuild],
         compiler: Compiler,
     ) -> Stack:
+        bench = _with_source_for(bench, build)
         stack = Stack(
             benchmark=bench,
             arch=self.kb.arches[arch],
@@ -855,6 +856,17 @@ class Resolver:
             cuda_newest_in_line=cuda is None or self._newest_in_line[cuda.minor] == cuda.version,
         )
         return stack._replace(choices=explain_choices(self, stack))
+
+
+def _with_source_for(bench: Benchmark, build: Optional[FrameworkBuild]) -> Benchmark:
+    """The benchmark with the source commit that serves the stack's framework version
+    (tensorflow/benchmarks keeps a branch per TensorFlow release)."""
+    if bench.build is None or len(bench.build.sources) < 2:
+        return bench
+    source = bench.build.source_for(build.version if build is not None else None)
+    if source is None or source == bench.build.source:
+        return bench
+    return bench._replace(build=bench.build._replace(source=source))
 
 
 def nearness(version: str, reference: str) -> Tuple[int, _Desc]:

@@ -213,3 +213,43 @@ def test_newest_flag_on_the_command_line(cli) -> None:  # type: ignore[no-untype
     data = json.loads(cli("resolve", "maskrcnn", "--newest", "--json").out)
     assert data["cuda"] == "10.2.89" and data["pins"]["newest"] == "true"
     assert json.loads(cli("resolve", "maskrcnn", "--json").out)["cuda"] == "10.1.243"
+
+
+# ------------------------------------------------------------------ source per framework version
+
+TF_113_BRANCH = "4828965154c424bc61a7ec361edb67bb267869f4"  # cnn_tf_v1.13_compatible
+TF_114_21_BRANCHES = "aef6daa90a467a1fc7ce8395cd0067e5fda1ecff"  # cnn_tf_v1.14 .. v2.1_compatible
+
+
+@pytest.mark.parametrize(
+    "version, commit",
+    [("1.13", TF_113_BRANCH), ("1.14", TF_114_21_BRANCHES), ("2.1", TF_114_21_BRANCHES)],
+)
+def test_tf_cnn_benchmarks_source_follows_the_tensorflow_release(kb, resolver, version, commit) -> None:  # type: ignore[no-untyped-def]
+    stack = resolve(kb, resolver, "tf_cnn_benchmarks", with_=[f"tensorflow={version}"])
+    assert stack.framework.version.startswith(version)
+    assert stack.benchmark.build.source.commit == commit
+
+
+def test_tf_1_13_image_checks_out_its_branch(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    from mlcc.render import render
+
+    stack = resolve(kb, resolver, "tf_cnn_benchmarks", with_=["tensorflow=1.13"])
+    dockerfile = dict(render(stack, kb).files)["Dockerfile"]
+    assert f"git checkout -q --detach {TF_113_BRANCH}" in dockerfile
+    assert TF_114_21_BRANCHES not in dockerfile
+
+
+def test_a_framework_version_no_source_serves_is_a_recipe_error(recipes_copy) -> None:  # type: ignore[no-untyped-def]
+    from mlcc.errors import RecipeError
+    from mlcc.kb import load
+
+    recipe = recipes_copy / "benchmarks" / "tf_cnn_benchmarks.yaml"
+    text = recipe.read_text(encoding="utf-8")
+    recipe.write_text(
+        text.replace('framework: ">=1.13,<1.14"', 'framework: ">=1.12,<1.13"'), encoding="utf-8"
+    )
+    with pytest.raises(RecipeError) as caught:
+        load(str(recipes_copy), use_cache=False)
+    assert "no source serves tensorflow 1.13" in str(caught.value)
+    assert "tf_cnn_benchmarks.yaml" in str(caught.value)
