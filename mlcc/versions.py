@@ -173,6 +173,8 @@ class VersionPin(NamedTuple):
 
     def matches(self, version: str) -> bool:
         parsed = parse_version(version)
+        if parsed.is_prerelease and not self.admits_prereleases:
+            return False
         if self.kind == "prefix":
             return parsed.release[: len(self.prefix)] == self.prefix
         if self.kind == "exact":
@@ -180,8 +182,25 @@ class VersionPin(NamedTuple):
         assert self.specifier is not None
         return self.specifier.contains(version)
 
+    @property
+    def admits_prereleases(self) -> bool:
+        """PEP 440: a pin admits pre-releases only when it names one (``--with pytorch=1.1.0``
+        must not pick 1.1.0a0+828a6a3; ``1.1.0a0+828a6a3`` or ``>=1.1.0a0`` may)."""
+        if self.kind == "exact":
+            return True
+        if self.specifier is None:
+            return False
+        return any(_names_prerelease(op, value) for op, value in self.specifier.clauses)
+
     def __str__(self) -> str:
         return self.text
+
+
+def _names_prerelease(op: str, value: str) -> bool:
+    # as packaging decides it: "!=" and "==X.*" never ask for pre-releases
+    if op == "===":
+        return True  # arbitrary equality names one exact string
+    return op != "!=" and not value.endswith(".*") and Version(value).is_prerelease
 
 
 @lru_cache(maxsize=2048)

@@ -14,7 +14,7 @@ from typing import Dict, NamedTuple, Optional, Tuple
 
 from mlcc.errors import RegistryError, UsageError
 from mlcc.image.auth import credentials_for
-from mlcc.image.content import ARCHES, scan_layers
+from mlcc.image.content import OCI_ARCH_NAMES, scan_layers
 from mlcc.image.reference import Reference, parse_reference
 from mlcc.image.registry import Manifest, Registry
 
@@ -51,7 +51,7 @@ def resolve_base(reference: str, arch: str, *, tls_verify: bool = True) -> Resol
     return ResolvedBase(
         reference=reference,
         digest=manifest.digest,
-        arch=ARCHES.get(config_arch, config_arch),
+        arch=OCI_ARCH_NAMES.get(config_arch, config_arch),
         os_id=tuple([fields.get("ID", ""), *fields.get("ID_LIKE", "").split()]),
         version_id=fields.get("VERSION_ID"),
     )
@@ -63,7 +63,7 @@ def _for_arch(registry: Registry, ref: Reference, manifest: Manifest, arch: str)
     offered = []
     for entry in manifest.data.get("manifests", []):
         platform = entry.get("platform") or {}
-        name = ARCHES.get(platform.get("architecture", ""), platform.get("architecture", ""))
+        name = OCI_ARCH_NAMES.get(platform.get("architecture", ""), platform.get("architecture", ""))
         offered.append(str(name))
         if name == arch:
             child = registry.manifest(ref.repository, entry["digest"])

@@ -40,12 +40,13 @@ from mlcc.kb.model import (
     PythonOption,
     PythonTooling,
     ReferenceRun,
+    ReferenceStack,
     SourceBuild,
     SourceRef,
     Toolset,
 )
 from mlcc.kb.yamlsrc import LineMap, PathKey, line_of, load_yaml
-from mlcc.versions import is_valid_version, parse_spec, parse_version
+from mlcc.versions import is_valid_version, parse_spec, parse_version, satisfies
 
 
 @dataclass
@@ -592,8 +593,22 @@ def _benchmarks(
             prov=doc.prov(data, ()),
             origins=tuple(sorted(origins.items())),
             build=_benchmark_build(doc, data["build"]) if "build" in data else None,
+            reference_stack=_reference_stack(doc, data.get("reference_stack")),
         )
+        _check_sources_cover(doc, benchmarks[name], frameworks)
     return dict(sorted(benchmarks.items()))
+
+
+def _reference_stack(doc: _Doc, data: Optional[Dict[str, Any]]) -> Optional[ReferenceStack]:
+    if data is None:
+        return None
+    return ReferenceStack(
+        run=data["run"],
+        cuda=data["cuda"],
+        cudnn=data.get("cudnn"),
+        nccl=data.get("nccl"),
+        prov=doc.prov(data, ("reference_stack",)),
+    )
 
 
 def _benchmark_build(doc: _Doc, data: Dict[str, Any]) -> BenchmarkBuild:
@@ -610,7 +625,8 @@ def _benchmark_build(doc: _Doc, data: Dict[str, Any]) -> BenchmarkBuild:
         quality_target=data["quality_target"],
         # the build's own citations sit in source_ids (source: is the benchmark's repository)
         prov=doc.prov({**data, "source": data["source_ids"]}, path),
-        source=SourceRef(source["repository"], source["commit"], source.get("path")) if source else None,
+        source=_sources(doc, source)[0] if source else None,
+        sources=_sources(doc, source) if source else (),
         cmd=tuple(data.get("cmd", ())),
         shm=data.get("shm"),
         run_as_root=data.get("run_as_root", False),
@@ -619,6 +635,38 @@ def _benchmark_build(doc: _Doc, data: Dict[str, Any]) -> BenchmarkBuild:
         scripts=_scripts(doc, data["steps"]),
         mpi=_mpi(data.get("mpi")),
     )
+
+
+def _check_sources_cover(doc: _Doc, bench: Benchmark, frameworks: Dict[str, Framework]) -> None:
+    """Every framework version the benchmark accepts needs a source commit that serves it."""
+    if bench.build is None or not bench.build.sources or bench.framework is None:
+        return
+    for build in frameworks[bench.framework.name].builds:
+        if (
+            satisfies(build.version, bench.framework.versions)
+            and bench.build.source_for(build.version) is None
+        ):
+            raise doc.error(
+                ("build", "source"),
+                f"no source serves {bench.framework.name} {build.version}, which {bench.name} accepts",
+                hint="add a source whose 'framework' range includes it, or narrow constraints.framework",
+            )
+
+
+def _sources(doc: _Doc, data: Any) -> Tuple[SourceRef, ...]:
+    """A benchmark's source, or its sources per framework-version range."""
+    entries = data if isinstance(data, list) else [data]
+    for index, entry in enumerate(entries):
+        path: PathKey = ("build", "source", index) if isinstance(data, list) else ("build", "source")
+        if "framework" in entry:
+            _spec(doc, (*path, "framework"), entry["framework"])
+        elif isinstance(data, list) and index < len(entries) - 1:
+            raise doc.error(
+                ("build", "source", index),
+                "only the last of several sources may omit 'framework'",
+                hint="say which framework versions each commit serves, e.g. framework: '>=1.14,<2.2'",
+            )
+    return tuple(SourceRef(e["repository"], e["commit"], e.get("path"), e.get("framework")) for e in entries)
 
 
 def _mpi(data: Optional[Dict[str, Any]]) -> Optional[MpiLaunch]:
@@ -722,5 +770,7 @@ def iter_sources(kb: KnowledgeBase) -> Iterator[Provenance]:
             yield build.prov
     for benchmark in kb.benchmarks.values():
         yield benchmark.prov
+        if benchmark.reference_stack is not None:
+            yield benchmark.reference_stack.prov
     for rule in kb.source_builds:
         yield rule.prov

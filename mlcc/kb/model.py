@@ -228,6 +228,7 @@ class SourceRef(NamedTuple):
     repository: str
     commit: str
     path: Optional[str] = None
+    framework: Optional[str] = None  # the framework versions this commit serves (None: any)
 
     @property
     def archive_url(self) -> str:
@@ -304,7 +305,8 @@ class BenchmarkBuild(NamedTuple):
     datasets: Tuple[Dataset, ...]
     quality_target: str
     prov: Provenance
-    source: Optional[SourceRef] = None
+    source: Optional[SourceRef] = None  # the stack's: the resolver picks it from ``sources``
+    sources: Tuple[SourceRef, ...] = ()  # per framework-version range, first match wins
     cmd: Tuple[str, ...] = ()
     shm: Optional[str] = None
     run_as_root: bool = False
@@ -315,6 +317,30 @@ class BenchmarkBuild(NamedTuple):
 
     def packages_for(self, family: str) -> Tuple[str, ...]:
         return dict(self.packages).get(family, ())
+
+    def source_for(self, framework_version: Optional[str]) -> Optional[SourceRef]:
+        """The source commit for a framework version: the first whose range holds it."""
+        from mlcc.versions import satisfies
+
+        for source in self.sources:
+            if source.framework is None or (
+                framework_version is not None and satisfies(framework_version, source.framework)
+            ):
+                return source
+        return None
+
+
+class ReferenceStack(NamedTuple):
+    """What the benchmark's reference run used; the default stack is the nearest to it."""
+
+    run: str  # "NGC 19.05 on DGX-1 (MLPerf v0.6)"
+    cuda: str
+    prov: Provenance
+    cudnn: Optional[str] = None
+    nccl: Optional[str] = None
+
+    def version_of(self, component: str) -> Optional[str]:
+        return {"cuda": self.cuda, "cudnn": self.cudnn, "nccl": self.nccl}.get(component)
 
 
 class Benchmark(NamedTuple):
@@ -334,6 +360,7 @@ class Benchmark(NamedTuple):
     build: Optional[BenchmarkBuild]
     needs_python: bool = True
     origins: Tuple[Tuple[str, str], ...] = ()
+    reference_stack: Optional[ReferenceStack] = None
 
     def origin_of(self, key: str) -> str:
         """Where the rule ``key`` (arches, python, framework ...) is written."""

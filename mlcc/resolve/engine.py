@@ -2,7 +2,9 @@
 
 Preference (documented in README "How mlcc chooses"):
 
-1. arch: ``--arch``, else the benchmark's arches in the order its recipe lists them;
+1. arch: ``--arch``, else the host's arch when the benchmark supports it, else the first
+   arch the benchmark's recipe lists; never another arch (a pin that only resolves
+   elsewhere fails, with that arch among the alternatives);
 2. framework build: the benchmark's reference versions (``prefer``) first, then newest
    version; within a version pip wheels, then source builds, then conda builds, newest
    CUDA line first;
@@ -142,11 +144,20 @@ def _carried_note(release: CudaRelease, distro: str) -> str:
     return f" (NVIDIA's {distro} repositories carry it for {', '.join(arches)})"
 
 
+def detect_host_arch(kb: KnowledgeBase) -> Optional[str]:
+    """The knowledge base's name for this machine's arch (None when it has none)."""
+    import platform
+
+    return kb.arch_aliases.get(platform.machine().strip().lower())
+
+
 class Resolver:
     """Resolves requests against one knowledge base; cheap to reuse, memoises results."""
 
-    def __init__(self, kb: KnowledgeBase) -> None:
+    def __init__(self, kb: KnowledgeBase, host_arch: Optional[str] = None) -> None:
         self.kb = kb
+        # The machine mlcc runs on: the arch a request without --arch resolves for.
+        self.host_arch = host_arch if host_arch is not None else detect_host_arch(kb)
         self._libs: Dict[Tuple[str, str, str], Tuple[LibBuild, ...]] = {}
         for library, builds in (("cudnn", kb.cudnn), ("nccl", kb.nccl)):
             for build in builds:
@@ -201,6 +212,19 @@ class Resolver:
         self._search(request, tracker)
         return explain_conflict(self, request, tracker)
 
+    def last_cuda_on(self, arch: str) -> Optional[str]:
+        """The newest CUDA release NVIDIA publishes packages of for ``arch``."""
+        for release in self.kb.cuda:  # newest first
+            if any(arch in arches for _, arches in release.repos):
+                return release.version
+        return None
+
+    def default_arch(self, bench: Benchmark) -> str:
+        """The arch a request without ``--arch`` resolves for: the host's, if supported."""
+        if self.host_arch is not None and self.host_arch in bench.arches:
+            return self.host_arch
+        return bench.arches[0]
+
     # ------------------------------------------------------------------ search
 
     def _search(self, req: Request, t: Optional[Tracker]) -> Optional[Stack]:
@@ -211,7 +235,7 @@ class Resolver:
                 t.add("benchmark", bench.name, failures)
             return None
         accelerator = "cpu" if req.cpu else "cuda"
-        for arch in (req.arch,) if req.arch else bench.arches:
+        for arch in (req.arch or self.default_arch(bench),):
             for build in self._framework_builds(bench, arch, accelerator, req, t):
                 for cuda in self._cuda_releases(bench, build, arch, accelerator, req, t):
                     for base in self._bases(arch, cuda, req, t):
@@ -360,10 +384,12 @@ class Resolver:
                 )
             )
         if not any(arch in arches for _, arches in release.repos):
+            last = self.last_cuda_on(arch)
             failures.append(
                 Failure(
                     "cuda-arch",
-                    f"NVIDIA publishes no {arch} packages of CUDA {release.version}",
+                    f"NVIDIA publishes no {arch} packages of CUDA {release.version}"
+                    + (f" ({arch} packages end at CUDA {last})" if last else ""),
                     release.prov.origin,
                 )
             )
@@ -435,12 +461,12 @@ class Resolver:
     ) -> Tuple[Any, ...]:
         if bench.framework is None:
             return (None,)
-        key = ("framework", bench.name, arch, accelerator)
+        key = ("framework", bench.name, arch, accelerator, req.newest)
         ruled = self._filtered.get(key)
         if ruled is None:
             ruled = self._filtered[key] = _filter(
                 "framework",
-                self._ordered_builds(bench.name),
+                self._ordered_builds(bench.name, req.newest),
                 lambda build: build.label,
                 lambda build: self.framework_rule_failures(bench, build, arch, accelerator),
             )
@@ -457,20 +483,25 @@ class Resolver:
         )
 
     @lru_cache(maxsize=64)  # noqa: B019 - the resolver lives as long as its knowledge base
-    def _ordered_builds(self, benchmark: str) -> Tuple[FrameworkBuild, ...]:
+    def _ordered_builds(self, benchmark: str, newest: bool = False) -> Tuple[FrameworkBuild, ...]:
         bench = self.kb.benchmarks[benchmark]
         assert bench.framework is not None
         prefer = bench.framework.prefer
         builds = self.kb.frameworks[bench.framework.name].builds
+        reference = None if newest or bench.reference_stack is None else bench.reference_stack.cuda
 
         def key(build: FrameworkBuild) -> Tuple[object, ...]:
             rank = prefer.index(build.version) if build.version in prefer else len(prefer)
             newest_cuda = max((parse_version(c) for c in build.cuda), default=parse_version("0"))
+            # nearest the reference run's CUDA line first, else newest CUDA line first
+            cuda_rank: object = _Desc(newest_cuda)
+            if reference is not None:
+                cuda_rank = min((nearness(c, reference) for c in build.cuda), default=(1 << 30, _Desc(0)))
             return (
                 rank,
                 _Desc(parse_version(build.version)),
                 _METHOD_RANK.get(build.install.method, 9),
-                _Desc(newest_cuda),
+                cuda_rank,
                 build.variant,
             )
 
@@ -487,12 +518,12 @@ class Resolver:
     ) -> Tuple[Any, ...]:
         if accelerator == "cpu":
             return (None,)
-        key = ("cuda", bench.name, id(build), arch)
+        key = ("cuda", bench.name, id(build), arch, req.newest)
         ruled = self._filtered.get(key)
         if ruled is None:
             ruled = self._filtered[key] = _filter(
                 "cuda",
-                self.kb.cuda,
+                self._cuda_order(bench, req.newest),
                 lambda release: f"CUDA {release.version}",
                 lambda release: self.cuda_rule_failures(bench, build, release, arch),
             )
@@ -644,6 +675,25 @@ class Resolver:
             return True
         return library == "cudnn" and build is not None and build.cudnn is not None
 
+    def reference_version(self, bench: Benchmark, req: Request, component: str) -> Optional[str]:
+        """The reference run's version of ``component``, when the default policy uses it."""
+        if req.newest or bench.reference_stack is None:
+            return None
+        return bench.reference_stack.version_of(component)
+
+    def _cuda_order(self, bench: Benchmark, newest: bool) -> Tuple[CudaRelease, ...]:
+        """CUDA releases newest first, or nearest the reference run's line first."""
+        reference = None if newest or bench.reference_stack is None else bench.reference_stack.cuda
+        if reference is None:
+            return self.kb.cuda
+        key = ("cuda-order", reference)
+        cached = self._narrowed.get(key)
+        if cached is None:
+            cached = self._narrowed[key] = tuple(
+                sorted(self.kb.cuda, key=lambda r: nearness(r.version, reference))
+            )
+        return cached
+
     def lib_candidates(self, library: str, cuda: CudaRelease, distro: str, arch: str) -> Tuple[LibBuild, ...]:
         return tuple(b for b in self._libs.get((library, distro, arch), ()) if b.fits_cuda(cuda.version))
 
@@ -665,6 +715,9 @@ class Resolver:
             assert cuda is not None
             spec = build.cudnn if (library == "cudnn" and build is not None) else None
             candidates = self.lib_candidates(library, cuda, base.repo_distro, arch)
+            reference = self.reference_version(bench, req, library)
+            if reference is not None:
+                candidates = tuple(sorted(candidates, key=lambda b: nearness(b.version, reference)))
             for candidate in candidates:
                 if _satisfies(candidate.version, spec) and (pin is None or pin.matches(candidate.version)):
                     return _Pick(candidate)
@@ -672,7 +725,7 @@ class Resolver:
             subject = f"{library} for CUDA {cuda.version} on {base.name}/{arch}"
             return _Pick(None, False, (rejection(library, subject, failures),))
 
-        key = ("lib", library, bench.name, id(build), id(cuda), base.repo_distro, arch, pin)
+        key = ("lib", library, bench.name, id(build), id(cuda), base.repo_distro, arch, pin, req.newest)
         return self._memo(key, compute)
 
     def _lib_failures(
@@ -707,9 +760,15 @@ class Resolver:
                 )
             )
         if pin is not None:
-            failures.append(
-                Failure(f"{library}-pin", f"--{library} {pin} matches none of {versions}", "", pin=True)
-            )
+            where = f"CUDA {cuda.version} on {base.repo_distro}/{arch}"
+            matched = [c.version for c in candidates if pin.matches(c.version)]  # type: ignore[attr-defined]
+            if matched and spec is not None and build is not None:
+                said = f"selects {', '.join(matched)} for {where}, outside {build.label}'s range {spec}"
+            elif matched:
+                said = f"selects {', '.join(matched)} for {where}"
+            else:
+                said = f"matches none of {versions} ({where})"
+            failures.append(Failure(f"{library}-pin", f"--{library} {pin} {said}", "", pin=True))
         return failures
 
     def gcc_bounds(
@@ -781,6 +840,7 @@ class Resolver:
         nccl: Optional[LibBuild],
         compiler: Compiler,
     ) -> Stack:
+        bench = _with_source_for(bench, build)
         stack = Stack(
             benchmark=bench,
             arch=self.kb.arches[arch],
@@ -796,6 +856,35 @@ class Resolver:
             cuda_newest_in_line=cuda is None or self._newest_in_line[cuda.minor] == cuda.version,
         )
         return stack._replace(choices=explain_choices(self, stack))
+
+
+def _with_source_for(bench: Benchmark, build: Optional[FrameworkBuild]) -> Benchmark:
+    """The benchmark with the source commit that serves the stack's framework version
+    (tensorflow/benchmarks keeps a branch per TensorFlow release)."""
+    if bench.build is None or len(bench.build.sources) < 2:
+        return bench
+    source = bench.build.source_for(build.version if build is not None else None)
+    if source is None or source == bench.build.source:
+        return bench
+    return bench._replace(build=bench.build._replace(source=source))
+
+
+def nearness(version: str, reference: str) -> Tuple[int, _Desc]:
+    """Sort key: versions of the reference's line first (newest of it first), then the
+    nearest lines, the newer of two equally near. The line is major.minor, or the major
+    when the reference names only that ("7")."""
+    ref = parse_version(reference).release
+    parts = min(len(ref), 2)
+    return (
+        abs(_line_number(parse_version(version).release, parts) - _line_number(ref, parts)),
+        _Desc(parse_version(version)),
+    )
+
+
+def _line_number(release: Tuple[int, ...], parts: int) -> int:
+    major = release[0]
+    minor = release[1] if parts > 1 and len(release) > 1 else 0
+    return major * 1000 + minor
 
 
 class _Desc:

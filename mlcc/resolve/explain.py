@@ -118,7 +118,43 @@ def summarize(stack: Stack) -> str:
 
 def explain_conflict(resolver: Resolver, request: Request, tracker: Tracker) -> StackConflict:
     failures, note = _failed_rules(resolver, request, tracker)
+    # A benchmark-level rule (its arches, its framework) already is the cause.
+    if failures and not any(f.rule.startswith("benchmark-") for f in failures):
+        from mlcc.resolve.causes import find_causes
+
+        causes = find_causes(resolver, request)
+        if causes:
+            failures, note = _after_causes(causes, failures, note)
     return StackConflict(request, failures, find_alternatives(resolver, request), note)
+
+
+_MAX_RULES_AFTER_CAUSES = 3
+
+
+def _after_causes(
+    causes: List[Failure], rules: List[Failure], note: Optional[str]
+) -> Tuple[List[Failure], Optional[str]]:
+    """The causes first; then, summarised, the knowledge-base rules the search ran into."""
+    consequences = _one_line_for_framework_rejections([f for f in rules if not f.pin])
+    hidden = len(consequences) - _MAX_RULES_AFTER_CAUSES
+    if note and note.startswith("... and "):
+        hidden = max(hidden, 0) + int(note.split()[2])
+    shown = consequences[:_MAX_RULES_AFTER_CAUSES]
+    summary = f"... and {hidden} more rules of the knowledge base the search ran into" if hidden > 0 else None
+    return causes + shown, summary
+
+
+def _one_line_for_framework_rejections(rules: List[Failure]) -> List[Failure]:
+    """Framework versions the benchmark or accelerator rule out say nothing about the
+    cause: after it, they are one line (how many, by which rules)."""
+    from mlcc.resolve.engine import Failure
+
+    framework = [f for f in rules if f.rule.startswith("framework-")]
+    if len(framework) <= 1:
+        return rules
+    said = ", ".join(sorted({f.rule for f in framework}))
+    line = Failure("framework", f"no other framework build fits either (rules {said})", framework[0].origin)
+    return [line] + [f for f in rules if not f.rule.startswith("framework-")]
 
 
 def _failed_rules(
@@ -311,8 +347,9 @@ def _dimensions(resolver: Resolver, request: Request) -> Iterator[Tuple[str, Ord
             yield name, ((f"--{name} {v}", v) for v in _nearest(_domain(resolver, name), pin))
     if request.base is not None:
         yield "base", ((f"--base {b.name}", b.name) for b in kb.bases if b.name != request.base)
-    if request.arch is not None:
-        yield "arch", ((f"--arch {a}", a) for a in kb.arches if a != request.arch)
+    # An unpinned arch is still a choice (the host's): another arch is an alternative.
+    current = request.arch or resolver.default_arch(kb.benchmarks[request.benchmark])
+    yield "arch", ((f"--arch {a}", a) for a in kb.arches if a != current)
     if request.driver is not None:
         yield "driver", _driver_order(resolver, request)
     if request.cpu:

@@ -59,6 +59,12 @@ class Pins:
         metavar="NAME=VERSION",
         multiple=True,
     )
+    newest: bool = flag(
+        False,
+        "--newest",
+        "The newest compatible stack, not the one nearest the benchmark's reference run.",
+        is_flag=True,
+    )
 
     def __bool__(self) -> bool:
         return bool(given(self))
@@ -83,6 +89,7 @@ class Pins:
             driver=self.driver,
             cpu=self.cpu,
             with_=self.with_,
+            newest=self.newest,
         )
 
     def matches(self, kb: KnowledgeBase, stack: Stack) -> bool:

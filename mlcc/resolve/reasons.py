@@ -16,13 +16,13 @@ _MAX_SKIPPED = 3
 def explain_choices(resolver: Resolver, stack: Stack) -> Tuple[Choice, ...]:
     other_arches = set(resolver.kb.arch_aliases) - {stack.arch.name, *stack.arch.aliases}
     choices = [
-        _arch(stack),
+        _arch(resolver, stack),
         *_framework(resolver, stack),
-        *_cuda(stack),
+        *_cuda(resolver, stack),
         _base(resolver, stack),
         *_python(stack),
-        *_lib(stack, "cudnn"),
-        *_lib(stack, "nccl"),
+        *_lib(resolver, stack, "cudnn"),
+        *_lib(resolver, stack, "nccl"),
         _gcc(resolver, stack),
     ]
     return tuple(_drop_irrelevant(c, stack, other_arches) for c in choices)
@@ -32,13 +32,16 @@ def _pinned(stack: Stack, name: str) -> Optional[str]:
     return stack.request.pins().get(name)
 
 
-def _arch(stack: Stack) -> Choice:
+def _arch(resolver: Resolver, stack: Stack) -> Choice:
     pin = stack.request.arch
-    reason = (
-        f"--arch {pin}"
-        if pin
-        else f"first of the arches {stack.benchmark.name} supports ({', '.join(stack.benchmark.arches)})"
-    )
+    supported = ", ".join(stack.benchmark.arches)
+    if pin:
+        reason = f"--arch {pin}"
+    elif stack.arch.name == resolver.host_arch:
+        reason = f"this machine's arch ({stack.benchmark.name} supports {supported}; --arch for another)"
+    else:
+        host = resolver.host_arch or "unknown"
+        reason = f"first of the arches {stack.benchmark.name} supports ({supported}); this machine is {host}"
     return Choice(
         "arch",
         stack.arch.name,
@@ -65,12 +68,23 @@ def _framework(resolver: Resolver, stack: Stack) -> List[Choice]:
     return [_from_prov(f"framework:{build.framework}", build.version, why, build.prov)]
 
 
-def _cuda(stack: Stack) -> List[Choice]:
+def _reference_note(resolver: Resolver, stack: Stack, component: str) -> Optional[str]:
+    """ "nearest maskrcnn's reference run (...: CUDA 10.1.163)" when the default policy chose."""
+    version = resolver.reference_version(stack.benchmark, stack.request, component)
+    if version is None:
+        return None
+    reference = stack.benchmark.reference_stack
+    assert reference is not None
+    return f"nearest {stack.benchmark.name}'s reference run ({reference.run}: {component} {version})"
+
+
+def _cuda(resolver: Resolver, stack: Stack) -> List[Choice]:
     cuda = stack.cuda
     if cuda is None:
         return [Choice("cuda", None, "--cpu: no CUDA", stack.benchmark.origin_of("accelerators"), (), True)]
     lines = stack.framework.cuda if stack.framework else ()
-    why = "newest CUDA release"
+    near = _reference_note(resolver, stack, "cuda")
+    why = f"CUDA release {near} (--newest for the newest)," if near else "newest CUDA release"
     if lines:
         label = stack.framework.label if stack.framework else ""
         why += f" of the lines {label} was built for ({', '.join(lines)})"
@@ -139,12 +153,14 @@ def _python(stack: Stack) -> List[Choice]:
     ]
 
 
-def _lib(stack: Stack, library: str) -> List[Choice]:
+def _lib(resolver: Resolver, stack: Stack, library: str) -> List[Choice]:
     build = stack.cudnn if library == "cudnn" else stack.nccl
     if build is None:
         return []
     assert stack.cuda is not None
-    why = f"newest {library} for CUDA {stack.cuda.version} on {stack.base.repo_distro}/{stack.arch.name}"
+    near = _reference_note(resolver, stack, library)
+    why = f"{library} {near}, of those" if near else f"newest {library}"
+    why += f" for CUDA {stack.cuda.version} on {stack.base.repo_distro}/{stack.arch.name}"
     if library == "cudnn" and stack.framework is not None and stack.framework.cudnn:
         why += f" within {stack.framework.label}'s {stack.framework.cudnn}"
     pin = getattr(stack.request, library)

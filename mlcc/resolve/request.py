@@ -7,6 +7,7 @@ mean", malformed versions are rejected, contradictory pins are usage errors (exi
 from __future__ import annotations
 
 import difflib
+import re
 from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.errors import UsageError
@@ -32,6 +33,8 @@ class Request(NamedTuple):
     driver: Optional[str] = None
     cpu: bool = False
     frameworks: Tuple[Tuple[str, VersionPin], ...] = ()
+    # the newest compatible stack instead of the one nearest the benchmark's reference run
+    newest: bool = False
 
     def framework_pin(self, name: str) -> Optional[VersionPin]:
         return dict(self.frameworks).get(name)
@@ -51,14 +54,16 @@ class Request(NamedTuple):
             shown["cpu"] = "true"
         for name, pin in self.frameworks:
             shown[name] = str(pin)
+        if self.newest:
+            shown["newest"] = "true"
         return shown
 
     def flags(self) -> str:
         """``--cuda 10.1 --arch ppc64le`` for messages."""
         parts: List[str] = []
         for name, value in self.pins().items():
-            if name == "cpu":
-                parts.append("--cpu")
+            if name in ("cpu", "newest"):
+                parts.append(f"--{name}")
             elif name in VERSION_COMPONENTS or name in OTHER_COMPONENTS:
                 parts.append(f"--{name} {value}")
             else:
@@ -71,7 +76,7 @@ class Request(NamedTuple):
         if index is None:  # a framework pin
             return self._replace(frameworks=tuple((n, p) for n, p in self.frameworks if n != dimension))
         values: List[object] = list(self)
-        values[index] = False if dimension == "cpu" else None
+        values[index] = False if dimension in ("cpu", "newest") else None
         return tuple.__new__(Request, values)
 
     def with_pin(self, dimension: str, value: object) -> Request:
@@ -105,6 +110,7 @@ def build_request(
     driver: Optional[str] = None,
     cpu: bool = False,
     with_: Sequence[str] = (),
+    newest: bool = False,
 ) -> Request:
     """Validate the command line's values and turn them into a :class:`Request`."""
     if benchmark not in kb.benchmarks:
@@ -162,16 +168,28 @@ def build_request(
         driver=_driver(given.get("driver")),
         cpu=cpu,
         frameworks=tuple(sorted(frameworks.items())),
+        newest=newest,
         **pins,
     )
 
 
+# NAME=VERSION, or pip's spelling NAME==1.1.0 / NAME>=1.14 (the operator is part of the pin)
+_WITH = re.compile(r"^\s*([A-Za-z0-9_.-]+)\s*(==|>=|<=|~=|!=|=|<|>)(.*)\Z", re.DOTALL)
+
+
 def _split_with(item: str) -> Tuple[str, str]:
-    name, sep, value = item.partition("=")
-    name = name.strip().lower()
-    if not sep or not name or not value.strip():
-        raise UsageError(f"--with {item!r}: expected NAME=VERSION", hint="for example --with tensorflow=1.13")
-    return name, value.strip()
+    match = _WITH.match(item)
+    if match is None or not match.group(3).strip():
+        raise UsageError(
+            f"--with {item!r}: expected NAME=VERSION",
+            hint="for example --with tensorflow=1.13 or --with pytorch==1.1.0",
+        )
+    name, operator, rest = match.groups()
+    name = name.lower()
+    value = rest.strip()
+    if operator != "=" and not (operator == "==" and name in OTHER_COMPONENTS):
+        value = operator + value
+    return name, value
 
 
 def _base_name(kb: KnowledgeBase, given: Optional[Tuple[str, str]]) -> Optional[str]:

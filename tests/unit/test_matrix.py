@@ -18,7 +18,7 @@ from mlcc.history import History, Record
 def _record(i: int, **changes: object) -> Record:
     base = Record(
         benchmark="ssd",
-        variant="cuda10.2-cudnn7-ubi8-x86_64",
+        variant="cuda10.1-cudnn7-ubi8-x86_64",
         content_digest="sha256:" + "a" * 64,
         backend="buildah",
         status="built",
@@ -74,7 +74,7 @@ def test_matrix_parity(cli) -> None:  # type: ignore[no-untyped-def]
     resnet = next(r for r in rows if r["benchmark"] == "resnet50")
     assert resnet["ppc64le"] is None and "ppc64le" in resnet["reason"]
     ssd = next(r for r in rows if r["benchmark"] == "ssd" and "ubi7" in r["x86_64"])
-    assert ssd["ppc64le"] == "cuda10.1-cudnn8-ubi7-ppc64le"
+    assert ssd["ppc64le"] == "cuda10.1-cudnn7-ubi7-ppc64le"
     table = cli("matrix", "--parity")
     assert "have no ppc64le counterpart" in table.out
 
@@ -101,7 +101,7 @@ def test_history_records_and_filters(tmp_path: Path) -> None:
     assert [r["seconds"] for r in rows] == [3.0, 2.0, 1.0]  # newest first
     assert [r["status"] for r in history.rows(benchmark="ssd")] == ["skipped", "built"]
     assert history.rows(status="failed")[0]["reason"] == "boom"
-    assert history.latest()[("ssd", "cuda10.2-cudnn7-ubi8-x86_64")]["status"] == "skipped"
+    assert history.latest()[("ssd", "cuda10.1-cudnn7-ubi8-x86_64")]["status"] == "skipped"
     with pytest.raises(ValueError):
         history.record(_record(4, status="done"))
 
@@ -199,7 +199,7 @@ def test_report_colours_cells_by_the_latest_build(cli, tmp_path: Path) -> None: 
     assert not parser.external
     statuses = [c["data-status"] for c in parser.cells]
     built = [c for c in parser.cells if c["data-status"] == "built"]
-    assert [c["data-variant"] for c in built] == ["cuda10.2-cudnn7-ubi8-x86_64"]
+    assert [c["data-variant"] for c in built] == ["cuda10.1-cudnn7-ubi8-x86_64"]
     assert "excluded" in statuses and "not built" in statuses
     assert "../logs/ssd.log" in parser.links
 
@@ -251,7 +251,7 @@ def test_gen_interactive_from_piped_answers(cli, monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(sys, "stdin", io.StringIO("ssd\nppc64le\n\n\n\n"))
     result = cli("gen", "-i", "--only", "dockerfile")
     assert result.code == 0, result.err
-    assert "dockerfiles/ssd/cuda10.1-cudnn8-ubi7-ppc64le/Dockerfile" in result.out
+    assert "dockerfiles/ssd/cuda10.1-cudnn7-ubi7-ppc64le/Dockerfile" in result.out
     assert "the same without menus: mlcc gen ssd" in result.err
     refused = cli("gen", "-i", "ssd")
     assert refused.code == 2
@@ -271,7 +271,7 @@ def test_cells_sharing_a_stack_prefix_build_in_one_group(kb, resolver) -> None: 
         cell("maskrcnn", cuda="10.1"),
         cell("nccl-tests"),
         cell("resnet50"),  # the same stack prefix as maskrcnn --cuda 10.1
-        cell("ssd"),
+        cell("ssd", newest=True),  # CUDA 10.2: a prefix of its own
     ]
     groups = prefix_groups(cells)
     assert groups[0] == [0, 2]  # the shared group first, in matrix order

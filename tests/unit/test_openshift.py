@@ -176,7 +176,7 @@ def test_git_source_and_push_to_an_external_registry(kb, resolver) -> None:  # t
     assert source == {
         "type": "Git",
         "git": {"uri": "https://github.com/acme/benchmarks.git", "ref": "v1"},
-        "contextDir": "dockerfiles/ssd/cuda10.2-cudnn7-ubi8-x86_64",
+        "contextDir": "dockerfiles/ssd/cuda10.1-cudnn7-ubi8-x86_64",
     }
     assert _by_kind(objects, "ConfigMap") == []
     assert [t["type"] for t in config["spec"]["triggers"]] == [
@@ -186,11 +186,11 @@ def test_git_source_and_push_to_an_external_registry(kb, resolver) -> None:  # t
     ]
     assert config["spec"]["output"]["to"] == {
         "kind": "DockerImage",
-        "name": "quay.io/acme/ssd:cuda10.2-cudnn7-ubi8-x86_64",
+        "name": "quay.io/acme/ssd:cuda10.1-cudnn7-ubi8-x86_64",
     }
     assert config["spec"]["output"]["pushSecret"] == {"name": "quay"}
     [pod] = _by_kind(objects, "Pod")
-    assert pod["spec"]["containers"][0]["image"] == "quay.io/acme/ssd:cuda10.2-cudnn7-ubi8-x86_64"
+    assert pod["spec"]["containers"][0]["image"] == "quay.io/acme/ssd:cuda10.1-cudnn7-ubi8-x86_64"
     assert "quay" not in yaml.safe_dump(objects).replace("quay.io", "").replace("name: quay\n", "")
 
 
@@ -335,7 +335,7 @@ def test_cli_refuses_bad_options_before_writing(cli, tmp_path: Path) -> None:  #
 
 def test_benchmark_file_applies_every_variant_once(kb, resolver, cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     out = tmp_path / "bc"
-    for pins in ([], ["--arch", "ppc64le"], ["--cuda", "10.1"]):
+    for pins in (["--newest"], ["--arch", "ppc64le"], ["--cuda", "10.1"]):
         assert cli("gen", "ssd", *pins, "--only", "openshift", "--openshift-output", str(out)).code == 0
     listing = yaml.safe_load((out / "ssd" / "ssd.yaml").read_text())
     names = [(o["kind"], o["metadata"]["name"]) for o in listing["items"]]

@@ -33,9 +33,9 @@ def test_seed_command_gives_the_issue_example(kb, resolver) -> None:  # type: ig
     assert stack.cudnn.major == 7
 
 
-def test_default_maskrcnn_is_the_red_hat_port_stack(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+def test_newest_maskrcnn_is_the_red_hat_port_stack(kb, resolver) -> None:  # type: ignore[no-untyped-def]
     # openshift-psap/mlperf_v0.6_resources: UBI 8, CUDA 10.2, cuDNN 7.6.5, PyTorch 1.1.0a0+828a6a3, Python 3.6
-    stack = resolve(kb, resolver, "maskrcnn")
+    stack = resolve(kb, resolver, "maskrcnn", newest=True)
     assert (stack.base.name, stack.cuda.version, stack.python.version) == ("ubi8", "10.2.89", "3.6")
     assert stack.cudnn.version.startswith("7.6.5")
     assert stack.framework.version == "1.1.0a0+828a6a3" and stack.reference
@@ -132,8 +132,10 @@ def test_gcc_bound_conflict_names_the_bound(kb, resolver) -> None:  # type: igno
 
 def test_conflict_names_rule_origin_and_alternatives(kb, resolver) -> None:  # type: ignore[no-untyped-def]
     error = conflict(kb, resolver, "maskrcnn", cuda="11.8")
-    assert {f.rule for f in error.failures} == {"cuda-framework"}
-    assert all(f.origin.startswith("recipes/frameworks/pytorch.yaml:") for f in error.failures)
+    # the pin is the cause and comes first; then the rules it ran into, with their origin
+    assert error.failures[0].rule == "cuda-pin" and "built for CUDA" in error.failures[0].message
+    assert {f.rule for f in error.failures[1:]} == {"cuda-framework"}
+    assert all(f.origin.startswith("recipes/frameworks/pytorch.yaml:") for f in error.failures[1:])
     changes = [a.change for a in error.alternatives]
     assert changes[:2] == ["--cuda 10.2", "--cuda 10.1"]  # nearest first
     text = str(error)
@@ -142,7 +144,8 @@ def test_conflict_names_rule_origin_and_alternatives(kb, resolver) -> None:  # t
 
 def test_which_base_carries_cuda_10_1_on_ppc64le(kb, resolver) -> None:  # type: ignore[no-untyped-def]
     error = conflict(kb, resolver, "ssd", arch="ppc64le", base="ubi8")
-    assert {f.rule for f in error.failures} == {"cuda-repo"}
+    assert [f.rule for f in error.failures[:2]] == ["base-pin", "arch"]  # the causes, pins first
+    assert {f.rule for f in error.failures if not f.pin} == {"cuda-repo"}
     alternatives = {a.change for a in error.alternatives}
     assert "--base ubi7" in alternatives and "--arch x86_64" in alternatives
 
@@ -173,7 +176,8 @@ def test_driver_too_old_for_everything(kb, resolver) -> None:  # type: ignore[no
 def test_conflict_json_shape(kb, resolver) -> None:  # type: ignore[no-untyped-def]
     data = conflict(kb, resolver, "maskrcnn", cuda="11.8").to_dict()
     assert data["error"] == "conflict" and data["pins"] == {"cuda": "11.8"}
-    assert data["rules"][0]["origin"].startswith("recipes/")
+    assert data["rules"][0]["rule"] == "cuda-pin" and data["rules"][0]["origin"] is None
+    assert data["rules"][1]["origin"].startswith("recipes/")
     assert data["alternatives"][0]["variant"] == "cuda10.2-cudnn7-ubi8-x86_64"
 
 

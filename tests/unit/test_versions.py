@@ -54,7 +54,39 @@ def test_spec_evaluator_agrees_with_packaging(version: str, spec: str) -> None:
 def test_release_prefix_pin_matches_its_own_version(version: str, parts: int) -> None:
     release = Version(version).release
     prefix = ".".join(map(str, release[:parts]))
-    assert parse_pin(prefix, flag="--cuda").matches(version)
+    # PEP 440: a pin that names no pre-release does not select one
+    assert parse_pin(prefix, flag="--cuda").matches(version) == (not Version(version).is_prerelease)
+
+
+@given(versions(), specifiers())
+@settings(max_examples=300, deadline=None)
+def test_specifier_pin_takes_prereleases_only_when_it_names_one(version: str, spec: str) -> None:
+    # PEP 440 ("pre-releases ... excluded unless explicitly requested"), stricter than
+    # packaging 26's SpecifierSet.contains default
+    named = any(
+        op != "!=" and not value.endswith(".*") and Version(value).is_prerelease
+        for op, value in (_split_clause(c) for c in spec.split(","))
+    )
+    expected = SpecifierSet(spec).contains(Version(version), prereleases=True) and (
+        named or not Version(version).is_prerelease
+    )
+    assert parse_pin(spec, flag="--with pytorch").matches(version) == expected, (version, spec)
+
+
+def _split_clause(clause: str) -> tuple[str, str]:
+    index = next(i for i, c in enumerate(clause) if c.isdigit())
+    return clause[:index], clause[index:]
+
+
+def test_a_release_pin_does_not_select_its_prerelease() -> None:
+    assert not parse_pin("1.1.0", flag="--with pytorch").matches("1.1.0a0+828a6a3")
+    assert not parse_pin("1.1", flag="--with pytorch").matches("1.1.0a0+828a6a3")
+    assert not parse_pin("==1.1.0", flag="--with pytorch").matches("1.1.0a0+828a6a3")
+    assert parse_pin("1.1.0", flag="--with pytorch").matches("1.1.0")
+    assert parse_pin("1.1.0a0+828a6a3", flag="--with pytorch").matches("1.1.0a0+828a6a3")
+    assert parse_pin(">=1.1.0a0,<1.2", flag="--with pytorch").matches("1.1.0a0+828a6a3")
+    assert not parse_pin(">=1.0,<1.2", flag="--with pytorch").matches("1.1.0a0+828a6a3")
+    assert not parse_pin("!=1.1.0a0", flag="--with pytorch").matches("1.1.0b1")
 
 
 @given(versions())

@@ -167,7 +167,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     {
       "component": "arch",
       "origin": "recipes/arches.yaml:18",
-      "reason": "first of the arches maskrcnn supports (x86_64)",
+      "reason": "this machine's arch (maskrcnn supports x86_64; --arch for another)",
       "sources": [
         "https://github.com/opencontainers/image-spec/blob/main/config.md (architecture values follow GOARCH)",
         "https://gitlab.com/nvidia/container-images/cuda (NVARCH=x86_64|sbsa|ppc64le on RHEL, x86_64|sbsa|ppc64el on Ubuntu; repo directories)",
@@ -198,7 +198,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     {
       "component": "cuda",
       "origin": "recipes/cuda.yaml:254",
-      "reason": "newest CUDA release of the lines pytorch 1.1.0a0+828a6a3 (ngc19.05-src) was built for (10.1, 10.2) matching --cuda 10.1 with x86_64 packages for rhel8",
+      "reason": "CUDA release nearest maskrcnn's reference run (NVIDIA's MLPerf v0.6 submission, NGC 19.05 on DGX-1: cuda 10.1.163) (--newest for the newest), of the lines pytorch 1.1.0a0+828a6a3 (ngc19.05-src) was built for (10.1, 10.2) matching --cuda 10.1 with x86_64 packages for rhel8",
       "sources": [
         "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html (table 'CUDA Toolkit and Corresponding Driver Versions')",
         "https://gitlab.com/nvidia/container-images/cuda (full-history mirror github:taehun-kmu/FMCL-Docker, HEAD 2024-12-15): dist/**/Dockerfile, cuda.repo, README deprecation notices",
@@ -258,7 +258,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     {
       "component": "cudnn",
       "origin": "recipes/cudnn.yaml:120",
-      "reason": "newest cudnn for CUDA 10.1.243 on rhel8/x86_64 within pytorch 1.1.0a0+828a6a3 (ngc19.05-src)'s >=7.5,<8 (tarball; final state of NVIDIA's centos8, rockylinux8, ubi8 10.1 cudnn image(s))",
+      "reason": "cudnn nearest maskrcnn's reference run (NVIDIA's MLPerf v0.6 submission, NGC 19.05 on DGX-1: cudnn 7.6.0.64), of those for CUDA 10.1.243 on rhel8/x86_64 within pytorch 1.1.0a0+828a6a3 (ngc19.05-src)'s >=7.5,<8 (tarball; final state of NVIDIA's centos8, rockylinux8, ubi8 10.1 cudnn image(s))",
       "sources": [
         "https://gitlab.com/nvidia/container-images/cuda (mirror github:taehun-kmu/FMCL-Docker): dist/**/runtime|devel/cudnn*/Dockerfile, all revisions"
       ],
@@ -269,7 +269,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     {
       "component": "nccl",
       "origin": "recipes/nccl.yaml:57",
-      "reason": "newest nccl for CUDA 10.1.243 on rhel8/x86_64 (tarball; final state of NVIDIA's centos8, rockylinux8, ubi8 10.1 image(s))",
+      "reason": "nccl nearest maskrcnn's reference run (NVIDIA's MLPerf v0.6 submission, NGC 19.05 on DGX-1: nccl 2.4.6), of those for CUDA 10.1.243 on rhel8/x86_64 (tarball; final state of NVIDIA's centos8, rockylinux8, ubi8 10.1 image(s))",
       "sources": [
         "https://gitlab.com/nvidia/container-images/cuda (mirror github:taehun-kmu/FMCL-Docker): dist/**/runtime|devel/Dockerfile and commit messages (NCCL bumps)"
       ],
