@@ -504,6 +504,7 @@ def _framework_build(
             ),
             wheels=_wheels(doc, (*b_path, "install", "wheels"), install.get("wheels", {}), build, release),
             wheels_origin=doc.where((*b_path, "install", "wheels")) if "wheels" in install else None,
+            wheels_sha256_unavailable=install.get("wheels_sha256_unavailable"),
         ),
         prov=prov,
         cudnn=_spec(doc, (*b_path, "cudnn"), build.get("cudnn")),
@@ -528,7 +529,7 @@ def _wheels(
     for python, urls in wheels.items():
         interpreter = "cp" + python.replace(".", "")
         for index, url in enumerate(urls):
-            filename = url.rsplit("/", 1)[-1]
+            filename = url.split("#", 1)[0].rsplit("/", 1)[-1]
             try:
                 tags = parse_wheel_filename(filename)[3]
             except InvalidWheelFilename as exc:

@@ -178,6 +178,7 @@ class Install(NamedTuple):
     origins: Tuple[str, ...] = ()  # file:line of each of ``packages`` (mlcc kb check)
     wheels: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()  # (python, exact wheel URLs)
     wheels_origin: Optional[str] = None
+    wheels_sha256_unavailable: Optional[str] = None  # why the wheel URLs carry no #sha256=
 
     def wheels_for(self, python: str) -> Tuple[str, ...]:
         return dict(self.wheels).get(python, ())

@@ -358,17 +358,21 @@ class _Planner:
         install = build.install
         title = f"{build.framework} {build.version} ({build.variant}, {install.method})"
         if install.method == "pip":
+            wheels = install.wheels_for(self._python_version())
+            unchecked = [url for url in wheels if "#sha256=" not in url]
+            reason = " ".join((install.wheels_sha256_unavailable or "none recorded").split())
             self.add(
                 title,
                 [
                     self.pip(
-                        [*install.wheels_for(self._python_version()), *install.packages],
+                        [*wheels, *install.packages],
                         index=install.index_url,
                         extra_index=install.extra_index_url,
                         find_links=install.find_links,
                     )
                 ],
                 stage="framework",
+                notes=[f"mlcc: DF010 waived: no checksum: {reason}"] if unchecked else [],
             )
         elif install.method == "conda":
             self.conda(title, install.channels, install.packages, install.build_env)

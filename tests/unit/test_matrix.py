@@ -239,7 +239,7 @@ def test_interactive_framework_version_menu(kb) -> None:  # type: ignore[no-unty
     }
     choice = walk(kb, _scripted(answers, asked))
     versions = next(options for q, options, _ in asked if q == "tensorflow version")
-    assert versions == ["2.0.0", "1.15.0", "1.14.0"]  # what TF built for CUDA 10.0 and tf_cnn accepts
+    assert versions == ["2.0.0", "1.15.0", "1.14.0", "1.13.1"]  # TF built for CUDA 10.0 that tf_cnn accepts
     assert choice.stack.framework is not None and choice.stack.framework.version == "1.14.0"
     assert choice.stack.variant.startswith("cuda10.0-cudnn7-ubi7-x86_64")
 

@@ -44,7 +44,7 @@ def test_prerelease_named_exactly_is_selected(kb, resolver) -> None:  # type: ig
 
 def test_no_arch_pin_takes_the_hosts_arch(kb) -> None:  # type: ignore[no-untyped-def]
     on_power = Resolver(kb, host_arch="ppc64le")
-    stack = resolve(kb, on_power, "maskrcnn")
+    stack = resolve(kb, on_power, "ssd")
     assert stack.arch.name == "ppc64le"
     assert "this machine's arch" in dict((c.component, c.reason) for c in stack.choices)["arch"]
 
@@ -58,11 +58,11 @@ def test_host_arch_the_benchmark_lacks_falls_back_to_its_first(kb) -> None:  # t
 
 def test_a_pin_that_only_resolves_on_another_arch_fails_and_names_it(kb) -> None:  # type: ignore[no-untyped-def]
     on_x86 = Resolver(kb, host_arch="x86_64")
-    found = conflict(kb, on_x86, "maskrcnn", cuda="10.1", base="ubi7", with_=["pytorch=1.1.0"])
+    found = conflict(kb, on_x86, "ssd", cuda="10.1", base="ubi7", with_=["pytorch=1.1.0"])
     changes = [a.change for a in found.alternatives]
     assert "--arch ppc64le" in changes
     on_power = Resolver(kb, host_arch="ppc64le")
-    assert resolve(kb, on_power, "maskrcnn", cuda="10.1", base="ubi7", with_=["pytorch=1.1.0"])
+    assert resolve(kb, on_power, "ssd", cuda="10.1", base="ubi7", with_=["pytorch=1.1.0"])
 
 
 # ------------------------------------------------------------------ causes first
@@ -73,7 +73,7 @@ def _lines(found: StackConflict) -> list:  # type: ignore[type-arg]
 
 
 def test_cudnn_pin_is_named_as_the_cause_and_never_said_to_match_nothing(kb, resolver) -> None:  # type: ignore[no-untyped-def]
-    found = conflict(kb, resolver, "maskrcnn", cudnn="8")
+    found = conflict(kb, resolver, "ssd", cudnn="8")
     lines = _lines(found)
     assert lines[0].startswith("[cudnn-pin] --cudnn 8: selects cuDNN 8.")
     assert "need cuDNN >=7.5,<8" in lines[0]

@@ -53,7 +53,7 @@ def history(cli, tmp_path: Path, shared: Path) -> Path:  # type: ignore[no-untyp
         _slowed(logs / f"result_{index}.txt", slow / f"result_{index}.txt", 30.0 + index)
     aborted = slow / "result_2.txt"
     aborted.write_bytes(aborted.read_bytes().replace(b'"status": "success"', b'"status": "aborted"'))
-    second = STACKS / "maskrcnn" / "cuda10.2-cudnn7-ubi8-x86_64" / "stack.json"
+    second = STACKS / "maskrcnn" / "cuda10.1-cudnn7-ubi7-x86_64" / "stack.json"
     result = cli("results", "add", str(slow), "--stack", str(second), "--history", str(path))
     assert result.code == 0, result.err
     return path
@@ -80,7 +80,7 @@ def test_compare_puts_stacks_side_by_side_with_the_reference(cli, history: Path)
     ] == pytest.approx(1.0, abs=0.001)
     assert fast["spread_percent"] == pytest.approx((208.4613 - 192.934) / 192.934 * 100, abs=0.01)
     # Three runs, one aborted: the aborted one is the one dropped, and the fastest too.
-    assert slow["variant"] == "cuda10.2-cudnn7-ubi8-x86_64" and slow["runs"] == 3
+    assert slow["variant"] == "cuda10.1-cudnn7-ubi7-x86_64" and slow["runs"] == 3
     assert [r["status"] for r in slow["results"]] == ["success", "success", "failed"]
     assert slow["score_minutes"] == pytest.approx(207.807 + 31.0, abs=0.01)
     assert slow["state"] == "partial" and "3 of the 5 runs MLPerf requires" in slow["notes"]
@@ -88,13 +88,13 @@ def test_compare_puts_stacks_side_by_side_with_the_reference(cli, history: Path)
 
 def test_compare_filters_and_table(cli, history: Path) -> None:  # type: ignore[no-untyped-def]
     assert _compare(cli, history, "-b", "ssd") == []
-    (only,) = _compare(cli, history, "--stack", "cuda10.2")
-    assert [s["variant"] for s in only["stacks"]] == ["cuda10.2-cudnn7-ubi8-x86_64"]
+    (only,) = _compare(cli, history, "--stack", "ubi7")
+    assert [s["variant"] for s in only["stacks"]] == ["cuda10.1-cudnn7-ubi7-x86_64"]
     table = cli("results", "compare", "--history", str(history))
     assert "maskrcnn  reference 207.48 min" in table.out
     lines = table.out.splitlines()
-    first = next(i for i, line in enumerate(lines) if "cuda10.1-cudnn7" in line)
-    second = next(i for i, line in enumerate(lines) if "cuda10.2-cudnn7" in line)
+    first = next(i for i, line in enumerate(lines) if "cuda10.1-cudnn7-ubi8" in line)
+    second = next(i for i, line in enumerate(lines) if "cuda10.1-cudnn7-ubi7" in line)
     assert first < second and "1.00x" in lines[first] and "(partial)" in lines[second]
     empty = cli("results", "compare", "--history", str(history.parent / "none.sqlite"))
     assert empty.code == 0 and "no results stored" in empty.out

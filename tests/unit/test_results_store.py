@@ -50,7 +50,7 @@ def test_add_stores_each_run_once_with_its_stack(cli, tmp_path: Path, maskrcnn_l
     # The same run again, even from a copy and with another stack: stored once, and said so.
     copy = tmp_path / "copy.txt"
     copy.write_bytes((maskrcnn_logs / "result_2.txt").read_bytes())
-    other = _stack("maskrcnn", "cuda10.2-cudnn7-ubi8-x86_64")
+    other = _stack("maskrcnn", "cuda10.1-cudnn7-ubi7-x86_64")
     again = cli("results", "add", str(copy), "--stack", str(other), "--history", str(history))
     assert again.code == 0 and "already stored, not added again" in again.out
     assert "cuda10.1-cudnn7-ubi8-x86_64" in again.out
@@ -58,7 +58,7 @@ def test_add_stores_each_run_once_with_its_stack(cli, tmp_path: Path, maskrcnn_l
 
 
 def test_add_from_an_image_reads_its_stamped_stack(cli, tmp_path: Path, maskrcnn_logs: Path) -> None:  # type: ignore[no-untyped-def]
-    stack = _stack("maskrcnn", "cuda10.2-cudnn7-ubi8-x86_64").read_bytes()
+    stack = _stack("maskrcnn", "cuda10.1-cudnn7-ubi7-x86_64").read_bytes()
     layout = _oci_layout(
         tmp_path / "img", [_layer({"etc/mlcc/stack.json": stack})], {"io.mlcc.digest": "sha256:" + "a" * 64}
     )
@@ -69,7 +69,7 @@ def test_add_from_an_image_reads_its_stamped_stack(cli, tmp_path: Path, maskrcnn
     )  # fmt: skip
     assert result.code == 0, result.err
     (row,) = _rows(history)
-    assert row["variant"] == "cuda10.2-cudnn7-ubi8-x86_64" and row["image"] == f"oci:{layout}"
+    assert row["variant"] == "cuda10.1-cudnn7-ubi7-x86_64" and row["image"] == f"oci:{layout}"
     assert row["content_digest"] == "sha256:" + "a" * 64
     assert (row["system"], row["gpus"], row["nodes"]) == ("ocp-lab", 16, 2)
 
