@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from typing import Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 import click
 
@@ -53,21 +53,31 @@ class Settings:
 
 
 class LazyGroup(click.Group):
+    """A group that knows its commands as ``name -> "module:attribute"`` and imports a
+    command's module only when that command runs (or --help lists it). The root group and
+    any group with costly subcommands (``mlcc results``) are LazyGroups."""
+
+    def __init__(self, *args: Any, commands: Dict[str, str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.table = commands
+
     def list_commands(self, ctx: click.Context) -> List[str]:
-        return list(COMMANDS)
+        return list(self.table)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> Optional[click.Command]:
-        target = COMMANDS.get(cmd_name)
+        target = self.table.get(cmd_name)
         if target is None:
             return None
         module, _, attribute = target.partition(":")
         command = getattr(importlib.import_module(module), attribute)
-        assert isinstance(command, click.Command), target
+        if not isinstance(command, click.Command):
+            raise TypeError(f"{target} is not a click command")
         return command
 
 
 @click.group(
     cls=LazyGroup,
+    commands=COMMANDS,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
     epilog=EPILOG,
 )

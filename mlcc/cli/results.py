@@ -15,9 +15,14 @@ import click
 
 from mlcc import __version__
 from mlcc.app.history import open_history
+from mlcc.app.images import open_image
+from mlcc.cli import LazyGroup
 from mlcc.cli.context import kb_of
+from mlcc.cli.history import HISTORY_HELP
 from mlcc.errors import UsageError
-from mlcc.results.collect import Cluster, collect
+from mlcc.image.content import STACK_FILE
+from mlcc.output import write_tree
+from mlcc.report.results import render_results_html, spread_text
 from mlcc.results.compare import compare
 from mlcc.results.parse import parse_file, printable
 from mlcc.results.reference import published, required_runs
@@ -25,10 +30,17 @@ from mlcc.results.score import log_files, score
 from mlcc.results.store import Placement, add_runs, stack_info, stored_runs
 from mlcc.ui.table import render
 
-HISTORY_HELP = "The database (default: MLCC_HISTORY or ~/.local/share/mlcc/history.sqlite)."
+# subcommand -> "module:attribute": collect needs the Kubernetes client (most of a second
+# to import), so it lives in its own module and the others never load it.
+RESULTS_COMMANDS = {
+    "score": "mlcc.cli.results:score_command",
+    "add": "mlcc.cli.results:add_command",
+    "collect": "mlcc.cli.results_collect:collect_command",
+    "compare": "mlcc.cli.results:compare_command",
+}
 
 
-@click.group("results")
+@click.group("results", cls=LazyGroup, commands=RESULTS_COMMANDS)
 def results_group() -> None:
     """Score MLPerf training logs, keep each score with the image's stack, compare stacks.
 
@@ -59,7 +71,7 @@ def _parse(paths: Sequence[str]) -> Any:
     return logs
 
 
-def _problems(logs: Sequence[Any]) -> List[str]:
+def problems(logs: Sequence[Any]) -> List[str]:
     lines = []
     for log in logs:
         lines += [f"{log.path}: {p}" for p in log.problems]
@@ -68,7 +80,7 @@ def _problems(logs: Sequence[Any]) -> List[str]:
     return lines
 
 
-@results_group.command("score")
+@click.command("score")
 @click.argument("paths", nargs=-1, required=True, metavar="DIR|LOG...")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list, one object per benchmark.")
 @click.pass_context
@@ -96,7 +108,7 @@ def score_command(ctx: click.Context, paths: Sequence[str], as_json: bool) -> No
         click.echo(json.dumps([s.as_json() for s in scores], indent=2))
         return
     _print_scores(scores)
-    for line in notes + _problems(logs):
+    for line in notes + problems(logs):
         click.echo(f"note: {line}", err=True)
 
 
@@ -188,8 +200,6 @@ def load_stack(image: Any, stack_file: Any, tls_verify: bool, image_arch: Any, b
         except ValueError as error:
             raise UsageError(f"--stack {stack_file}: not JSON ({error})") from None
         return stack_info(document, origin=f"--stack {stack_file}")
-    from mlcc.app.images import open_image  # engines and the registry client: only here
-    from mlcc.image.content import STACK_FILE
 
     contents = open_image(image, tls_verify=tls_verify, arch=image_arch, backend=backend)
     if len(contents) != 1:
@@ -238,7 +248,7 @@ def report_added(added: Any, stack: Any, history: Any) -> None:
         click.echo("no runs to store")
 
 
-@results_group.command("add")
+@click.command("add")
 @click.argument("paths", nargs=-1, required=True, metavar="LOG...")
 @stack_source
 @click.pass_context
@@ -276,78 +286,11 @@ def add_command(
     history = open_history(history_file)
     added = add_runs(history, runs, stack, Placement(system, nodes, gpus), __version__)
     report_added(added, stack, history)
-    for line in _problems(logs):
+    for line in problems(logs):
         click.echo(f"note: {line}", err=True)
 
 
-@results_group.command("collect")
-@click.option("--job", "job", metavar="NAME", help="A finished Job (batch/v1): its pods' logs.")
-@click.option(
-    "--mpijob", "mpijob", metavar="NAME", help="A finished MPIJob (kubeflow.org/v2beta1): its launcher's log."
-)
-@click.option("-n", "--namespace", metavar="NS", help="Its namespace (default: the kubeconfig context's).")
-@click.option(
-    "--kubeconfig", metavar="FILE", envvar="KUBECONFIG", help="Cluster and credentials (env KUBECONFIG)."
-)
-@click.option("--context", metavar="NAME", help="The kubeconfig context (default: the current one).")
-@click.option("--container", metavar="NAME", help="The container whose log to read (default: the first).")
-@stack_source
-@click.pass_context
-def collect_command(
-    ctx: click.Context,
-    job: Any,
-    mpijob: Any,
-    namespace: Any,
-    kubeconfig: Any,
-    context: Any,
-    container: Any,
-    image: Any,
-    stack_file: Any,
-    tls_verify: bool,
-    image_arch: Any,
-    backend: Any,
-    system: Any,
-    nodes: Any,
-    gpus: Any,
-    history_file: Any,
-) -> None:
-    """Read the logs of a finished Job's or MPIJob's pods through the Kubernetes API and
-    store their runs as mlcc results add does. Nodes and GPUs come from the job (pod
-    nodes and nvidia.com/gpu limits) unless --nodes / --gpus say otherwise.
-
-    \b
-    Examples:
-      mlcc results collect --job maskrcnn-cuda10-1-cudnn7-ubi8-x86-64 -n mlperf --image REF
-      mlcc results collect --mpijob nccl-tests-cuda12-4-nccl2-21-ubi8-ppc64le --stack stack.json
-    """
-
-    if bool(job) == bool(mpijob):
-        raise UsageError("give the finished run to collect: --job NAME or --mpijob NAME (one of them)")
-    stack = load_stack(image, stack_file, tls_verify, image_arch, backend)
-    cluster = Cluster(kubeconfig=kubeconfig, context=context, namespace=namespace)
-    found = collect(cluster, "job" if job else "mpijob", job or mpijob, container)
-    runs = [run for log in found.logs for run in log.runs]
-    click.echo(
-        f"{'Job' if job else 'MPIJob'} {job or mpijob} {found.outcome}: {len(found.logs)} pod log(s), "
-        f"{len(runs)} run(s)"
-    )
-    if not runs:
-        raise UsageError(
-            "the pods' logs hold no MLPerf runs (no :::MLL or :::MLPv0.5.0 lines); nothing stored",
-            hint="does the benchmark log to stdout? if it writes files under /results, copy them out "
-            "and use mlcc results add",
-        )
-    runs = check_benchmarks(kb_of(ctx), runs, stack)
-    history = open_history(history_file)
-    placement = Placement(
-        system, nodes if nodes is not None else found.nodes, gpus if gpus is not None else found.gpus
-    )
-    report_added(add_runs(history, runs, stack, placement, __version__), stack, history)
-    for line in _problems(found.logs):
-        click.echo(f"note: {line}", err=True)
-
-
-@results_group.command("compare")
+@click.command("compare")
 @click.option(
     "-b", "--benchmark", "benchmarks", multiple=True, metavar="NAME", help="Only this benchmark (repeat)."
 )
@@ -408,15 +351,11 @@ def compare_command(
 
 def _write_results_page(html_file: str, comparisons: Sequence[Any], title: str) -> None:
 
-    from mlcc.output import write_tree
-    from mlcc.report.results import render_results_html
-
     target = Path(html_file)
     write_tree(target.parent, [(target.name, render_results_html(comparisons, title=title))])
 
 
 def _print_comparisons(comparisons: Sequence[Any]) -> None:
-    from mlcc.report.results import spread_text  # mlcc.report loads Jinja2
 
     for index, comparison in enumerate(comparisons):
         if index:

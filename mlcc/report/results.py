@@ -12,8 +12,13 @@ import html
 import math
 from typing import Any, List, Optional, Sequence, Tuple
 
-from mlcc.results.compare import BenchmarkComparison, StackScore
+import mlcc
+from mlcc.render.templates import environment
+from mlcc.report import _loader
+from mlcc.results.compare import BenchmarkComparison, StackScore, compare
+from mlcc.results.reference import published
 from mlcc.results.score import SUCCESS
+from mlcc.results.store import stored_runs
 
 WIDTH = 860
 LABEL = 330  # room for the stack names on the left
@@ -153,10 +158,6 @@ def spread_text(stack: StackScore) -> str:
 
 
 def _render(name: str, comparisons: Sequence[BenchmarkComparison], title: str) -> str:
-    import mlcc
-    from mlcc.render.templates import environment
-    from mlcc.report import _loader
-
     sections: List[Tuple[BenchmarkComparison, str]] = [(c, plot_svg(c)) for c in comparisons]
     template = environment().overlay(loader=_loader()).get_template(name)
     return str(
@@ -190,9 +191,5 @@ def _ratio(stack: StackScore, comparison: BenchmarkComparison) -> str:
 
 def results_view(kb: Any, history: Any) -> str:
     """The results sections for the matrix report: empty when the history holds no runs."""
-    from mlcc.results.compare import compare
-    from mlcc.results.reference import published
-    from mlcc.results.store import stored_runs
-
     comparisons = compare(stored_runs(history), published(kb))
     return render_results_section(comparisons) if comparisons else ""

@@ -16,10 +16,14 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
+from kubernetes import client, config
+from kubernetes.client.exceptions import ApiException
+from urllib3.exceptions import HTTPError
+
 from mlcc.errors import RegistryError, UsageError
+from mlcc.render.openshift.run import GPU
 from mlcc.results.parse import LogFile, parse_stream
 
-GPU = "nvidia.com/gpu"
 MPI_GROUP, MPI_VERSION, MPI_PLURAL = "kubeflow.org", "v2beta1", "mpijobs"
 MPI_NAME = "training.kubeflow.org/job-name"
 MPI_ROLE = "training.kubeflow.org/job-role"
@@ -54,8 +58,6 @@ class Cluster:
     @property
     def api(self) -> Any:
         if self._api is None:
-            from kubernetes import client, config
-
             configuration = client.Configuration()
             try:
                 config.load_kube_config(  # type: ignore[no-untyped-call]
@@ -82,9 +84,6 @@ class Cluster:
         return self._namespace
 
     def _call(self, what: str, func: Any, *args: Any, **kwargs: Any) -> Any:
-        from kubernetes.client.exceptions import ApiException
-        from urllib3.exceptions import HTTPError
-
         try:
             return func(*args, **kwargs)
         except ApiException as error:
@@ -98,8 +97,6 @@ class Cluster:
             raise ClusterError(f"{what}: cannot reach the cluster ({type(error).__name__})") from None
 
     def job(self, kind: str, name: str) -> Dict[str, Any]:
-        from kubernetes import client
-
         if kind == "job":
             api = client.BatchV1Api(self.api)
             found = self._call(f"Job {name}", api.read_namespaced_job, name, self.namespace)
@@ -118,16 +115,12 @@ class Cluster:
         )
 
     def pods(self, selector: str) -> List[Dict[str, Any]]:
-        from kubernetes import client
-
         core = client.CoreV1Api(self.api)
         found = self._call("pods", core.list_namespaced_pod, self.namespace, label_selector=selector)
         items = self.api.sanitize_for_serialization(found).get("items") or []
         return sorted(items, key=lambda p: p["metadata"]["name"])
 
     def pod_log(self, pod: str, container: Optional[str]) -> LogFile:
-        from kubernetes import client
-
         core = client.CoreV1Api(self.api)
         label = f"{self.namespace}/{pod}" + (f"/{container}" if container else "")
         response = self._call(

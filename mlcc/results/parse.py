@@ -34,7 +34,7 @@ _V05 = re.compile(
     rb":::MLPv0\.5\.0\s+(\S+)\s+([0-9][0-9.]*)\s+\(([^)]*)\)\s+([A-Za-z0-9_.]+)(?:\s*:\s?(.*))?"
 )
 # The keys whose JSON a score or the system description needs; others are only hashed.
-WANTED = frozenset(
+WANTED_KEYS = frozenset(
     {
         "run_start",
         "run_stop",
@@ -162,7 +162,7 @@ class _Parser:
         run.hasher.update(b"\n")
         if benchmark and not run.benchmark:
             run.benchmark = benchmark
-        if name not in WANTED:
+        if name not in WANTED_KEYS:
             return
         document = self._json(payload, number, cut, name, log_format)
         if document is _BAD:

@@ -17,6 +17,7 @@ The rules (MLPerf Training rules, "Benchmark results"; the v0.6 result logs in
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
@@ -206,8 +207,6 @@ def _group_score(
 
 def _natural(path: str) -> Tuple[Any, ...]:
     """result_2 before result_10."""
-    import re
-
     return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", path))
 
 

@@ -18,7 +18,7 @@ from mlcc.history import History
 from mlcc.results.parse import Run, printable
 from mlcc.results.score import RunResult, run_result
 
-SCHEMA = """
+RESULTS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     run_id TEXT NOT NULL UNIQUE,
@@ -43,7 +43,7 @@ CREATE TABLE IF NOT EXISTS results (
 );
 CREATE INDEX IF NOT EXISTS results_by_benchmark ON results (benchmark, stack);
 """
-COLUMNS = (
+RESULT_COLUMNS = (
     "run_id",
     "added",
     "benchmark",
@@ -181,8 +181,9 @@ def add_runs(
                 "mlcc_version": version,
             }
             connection.execute(
-                f"INSERT INTO results ({', '.join(COLUMNS)}) VALUES ({', '.join('?' for _ in COLUMNS)})",
-                [values[c] for c in COLUMNS],
+                f"INSERT INTO results ({', '.join(RESULT_COLUMNS)})"
+                f" VALUES ({', '.join('?' for _ in RESULT_COLUMNS)})",
+                [values[c] for c in RESULT_COLUMNS],
             )
             stored.append(result)
         connection.execute("COMMIT")
@@ -197,7 +198,7 @@ def add_runs(
 
 def _create(connection: sqlite3.Connection) -> None:
     # executescript would COMMIT the open transaction; run the statements one by one.
-    for statement in SCHEMA.split(";"):
+    for statement in RESULTS_SCHEMA.split(";"):
         if statement.strip():
             connection.execute(statement)
 
@@ -233,7 +234,7 @@ def stored_runs(
                 else:
                     where.append("(" + " OR ".join(f"instr({column}, ?) > 0" for _ in values) + ")")
                     params.extend(values)
-        query = "SELECT id, " + ", ".join(c for c in COLUMNS if c != "stack_json") + " FROM results"
+        query = "SELECT id, " + ", ".join(c for c in RESULT_COLUMNS if c != "stack_json") + " FROM results"
         if where:
             query += " WHERE " + " AND ".join(where)
         cursor = connection.execute(query + " ORDER BY id", params)
