@@ -11,13 +11,16 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
+from pathlib import Path
 from typing import Dict, List
 
 import pytest
 
 from mlcc.image.reference import parse_reference
 from mlcc.image.registry import Registry
+from tests.conftest import REPO
 from tests.e2e.conftest import World, mlcc
 from tests.e2e.world import start_mlcc
 
@@ -272,3 +275,22 @@ def _local_images(world: World) -> str:
         check=True,
     )
     return listing.stdout
+
+
+def test_mlcc_in_the_world_keeps_its_state_in_the_world(world: World) -> None:
+    """Every mlcc process the suite starts finds its history, caches and locks under the
+    world's root, never in the user's ~/.local/share or ~/.cache."""
+    probe = (
+        "from mlcc.history import default_path; from mlcc.kb.loader import cache_dir; "
+        "print(default_path()); print(cache_dir())"
+    )
+    found = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, **world.env, "PYTHONPATH": str(REPO)},
+    ).stdout.split()
+    assert len(found) == 2
+    for path in found:
+        assert Path(path).resolve().is_relative_to(world.root.resolve()), path
