@@ -24,6 +24,7 @@ nothing fits.
 
 from __future__ import annotations
 
+import platform
 from functools import lru_cache
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -41,33 +42,11 @@ from mlcc.resolve.explain import explain_conflict
 from mlcc.resolve.reasons import explain_choices
 from mlcc.resolve.request import Request
 from mlcc.resolve.stack import Compiler, Stack
-from mlcc.resolve.stages import PICK_STAGES
+from mlcc.resolve.stages import Failure, Rejection, rejection
 from mlcc.versions import parse_version
 from mlcc.versions import satisfies as _satisfies
 
 _METHOD_RANK = {"pip": 0, "source": 1, "conda": 2}
-
-
-class Failure(NamedTuple):
-    """One reason a candidate is unacceptable."""
-
-    rule: str
-    message: str
-    origin: str
-    pin: bool = False  # True when the user's own pin excluded it
-
-
-class Rejection(NamedTuple):
-    stage: str
-    subject: str
-    failures: Tuple[Failure, ...]
-    # The candidate matched every pin; knowledge-base rules alone rejected it.
-    by_rules_only: bool
-
-
-def rejection(stage: str, subject: str, failures: Sequence[Failure]) -> Rejection:
-    by_rules = any(not f.pin for f in failures) if stage in PICK_STAGES else not any(f.pin for f in failures)
-    return Rejection(stage, subject, tuple(failures), by_rules)
 
 
 class _Filtered(NamedTuple):
@@ -146,8 +125,6 @@ def _carried_note(release: CudaRelease, distro: str) -> str:
 
 def detect_host_arch(kb: KnowledgeBase) -> Optional[str]:
     """The knowledge base's name for this machine's arch (None when it has none)."""
-    import platform
-
     return kb.arch_aliases.get(platform.machine().strip().lower())
 
 

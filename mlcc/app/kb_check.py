@@ -38,9 +38,11 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
-from mlcc.errors import IndexUnreachable
+from mlcc.errors import ConflictError, IndexUnreachable, UsageError
 from mlcc.kb.index import IndexClient, IndexFile, Page
 from mlcc.kb.model import KnowledgeBase
+from mlcc.matrix import evaluate, expand, load_matrix
+from mlcc.resolve import Resolver, build_request
 from mlcc.resolve.stack import Stack
 
 ERROR = "error"
@@ -75,7 +77,7 @@ class Pin(NamedTuple):
     family: str = "rhel"  # the base's package family: which package names apply
 
 
-class Finding(NamedTuple):
+class CheckFinding(NamedTuple):
     severity: str
     origin: str
     subject: str
@@ -91,21 +93,21 @@ class Finding(NamedTuple):
 class Report(NamedTuple):
     stacks: int
     pins: int
-    findings: Tuple[Finding, ...]
+    findings: Tuple[CheckFinding, ...]
     requests: int
     seconds: float
     index_url: str
 
     @property
-    def errors(self) -> Tuple[Finding, ...]:
+    def errors(self) -> Tuple[CheckFinding, ...]:
         return tuple(f for f in self.findings if f.severity == ERROR)
 
     @property
-    def warnings(self) -> Tuple[Finding, ...]:
+    def warnings(self) -> Tuple[CheckFinding, ...]:
         return tuple(f for f in self.findings if f.severity == WARNING)
 
     @property
-    def notes(self) -> Tuple[Finding, ...]:
+    def notes(self) -> Tuple[CheckFinding, ...]:
         return tuple(f for f in self.findings if f.severity == NOTE)
 
     def summary(self) -> str:
@@ -491,8 +493,6 @@ def _tag_summary(file: IndexFile) -> str:
 
 
 def published_stacks(kb: KnowledgeBase) -> List[Stack]:
-    from mlcc.matrix import evaluate, expand, load_matrix
-
     return [o.stack for o in evaluate(kb, expand(load_matrix(kb))) if o.stack is not None and o.published]
 
 
@@ -500,9 +500,6 @@ def sampled_stacks(kb: KnowledgeBase, count: int) -> List[Stack]:
     """A deterministic sample of the cross product: each benchmark with each build of its
     framework, per arch and CUDA line of that build (the base is left to the resolver),
     sorted, every k-th cell resolved; cells that do not resolve are dropped."""
-    from mlcc.errors import ConflictError, UsageError
-    from mlcc.resolve import Resolver, build_request
-
     if count <= 0:
         return []
     cells: Set[Tuple[str, str, str, str]] = set()
@@ -599,15 +596,15 @@ def run(
         if verdict is not None:
             key = (verdict[0], pin.origin, pin.requirement, verdict[1])
             grouped.setdefault(key, []).extend(by_pin[pin])
-    findings = [Finding(s, o, r, m, tuple(sorted(set(st)))) for (s, o, r, m), st in grouped.items()]
+    findings = [CheckFinding(s, o, r, m, tuple(sorted(set(st)))) for (s, o, r, m), st in grouped.items()]
     for url, reason in sorted(checker.unreachable.items()):
         unchecked = sum(1 for f in findings if f.message == f"not checked: {url} could not be read")
         message = f"{unchecked} pin(s) read from it were not checked ({reason})"
-        findings.append(Finding(WARNING, url, "unreachable", message))
+        findings.append(CheckFinding(WARNING, url, "unreachable", message))
     for (what, origin, explained), stack_labels in sorted(downloads.items()):
         if not explained:
             findings.append(
-                Finding(
+                CheckFinding(
                     WARNING,
                     origin,
                     what,
