@@ -11,6 +11,7 @@ inputs: no timestamps unless SOURCE_DATE_EPOCH asks for one, no unordered iterat
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Dict, NamedTuple, Optional, Tuple
 
@@ -50,6 +51,7 @@ class Rendered(NamedTuple):
     platform: str
     plan: Plan
     options: Options
+    command: str  # the request, in the header comment: recorded, not hashed
 
     @property
     def variant(self) -> str:
@@ -76,13 +78,14 @@ def _recorder() -> str:
 def gen_command(stack: Stack, options: Options, fmt: str) -> str:
     """The command that regenerates these files, for the header comment."""
     parts = ["mlcc", "gen", stack.benchmark.name]
-    flags = stack.request.flags()
+    # quoted: ``--cuda >=10.1,<10.2`` unquoted would be two shell redirections
+    flags = stack.request.flags(quote=shlex.quote)
     if flags:
         parts.append(flags)
     if options.base_image:
-        parts.append(f"--base-image {options.base_image}")
+        parts.append(f"--base-image {shlex.quote(options.base_image)}")
     if options.mirror:
-        parts.append(f"--mirror {options.mirror}")
+        parts.append(f"--mirror {shlex.quote(options.mirror)}")
     if fmt != "dockerfile":
         parts.append(f"--format {fmt}")
     return " ".join(parts)
@@ -107,7 +110,7 @@ def render(
             plan=plan,
             files=files,
             mlcc_version=mlcc.__version__,
-            command=gen_command(stack, options, fmt),
+            command=digests.REQUEST_PLACEHOLDER,
             base_title=stack.base.title,
             arch=stack.arch.name,
             described=True,
@@ -116,8 +119,9 @@ def render(
     build_args = (("BASE_IMAGE", plan.base_image), ("NVIDIA_MIRROR", plan.mirror))
     platform = f"linux/{stack.arch.oci}"
     value = digests.digest(files.items(), build_args, platform)
-    stamped = tuple(sorted((n, digests.stamp(c, value)) for n, c in files.items()))
-    return Rendered(stack, fmt, stamped, value, build_args, platform, plan, options)
+    command = gen_command(stack, options, fmt)
+    stamped = tuple(sorted((n, digests.stamp(c, value, command)) for n, c in files.items()))
+    return Rendered(stack, fmt, stamped, value, build_args, platform, plan, options, command)
 
 
 def render_dockerfile(plan: Plan, *, command: str) -> str:

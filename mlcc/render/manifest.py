@@ -163,7 +163,7 @@ def stack_document(stack: Stack, kb: KnowledgeBase, *, base_image: str, mirror: 
         "base": {"name": stack.base.name, "image": base_image, "default_image": stack.base.ref},
         "mirror": mirror,
         "components": components,
-        "pins": stack.request.pins(),
+        "pins": stack.pinned(),
         "reference": stack.reference,
         "verified": stack.verified,
         "choices": [

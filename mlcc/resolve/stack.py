@@ -123,6 +123,37 @@ class Stack(NamedTuple):
                 parts.append(f"{name}{self.framework.version.split('+')[0]}")
         return "-".join(parts)
 
+    def pinned(self) -> Dict[str, str]:
+        """The components the request pinned, each with the version this stack holds.
+
+        Spelling-free on purpose: ``--cuda 10.1``, ``--cuda 10.1.243`` and
+        ``--cuda '>=10.1,<10.2'`` all give ``{"cuda": "10.1.243"}``, so what stack.json
+        records (and the content digest covers) depends on what is built, not on how
+        the request was written. The driver pin is a fact of the host, not of the
+        image, so it is left out.
+        """
+        req = self.request
+        held: Dict[str, Optional[str]] = {
+            "cuda": self.cuda.version if self.cuda else None,
+            "cudnn": self.cudnn.version if self.cudnn else None,
+            "nccl": self.nccl.version if self.nccl else None,
+            "python": self.python.version if self.python else None,
+            "gcc": self.gcc.version,
+            "base": self.base.name,
+            "arch": self.arch.name,
+        }
+        found: Dict[str, str] = {}
+        for name, value in held.items():
+            if getattr(req, name) is not None and value is not None:
+                found[name] = value
+        if req.cpu:
+            found["cpu"] = "true"
+        fw = self.framework
+        for name, _ in req.frameworks:
+            if fw is not None and fw.framework == name:
+                found[name] = fw.version
+        return found
+
     def to_dict(self) -> Dict[str, Any]:
         """The JSON form of ``mlcc resolve --json`` (keys documented in README)."""
         fw = self.framework

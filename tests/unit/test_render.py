@@ -149,12 +149,14 @@ def test_digest_label_is_the_digest_of_the_build_inputs(kb, resolver) -> None:  
         fileobj=__import__("io").BytesIO(rendered.content("Dockerfile").encode())
     ).labels
     assert labels["io.mlcc.digest"] == rendered.digest
-    recomputed = digests.recompute(rendered.files, rendered.build_args, rendered.platform, rendered.digest)
+    recomputed = digests.recompute(
+        rendered.files, rendered.build_args, rendered.platform, rendered.digest, rendered.command
+    )
     assert recomputed == rendered.digest
     # any change to any input changes it
     tampered = [(n, c + "\n" if n == "mlcc-record" else c) for n, c in rendered.files]
     assert (
-        digests.recompute(tampered, rendered.build_args, rendered.platform, rendered.digest)
+        digests.recompute(tampered, rendered.build_args, rendered.platform, rendered.digest, rendered.command)
         != rendered.digest
     )
     other_mirror = render(rendered.stack, kb, options=check_options(None, "https://mirror.example.com/nv"))
