@@ -1,6 +1,6 @@
 """Renderers: a resolved Stack in, the files of one build variant out.
 
-    rendered = render(stack, kb, fmt="dockerfile")
+    rendered = render(stack, fmt="dockerfile")
     rendered.files   # (("Dockerfile", ...), ("mlcc-record", ...), ("stack.json", ...))
     rendered.digest  # sha256 of the build inputs, also the io.mlcc.digest label
 
@@ -17,7 +17,6 @@ from typing import Dict, NamedTuple, Optional, Tuple
 
 import mlcc
 from mlcc.errors import UsageError
-from mlcc.kb.model import KnowledgeBase
 from mlcc.render import digest as digests
 from mlcc.render.manifest import dumps, stack_document
 from mlcc.render.plan import DEFAULT_OPTIONS, Options, Plan, build_plan
@@ -91,13 +90,12 @@ def gen_command(stack: Stack, options: Options, fmt: str) -> str:
     return " ".join(parts)
 
 
-def render(
-    stack: Stack, kb: KnowledgeBase, *, fmt: str = "dockerfile", options: Options = DEFAULT_OPTIONS
-) -> Rendered:
+def render(stack: Stack, fmt: str = "dockerfile", options: Options = DEFAULT_OPTIONS) -> Rendered:
+    """The files of one variant: a function of the stack, the format and the options alone."""
     if fmt not in FORMATS:
         raise UsageError(f"unknown format {fmt!r}", hint=f"formats: {', '.join(FORMATS)}")
-    plan = build_plan(stack, kb, options)
-    document = stack_document(stack, kb, base_image=plan.base_image, mirror=plan.mirror)
+    plan = build_plan(stack, options)
+    document = stack_document(stack, base_image=plan.base_image, mirror=plan.mirror)
     files = {"stack.json": dumps(document), "mlcc-record": _recorder()}
     build = stack.benchmark.build
     for name, content in build.scripts if build else ():

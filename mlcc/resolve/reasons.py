@@ -28,7 +28,11 @@ def explain_choices(resolver: Resolver, stack: Stack) -> Tuple[Choice, ...]:
         *_lib(resolver, stack, "nccl"),
         _gcc(resolver, stack),
     ]
-    return tuple(_drop_irrelevant(c, stack, other_arches) for c in choices)
+    # the CUDA package lists other base families install (recipes/families.yaml)
+    other_lists = {f.cuda_packages for f in resolver.kb.families.values()} - {
+        stack.base.packaging.cuda_packages
+    }
+    return tuple(_drop_irrelevant(c, stack, other_arches, other_lists) for c in choices)
 
 
 def _arch(resolver: Resolver, stack: Stack) -> Choice:
@@ -211,11 +215,9 @@ def _from_prov(component: str, version: Optional[str], why: str, prov: Provenanc
 
 # Fields other choices report for themselves (the base's Pythons and toolsets).
 _REPORTED_ELSEWHERE = {"base": ("python", "gcc")}
-# The package list a base family does not use.
-_OTHER_FAMILY_PACKAGES = {"rhel": "apt_packages", "ubuntu": "packages"}
 
 
-def _drop_irrelevant(choice: Choice, stack: Stack, other_arches: Set[str]) -> Choice:
+def _drop_irrelevant(choice: Choice, stack: Stack, other_arches: Set[str], other_lists: Set[str]) -> Choice:
     """Forget unverified fields that cannot affect this stack (other arches, other family)."""
     kept = []
     for name in choice.unverified_fields:
@@ -224,7 +226,7 @@ def _drop_irrelevant(choice: Choice, stack: Stack, other_arches: Set[str]) -> Ch
             continue
         if parts[0] in _REPORTED_ELSEWHERE.get(choice.component, ()):
             continue
-        if choice.component == "cuda" and parts[0] == _OTHER_FAMILY_PACKAGES.get(stack.base.family):
+        if choice.component == "cuda" and parts[0] in other_lists:
             continue
         kept.append(name)
     return choice._replace(unverified_fields=tuple(kept))

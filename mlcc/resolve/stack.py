@@ -11,7 +11,9 @@ from mlcc.kb.model import (
     CudaRelease,
     FrameworkBuild,
     LibBuild,
+    NvidiaRepo,
     PythonOption,
+    PythonTooling,
     Toolset,
 )
 from mlcc.resolve.request import Request
@@ -54,7 +56,19 @@ class Compiler(NamedTuple):
         return parse_version(self.version).release[0]
 
 
+class Installer(NamedTuple):
+    """A pinned tool download for this stack's arch (the Miniforge of a conda build)."""
+
+    name: str
+    version: str
+    url: str
+    checksum_suffix: Optional[str] = None
+    sha256: Optional[str] = None  # the installer's own sha256, when the recipe pins it
+
+
 class Stack(NamedTuple):
+    """Every fact a renderer needs: renderers read the Stack, never the knowledge base."""
+
     benchmark: Benchmark
     arch: Arch
     base: Base
@@ -69,6 +83,16 @@ class Stack(NamedTuple):
     # False when the CUDA release is not the newest of its minor line: the variant name
     # then spells the full version so that it cannot collide with the newest.
     cuda_newest_in_line: bool = True
+    # Where NVIDIA's downloads live; renderers route them through $NVIDIA_MIRROR.
+    download_host: str = "https://developer.download.nvidia.com"
+    # The NVIDIA package repositories the CUDA, cuDNN and NCCL packages come from.
+    repositories: Tuple[NvidiaRepo, ...] = ()
+    # pip / setuptools / wheel for the Python's virtual environment.
+    python_tooling: Optional[PythonTooling] = None
+    # The installer a conda framework build needs (Miniforge), for this arch.
+    installer: Optional[Installer] = None
+    # The module name that imports the framework (``torch`` for pytorch).
+    framework_module: Optional[str] = None
 
     @property
     def accelerator(self) -> str:

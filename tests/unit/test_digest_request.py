@@ -25,7 +25,7 @@ SPELLINGS_OF_CUDA_10_1_243 = ["10.1", "10.1.243", ">=10.1,<10.2", "==10.1.243", 
 
 def _render(kb: Any, resolver: Any, benchmark: str, fmt: str = "dockerfile", **pins: Any) -> Rendered:
     stack = resolver.resolve(request_for(kb, benchmark, Pins(**pins)))
-    return render(stack, kb, fmt=fmt)
+    return render(stack, fmt=fmt)
 
 
 def _without_header(rendered: Rendered) -> Dict[str, str]:

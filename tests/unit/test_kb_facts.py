@@ -53,7 +53,7 @@ def test_the_ncf_cuda_10_0_image_installs_the_cu100_wheel(kb, resolver) -> None:
     from mlcc.render import render
 
     stack = resolver.resolve(request_for(kb, "ncf", Pins(cuda="10.0")))
-    dockerfile = dict(render(stack, kb).files)["Dockerfile"]
+    dockerfile = dict(render(stack).files)["Dockerfile"]
     assert "https://download.pytorch.org/whl/cu100/torch-" in dockerfile
     assert "cu100/torch_stable.html" not in dockerfile
 
