@@ -19,8 +19,8 @@ def _build(kb: KnowledgeBase, framework: str, version: str, variant: str):  # ty
 )
 def test_cuda_12_devel_packages_include_nvprof_on_ppc64le_not_on_aarch64(kb, cuda: str, package: str) -> None:  # type: ignore[no-untyped-def]
     release = kb.cuda_release(cuda)
-    assert package in {p.name for p in release.packages_for("rhel", "ppc64le")}
-    assert package not in {p.name for p in release.packages_for("rhel", "aarch64")}
+    assert package in {p.name for p in release.packages_for(kb.families["rhel"], "ppc64le")}
+    assert package not in {p.name for p in release.packages_for(kb.families["rhel"], "aarch64")}
     assert dict(release.packages)[package] == {"12.0.0": "12.0.90-1", "12.4.1": "12.4.127-1"}[cuda]
 
 

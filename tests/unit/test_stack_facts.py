@@ -26,7 +26,7 @@ def _without_ppc64le_miniforge(recipes: Path) -> None:
 
 
 def test_conda_builds_carry_their_installer(kb, resolver) -> None:  # type: ignore[no-untyped-def]
-    stack = resolver.resolve(request_for(kb, "maskrcnn", Pins(arch="ppc64le")))
+    stack = resolver.resolve(request_for(kb, "ssd", Pins(arch="ppc64le")))
     assert stack.framework is not None and stack.framework.install.method == "conda"
     assert stack.installer is not None and stack.installer.url.endswith("-Linux-ppc64le.sh")
     assert stack.installer.url in render(stack).content("Dockerfile")
@@ -43,11 +43,11 @@ def test_a_missing_miniforge_arch_is_a_resolver_failure(recipes_copy: Path) -> N
     kb = load(str(recipes_copy), use_cache=False)
     resolver = Resolver(kb)
     with pytest.raises(ConflictError) as raised:
-        resolver.resolve(request_for(kb, "maskrcnn", Pins(arch="ppc64le")))
+        resolver.resolve(request_for(kb, "ssd", Pins(arch="ppc64le")))
     text = str(raised.value)
-    assert "no Miniforge installer for ppc64le" in text and "recipes/tools.yaml" in text
+    assert "framework-installer" in text and "recipes/tools.yaml" in text
     # x86_64 still resolves: only the conda builds of the missing arch are excluded
-    assert resolver.resolve(request_for(kb, "maskrcnn", Pins())).arch.name == "x86_64"
+    assert resolver.resolve(request_for(kb, "ssd", Pins())).arch.name == "x86_64"
 
 
 def test_gen_reports_a_missing_miniforge_arch_as_a_conflict(
@@ -56,7 +56,7 @@ def test_gen_reports_a_missing_miniforge_arch_as_a_conflict(
     _without_ppc64le_miniforge(recipes_copy)
     monkeypatch.setenv("MLCC_RECIPES", str(recipes_copy))
     out = tmp_path / "out"
-    result = cli("gen", "maskrcnn", "--arch", "ppc64le", "-o", str(out))
+    result = cli("gen", "ssd", "--arch", "ppc64le", "-o", str(out))
     assert result.code == ConflictError.exit_code, result.err
-    assert "Miniforge" in result.err and "internal error" not in result.err.lower()
+    assert "framework-installer" in result.err and "internal error" not in result.err.lower()
     assert not out.exists()  # nothing half-written
