@@ -85,13 +85,13 @@ def bench_render(passes: int) -> float:
     stacks = [o.stack for o in published(kb) if o.published and o.stack]
     start = time.perf_counter()
     for stack in stacks:
-        render(stack, kb)
+        render(stack)
     first = len(stacks) / (time.perf_counter() - start)
     rates = []
     for _ in range(passes):
         start = time.perf_counter()
         for stack in stacks:
-            render(stack, kb)
+            render(stack)
         rates.append(len(stacks) / (time.perf_counter() - start))
     median = statistics.median(rates)
     print(

@@ -63,7 +63,7 @@ def single_jobs(
     for arch in arches:
         stack = resolver.resolve(dataclasses.replace(pins, arch=arch).request(kb, benchmark))
         label = stack.request.flags() or benchmark
-        jobs.append(job_for(render(stack, kb, options=options), policy, label))
+        jobs.append(job_for(render(stack, options=options), policy, label))
     if len(jobs) > 1:
         manifest_list_tag(jobs)  # refuse arches that resolved differently, before building
     return jobs
@@ -78,7 +78,7 @@ def matrix_jobs(
     if not cells:
         raise UsageError("no cell of the matrix matches", hint="mlcc matrix --explain shows the cells")
     return [
-        job_for(render(cell.stack, kb, options=options), policy, cell.cell.label)
+        job_for(render(cell.stack, options=options), policy, cell.cell.label)
         for cell in cells
         if cell.stack is not None
     ]

@@ -95,11 +95,11 @@ def generate(
     cluster: Optional[ClusterOptions] = None,
 ) -> Generated:
     """Render one variant; with ``cluster`` (ClusterOptions) its OpenShift objects too."""
-    rendered = render(stack, kb, fmt=fmt, options=options)
+    rendered = render(stack, fmt=fmt, options=options)
     folder = f"{stack.benchmark.name}/{stack.variant}"
     if cluster is None:
         return Generated(rendered, folder)
-    dockerfile = rendered if fmt == "dockerfile" else render(stack, kb, options=options)
+    dockerfile = rendered if fmt == "dockerfile" else render(stack, options=options)
     return Generated(rendered, folder, render_openshift(dockerfile, cluster))
 
 

@@ -91,7 +91,7 @@ def list_rows(kb: KnowledgeBase, what: str) -> List[Dict[str, Any]]:
                 "repo_distro": b.repo_distro,
                 "arches": list(b.arches),
                 "method": b.method,
-                "packages": [p.rpm() if b.method == "rpm" else p.deb() for p in b.packages],
+                "packages": [kb.packaging(b.method).pin(p) for p in b.packages],
                 "url": b.url,
                 **_provenance(b.prov),
             }

@@ -8,6 +8,7 @@ model is built, so that every error can name a file and a line.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
@@ -29,6 +30,7 @@ from mlcc.kb.model import (
     CudaRelease,
     Dataset,
     Download,
+    Family,
     Framework,
     FrameworkBuild,
     FrameworkRule,
@@ -126,7 +128,8 @@ def build(root: str, files: Sequence[Tuple[str, str]]) -> KnowledgeBase:
     for rel, kind in files:
         docs.setdefault(kind, []).append(_read(Path(root), rel, kind))
     arches, aliases = _arches(docs["arches"][0])
-    bases = _bases(docs["bases"][0], arches)
+    families = _families(docs["families"][0])
+    bases = _bases(docs["bases"][0], arches, families)
     cuda = _cuda(docs["cuda"][0], arches)
     cudnn = _libs(docs["cudnn"][0], "cudnn", arches, cuda)
     nccl = _libs(docs["nccl"][0], "nccl", arches, cuda)
@@ -157,6 +160,7 @@ def build(root: str, files: Sequence[Tuple[str, str]]) -> KnowledgeBase:
         repositories=_repositories(cuda_doc),
         python_tooling=tooling,
         downloads=downloads,
+        families=families,
         files=tuple(f"recipes/{rel}" for rel, _ in files),
         source_builds=_source_builds(docs["tools"][0]),
     )
@@ -173,6 +177,39 @@ def _source_builds(doc: _Doc) -> Tuple[SourceBuild, ...]:
             )
         )
     return tuple(found)
+
+
+def _families(doc: _Doc) -> Dict[str, Family]:
+    families: Dict[str, Family] = {}
+    formats: Dict[str, str] = {}
+    for index, entry in enumerate(doc.data["families"]):
+        path: PathKey = ("families", index)
+        name = entry["name"]
+        if name in families:
+            raise doc.error(path, f"family {name!r} is listed twice")
+        if entry["package_format"] in formats:
+            raise doc.error(
+                (*path, "package_format"),
+                f"package format {entry['package_format']} is already {formats[entry['package_format']]!r}'s",
+            )
+        formats[entry["package_format"]] = name
+        try:
+            re.compile(entry["pinned"])
+        except re.error as error:
+            raise doc.error((*path, "pinned"), f"not a regular expression: {error}") from None
+        families[name] = Family(
+            name=name,
+            package_format=entry["package_format"],
+            package_managers=tuple(entry["package_managers"]),
+            install_commands=tuple(entry["install_commands"]),
+            pin_format=entry["pin"],
+            pinned=entry["pinned"],
+            library_dir=entry["library_dir"],
+            recorder_flag=entry["recorder_flag"],
+            cuda_packages=entry["cuda_packages"],
+            prov=doc.prov(entry, path),
+        )
+    return families
 
 
 def _repositories(doc: _Doc) -> Dict[str, NvidiaRepo]:
@@ -253,7 +290,7 @@ def _arches(doc: _Doc) -> Tuple[Dict[str, Arch], Dict[str, str]]:
     return arches, aliases
 
 
-def _bases(doc: _Doc, arches: Dict[str, Arch]) -> Tuple[Base, ...]:
+def _bases(doc: _Doc, arches: Dict[str, Arch], families: Dict[str, Family]) -> Tuple[Base, ...]:
     bases: List[Base] = []
     seen: Dict[str, int] = {}
     preferences: Dict[int, str] = {}
@@ -271,6 +308,19 @@ def _bases(doc: _Doc, arches: Dict[str, Arch]) -> Tuple[Base, ...]:
             )
         preferences[entry["preference"]] = name
         _check_arches(doc, (*path, "arches"), entry["arches"], arches)
+        family = families.get(entry["family"])
+        if family is None:
+            raise doc.error(
+                (*path, "family"),
+                f"unknown family {entry['family']!r}",
+                hint=f"recipes/families.yaml defines {', '.join(sorted(families))}",
+            )
+        if entry["package_manager"] not in family.package_managers:
+            raise doc.error(
+                (*path, "package_manager"),
+                f"{entry['package_manager']} is not a package manager of the {family.name} family "
+                f"({', '.join(family.package_managers)})",
+            )
         pythons = tuple(_python(p) for p in entry["python"]["versions"])
         versions = [p.version for p in pythons]
         if len(set(versions)) != len(versions):
@@ -299,6 +349,7 @@ def _bases(doc: _Doc, arches: Dict[str, Arch]) -> Tuple[Base, ...]:
                 toolsets=tuple(_toolset(t) for t in gcc["toolsets"]),
                 build_packages=tuple(entry["build_packages"]),
                 prov=doc.prov(entry, path),
+                packaging=family,
                 requires_subscription=entry.get("requires_subscription", False),
                 end_of_life=entry.get("end_of_life"),
                 glibc=entry.get("glibc"),

@@ -13,6 +13,7 @@ SINGLE_FILES = {
     "bases.yaml": "bases",
     "cuda.yaml": "cuda",
     "cudnn.yaml": "cudnn",
+    "families.yaml": "families",
     "nccl.yaml": "nccl",
     "tools.yaml": "tools",
 }

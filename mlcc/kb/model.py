@@ -44,16 +44,32 @@ class Arch(NamedTuple):
 
 
 class PinnedPackage(NamedTuple):
-    """A package and its exact version-release, spelled per package manager by templates."""
+    """A package and its exact version-release; its family spells it (:meth:`Family.pin`)."""
 
     name: str
     version: str
 
-    def rpm(self) -> str:
-        return f"{self.name}-{self.version}"
 
-    def deb(self) -> str:
-        return f"{self.name}={self.version}"
+class Family(NamedTuple):
+    """What differs between base families' package managers (recipes/families.yaml)."""
+
+    name: str
+    package_format: str  # rpm | deb
+    package_managers: Tuple[str, ...]
+    install_commands: Tuple[str, ...]
+    pin_format: str  # "{name}-{version}"
+    pinned: str  # a regular expression every pinned word matches
+    library_dir: str  # may hold {gnu_triplet}
+    recorder_flag: str
+    cuda_packages: str  # which package list of a CudaRelease the family installs
+    prov: Provenance
+
+    def pin(self, package: PinnedPackage) -> str:
+        return self.pin_format.format(name=package.name, version=package.version)
+
+    def libraries(self, gnu_triplet: str) -> str:
+        """Where the family's packages put shared libraries on an arch."""
+        return self.library_dir.replace("{gnu_triplet}", gnu_triplet)
 
 
 class PythonOption(NamedTuple):
@@ -94,6 +110,7 @@ class Base(NamedTuple):
     toolsets: Tuple[Toolset, ...]
     build_packages: Tuple[str, ...]
     prov: Provenance
+    packaging: Family  # the facts of ``family``
     requires_subscription: bool = False
     end_of_life: Optional[str] = None
     glibc: Optional[str] = None  # decides which manylinux wheels fit (mlcc kb check)
@@ -129,8 +146,8 @@ class CudaRelease(NamedTuple):
     def carried(self, distro: str, arch: str) -> bool:
         return arch in self.arches_on(distro)
 
-    def packages_for(self, family: str, arch: str) -> Tuple[PinnedPackage, ...]:
-        chosen = self.apt_packages if family == "ubuntu" else self.packages
+    def packages_for(self, family: Family, arch: str) -> Tuple[PinnedPackage, ...]:
+        chosen = {"packages": self.packages, "apt_packages": self.apt_packages}[family.cuda_packages]
         missing = dict(self.packages_not_on).get(arch, ())
         return tuple(p for p in chosen if p.name not in missing)
 
@@ -433,8 +450,16 @@ class KnowledgeBase(NamedTuple):
     repositories: Dict[str, NvidiaRepo]
     python_tooling: Dict[str, PythonTooling]
     downloads: Dict[str, Download]
+    families: Dict[str, Family]
     files: Tuple[str, ...] = ()
     source_builds: Tuple[SourceBuild, ...] = ()
+
+    def packaging(self, package_format: str) -> Family:
+        """The family whose packages have ``package_format`` (a cuDNN/NCCL build's method)."""
+        for family in self.families.values():
+            if family.package_format == package_format:
+                return family
+        raise KeyError(package_format)
 
     def base(self, name: str) -> Base:
         for base in self.bases:

@@ -1,7 +1,8 @@
 """Validate recipe documents against their JSON Schemas, with messages users can act on.
 
-Imported only when the knowledge base cache is cold: jsonschema is the heaviest import
-mlcc has, and a warm ``mlcc resolve`` never needs it.
+jsonschema is the heaviest import mlcc has (40-60 ms here) and only a cold knowledge-base
+cache or a matrix file needs it, so it is imported on the first validation, not with
+this module (``mlcc gen`` imports this module through mlcc.matrix on every start).
 """
 
 from __future__ import annotations
@@ -11,15 +12,15 @@ import json
 import re
 from functools import cache
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional
-
-from jsonschema import Draft202012Validator, validators
-from jsonschema.exceptions import ValidationError
-from referencing import Registry, Resource
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional
 
 from mlcc.errors import RecipeError
 from mlcc.kb.layout import SCHEMA_DIR
 from mlcc.kb.yamlsrc import LineMap, line_of
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
 
 _MAX_REPORTED = 8
 
@@ -38,21 +39,22 @@ def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterab
         return
     anchored = pattern[:-1] + r"\Z" if pattern.endswith("$") and not pattern.endswith("\\$") else pattern
     if re.search(anchored, instance) is None:
+        from jsonschema.exceptions import ValidationError
+
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
-
-
-_Validator = validators.extend(Draft202012Validator, {"pattern": _pattern})
 
 
 @cache
 def _validators() -> Dict[str, Draft202012Validator]:
+    from jsonschema import Draft202012Validator, validators
+    from referencing import Registry, Resource
+
+    extended = validators.extend(Draft202012Validator, {"pattern": _pattern})
     schemas = {p.name.split(".")[0]: json.loads(p.read_text("utf-8")) for p in schema_files()}
     registry: Registry[Any] = Registry().with_resources(
         (schema["$id"], Resource.from_contents(schema)) for schema in schemas.values()
     )
-    return {
-        kind: _Validator(schema, registry=registry) for kind, schema in schemas.items() if kind != "common"
-    }
+    return {kind: extended(schema, registry=registry) for kind, schema in schemas.items() if kind != "common"}
 
 
 def known_kinds() -> List[str]:

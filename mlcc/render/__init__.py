@@ -1,6 +1,6 @@
 """Renderers: a resolved Stack in, the files of one build variant out.
 
-    rendered = render(stack, kb, fmt="dockerfile")
+    rendered = render(stack, fmt="dockerfile")
     rendered.files   # (("Dockerfile", ...), ("mlcc-record", ...), ("stack.json", ...))
     rendered.digest  # sha256 of the build inputs, also the io.mlcc.digest label
 
@@ -11,12 +11,12 @@ inputs: no timestamps unless SOURCE_DATE_EPOCH asks for one, no unordered iterat
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Dict, NamedTuple, Optional, Tuple
 
 import mlcc
 from mlcc.errors import UsageError
-from mlcc.kb.model import KnowledgeBase
 from mlcc.render import digest as digests
 from mlcc.render.manifest import dumps, stack_document
 from mlcc.render.plan import DEFAULT_OPTIONS, Options, Plan, build_plan
@@ -50,6 +50,7 @@ class Rendered(NamedTuple):
     platform: str
     plan: Plan
     options: Options
+    command: str  # the request, in the header comment: recorded, not hashed
 
     @property
     def variant(self) -> str:
@@ -76,25 +77,25 @@ def _recorder() -> str:
 def gen_command(stack: Stack, options: Options, fmt: str) -> str:
     """The command that regenerates these files, for the header comment."""
     parts = ["mlcc", "gen", stack.benchmark.name]
-    flags = stack.request.flags()
+    # quoted: ``--cuda >=10.1,<10.2`` unquoted would be two shell redirections
+    flags = stack.request.flags(quote=shlex.quote)
     if flags:
         parts.append(flags)
     if options.base_image:
-        parts.append(f"--base-image {options.base_image}")
+        parts.append(f"--base-image {shlex.quote(options.base_image)}")
     if options.mirror:
-        parts.append(f"--mirror {options.mirror}")
+        parts.append(f"--mirror {shlex.quote(options.mirror)}")
     if fmt != "dockerfile":
         parts.append(f"--format {fmt}")
     return " ".join(parts)
 
 
-def render(
-    stack: Stack, kb: KnowledgeBase, *, fmt: str = "dockerfile", options: Options = DEFAULT_OPTIONS
-) -> Rendered:
+def render(stack: Stack, fmt: str = "dockerfile", options: Options = DEFAULT_OPTIONS) -> Rendered:
+    """The files of one variant: a function of the stack, the format and the options alone."""
     if fmt not in FORMATS:
         raise UsageError(f"unknown format {fmt!r}", hint=f"formats: {', '.join(FORMATS)}")
-    plan = build_plan(stack, kb, options)
-    document = stack_document(stack, kb, base_image=plan.base_image, mirror=plan.mirror)
+    plan = build_plan(stack, options)
+    document = stack_document(stack, base_image=plan.base_image, mirror=plan.mirror)
     files = {"stack.json": dumps(document), "mlcc-record": _recorder()}
     build = stack.benchmark.build
     for name, content in build.scripts if build else ():
@@ -107,7 +108,7 @@ def render(
             plan=plan,
             files=files,
             mlcc_version=mlcc.__version__,
-            command=gen_command(stack, options, fmt),
+            command=digests.REQUEST_PLACEHOLDER,
             base_title=stack.base.title,
             arch=stack.arch.name,
             described=True,
@@ -116,8 +117,9 @@ def render(
     build_args = (("BASE_IMAGE", plan.base_image), ("NVIDIA_MIRROR", plan.mirror))
     platform = f"linux/{stack.arch.oci}"
     value = digests.digest(files.items(), build_args, platform)
-    stamped = tuple(sorted((n, digests.stamp(c, value)) for n, c in files.items()))
-    return Rendered(stack, fmt, stamped, value, build_args, platform, plan, options)
+    command = gen_command(stack, options, fmt)
+    stamped = tuple(sorted((n, digests.stamp(c, value, command)) for n, c in files.items()))
+    return Rendered(stack, fmt, stamped, value, build_args, platform, plan, options, command)
 
 
 def render_dockerfile(plan: Plan, *, command: str) -> str:

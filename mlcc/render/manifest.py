@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Dict, Optional, Tuple
 
 import mlcc
-from mlcc.kb.model import KnowledgeBase, LibBuild, PinnedPackage
+from mlcc.kb.model import Family, LibBuild
 from mlcc.render import canonical_json
 from mlcc.render.mirror import MIRROR_VAR, mirrored
 from mlcc.resolve.stack import STACK_FORMAT, Stack
@@ -71,25 +71,19 @@ def _created() -> Optional[str]:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _spell(package: PinnedPackage, family: str) -> str:
-    """A package pin as the family's package manager writes it."""
-    separator = "=" if family == "ubuntu" else "-"
-    return f"{package.name}{separator}{package.version}"
-
-
-def _lib(lib: Optional[LibBuild], family: str, fetch: Callable[[str], str]) -> Optional[Dict[str, Any]]:
+def _lib(lib: Optional[LibBuild], family: Family, fetch: Callable[[str], str]) -> Optional[Dict[str, Any]]:
     if lib is None:
         return None
     return {
         "version": lib.version,
         "method": lib.method,
-        "packages": [_spell(p, family) for p in lib.packages],
+        "packages": [family.pin(p) for p in lib.packages],
         "url": fetch(lib.url) if lib.url else None,
         "for_cuda": lib.cuda,
     }
 
 
-def stack_document(stack: Stack, kb: KnowledgeBase, *, base_image: str, mirror: str) -> Dict[str, Any]:
+def stack_document(stack: Stack, *, base_image: str, mirror: str) -> Dict[str, Any]:
     """The resolved stack as /etc/mlcc/stack.json (see schemas/stack.schema.json).
 
     ``components`` says what is installed (URLs as the build fetches them, through the
@@ -97,10 +91,10 @@ def stack_document(stack: Stack, kb: KnowledgeBase, *, base_image: str, mirror: 
     """
 
     def fetch(url: str) -> str:
-        return mirrored(url, kb.download_host).replace(MIRROR_VAR, mirror)
+        return mirrored(url, stack.download_host).replace(MIRROR_VAR, mirror)
 
     bench = stack.benchmark
-    family = stack.base.family
+    family = stack.base.packaging
     build = bench.build
     source = build.source if build else None
     cuda = stack.cuda
@@ -109,7 +103,7 @@ def stack_document(stack: Stack, kb: KnowledgeBase, *, base_image: str, mirror: 
         "cuda": (
             {
                 "version": cuda.version,
-                "packages": [_spell(p, family) for p in cuda.packages_for(family, stack.arch.name)],
+                "packages": [family.pin(p) for p in cuda.packages_for(family, stack.arch.name)],
                 "min_driver": cuda.min_driver,
             }
             if cuda
@@ -133,7 +127,7 @@ def stack_document(stack: Stack, kb: KnowledgeBase, *, base_image: str, mirror: 
         "framework": (
             {
                 "name": fw.framework,
-                "module": kb.frameworks[fw.framework].import_name,
+                "module": stack.framework_module,
                 "version": fw.version,
                 "variant": fw.variant,
                 "install": fw.install.method,
@@ -163,7 +157,7 @@ def stack_document(stack: Stack, kb: KnowledgeBase, *, base_image: str, mirror: 
         "base": {"name": stack.base.name, "image": base_image, "default_image": stack.base.ref},
         "mirror": mirror,
         "components": components,
-        "pins": stack.request.pins(),
+        "pins": stack.pinned(),
         "reference": stack.reference,
         "verified": stack.verified,
         "choices": [

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import shlex
 from functools import cache
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, TypeVar
 
-from mlcc.kb.model import BuildStep, KnowledgeBase, LibBuild, PinnedPackage
+from mlcc.errors import MlccError
+from mlcc.kb.model import BuildStep, LibBuild, PinnedPackage
 from mlcc.render.manifest import labels
 from mlcc.render.mirror import MIRROR_VAR, mirrored
 from mlcc.render.templates import environment
@@ -90,17 +91,12 @@ DEFAULT_OPTIONS = Options()
 
 @cache
 def family(package_manager: str) -> Any:
-    """The macros of one package-manager family (install, clean, pin, nvidia_repo)."""
+    """The macros of one package manager (install, clean, nvidia_repo)."""
     return environment().get_template(f"families/{package_manager}.j2").module
 
 
 # The family macros are pure functions of their arguments; a Jinja macro call costs
-# ~10 us, and the same pins and package lists recur across every variant of a matrix.
-@cache
-def _pin(package_manager: str, name: str, version: str) -> str:
-    return str(family(package_manager).pin(name, version))
-
-
+# ~10 us, and the same package lists recur across every variant of a matrix.
 @cache
 def _install(package_manager: str, names: Tuple[str, ...]) -> Tuple[str, str]:
     macros = family(package_manager)
@@ -128,9 +124,8 @@ def _url_word(url: str) -> str:
 
 
 class _Planner:
-    def __init__(self, stack: Stack, kb: KnowledgeBase, options: Options) -> None:
+    def __init__(self, stack: Stack, options: Options) -> None:
         self.stack = stack
-        self.kb = kb
         self.options = options
         self.base = stack.base
         self.arch = stack.arch.name
@@ -145,8 +140,7 @@ class _Planner:
         return _install(self.base.package_manager, tuple(names))
 
     def pinned(self, packages: Sequence[PinnedPackage]) -> List[str]:
-        manager = self.base.package_manager
-        return [_pin(manager, p.name, p.version) for p in packages]
+        return [self.base.packaging.pin(p) for p in packages]
 
     def add_library_path(self, *paths: str) -> Tuple[str, str]:
         for path in paths:
@@ -188,7 +182,7 @@ class _Planner:
             ("--find-links", find_links),
         ):
             if url:
-                line += f" {flag} {_url_word(mirrored(url, self.kb.download_host))}"
+                line += f" {flag} {_url_word(mirrored(url, self.stack.download_host))}"
         line += " " + _sh(requirements)
         return _env_prefix(env) + line
 
@@ -221,14 +215,10 @@ class _Planner:
         )
 
     def nvidia_repositories(self) -> None:
-        needed = {"cuda"}
-        for lib in (self.stack.cudnn, self.stack.nccl):
-            if lib is not None and lib.repo:
-                needed.add(lib.repo)
         commands = []
         notes = []
-        for name in sorted(needed):
-            repo = self.kb.repositories[name]
+        for repo in self.stack.repositories:
+            name = repo.name
             directory = self.stack.arch.nvidia_repo(self.base.family)
             baseurl = f"{MIRROR_VAR}/{repo.path}/{self.base.repo_distro}/{directory}"
             command = _nvidia_repo(
@@ -249,7 +239,7 @@ class _Planner:
     def cuda(self) -> None:
         cuda = self.stack.cuda
         assert cuda is not None
-        packages = self.pinned(cuda.packages_for(self.base.family, self.arch))
+        packages = self.pinned(cuda.packages_for(self.base.packaging, self.arch))
         commands = [
             *self.install(packages),
             f"ln -sfn cuda-{cuda.minor} /usr/local/cuda",
@@ -270,7 +260,7 @@ class _Planner:
 
     def _tarball(self, lib: LibBuild, target: str, strip: int) -> List[str]:
         assert lib.url is not None
-        url = mirrored(lib.url, self.kb.download_host)
+        url = mirrored(lib.url, self.stack.download_host)
         name = "/tmp/" + lib.url.rsplit("/", 1)[1]
         commands = [f"curl -fsSL -o {shlex.quote(name)} {_url_word(url)}"]
         if lib.sha256:
@@ -295,9 +285,7 @@ class _Planner:
         else:
             commands = list(self.install(self.pinned(lib.packages)))
             include = "/usr/include"
-            libdir = (
-                f"/usr/lib/{self.stack.arch.gnu_triplet}" if self.base.family == "ubuntu" else "/usr/lib64"
-            )
+            libdir = self.base.packaging.libraries(self.stack.arch.gnu_triplet)
         env = [("CUDNN_VERSION", lib.version), ("CUDNN_INCLUDE_DIR", include), ("CUDNN_LIB_DIR", libdir)]
         self.add(f"cuDNN {lib.version} ({lib.method})", commands, env, stage="stack", notes=self._waiver(lib))
 
@@ -320,7 +308,7 @@ class _Planner:
     def python(self) -> None:
         python = self.stack.python
         assert python is not None
-        tooling = self.kb.python_tooling[python.version]
+        tooling = _required(self.stack.python_tooling, f"pip/setuptools/wheel for Python {python.version}")
         commands = [
             *self.install(list(python.setup_packages)),
             *self.install(list(python.packages)),
@@ -389,15 +377,14 @@ class _Planner:
         packages: Sequence[str],
         build_env: Sequence[Tuple[str, str]],
     ) -> None:
-        miniforge = self.kb.downloads["miniforge"]
-        url = miniforge.url(self.arch)
-        assert url is not None, f"no Miniforge for {self.arch}"
+        miniforge = _required(self.stack.installer, f"a Miniforge installer for {self.arch}")
+        url = miniforge.url
         installer = "/tmp/" + url.rsplit("/", 1)[1]
         python = self.stack.python
         assert python is not None
         channel_args = " ".join(f"-c {shlex.quote(c)}" for c in channels)
         commands = [f"curl -fsSL -o {installer} {shlex.quote(url)}"]
-        sha256 = miniforge.sha256_for(self.arch)
+        sha256 = miniforge.sha256
         if sha256:
             commands.append(_sha256_check(sha256, installer))
         elif miniforge.checksum_suffix:
@@ -548,7 +535,7 @@ class _Planner:
             "The stack manifest, and a record of what the build really installed",
             [
                 f"chmod 0755 {RECORDER}",
-                f"{RECORDER} {_sh(recorder_args(self.stack, self.kb))} > {MANIFEST_DIR}/installed.json",
+                f"{RECORDER} {_sh(recorder_args(self.stack))} > {MANIFEST_DIR}/installed.json",
                 f"chmod 0644 {MANIFEST_DIR}/stack.json {MANIFEST_DIR}/installed.json",
             ],
             copies=[("stack.json", f"{MANIFEST_DIR}/stack.json"), ("mlcc-record", RECORDER)],
@@ -558,7 +545,7 @@ class _Planner:
         build = self.stack.benchmark.build
         return Plan(
             base_image=self.options.base_image or self.base.ref,
-            mirror=(self.options.mirror or self.kb.download_host).rstrip("/"),
+            mirror=(self.options.mirror or self.stack.download_host).rstrip("/"),
             steps=tuple(self.steps),
             labels=labels(self.stack),
             workdir=build.workdir if build else None,
@@ -619,13 +606,13 @@ def _env_prefix(env: Sequence[Tuple[str, str]]) -> str:
     )
 
 
-def recorder_args(stack: Stack, kb: KnowledgeBase) -> List[str]:
+def recorder_args(stack: Stack) -> List[str]:
     """What mlcc-record checks: the packages, headers and modules the stack pins."""
     args: List[str] = []
-    kind = "--deb" if stack.base.family == "ubuntu" else "--rpm"
+    kind = stack.base.packaging.recorder_flag
     if stack.cuda is not None:
         args += ["--nvcc", "/usr/local/cuda/bin/nvcc"]
-        for package in stack.cuda.packages_for(stack.base.family, stack.arch.name):
+        for package in stack.cuda.packages_for(stack.base.packaging, stack.arch.name):
             args += [kind, package.name]
     for lib, header in ((stack.cudnn, "cudnn"), (stack.nccl, "nccl")):
         if lib is None:
@@ -638,13 +625,25 @@ def recorder_args(stack: Stack, kb: KnowledgeBase) -> List[str]:
                 args += [kind, package.name]
     if stack.python is not None:
         args += ["--python", "python"]
-    if stack.framework is not None:
-        args += ["--module", kb.frameworks[stack.framework.framework].import_name]
+    if stack.framework_module is not None:
+        args += ["--module", stack.framework_module]
     return args
 
 
-def build_plan(stack: Stack, kb: KnowledgeBase, options: Options = DEFAULT_OPTIONS) -> Plan:
-    return _Planner(stack, kb, options).plan()
+def build_plan(stack: Stack, options: Options = DEFAULT_OPTIONS) -> Plan:
+    return _Planner(stack, options).plan()
+
+
+T = TypeVar("T")
+
+
+def _required(fact: Optional[T], what: str) -> T:
+    """A fact the resolver puts into every stack that needs it (a hand-made Stack may lack it)."""
+    if fact is None:
+        raise MlccError(
+            f"the stack lacks {what}", hint="stacks come from mlcc.resolve.Resolver, which adds it"
+        )
+    return fact
 
 
 def planned_env(plan: Plan) -> Dict[str, str]:

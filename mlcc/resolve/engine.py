@@ -28,7 +28,7 @@ import platform
 from functools import lru_cache
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from mlcc.errors import ConflictError
+from mlcc.errors import ConflictError, RecipeError
 from mlcc.kb.model import (
     Base,
     Benchmark,
@@ -36,17 +36,21 @@ from mlcc.kb.model import (
     FrameworkBuild,
     KnowledgeBase,
     LibBuild,
+    NvidiaRepo,
     PythonOption,
+    PythonTooling,
 )
 from mlcc.resolve.explain import explain_conflict
 from mlcc.resolve.reasons import explain_choices
 from mlcc.resolve.request import Request
-from mlcc.resolve.stack import Compiler, Stack
+from mlcc.resolve.stack import Compiler, Installer, Stack
 from mlcc.resolve.stages import Failure, Rejection, rejection
 from mlcc.versions import parse_version
 from mlcc.versions import satisfies as _satisfies
 
 _METHOD_RANK = {"pip": 0, "source": 1, "conda": 2}
+# The downloads entry (recipes/tools.yaml) that installs conda framework builds.
+CONDA_INSTALLER = "miniforge"
 
 
 class _Filtered(NamedTuple):
@@ -310,6 +314,15 @@ class Resolver:
                     build.prov.origin,
                 )
             )
+        if build.install.method == "conda" and self.installer(arch) is None:
+            tools = self.kb.downloads.get(CONDA_INSTALLER)
+            failures.append(
+                Failure(
+                    "framework-installer",
+                    f"{build.label} installs with conda, and no Miniforge installer for {arch} is known",
+                    tools.prov.origin if tools else "recipes/tools.yaml",
+                )
+            )
         if (accelerator == "cpu") != build.is_cpu:
             kind = "a CPU" if build.is_cpu else "a CUDA"
             failures.append(
@@ -321,6 +334,16 @@ class Resolver:
                 )
             )
         return failures
+
+    def installer(self, arch: str) -> Optional[Installer]:
+        """The Miniforge installer for ``arch`` (conda builds), if the tools recipe has one."""
+        download = self.kb.downloads.get(CONDA_INSTALLER)
+        url = download.url(arch) if download else None
+        if download is None or url is None:
+            return None
+        return Installer(
+            download.name, download.version, url, download.checksum_suffix, download.sha256_for(arch)
+        )
 
     def framework_pin_failures(self, bench: Benchmark, build: FrameworkBuild, req: Request) -> List[Failure]:
         assert bench.framework is not None
@@ -831,8 +854,42 @@ class Resolver:
             request=req,
             choices=(),
             cuda_newest_in_line=cuda is None or self._newest_in_line[cuda.minor] == cuda.version,
+            download_host=self.kb.download_host,
+            repositories=self._repositories(cuda, cudnn, nccl),
+            python_tooling=self._tooling(python),
+            installer=self.installer(arch) if build and build.install.method == "conda" else None,
+            framework_module=self.kb.frameworks[build.framework].import_name if build else None,
         )
         return stack._replace(choices=explain_choices(self, stack))
+
+    def _repositories(
+        self, cuda: Optional[CudaRelease], cudnn: Optional[LibBuild], nccl: Optional[LibBuild]
+    ) -> Tuple[NvidiaRepo, ...]:
+        if cuda is None:
+            return ()
+        names = {"cuda"} | {lib.repo for lib in (cudnn, nccl) if lib is not None and lib.repo}
+        missing = sorted(names - set(self.kb.repositories))
+        if missing:
+            raise RecipeError(
+                "recipes/cuda.yaml",
+                None,
+                f"no NVIDIA repository named {', '.join(missing)} under repositories",
+                hint="add it under repositories, or fix the repo: of the cuDNN/NCCL build",
+            )
+        return tuple(self.kb.repositories[name] for name in sorted(names))
+
+    def _tooling(self, python: Optional[PythonOption]) -> Optional[PythonTooling]:
+        if python is None:
+            return None
+        tooling = self.kb.python_tooling.get(python.version)
+        if tooling is None:
+            raise RecipeError(
+                "recipes/tools.yaml",
+                None,
+                f"no python_tooling entry for Python {python.version}",
+                hint="add its pip, setuptools and wheel versions under python_tooling",
+            )
+        return tooling
 
 
 def _with_source_for(bench: Benchmark, build: Optional[FrameworkBuild]) -> Benchmark:

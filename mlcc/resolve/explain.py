@@ -8,6 +8,7 @@ nearest first; everything is computed from the knowledge base, offline.
 
 from __future__ import annotations
 
+from collections import Counter
 from functools import lru_cache
 from itertools import islice
 from typing import (
@@ -170,9 +171,8 @@ def _failed_rules(
     if deepest < 0:
         return [], None
 
-    chosen: List[Failure] = []
+    found: List[Failure] = []
     seen = set()
-    hidden = 0
     for summary in summaries:
         if rank(summary) != deepest:
             continue
@@ -183,15 +183,16 @@ def _failed_rules(
                 if failure.pin and by_rules and rejection.stage not in PICK_STAGES:
                     continue
                 key = (failure.rule, failure.message)
-                if key in seen:
-                    continue
-                seen.add(key)
-                if len(chosen) < _MAX_RULES:
-                    chosen.append(failure)
-                else:
-                    hidden += 1
+                if key not in seen:
+                    seen.add(key)
+                    found.append(failure)
+    # Rare rules first: a rule that rejects one candidate (no Miniforge for this arch)
+    # says more than the one that rejects two hundred (built for another arch).
+    per_rule = Counter(f.rule for f in found)
+    found.sort(key=lambda f: per_rule[f.rule])  # stable: search order within a rule
+    hidden = max(0, len(found) - _MAX_RULES)
     note = f"... and {hidden} more of the same kind" if hidden else None
-    return chosen, note
+    return found[:_MAX_RULES], note
 
 
 class _ChunkSummary(NamedTuple):

@@ -14,6 +14,9 @@ _MAX_SKIPPED = 3
 
 
 def explain_choices(resolver: Resolver, stack: Stack) -> Tuple[Choice, ...]:
+    """The reasons name which components a pin decided, never the pin's spelling: they
+    are written into stack.json, and ``--cuda 10.1`` and ``--cuda 10.1.243`` build the
+    same image (the content digest must not tell them apart)."""
     other_arches = set(resolver.kb.arch_aliases) - {stack.arch.name, *stack.arch.aliases}
     choices = [
         _arch(resolver, stack),
@@ -25,18 +28,18 @@ def explain_choices(resolver: Resolver, stack: Stack) -> Tuple[Choice, ...]:
         *_lib(resolver, stack, "nccl"),
         _gcc(resolver, stack),
     ]
-    return tuple(_drop_irrelevant(c, stack, other_arches) for c in choices)
-
-
-def _pinned(stack: Stack, name: str) -> Optional[str]:
-    return stack.request.pins().get(name)
+    # the CUDA package lists other base families install (recipes/families.yaml)
+    other_lists = {f.cuda_packages for f in resolver.kb.families.values()} - {
+        stack.base.packaging.cuda_packages
+    }
+    return tuple(_drop_irrelevant(c, stack, other_arches, other_lists) for c in choices)
 
 
 def _arch(resolver: Resolver, stack: Stack) -> Choice:
     pin = stack.request.arch
     supported = ", ".join(stack.benchmark.arches)
     if pin:
-        reason = f"--arch {pin}"
+        reason = f"--arch {stack.arch.name}"  # the arch's own name, not an alias the request used
     elif stack.arch.name == resolver.host_arch:
         reason = f"this machine's arch ({stack.benchmark.name} supports {supported}; --arch for another)"
     else:
@@ -61,9 +64,8 @@ def _framework(resolver: Resolver, stack: Stack) -> List[Choice]:
         why = f"the build {stack.benchmark.name}'s reference run used ({rule.name} {build.version})"
     else:
         why = f"newest {rule.name} that {stack.benchmark.name} accepts ({rule.versions})"
-    pin = stack.request.framework_pin(rule.name)
-    if pin is not None:
-        why += f", matching --with {rule.name}={pin}"
+    if stack.request.framework_pin(rule.name) is not None:
+        why += f", matching the --with {rule.name}=... pin"
     why += f"; {build.variant} build ({build.install.method}) for {stack.arch.name}"
     return [_from_prov(f"framework:{build.framework}", build.version, why, build.prov)]
 
@@ -89,9 +91,9 @@ def _cuda(resolver: Resolver, stack: Stack) -> List[Choice]:
         label = stack.framework.label if stack.framework else ""
         why += f" of the lines {label} was built for ({', '.join(lines)})"
     if stack.request.cuda is not None:
-        why += f" matching --cuda {stack.request.cuda}"
+        why += " matching the --cuda pin"
     if stack.request.driver is not None:
-        why += f" whose minimum driver ({cuda.min_driver}) --driver {stack.request.driver} meets"
+        why += f" whose minimum driver ({cuda.min_driver}) the --driver pin meets"
     why += f" with {stack.arch.name} packages for {stack.base.repo_distro}"
     driver = Choice(
         "driver",
@@ -138,7 +140,7 @@ def _python(stack: Stack) -> List[Choice]:
     if stack.benchmark.python:
         why += f" and {stack.benchmark.name} accepts ({stack.benchmark.python})"
     if stack.request.python is not None:
-        why += f", matching --python {stack.request.python}"
+        why += ", matching the --python pin"
     verified = python.verified and stack.base.prov.verified
     return [
         Choice(
@@ -163,9 +165,8 @@ def _lib(resolver: Resolver, stack: Stack, library: str) -> List[Choice]:
     why += f" for CUDA {stack.cuda.version} on {stack.base.repo_distro}/{stack.arch.name}"
     if library == "cudnn" and stack.framework is not None and stack.framework.cudnn:
         why += f" within {stack.framework.label}'s {stack.framework.cudnn}"
-    pin = getattr(stack.request, library)
-    if pin is not None:
-        why += f", matching --{library} {pin}"
+    if getattr(stack.request, library) is not None:
+        why += f", matching the --{library} pin"
     why += f" ({build.method}"
     if build.evidence:
         why += f"; {build.evidence}"
@@ -187,7 +188,7 @@ def _gcc(resolver: Resolver, stack: Stack) -> Choice:
         )
         verified = toolset.verified
     if stack.request.gcc is not None:
-        why += f", matching --gcc {stack.request.gcc}"
+        why += ", matching the --gcc pin"
     origin = bounds[0][2] if bounds else stack.base.prov.origin
     return Choice(
         "gcc",
@@ -214,11 +215,9 @@ def _from_prov(component: str, version: Optional[str], why: str, prov: Provenanc
 
 # Fields other choices report for themselves (the base's Pythons and toolsets).
 _REPORTED_ELSEWHERE = {"base": ("python", "gcc")}
-# The package list a base family does not use.
-_OTHER_FAMILY_PACKAGES = {"rhel": "apt_packages", "ubuntu": "packages"}
 
 
-def _drop_irrelevant(choice: Choice, stack: Stack, other_arches: Set[str]) -> Choice:
+def _drop_irrelevant(choice: Choice, stack: Stack, other_arches: Set[str], other_lists: Set[str]) -> Choice:
     """Forget unverified fields that cannot affect this stack (other arches, other family)."""
     kept = []
     for name in choice.unverified_fields:
@@ -227,7 +226,7 @@ def _drop_irrelevant(choice: Choice, stack: Stack, other_arches: Set[str]) -> Ch
             continue
         if parts[0] in _REPORTED_ELSEWHERE.get(choice.component, ()):
             continue
-        if choice.component == "cuda" and parts[0] == _OTHER_FAMILY_PACKAGES.get(stack.base.family):
+        if choice.component == "cuda" and parts[0] in other_lists:
             continue
         kept.append(name)
     return choice._replace(unverified_fields=tuple(kept))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.errors import UsageError
 from mlcc.kb.model import KnowledgeBase
@@ -58,10 +58,11 @@ class Request(NamedTuple):
             shown["newest"] = "true"
         return shown
 
-    def flags(self) -> str:
-        """``--cuda 10.1 --arch ppc64le`` for messages."""
+    def flags(self, quote: Callable[[str], str] = str) -> str:
+        """``--cuda 10.1 --arch ppc64le`` for messages; ``quote`` each value for a shell."""
         parts: List[str] = []
-        for name, value in self.pins().items():
+        for name, raw in self.pins().items():
+            value = quote(raw)
             if name in ("cpu", "newest"):
                 parts.append(f"--{name}")
             elif name in VERSION_COMPONENTS or name in OTHER_COMPONENTS:

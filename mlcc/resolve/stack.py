@@ -11,7 +11,9 @@ from mlcc.kb.model import (
     CudaRelease,
     FrameworkBuild,
     LibBuild,
+    NvidiaRepo,
     PythonOption,
+    PythonTooling,
     Toolset,
 )
 from mlcc.resolve.request import Request
@@ -54,7 +56,19 @@ class Compiler(NamedTuple):
         return parse_version(self.version).release[0]
 
 
+class Installer(NamedTuple):
+    """A pinned tool download for this stack's arch (the Miniforge of a conda build)."""
+
+    name: str
+    version: str
+    url: str
+    checksum_suffix: Optional[str] = None
+    sha256: Optional[str] = None  # the installer's own sha256, when the recipe pins it
+
+
 class Stack(NamedTuple):
+    """Every fact a renderer needs: renderers read the Stack, never the knowledge base."""
+
     benchmark: Benchmark
     arch: Arch
     base: Base
@@ -69,6 +83,16 @@ class Stack(NamedTuple):
     # False when the CUDA release is not the newest of its minor line: the variant name
     # then spells the full version so that it cannot collide with the newest.
     cuda_newest_in_line: bool = True
+    # Where NVIDIA's downloads live; renderers route them through $NVIDIA_MIRROR.
+    download_host: str = "https://developer.download.nvidia.com"
+    # The NVIDIA package repositories the CUDA, cuDNN and NCCL packages come from.
+    repositories: Tuple[NvidiaRepo, ...] = ()
+    # pip / setuptools / wheel for the Python's virtual environment.
+    python_tooling: Optional[PythonTooling] = None
+    # The installer a conda framework build needs (Miniforge), for this arch.
+    installer: Optional[Installer] = None
+    # The module name that imports the framework (``torch`` for pytorch).
+    framework_module: Optional[str] = None
 
     @property
     def accelerator(self) -> str:
@@ -122,6 +146,37 @@ class Stack(NamedTuple):
             if self.framework is not None and self.framework.framework == name:
                 parts.append(f"{name}{self.framework.version.split('+')[0]}")
         return "-".join(parts)
+
+    def pinned(self) -> Dict[str, str]:
+        """The components the request pinned, each with the version this stack holds.
+
+        Spelling-free on purpose: ``--cuda 10.1``, ``--cuda 10.1.243`` and
+        ``--cuda '>=10.1,<10.2'`` all give ``{"cuda": "10.1.243"}``, so what stack.json
+        records (and the content digest covers) depends on what is built, not on how
+        the request was written. The driver pin is a fact of the host, not of the
+        image, so it is left out.
+        """
+        req = self.request
+        held: Dict[str, Optional[str]] = {
+            "cuda": self.cuda.version if self.cuda else None,
+            "cudnn": self.cudnn.version if self.cudnn else None,
+            "nccl": self.nccl.version if self.nccl else None,
+            "python": self.python.version if self.python else None,
+            "gcc": self.gcc.version,
+            "base": self.base.name,
+            "arch": self.arch.name,
+        }
+        found: Dict[str, str] = {}
+        for name, value in held.items():
+            if getattr(req, name) is not None and value is not None:
+                found[name] = value
+        if req.cpu:
+            found["cpu"] = "true"
+        fw = self.framework
+        for name, _ in req.frameworks:
+            if fw is not None and fw.framework == name:
+                found[name] = fw.version
+        return found
 
     def to_dict(self) -> Dict[str, Any]:
         """The JSON form of ``mlcc resolve --json`` (keys documented in README)."""

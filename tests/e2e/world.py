@@ -97,7 +97,7 @@ def _packages(
                 base[name] = fx.FakePackage(name, "1.0", "1", files)
             cuda = stack.cuda
             assert cuda is not None and stack.nccl is not None
-            packages = list(cuda.packages_for(stack.base.family, arch))
+            packages = list(cuda.packages_for(stack.base.packaging, arch))
             nvcc_owner = next((p for p in packages if p.name.startswith("cuda-minimal-build")), packages[0])
             for package in packages:
                 version, release = package.version.rsplit("-", 1)

@@ -38,7 +38,7 @@ def test_matches_on_a_real_stack_document(kb, resolver) -> None:  # type: ignore
     from mlcc.render.manifest import stack_document
 
     stack = resolver.resolve(request_for(kb, "maskrcnn", Pins(cuda="10.1")))
-    document = stack_document(stack, kb, base_image=stack.base.ref, mirror="https://example.com")
+    document = stack_document(stack, base_image=stack.base.ref, mirror="https://example.com")
     assert canonical_json.dumps(document) == _reference(document)
 
 

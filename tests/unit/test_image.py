@@ -159,7 +159,7 @@ def _image(kb, resolver, **changes: Any) -> ImageContent:  # type: ignore[no-unt
     from mlcc.api import Pins, request_for
     from mlcc.render import render
 
-    rendered = render(resolver.resolve(request_for(kb, "maskrcnn", Pins(cuda="10.1"))), kb)
+    rendered = render(resolver.resolve(request_for(kb, "maskrcnn", Pins(cuda="10.1"))))
     stack = json.loads(rendered.content("stack.json"))
     labels = dict(
         __import__("dockerfile_parse")

@@ -17,7 +17,14 @@ PACKAGE = Path(__file__).resolve().parents[2] / "mlcc"
 # module -> what it imports inside a function, and why. A cache miss of the knowledge
 # base builds it from YAML and JSON Schemas; importing that path (jsonschema alone ~170 ms)
 # on every start would cost more than a warm `mlcc resolve` takes in all.
-LATE_IMPORTS = {"mlcc.kb.loader:mlcc.kb.build"}
+# jsonschema and referencing are imported by schema_check on its first validation:
+# mlcc.matrix (and so every `mlcc gen`) imports schema_check, and jsonschema is 40-60 ms.
+LATE_IMPORTS = {
+    "mlcc.kb.loader:mlcc.kb.build",
+    "mlcc.kb.schema_check:jsonschema",
+    "mlcc.kb.schema_check:jsonschema.exceptions",
+    "mlcc.kb.schema_check:referencing",
+}
 
 
 def _module_name(path: Path) -> str:

@@ -19,8 +19,8 @@ def _build(kb: KnowledgeBase, framework: str, version: str, variant: str):  # ty
 )
 def test_cuda_12_devel_packages_include_nvprof_on_ppc64le_not_on_aarch64(kb, cuda: str, package: str) -> None:  # type: ignore[no-untyped-def]
     release = kb.cuda_release(cuda)
-    assert package in {p.name for p in release.packages_for("rhel", "ppc64le")}
-    assert package not in {p.name for p in release.packages_for("rhel", "aarch64")}
+    assert package in {p.name for p in release.packages_for(kb.families["rhel"], "ppc64le")}
+    assert package not in {p.name for p in release.packages_for(kb.families["rhel"], "aarch64")}
     assert dict(release.packages)[package] == {"12.0.0": "12.0.90-1", "12.4.1": "12.4.127-1"}[cuda]
 
 
@@ -53,7 +53,7 @@ def test_the_ncf_cuda_10_0_image_installs_the_cu100_wheel(kb, resolver) -> None:
     from mlcc.render import render
 
     stack = resolver.resolve(request_for(kb, "ncf", Pins(cuda="10.0")))
-    dockerfile = dict(render(stack, kb).files)["Dockerfile"]
+    dockerfile = dict(render(stack).files)["Dockerfile"]
     assert "https://download.pytorch.org/whl/cu100/torch-" in dockerfile
     assert "cu100/torch_stable.html" not in dockerfile
 

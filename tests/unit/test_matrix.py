@@ -265,7 +265,7 @@ def test_cells_sharing_a_stack_prefix_build_in_one_group(kb, resolver) -> None: 
 
     def cell(benchmark: str, **pins: object) -> BuildJob:
         stack = resolver.resolve(request_for(kb, benchmark, Pins(**pins)))  # type: ignore[arg-type]
-        return job_for(render(stack, kb), BuildPolicy(), benchmark)
+        return job_for(render(stack), BuildPolicy(), benchmark)
 
     cells = [
         cell("maskrcnn", cuda="10.1"),

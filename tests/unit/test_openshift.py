@@ -27,7 +27,7 @@ def store(shared: Path) -> SchemaStore:
 
 
 def _rendered(kb, resolver, benchmark: str, **pins: Any):  # type: ignore[no-untyped-def]
-    return render(resolver.resolve(request_for(kb, benchmark, Pins(**pins))), kb)
+    return render(resolver.resolve(request_for(kb, benchmark, Pins(**pins))))
 
 
 def _objects(files) -> List[Obj]:  # type: ignore[no-untyped-def]

@@ -240,7 +240,7 @@ def test_an_image_with_the_same_digest_is_not_rebuilt(cli, cluster, kb, resolver
     from mlcc.render import render
 
     state, kubeconfig = cluster
-    state.digest_label = render(resolver.resolve(request_for(kb, "nccl-tests", Pins())), kb).digest
+    state.digest_label = render(resolver.resolve(request_for(kb, "nccl-tests", Pins()))).digest
     result = _build(cli, kubeconfig)
     assert result.code == 0 and "skipped" in result.out
     assert _writes(state) == []

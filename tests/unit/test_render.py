@@ -74,7 +74,7 @@ def test_stacks_sharing_base_cuda_cudnn_nccl_python_share_leading_instructions(k
     assert len(shared_groups) >= 3, "the published set should exercise layer sharing"
     for group in shared_groups:
         first = group[0]
-        shared_steps = [s for s in build_plan(first.stack, kb).steps if s.shared]
+        shared_steps = [s for s in build_plan(first.stack).steps if s.shared]
         assert len(shared_steps) >= 4, [s.title for s in shared_steps]
         reference = _instructions(first.content("Dockerfile"))
         # FROM and the two ARGs, then RUN/ENV of each shared step
@@ -88,15 +88,15 @@ def test_stacks_sharing_base_cuda_cudnn_nccl_python_share_leading_instructions(k
 
 def test_rendering_is_byte_identical_across_runs_and_checkouts(kb, resolver, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     stack = _stack(kb, resolver, "maskrcnn", cuda="10.1")
-    first = render(stack, kb)
-    assert render(stack, kb) == first
+    first = render(stack)
+    assert render(stack) == first
     # a checkout elsewhere on disk (another machine) must render the same bytes
     moved = tmp_path / "elsewhere" / "recipes"
     shutil.copytree(Path(__file__).resolve().parents[2] / "recipes", moved)
     other_kb = load(str(moved))
     from mlcc.resolve import Resolver
 
-    other = render(Resolver(other_kb).resolve(request_for(other_kb, "maskrcnn", Pins(cuda="10.1"))), other_kb)
+    other = render(Resolver(other_kb).resolve(request_for(other_kb, "maskrcnn", Pins(cuda="10.1"))))
     assert other.files == first.files
     assert str(tmp_path) not in "".join(c for _, c in other.files)
 
@@ -106,13 +106,13 @@ def test_source_date_epoch_sets_created_label_and_nothing_else_is_time_dependent
 ) -> None:  # type: ignore[no-untyped-def]
     stack = _stack(kb, resolver, "ssd")
     monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
-    plain = render(stack, kb).content("Dockerfile")
+    plain = render(stack).content("Dockerfile")
     assert "org.opencontainers.image.created" not in plain
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1561939200")
-    stamped = render(stack, kb)
+    stamped = render(stack)
     labels = DockerfileParser(fileobj=__import__("io").BytesIO(stamped.content("Dockerfile").encode())).labels
     assert labels["org.opencontainers.image.created"] == "2019-07-01T00:00:00Z"
-    assert render(stack, kb) == stamped
+    assert render(stack) == stamped
 
 
 def test_stack_json_validates_and_matches_the_stack(kb, resolver) -> None:  # type: ignore[no-untyped-def]
@@ -125,7 +125,7 @@ def test_stack_json_validates_and_matches_the_stack(kb, resolver) -> None:  # ty
         ("minigo", {}),
     ):
         stack = _stack(kb, resolver, benchmark, **pins)
-        document = json.loads(render(stack, kb).content("stack.json"))
+        document = json.loads(render(stack).content("stack.json"))
         jsonschema.validate(document, schema)
         assert document["benchmark"]["name"] == benchmark
         assert document["arch"] == stack.arch.name
@@ -137,34 +137,36 @@ def test_stack_json_validates_and_matches_the_stack(kb, resolver) -> None:  # ty
 
 
 def test_stack_json_records_the_users_pins(kb, resolver) -> None:  # type: ignore[no-untyped-def]
-    document = json.loads(render(_stack(kb, resolver, "maskrcnn", cuda="10.1"), kb).content("stack.json"))
+    document = json.loads(render(_stack(kb, resolver, "maskrcnn", cuda="10.1")).content("stack.json"))
     assert "10.1" in json.dumps(document["pins"])
     assert document["benchmark"]["source"]["commit"] == "f312518c2d6107eec983750eed23950f1f0c8a0e"
     assert document["generator"] == {"name": "mlcc", "version": __import__("mlcc").__version__}
 
 
 def test_digest_label_is_the_digest_of_the_build_inputs(kb, resolver) -> None:  # type: ignore[no-untyped-def]
-    rendered = render(_stack(kb, resolver, "gnmt"), kb)
+    rendered = render(_stack(kb, resolver, "gnmt"))
     labels = DockerfileParser(
         fileobj=__import__("io").BytesIO(rendered.content("Dockerfile").encode())
     ).labels
     assert labels["io.mlcc.digest"] == rendered.digest
-    recomputed = digests.recompute(rendered.files, rendered.build_args, rendered.platform, rendered.digest)
+    recomputed = digests.recompute(
+        rendered.files, rendered.build_args, rendered.platform, rendered.digest, rendered.command
+    )
     assert recomputed == rendered.digest
     # any change to any input changes it
     tampered = [(n, c + "\n" if n == "mlcc-record" else c) for n, c in rendered.files]
     assert (
-        digests.recompute(tampered, rendered.build_args, rendered.platform, rendered.digest)
+        digests.recompute(tampered, rendered.build_args, rendered.platform, rendered.digest, rendered.command)
         != rendered.digest
     )
-    other_mirror = render(rendered.stack, kb, options=check_options(None, "https://mirror.example.com/nv"))
+    other_mirror = render(rendered.stack, options=check_options(None, "https://mirror.example.com/nv"))
     assert other_mirror.digest != rendered.digest
 
 
 def test_labels_name_every_component(kb, resolver) -> None:  # type: ignore[no-untyped-def]
     stack = _stack(kb, resolver, "maskrcnn", cuda="10.1")
     labels = DockerfileParser(
-        fileobj=__import__("io").BytesIO(render(stack, kb).content("Dockerfile").encode())
+        fileobj=__import__("io").BytesIO(render(stack).content("Dockerfile").encode())
     ).labels
     assert labels["io.mlcc.cuda"] == stack.cuda.version
     assert labels["io.mlcc.cudnn"] == stack.cudnn.version
@@ -207,16 +209,16 @@ def test_published_dockerfiles_pass_lint_and_have_no_blanket_update(published, t
 
 def test_nvidia_packages_are_pinned_to_exact_versions_for_the_arch(kb, resolver) -> None:  # type: ignore[no-untyped-def]
     stack = _stack(kb, resolver, "ssd", arch="ppc64le")
-    text = render(stack, kb).content("Dockerfile")
+    text = render(stack).content("Dockerfile")
     assert "/ppc64le" in text and "x86_64" not in text.replace("io.mlcc.arch", "")
-    for package in stack.cuda.packages_for(stack.base.family, "ppc64le"):
+    for package in stack.cuda.packages_for(stack.base.packaging, "ppc64le"):
         assert f"{package.name}-{package.version}" in text
 
 
 def test_mirror_and_base_image_overrides_reach_the_dockerfile_only_as_build_args(kb, resolver) -> None:  # type: ignore[no-untyped-def]
     stack = _stack(kb, resolver, "ssd")
     options = check_options("registry.example.com/mirror/ubi8:8.10", "https://mirror.example.com/nvidia/")
-    text = render(stack, kb, options=options).content("Dockerfile")
+    text = render(stack, options=options).content("Dockerfile")
     instructions = _instructions(text)
     assert instructions[0] == ("ARG", "BASE_IMAGE=registry.example.com/mirror/ubi8:8.10")
     assert ("ARG", "NVIDIA_MIRROR=https://mirror.example.com/nvidia") in instructions
@@ -246,7 +248,7 @@ def test_install_script_is_valid_bash_and_embeds_the_manifest(kb, resolver, tmp_
         ("minigo", {}),
         ("nccl-tests", {"base": "ubuntu2204"}),
     ):
-        rendered = render(_stack(kb, resolver, benchmark, **pins), kb, fmt="script")
+        rendered = render(_stack(kb, resolver, benchmark, **pins), fmt="script")
         script = tmp_path / f"{benchmark}.sh"
         script.write_text(rendered.content("install.sh"))
         check = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True)
@@ -255,7 +257,7 @@ def test_install_script_is_valid_bash_and_embeds_the_manifest(kb, resolver, tmp_
 
 
 def test_singularity_definition_has_the_sections_apptainer_needs(kb, resolver) -> None:  # type: ignore[no-untyped-def]
-    text = render(_stack(kb, resolver, "resnet50"), kb, fmt="singularity").content("Singularity.def")
+    text = render(_stack(kb, resolver, "resnet50"), fmt="singularity").content("Singularity.def")
     lines = text.splitlines()
     assert "Bootstrap: docker" in lines
     assert any(line.startswith("From: registry.access.redhat.com/ubi8/ubi:") for line in lines)
@@ -266,7 +268,7 @@ def test_singularity_definition_has_the_sections_apptainer_needs(kb, resolver) -
 def test_every_format_renders_every_published_stack(kb, published) -> None:  # type: ignore[no-untyped-def]
     for fmt, (_, main) in FORMATS.items():
         for generated in published[::3]:
-            rendered = render(generated.rendered.stack, kb, fmt=fmt)
+            rendered = render(generated.rendered.stack, fmt=fmt)
             assert rendered.content(main).strip()
 
 
@@ -280,7 +282,7 @@ def test_a_template_variable_the_plan_lacks_is_an_error_not_an_empty_string(
     env = environment().overlay(loader=jinja2.FileSystemLoader([str(tmp_path), str(TEMPLATES)]))
     (tmp_path / "broken.j2").write_text("FROM {{ plan.no_such_field }}\n")
     with pytest.raises(jinja2.UndefinedError):
-        env.get_template("broken.j2").render(plan=build_plan(_stack(kb, resolver, "ssd"), kb))
+        env.get_template("broken.j2").render(plan=build_plan(_stack(kb, resolver, "ssd")))
 
 
 def test_mlcc_record_is_posix_sh_and_writes_json(tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

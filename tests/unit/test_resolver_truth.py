@@ -235,7 +235,7 @@ def test_tf_1_13_image_checks_out_its_branch(kb, resolver) -> None:  # type: ign
     from mlcc.render import render
 
     stack = resolve(kb, resolver, "tf_cnn_benchmarks", with_=["tensorflow=1.13"])
-    dockerfile = dict(render(stack, kb).files)["Dockerfile"]
+    dockerfile = dict(render(stack).files)["Dockerfile"]
     assert f"git checkout -q --detach {TF_113_BRANCH}" in dockerfile
     assert TF_114_21_BRANCHES not in dockerfile
 

@@ -198,7 +198,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     {
       "component": "cuda",
       "origin": "recipes/cuda.yaml:254",
-      "reason": "CUDA release nearest maskrcnn's reference run (NVIDIA's MLPerf v0.6 submission, NGC 19.05 on DGX-1: cuda 10.1.163) (--newest for the newest), of the lines pytorch 1.1.0a0+828a6a3 (ngc19.05-src) was built for (10.1, 10.2) matching --cuda 10.1 with x86_64 packages for rhel8",
+      "reason": "CUDA release nearest maskrcnn's reference run (NVIDIA's MLPerf v0.6 submission, NGC 19.05 on DGX-1: cuda 10.1.163) (--newest for the newest), of the lines pytorch 1.1.0a0+828a6a3 (ngc19.05-src) was built for (10.1, 10.2) matching the --cuda pin with x86_64 packages for rhel8",
       "sources": [
         "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html (table 'CUDA Toolkit and Corresponding Driver Versions')",
         "https://gitlab.com/nvidia/container-images/cuda (full-history mirror github:taehun-kmu/FMCL-Docker, HEAD 2024-12-15): dist/**/Dockerfile, cuda.repo, README deprecation notices",
@@ -369,7 +369,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
   },
   "mirror": "https://developer.download.nvidia.com",
   "pins": {
-    "cuda": "10.1"
+    "cuda": "10.1.243"
   },
   "reference": true,
   "variant": "cuda10.1-cudnn7-ubi8-x86_64",
