@@ -204,9 +204,8 @@ def write(roots: Roots, generated: Sequence[Generated]) -> List[Change]:
     """Write one or more variants, leaving other variants of their benchmarks alone."""
     check_roots(roots, generated)
     folders = [g.folder for g in generated]
-    for root, flag in ((roots.build, BUILD_FLAG), (roots.openshift, OPENSHIFT_FLAG)):
-        if root is not None:
-            refuse_symlinks(root, folders, flag)
+    for root, option in _named_roots(roots):
+        refuse_symlinks(root, folders, option)
     changes: List[Change] = []
     if roots.build is not None:
         changes += write_tree(roots.build, _build_files(generated), prune=folders)
@@ -222,18 +221,23 @@ def write(roots: Roots, generated: Sequence[Generated]) -> List[Change]:
     return changes
 
 
+def _named_roots(roots: Roots) -> List[Tuple[Path, str]]:
+    """Each root written, with the option that chose it (for error hints)."""
+    named = [(roots.build, BUILD_FLAG), (roots.openshift, OPENSHIFT_FLAG)]
+    return [(root, option) for root, option in named if root is not None]
+
+
 def write_all(roots: Roots, generated: Sequence[Generated]) -> List[Change]:
     """Write the published set and remove variant folders the set no longer has."""
     check_roots(roots, generated)
     benchmarks = sorted({g.folder.split("/")[0] for g in generated})
-    for root, flag in ((roots.build, BUILD_FLAG), (roots.openshift, OPENSHIFT_FLAG)):
-        if root is not None:
-            refuse_symlinks(root, [g.folder for g in generated] + benchmarks, flag)
-            refuse_symlinks(root, _variant_folders(root, benchmarks), flag)
+    for root, option in _named_roots(roots):
+        refuse_symlinks(root, [g.folder for g in generated] + benchmarks, option)
+        refuse_symlinks(root, _variant_folders(root, benchmarks), option)
     changes: List[Change] = []
     for root, files in _all_files(roots, generated):
-        flag = BUILD_FLAG if root == roots.build else OPENSHIFT_FLAG
-        changes += write_tree(root, files, prune=[g.folder for g in generated], flag=flag)
+        option = BUILD_FLAG if root == roots.build else OPENSHIFT_FLAG
+        changes += write_tree(root, files, prune=[g.folder for g in generated], flag=option)
         changes += _remove_unpublished(root, generated)
     return changes
 
