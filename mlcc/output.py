@@ -90,7 +90,7 @@ def refuse_symlinks(root: Path, relative: Iterable[str], flag: str = "-o DIR") -
             if probe in seen:
                 continue
             seen.add(probe)
-            if probe.is_symlink():
+            if _is_link(probe, flag):
                 raise OutputError(
                     f"{probe} is a symbolic link; mlcc writes and cleans up only real folders and "
                     f"files inside {root}",
@@ -139,6 +139,15 @@ def _foreign(root: Path, folders: Sequence[str], wanted: Dict[str, str]) -> List
     return found
 
 
+def _is_link(path: Path, flag: str) -> bool:
+    try:
+        return path.is_symlink()
+    except OSError as error:
+        raise OutputError(
+            f"cannot use {path}: {error.strerror or error}", hint=f"pick another place with {flag}"
+        ) from None
+
+
 def _in_flight(path: Path) -> bool:
     """A temporary file another mlcc is writing right now (see _atomic_write): not ours to prune."""
     return path.name.startswith(".") and path.name.endswith(TEMP_SUFFIX)
@@ -147,13 +156,19 @@ def _in_flight(path: Path) -> bool:
 def check_writable(root: Path, flag: str = "-o DIR") -> None:
     if not str(root):
         raise OutputError("an empty path is not an output folder", hint=f"name a folder with {flag}")
-    probe = root
-    while not probe.exists() and probe != probe.parent:
-        probe = probe.parent
-    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
+    try:
+        probe = root
+        while not probe.exists() and probe != probe.parent:
+            probe = probe.parent
+        usable = probe.is_dir() and os.access(probe, os.W_OK | os.X_OK)
+    except OSError as error:  # a name over the file-system limit, a loop of links ...
+        raise OutputError(
+            f"cannot write to {root}: {error.strerror or error}", hint=f"pick another place with {flag}"
+        ) from None
+    if not usable:
         raise OutputError(
             f"cannot write to {root}: {probe} is not a writable directory",
-            hint=f"pick another output folder with {flag}",
+            hint=f"pick another place with {flag}",
         )
 
 

@@ -177,9 +177,18 @@ def _check_push(options: ClusterOptions) -> None:
 def _check_git(options: ClusterOptions) -> None:
     if options.git_uri is None:
         return
+    from mlcc.secrets import url_has_password, without_userinfo
+
+    if url_has_password(options.git_uri):
+        raise UsageError(
+            f"--git-uri: {without_userinfo(options.git_uri)!r} carries credentials; "
+            "they would be written into the BuildConfig",
+            hint="give the URL without them and a source secret: oc create secret generic NAME "
+            "--from-literal=username=... --from-literal=password=... --type=kubernetes.io/basic-auth",
+        )
     if not _GIT_URI.match(options.git_uri):
         raise UsageError(
-            f"--git-uri: {options.git_uri!r} is not a Git URL",
+            f"--git-uri: {without_userinfo(options.git_uri)!r} is not a Git URL",
             hint="https://github.com/acme/benchmarks.git or git@github.com:acme/benchmarks.git",
         )
     if not _GIT_REF.match(options.git_ref) or ".." in options.git_ref:
