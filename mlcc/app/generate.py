@@ -29,7 +29,7 @@ _IMAGE_REF = re.compile(
     r"^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)+"
     r"(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[0-9a-f]{64})?\Z"
 )
-_MIRROR = re.compile(r"^https?://[A-Za-z0-9.-]+(:[0-9]+)?(/[A-Za-z0-9._~/-]*)?\Z")
+_MIRROR = re.compile(r"^https?://[A-Za-z0-9.-]+(:([1-9][0-9]{0,4}))?(/[A-Za-z0-9._~/-]*)?\Z")
 ONLY = ("dockerfile", "openshift")
 
 
@@ -111,6 +111,10 @@ def check_options(base_image: Optional[str], mirror: Optional[str]) -> Options:
         raise UsageError(f"--base-image: {base_image!r} names no tag; pin one (never latest)")
     if base_image is not None and base_image.endswith(":latest"):
         raise UsageError(f"--base-image: {base_image!r} uses latest; pin a release tag or a digest")
+    matched = _MIRROR.match(mirror) if mirror is not None else None
+    port = matched.group(2) if matched else None
+    if port is not None and int(port) > 65535:
+        raise UsageError(f"--mirror: port {port} is beyond 65535")
     if mirror is not None and not _MIRROR.match(mirror):
         raise UsageError(
             f"--mirror: {mirror!r} is not an http(s) URL",

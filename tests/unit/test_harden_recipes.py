@@ -99,3 +99,17 @@ def test_dollar_in_a_label_value_is_not_expanded(cli, recipes_copy: Path, tmp_pa
     assert described == "Mask R-CNN costs $HOME and ${PATH}"
     stack = json.loads((out / SEED / "stack.json").read_text())
     assert stack["benchmark"]["title"] == described
+
+
+def test_the_recipe_cache_sees_an_edit_that_keeps_size_and_mtime(recipes_copy: Path) -> None:
+    from mlcc.kb import load
+
+    path = recipes_copy / "benchmarks" / "maskrcnn.yaml"
+    assert (
+        load(str(recipes_copy)).benchmarks["maskrcnn"].title == "Mask R-CNN (object detection, heavy weight)"
+    )
+    before = path.stat()
+    _edit(path, TITLE, "title: Mask R-CNN (object detection, heavy weighT)")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert path.stat().st_size == before.st_size and path.stat().st_mtime_ns == before.st_mtime_ns
+    assert load(str(recipes_copy)).benchmarks["maskrcnn"].title.endswith("weighT)")

@@ -200,6 +200,9 @@ def test_bad_source_date_epoch_is_a_usage_error(cli, tmp_path: Path, monkeypatch
         ("history", "--history", ""),
         ("report", "--html", ""),
         ("gen", "maskrcnn", "--cuda", "10.1", "-o", "a" * 300),
+        ("gen", "maskrcnn", "--only", "openshift", "--nodes", "99999999999", "--openshift-output", "bc"),
+        ("gen", "ssd", "--mirror", "https://mirror.example.com:99999/nvidia", "-o", "out"),
+        ("build", "maskrcnn", "--cuda", "10.1", "--network", "--privileged"),
     ],
     ids=[
         "cuda-compatible",
@@ -210,6 +213,9 @@ def test_bad_source_date_epoch_is_a_usage_error(cli, tmp_path: Path, monkeypatch
         "history-empty",
         "html-empty",
         "name-too-long",
+        "nodes-int32",
+        "mirror-port",
+        "network-option",
     ],
 )
 def test_inputs_that_were_internal_errors_are_usage_errors(cli, args) -> None:  # type: ignore[no-untyped-def]

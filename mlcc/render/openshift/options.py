@@ -9,6 +9,7 @@ from typing import Optional, Tuple
 from mlcc.errors import UsageError
 from mlcc.flags import flag
 from mlcc.render.openshift import names
+from mlcc.validate import INT32_MAX
 
 OPENSHIFT_VERSIONS = ("3.11", "4")
 # registry[:port]/path (no tag: mlcc appends :<variant>)
@@ -129,6 +130,10 @@ def check_cluster_options(options: ClusterOptions) -> ClusterOptions:
     names.check(options.results_claim, "--results-claim")
     _check_push(options)
     _check_git(options)
+    if options.gpus is not None and options.gpus > INT32_MAX:
+        raise UsageError(f"--gpus: {options.gpus} is beyond a Kubernetes int32", hint="a GPU count per pod")
+    if options.nodes > INT32_MAX:
+        raise UsageError(f"--nodes: {options.nodes} is beyond a Kubernetes int32", hint="an MPI worker count")
     if options.gpus is not None and options.gpus < 1:
         raise UsageError(
             f"--gpus: {options.gpus} is not a GPU count",
