@@ -107,41 +107,69 @@ class History:
     def __init__(self, path: Optional[Path] = None) -> None:
         self.path = path or default_path()
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self, *, write: bool = True) -> sqlite3.Connection:
+        """An open database; ``write=False`` opens it read-only and changes nothing in it."""
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            connection = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
-        except (OSError, sqlite3.Error) as error:
+            if write:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                connection = sqlite3.connect(
+                    str(self.path), timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None
+                )
+            else:
+                connection = sqlite3.connect(
+                    self.path.resolve().as_uri() + "?mode=ro",
+                    timeout=BUSY_TIMEOUT_SECONDS,
+                    isolation_level=None,
+                    uri=True,
+                )
+        except (OSError, ValueError, sqlite3.Error) as error:
             raise HistoryError(
                 f"cannot open the build history {self.path}: {error}", hint=_hint(self.path)
             ) from None
         try:
             connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000)}")
-            mode = connection.execute("PRAGMA journal_mode = WAL").fetchone()
-            if mode and str(mode[0]).lower() != "wal":
-                connection.execute("PRAGMA journal_mode = DELETE")
-            version = connection.execute("PRAGMA user_version").fetchone()[0]
-            if version == 0:
-                connection.executescript(
-                    "BEGIN IMMEDIATE;" + SCHEMA + f"PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
-                )
-            elif version < SCHEMA_VERSION:
-                steps = "".join(MIGRATIONS[v] for v in range(version, SCHEMA_VERSION))
-                connection.executescript(
-                    "BEGIN IMMEDIATE;" + steps + f"PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
-                )
-            elif version > SCHEMA_VERSION:
-                raise HistoryError(
-                    f"the build history {self.path} was written by a newer mlcc (format {version})",
-                    hint="upgrade mlcc, or point --history at another file",
-                )
-        except sqlite3.OperationalError as error:
+            self._check_owner(connection)
+            if write:
+                self._prepare(connection)
+        except HistoryError:
             connection.close()
-            raise self._error(error) from None
+            raise
         except sqlite3.DatabaseError as error:
             connection.close()
             raise self._error(error) from None
         return connection
+
+    def _check_owner(self, connection: sqlite3.Connection) -> None:
+        """Refuse a database another application owns: mlcc must not add tables to it."""
+        version = connection.execute("PRAGMA user_version").fetchone()[0]
+        tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if version > SCHEMA_VERSION:
+            raise HistoryError(
+                f"the build history {self.path} was written by a newer mlcc (format {version})",
+                hint="upgrade mlcc, or point --history at another file",
+            )
+        # a new mlcc database has no tables before its format is set; mlcc's own modules
+        # (results) add theirs only after the builds table exists
+        if (version == 0 and tables) or (version != 0 and "builds" not in tables):
+            raise HistoryError(
+                f"{self.path} is not an mlcc build history (it holds other tables or another format)",
+                hint="point --history / MLCC_HISTORY at a new file; mlcc leaves this one untouched",
+            )
+
+    def _prepare(self, connection: sqlite3.Connection) -> None:
+        mode = connection.execute("PRAGMA journal_mode = WAL").fetchone()
+        if mode and str(mode[0]).lower() != "wal":
+            connection.execute("PRAGMA journal_mode = DELETE")
+        version = connection.execute("PRAGMA user_version").fetchone()[0]
+        if version == 0:
+            connection.executescript(
+                "BEGIN IMMEDIATE;" + SCHEMA + f"PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+            )
+        elif version < SCHEMA_VERSION:
+            steps = "".join(MIGRATIONS[v] for v in range(version, SCHEMA_VERSION))
+            connection.executescript(
+                "BEGIN IMMEDIATE;" + steps + f"PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+            )
 
     def _error(self, error: sqlite3.Error) -> HistoryError:
         text = str(error)
@@ -149,6 +177,15 @@ class History:
             return HistoryError(
                 f"the build history {self.path} stayed locked for {BUSY_TIMEOUT_SECONDS:.0f} s",
                 hint="another process holds it; try again, or use --history to record elsewhere",
+            )
+        if "readonly" in text or "read-only" in text or "unable to open" in text:
+            return HistoryError(
+                f"the build history {self.path} is read-only or cannot be opened: {text}",
+                hint="make it writable, or use --history / MLCC_HISTORY to record elsewhere",
+            )
+        if "not a database" in text:
+            return HistoryError(
+                f"the build history {self.path} is damaged or not an SQLite database", hint=_hint(self.path)
             )
         return HistoryError(f"the build history {self.path} is damaged: {text}", hint=_hint(self.path))
 
@@ -195,16 +232,21 @@ class History:
             if value is not None:
                 where.append(f"{column} = ?")
                 params.append(value)
-        query = "SELECT id, " + ", ".join(COLUMNS) + " FROM builds"
+        query = "SELECT id, {columns} FROM builds"
         if where:
             query += " WHERE " + " AND ".join(where)
         query += " ORDER BY id DESC"
         if limit is not None:
             query += " LIMIT ?"
             params.append(limit)
-        connection = self._connect()
+        connection = self._connect(write=False)
         try:
-            cursor = connection.execute(query, params)
+            if "builds" not in {r[0] for r in connection.execute("SELECT name FROM sqlite_master")}:
+                return []  # an empty database: nothing recorded yet
+            # read-only: an older format is read as it is (columns it lacks are None), not migrated
+            present = {r[1] for r in connection.execute("PRAGMA table_info(builds)")}
+            columns = ", ".join(c if c in present else f"NULL AS {c}" for c in COLUMNS)
+            cursor = connection.execute(query.format(columns=columns), params)
             names = [d[0] for d in cursor.description]
             return [dict(zip(names, row)) for row in cursor.fetchall()]
         except sqlite3.DatabaseError as error:

@@ -16,6 +16,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 from mlcc.errors import ConflictError, RecipeError
 from mlcc.kb import schema_check
 from mlcc.kb.model import KnowledgeBase
+from mlcc.kb.text_rules import check_text
 from mlcc.kb.yamlsrc import line_of, load_yaml
 from mlcc.resolve import Resolver, Stack
 from mlcc.resolve.pins import Pins
@@ -81,6 +82,7 @@ def load_matrix(kb: KnowledgeBase, path: Optional[Path] = None) -> Matrix:
     data, lines = load_yaml(path, display)
     if not isinstance(data, dict):
         raise RecipeError(display, 1, "must be a mapping with 'kind: matrix' at the top")
+    check_text(data, display, lines)
     schema_check.validate("matrix", data, display, lines)
 
     def check(where: Tuple[Any, ...], cell: Dict[str, Any]) -> None:

@@ -17,6 +17,7 @@ from typing import Dict, Iterable, List, NamedTuple, Sequence, Tuple
 from mlcc.errors import OutputError
 
 EXECUTABLE = ("mlcc-record", "install.sh")
+TEMP_SUFFIX = ".mlcc-tmp"
 
 
 def _executable(path: Path) -> bool:
@@ -39,14 +40,18 @@ class Change(NamedTuple):
     status: str  # "created" | "updated" | "unchanged" | "removed"
 
 
-def write_tree(root: Path, files: Iterable[Tuple[str, str]], *, prune: Sequence[str] = ()) -> List[Change]:
+def write_tree(
+    root: Path, files: Iterable[Tuple[str, str]], *, prune: Sequence[str] = (), flag: str = "-o DIR"
+) -> List[Change]:
     """Write ``files`` (relative path, content) under ``root``.
 
     ``prune`` names folders (relative to root) whose files not in ``files`` are removed:
-    a variant folder keeps exactly the files of its current rendering.
+    a variant folder keeps exactly the files of its current rendering. ``flag`` is the
+    option that chose ``root``, for the hint of an error.
     """
     wanted: Dict[str, str] = dict(files)
-    _check_writable(root)
+    check_writable(root, flag)
+    refuse_symlinks(root, [*wanted, *prune], flag)
     changes: List[Change] = []
     for rel in sorted(wanted):
         target = root / rel
@@ -62,22 +67,57 @@ def write_tree(root: Path, files: Iterable[Tuple[str, str]], *, prune: Sequence[
         _atomic_write(target, content, executable=_executable(target))
         changes.append(Change(target, status))
     for path in _foreign(root, prune, wanted):
-        path.unlink()
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            continue  # a concurrent mlcc removed it first
+        except OSError as error:
+            raise OutputError(f"cannot remove {path}: {error.strerror}") from None
         changes.append(Change(path, "removed"))
     return changes
+
+
+def refuse_symlinks(root: Path, relative: Iterable[str], flag: str = "-o DIR") -> None:
+    """Refuse a symbolic link anywhere below ``root`` on the way to a path mlcc writes or prunes.
+
+    Following one would write, or clean up, files outside the output folder.
+    """
+    seen = set()
+    for rel in relative:
+        probe = root
+        for part in Path(rel).parts:
+            probe = probe / part
+            if probe in seen:
+                continue
+            seen.add(probe)
+            if _is_link(probe, flag):
+                raise OutputError(
+                    f"{probe} is a symbolic link; mlcc writes and cleans up only real folders and "
+                    f"files inside {root}",
+                    hint=f"remove the link, or pick another output folder with {flag}",
+                )
+            if not probe.exists():
+                break
 
 
 def remove_folder(folder: Path) -> List[Change]:
     """Delete a generated variant folder the published set no longer has."""
     changes: List[Change] = []
+    if folder.is_symlink():
+        raise OutputError(
+            f"{folder} is a symbolic link; mlcc cleans up only real folders",
+            hint="remove the link yourself if the folder is no longer wanted",
+        )
     try:
         for path in sorted(folder.rglob("*"), reverse=True):
             if path.is_dir() and not path.is_symlink():
                 path.rmdir()
             else:
-                path.unlink()
+                path.unlink(missing_ok=True)
                 changes.append(Change(path, "removed"))
         folder.rmdir()
+    except FileNotFoundError:
+        pass  # a concurrent mlcc removed it first
     except OSError as error:
         raise OutputError(f"cannot remove {folder}: {error.strerror}") from None
     return changes
@@ -92,26 +132,50 @@ def _foreign(root: Path, folders: Sequence[str], wanted: Dict[str, str]) -> List
             found += [
                 p
                 for p in sorted(directory.rglob("*"))
-                if p.is_file() and p.relative_to(root).as_posix() not in wanted
+                if (p.is_file() or p.is_symlink())
+                and not _in_flight(p)
+                and p.relative_to(root).as_posix() not in wanted
             ]
     return found
 
 
-def _check_writable(root: Path) -> None:
-    probe = root
-    while not probe.exists():
-        probe = probe.parent
-    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
+def _is_link(path: Path, flag: str) -> bool:
+    try:
+        return path.is_symlink()
+    except OSError as error:
+        raise OutputError(
+            f"cannot use {path}: {error.strerror or error}", hint=f"pick another place with {flag}"
+        ) from None
+
+
+def _in_flight(path: Path) -> bool:
+    """A temporary file another mlcc is writing right now (see _atomic_write): not ours to prune."""
+    return path.name.startswith(".") and path.name.endswith(TEMP_SUFFIX)
+
+
+def check_writable(root: Path, flag: str = "-o DIR") -> None:
+    if not str(root):
+        raise OutputError("an empty path is not an output folder", hint=f"name a folder with {flag}")
+    try:
+        probe = root
+        while not probe.exists() and probe != probe.parent:
+            probe = probe.parent
+        usable = probe.is_dir() and os.access(probe, os.W_OK | os.X_OK)
+    except OSError as error:  # a name over the file-system limit, a loop of links ...
+        raise OutputError(
+            f"cannot write to {root}: {error.strerror or error}", hint=f"pick another place with {flag}"
+        ) from None
+    if not usable:
         raise OutputError(
             f"cannot write to {root}: {probe} is not a writable directory",
-            hint="pick another output folder with -o DIR",
+            hint=f"pick another place with {flag}",
         )
 
 
 def _atomic_write(target: Path, content: str, *, executable: bool) -> None:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=target.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
                 handle.write(content)
@@ -123,7 +187,7 @@ def _atomic_write(target: Path, content: str, *, executable: bool) -> None:
                 os.unlink(tmp)
             raise
     except OSError as error:
-        raise OutputError(f"cannot write {target}: {error.strerror}") from None
+        raise OutputError(f"cannot write {target}: {error.strerror or error}") from None
 
 
 def compare_tree(root: Path, files: Iterable[Tuple[str, str]], *, folders: Sequence[str]) -> List[str]:

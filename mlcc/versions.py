@@ -13,7 +13,7 @@ import re
 from functools import lru_cache
 from typing import Callable, Dict, Literal, NamedTuple, Optional, Tuple
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from mlcc.errors import UsageError
 
@@ -36,7 +36,7 @@ def parse_version(text: str) -> Version:
 def is_valid_version(text: str) -> bool:
     try:
         Version(text)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number past Python's int-string limit
         return False
     return True
 
@@ -148,11 +148,13 @@ def parse_spec(text: str) -> Spec:
         op, value = match.groups()
         if op != "===":
             try:
-                Version(value[:-2] if value.endswith(".*") else value)
-            except InvalidVersion:
+                release = Version(value[:-2] if value.endswith(".*") else value).release
+            except ValueError:  # InvalidVersion, or a number past Python's int-string limit
                 raise ValueError(f"{text!r} is not a version specifier") from None
             if value.endswith(".*") and op not in ("==", "!="):
                 raise ValueError(f"{text!r}: '.*' only goes with == and !=")
+            if op == "~=" and len(release) < 2:  # PEP 440: ~=V needs V.N at least
+                raise ValueError(f"{text!r}: ~= needs at least two release numbers (~=10.1)")
         clauses.append((op, value))
     return Spec(text=text, clauses=tuple(clauses))
 
@@ -224,7 +226,7 @@ def parse_pin(text: str, *, flag: str) -> VersionPin:
         return _parse_specifier(cleaned, text, flag)
     try:
         exact = Version(cleaned)
-    except InvalidVersion:
+    except ValueError:
         raise UsageError(f"{flag}: {text!r} is not a valid version", hint=_PIN_HINT) from None
     return VersionPin(text=str(exact), kind="exact", exact=exact)
 

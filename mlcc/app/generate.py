@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from pathlib import Path
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 import yaml
 
@@ -19,7 +19,7 @@ from mlcc.errors import OutputError, StaleError, UsageError
 from mlcc.flags import flag
 from mlcc.kb.model import KnowledgeBase
 from mlcc.matrix import CellResult, evaluate, expand, load_matrix
-from mlcc.output import Change, compare_tree, remove_folder, write_tree
+from mlcc.output import Change, check_writable, compare_tree, refuse_symlinks, remove_folder, write_tree
 from mlcc.render import DEFAULT_OPTIONS, Options, Rendered, render
 from mlcc.render.openshift import BUILD_FILE, ClusterOptions, OpenShiftFiles, benchmark_list, render_openshift
 from mlcc.resolve import Stack
@@ -29,7 +29,7 @@ _IMAGE_REF = re.compile(
     r"^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)+"
     r"(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[0-9a-f]{64})?\Z"
 )
-_MIRROR = re.compile(r"^https?://[A-Za-z0-9.-]+(:[0-9]+)?(/[A-Za-z0-9._~/-]*)?\Z")
+_MIRROR = re.compile(r"^https?://[A-Za-z0-9.-]+(:([1-9][0-9]{0,4}))?(/[A-Za-z0-9._~/-]*)?\Z")
 ONLY = ("dockerfile", "openshift")
 
 
@@ -68,6 +68,39 @@ class SourceFlags:
         return check_options(self.base_image, self.mirror)
 
 
+BUILD_FLAG = "-o DIR"
+OPENSHIFT_FLAG = "--openshift-output DIR"
+
+
+def check_roots(roots: Roots, generated: Sequence[Generated] = ()) -> None:
+    """Before anything is written: both roots usable, and neither inside the other's folders.
+
+    Each root's clean-up keeps only its own files in the benchmark folders it writes, so
+    one folder for both would delete the other's files just written.
+    """
+    if roots.build is not None:
+        check_writable(roots.build, BUILD_FLAG)
+    if roots.openshift is not None:
+        check_writable(roots.openshift, OPENSHIFT_FLAG)
+    if roots.build is None or roots.openshift is None:
+        return
+    benchmarks = {g.folder.split("/")[0] for g in generated}
+    build, openshift = roots.build.resolve(), roots.openshift.resolve()
+    if build == openshift or _inside(openshift, build, benchmarks) or _inside(build, openshift, benchmarks):
+        raise UsageError(
+            f"-o {roots.build} and --openshift-output {roots.openshift} overlap; "
+            "each keeps only its own files",
+            hint="give them two separate folders, e.g. -o dockerfiles --openshift-output buildconfigs",
+        )
+
+
+def _inside(inner: Path, outer: Path, benchmarks: Set[str]) -> bool:
+    """Is ``inner`` within one of the benchmark folders ``outer`` writes and cleans up?"""
+    if outer not in inner.parents:
+        return False
+    return inner.relative_to(outer).parts[0] in benchmarks
+
+
 def check_options(base_image: Optional[str], mirror: Optional[str]) -> Options:
     if base_image is not None and not _IMAGE_REF.match(base_image):
         raise UsageError(
@@ -78,6 +111,10 @@ def check_options(base_image: Optional[str], mirror: Optional[str]) -> Options:
         raise UsageError(f"--base-image: {base_image!r} names no tag; pin one (never latest)")
     if base_image is not None and base_image.endswith(":latest"):
         raise UsageError(f"--base-image: {base_image!r} uses latest; pin a release tag or a digest")
+    matched = _MIRROR.match(mirror) if mirror is not None else None
+    port = matched.group(2) if matched else None
+    if port is not None and int(port) > 65535:
+        raise UsageError(f"--mirror: port {port} is beyond 65535")
     if mirror is not None and not _MIRROR.match(mirror):
         raise UsageError(
             f"--mirror: {mirror!r} is not an http(s) URL",
@@ -169,24 +206,54 @@ def _read_build_objects(path: Path) -> Sequence[Any]:
 
 def write(roots: Roots, generated: Sequence[Generated]) -> List[Change]:
     """Write one or more variants, leaving other variants of their benchmarks alone."""
+    check_roots(roots, generated)
+    folders = [g.folder for g in generated]
+    for root, option in _named_roots(roots):
+        refuse_symlinks(root, folders, option)
     changes: List[Change] = []
     if roots.build is not None:
-        changes += write_tree(roots.build, _build_files(generated), prune=[g.folder for g in generated])
+        changes += write_tree(roots.build, _build_files(generated), prune=folders)
     if roots.openshift is not None and any(g.openshift for g in generated):
         files = _openshift_files(generated)
         # the benchmark file reads the other variants from disk: write the variants first
-        changes += write_tree(roots.openshift, files, prune=[g.folder for g in generated if g.openshift])
-        changes += write_tree(roots.openshift, _benchmark_lists(generated, roots.openshift, from_disk=True))
+        changes += write_tree(
+            roots.openshift, files, prune=[g.folder for g in generated if g.openshift], flag=OPENSHIFT_FLAG
+        )
+        changes += write_tree(
+            roots.openshift, _benchmark_lists(generated, roots.openshift, from_disk=True), flag=OPENSHIFT_FLAG
+        )
     return changes
+
+
+def _named_roots(roots: Roots) -> List[Tuple[Path, str]]:
+    """Each root written, with the option that chose it (for error hints)."""
+    named = [(roots.build, BUILD_FLAG), (roots.openshift, OPENSHIFT_FLAG)]
+    return [(root, option) for root, option in named if root is not None]
 
 
 def write_all(roots: Roots, generated: Sequence[Generated]) -> List[Change]:
     """Write the published set and remove variant folders the set no longer has."""
+    check_roots(roots, generated)
+    benchmarks = sorted({g.folder.split("/")[0] for g in generated})
+    for root, option in _named_roots(roots):
+        refuse_symlinks(root, [g.folder for g in generated] + benchmarks, option)
+        refuse_symlinks(root, _variant_folders(root, benchmarks), option)
     changes: List[Change] = []
     for root, files in _all_files(roots, generated):
-        changes += write_tree(root, files, prune=[g.folder for g in generated])
+        option = BUILD_FLAG if root == roots.build else OPENSHIFT_FLAG
+        changes += write_tree(root, files, prune=[g.folder for g in generated], flag=option)
         changes += _remove_unpublished(root, generated)
     return changes
+
+
+def _variant_folders(root: Path, benchmarks: Sequence[str]) -> List[str]:
+    """Every entry under each benchmark folder on disk (clean-up may visit any of them)."""
+    found: List[str] = []
+    for bench in benchmarks:
+        directory = root / bench
+        if directory.is_dir() and not directory.is_symlink():
+            found += [f"{bench}/{p.name}" for p in sorted(directory.iterdir())]
+    return found
 
 
 def _all_files(roots: Roots, generated: Sequence[Generated]) -> List[Tuple[Path, List[Tuple[str, str]]]]:
@@ -206,7 +273,7 @@ def _remove_unpublished(root: Path, generated: Sequence[Generated]) -> List[Chan
         directory = root / bench
         if not directory.is_dir():
             continue
-        for folder in sorted(p for p in directory.iterdir() if p.is_dir()):
+        for folder in sorted(p for p in directory.iterdir() if p.is_dir() and not p.is_symlink()):
             if f"{bench}/{folder.name}" not in keep:
                 changes += remove_folder(folder)
     return changes

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from mlcc.errors import UsageError
@@ -11,7 +10,9 @@ from mlcc.history import History
 
 def open_history(path: Optional[str]) -> History:
     """``--history FILE``, else MLCC_HISTORY, else the XDG data folder."""
-    return History(Path(path) if path else None)
+    from mlcc.validate import path_flag
+
+    return History(path_flag(path, "--history"))
 
 
 def history_rows(
@@ -24,4 +25,7 @@ def history_rows(
 ) -> List[Dict[str, Any]]:
     if limit < 1:
         raise UsageError(f"--limit {limit}: give at least 1")
+    from mlcc.validate import INT32_MAX, int_in_range
+
+    int_in_range(limit, "--limit", 1, INT32_MAX)
     return history.rows(benchmark=benchmark, variant=variant, status=status, limit=limit)

@@ -19,5 +19,5 @@ def write_report(
     results, _ = cell_results(kb, filters)
     cells = grid(results, history.latest(), target)
     page = render_html(cells, title=title, results_html=results_view(kb, history))
-    write_tree(target.parent, [(target.name, page)])
+    write_tree(target.parent, [(target.name, page)], flag="--html FILE")
     return cells

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Optional, Sequence
 
 import click
@@ -18,6 +17,7 @@ from mlcc.render.openshift import ClusterOptions, check_cluster_options
 from mlcc.render.plan import DEFAULT_OPTIONS
 from mlcc.resolve import Resolver, Stack
 from mlcc.resolve.pins import Pins
+from mlcc.validate import path_flag
 
 
 @click.command("gen")
@@ -95,8 +95,8 @@ def gen_command(
     cluster = check_cluster_options(cluster)
     openshift = only == "openshift" or (only is None and fmt == "dockerfile")
     roots = gen.Roots(
-        build=None if only == "openshift" else Path(output),
-        openshift=Path(openshift_output) if openshift else None,
+        build=None if only == "openshift" else path_flag(output, "-o"),
+        openshift=path_flag(openshift_output, "--openshift-output") if openshift else None,
     )
     shown = " and ".join(str(r) for r in roots if r is not None)
     kb = kb_of(ctx)

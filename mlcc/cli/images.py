@@ -17,9 +17,15 @@ from mlcc.app.images import (
     summary,
     verify_image,
 )
+from mlcc.ui.safe_text import printable
 from mlcc.ui.table import render
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _say(text: str = "") -> None:
+    """Print text that holds what an image or registry said: no raw control characters."""
+    click.echo(printable(text, keep_newlines=True))
 
 
 def image_options(func: F) -> F:
@@ -65,18 +71,18 @@ def inspect_command(
         click.echo(json.dumps(documents[0] if len(documents) == 1 else documents, indent=2))
         return
     for content in contents:
-        click.echo(
+        _say(
             f"{content.reference}  {content.os}/{arch_of(content)}"
             + (f"  {content.digest}" if content.digest else "")
         )
         if not is_mlcc_image(content):
-            click.echo("  no /etc/mlcc/stack.json: not an mlcc image (labels below)")
+            _say("  no /etc/mlcc/stack.json: not an mlcc image (labels below)")
             for name, value in sorted(content.labels.items()):
-                click.echo(f"  {name}={value}")
+                _say(f"  {name}={value}")
             continue
         rows = [(r.component, r.resolved, r.installed) for r in summary(content)]
-        click.echo(render(("component", "resolved", "installed (recorded by the build)"), rows))
-        click.echo()
+        _say(render(("component", "resolved", "installed (recorded by the build)"), rows))
+        _say()
 
 
 @click.command("diff")
@@ -91,9 +97,9 @@ def diff_command(
         open_image(t, tls_verify=tls_verify, arch=image_arch, backend=backend) for t in (image_a, image_b)
     )
     rows = diff_rows(a, b, (image_a, image_b))
-    click.echo(render(("", "component", image_a, image_b), rows))
+    _say(render(("", "component", image_a, image_b), rows))
     changed = sum(1 for r in rows if r[0])
-    click.echo(f"{changed} component(s) differ" if changed else "the stacks are the same")
+    _say(f"{changed} component(s) differ" if changed else "the stacks are the same")
 
 
 @click.command("verify")
@@ -115,9 +121,9 @@ def verify_command(
         click.echo(json.dumps(report if len(report) > 1 else report[0], indent=2))
     else:
         for v in verified:
-            click.echo(f"{v.content.reference} ({arch_of(v.content)}): {'DRIFT' if v.drift else 'ok'}")
+            _say(f"{v.content.reference} ({arch_of(v.content)}): {'DRIFT' if v.drift else 'ok'}")
             for finding in v.findings:
-                click.echo(f"  {'drift' if finding.severity == 'drift' else 'note '}  {finding}")
+                _say(f"  {'drift' if finding.severity == 'drift' else 'note '}  {finding}")
     error = drift_error(image, verified)
     if error is not None:
         raise error

@@ -15,6 +15,7 @@ import collections
 import dataclasses
 import hashlib
 import json
+import re
 import tempfile
 from abc import ABC, abstractmethod
 from pathlib import Path
@@ -69,6 +70,12 @@ class BuildPolicy:
         _registry(self.registry)  # a malformed --registry is refused before anything runs
         if self.push and self.registry is None:
             raise UsageError("--push needs --registry REGISTRY[/NAMESPACE], e.g. --registry quay.io/me")
+        # handed to the engine as an argument: an option-looking value would become a flag
+        if self.network is not None and not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}\Z", self.network):
+            raise UsageError(
+                f"--network: {self.network[:60]!r} is not a network mode",
+                hint="host, none, bridge, private, or a network name",
+            )
 
     @property
     def repository_root(self) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import posixpath
 import tarfile
+import zlib
 from pathlib import Path
 from typing import IO, Any, Dict, Iterable, List, NamedTuple, Optional, Set, Tuple
 
@@ -39,9 +40,10 @@ class ImageContent(NamedTuple):
         if data is None:
             return None
         try:
-            return json.loads(data)
-        except ValueError:
+            loaded = json.loads(data)
+        except (ValueError, RecursionError):
             return {"error": f"/{path} is not JSON"}
+        return loaded if isinstance(loaded, dict) else {"error": f"/{path} is not a JSON object"}
 
 
 # ----------------------------------------------------------------------------- layers
@@ -66,7 +68,7 @@ def _scan_layer(stream: IO[bytes], pending: Set[str], found: Dict[str, bytes]) -
                     pending.discard(name)
                 if not pending:
                     return
-    except tarfile.TarError as error:
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as error:
         raise RegistryError(f"cannot read an image layer: {error}") from None
 
 
@@ -99,10 +101,19 @@ def read_from_registry(
 
 
 def _read_manifest(registry: Registry, ref: Reference, manifest: Manifest) -> ImageContent:
+    from mlcc.errors import RegistryError
+    from mlcc.image import untrusted
+
+    what = f"{ref}: the manifest"
     data = manifest.data
-    config = registry.blob_json(ref.repository, data["config"]["digest"])
+    config_entry = untrusted.obj(data.get("config"), f"{what}'s config", RegistryError)
+    config_digest = untrusted.digest(config_entry.get("digest"), f"{what}'s config", RegistryError)
+    layers = _layer_entries(manifest, what)
+    config = registry.blob_json(ref.repository, config_digest)
     found = scan_layers(registry, ref, manifest, WANTED)
-    size = data["config"].get("size", 0) + sum(layer.get("size", 0) for layer in data.get("layers", []))
+    size = untrusted.size(config_entry.get("size")) + sum(
+        untrusted.size(layer.get("size")) for layer in layers
+    )
     return _content(str(ref), manifest.digest, config, found, size)
 
 
@@ -113,12 +124,23 @@ def scan_layers(
     top layer down and stopping once each is found or deleted (``any_of``: once one is)."""
     pending = set(wanted)
     found: Dict[str, bytes] = {}
-    for layer in reversed(manifest.data.get("layers", [])):
+    for layer in reversed(_layer_entries(manifest, f"{ref}: the manifest")):
         with registry.blob(ref.repository, layer["digest"]) as stream:
             _scan_layer(stream, pending, found)
         if not pending or (any_of and found):
             break
     return found
+
+
+def _layer_entries(manifest: Manifest, what: str) -> List[Dict[str, Any]]:
+    """The manifest's layers, each with a valid digest (a registry's JSON is untrusted)."""
+    from mlcc.errors import RegistryError
+    from mlcc.image import untrusted
+
+    layers = untrusted.items(manifest.data.get("layers"), f"{what}'s layers", RegistryError)
+    for layer in layers:
+        untrusted.digest(layer.get("digest"), f"{what}'s layer", RegistryError)
+    return layers
 
 
 def _content(
@@ -128,12 +150,15 @@ def _content(
     files: Dict[str, bytes],
     size: Optional[int],
 ) -> ImageContent:
-    labels = (config.get("config") or {}).get("Labels") or {}
+    from mlcc.image.untrusted import as_object
+
+    labels = as_object(as_object(config.get("config")).get("Labels"))
+    os_name, arch = config.get("os"), config.get("architecture")
     return ImageContent(
         reference=reference,
         digest=digest,
-        os=config.get("os"),
-        arch=config.get("architecture"),
+        os=os_name if isinstance(os_name, str) else None,
+        arch=arch if isinstance(arch, str) else None,
         labels={str(k): str(v) for k, v in labels.items()},
         files=files,
         size=size,
@@ -165,7 +190,13 @@ class _DirSource:
         self.root = root
 
     def open(self, name: str) -> IO[bytes]:
-        return (self.root / name).open("rb")
+        path = self.root / name
+        if ".." in Path(name).parts or not path.is_file():
+            raise UsageError(f"the OCI layout {self.root} has no regular file {name}")
+        try:
+            return path.open("rb")
+        except OSError as error:
+            raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
 
 
 class _TarSource:
@@ -183,9 +214,12 @@ class _TarSource:
         raise UsageError(f"the image archive has no {name}")
 
 
-def _json(source: Any, name: str) -> Any:
+def _json(source: Any, name: str) -> Dict[str, Any]:
+    from mlcc.image import untrusted
+
     with source.open(name) as handle:
-        return json.loads(handle.read())
+        data = handle.read()
+    return untrusted.obj(untrusted.loads(data, name, UsageError), name, UsageError)
 
 
 def _blob(digest: str) -> str:
@@ -194,24 +228,43 @@ def _blob(digest: str) -> str:
 
 
 def _read_oci(source: Any, reference: str) -> ImageContent:
+    from mlcc.image import untrusted
+
     index = _json(source, "index.json")
-    manifests = index.get("manifests") or []
+    manifests = untrusted.items(index.get("manifests"), "index.json manifests", UsageError)
     if not manifests:
         raise UsageError(f"{reference}: the OCI layout holds no image")
     entry = manifests[0]
-    manifest = _json(source, _blob(entry["digest"]))
-    if manifest.get("manifests"):  # an index inside the layout: take its first image
-        entry = manifest["manifests"][0]
-        manifest = _json(source, _blob(entry["digest"]))
-    config = _json(source, _blob(manifest["config"]["digest"]))
-    layers = [_blob(layer["digest"]) for layer in manifest.get("layers", [])]
-    return _content(reference, entry["digest"], config, _files(source, layers), None)
+    entry_digest = untrusted.digest(entry.get("digest"), "index.json's first manifest", UsageError)
+    manifest = _json(source, _blob(entry_digest))
+    inner = untrusted.items(manifest.get("manifests"), f"manifest {entry_digest}", UsageError)
+    if inner:  # an index inside the layout: take its first image
+        entry_digest = untrusted.digest(inner[0].get("digest"), f"index {entry_digest}", UsageError)
+        manifest = _json(source, _blob(entry_digest))
+    config_entry = untrusted.obj(manifest.get("config"), f"manifest {entry_digest}'s config", UsageError)
+    config = _json(source, _blob(untrusted.digest(config_entry.get("digest"), "the config", UsageError)))
+    layers = [
+        _blob(untrusted.digest(layer.get("digest"), "a layer", UsageError))
+        for layer in untrusted.items(manifest.get("layers"), f"manifest {entry_digest}'s layers", UsageError)
+    ]
+    return _content(reference, entry_digest, config, _files(source, layers), None)
 
 
 def _read_docker_archive(source: Any, reference: str) -> ImageContent:
-    manifest = _json(source, "manifest.json")[0]
-    config = _json(source, manifest["Config"])
-    return _content(reference, None, config, _files(source, manifest.get("Layers", [])), None)
+    from mlcc.image import untrusted
+
+    with source.open("manifest.json") as handle:
+        listed = untrusted.loads(handle.read(), "manifest.json", UsageError)
+    if not isinstance(listed, list) or not listed or not isinstance(listed[0], dict):
+        raise UsageError(f"{reference}: manifest.json is not a list of images")
+    manifest = listed[0]
+    config_name, layers = manifest.get("Config"), manifest.get("Layers") or []
+    if not isinstance(config_name, str) or not isinstance(layers, list):
+        raise UsageError(f"{reference}: manifest.json names no Config and Layers")
+    names = [config_name, *layers]
+    if not all(isinstance(n, str) and ".." not in Path(n).parts and not n.startswith("/") for n in names):
+        raise UsageError(f"{reference}: manifest.json names a file outside the archive")
+    return _content(reference, None, _json(source, config_name), _files(source, layers), None)
 
 
 def _files(source: Any, layers: Iterable[str]) -> Dict[str, bytes]:

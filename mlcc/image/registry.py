@@ -37,8 +37,7 @@ class Manifest(NamedTuple):
 
     @property
     def data(self) -> Dict[str, Any]:
-        loaded: Dict[str, Any] = json.loads(self.body)
-        return loaded
+        return _json_object(self.body, f"manifest {self.digest}")
 
     @property
     def is_index(self) -> bool:
@@ -145,8 +144,18 @@ class Registry:
                 return response.status, response.headers, response.read()
         raise AssertionError("unreachable")
 
+    def _secrets(self) -> List[str]:
+        known = list(self._tokens.values())
+        if self.credentials is not None:
+            known += [self.credentials.password, self.credentials.basic]
+        return known
+
     def _http_error(self, error: urllib.error.HTTPError, method: str, path: str) -> RegistryError:
-        detail = _error_message(error)
+        from mlcc.secrets import redact
+        from mlcc.ui.safe_text import printable
+
+        # the server's text is untrusted: it may echo our Authorization header or carry escapes
+        detail = printable(redact(_error_message(error), self._secrets()))[:300]
         if error.code in (401, 403):
             if self.credentials is None:
                 return RegistryError(
@@ -224,9 +233,9 @@ class Registry:
         status, headers, body = self._manifest_request("GET", repository, reference)
         if status == 404:
             return None
-        media_type = (headers.get("Content-Type") or "").split(";")[0] or json.loads(body).get(
-            "mediaType", ""
-        )
+        media_type = (headers.get("Content-Type") or "").split(";")[0] or _json_object(
+            body, f"{repository}:{reference} manifest"
+        ).get("mediaType", "")
         digest = headers.get("Docker-Content-Digest") or "sha256:" + hashlib.sha256(body).hexdigest()
         return Manifest(media_type, digest, body)
 
@@ -264,8 +273,7 @@ class Registry:
             data = stream.read()
         if "sha256:" + hashlib.sha256(data).hexdigest() != digest:
             raise RegistryError(f"registry {self.host}: blob {digest} does not match its digest")
-        loaded: Dict[str, Any] = json.loads(data)
-        return loaded
+        return _json_object(data, f"blob {digest}")
 
     def put_index(self, repository: str, tag: str, entries: List[Tuple[Manifest, str, str]]) -> str:
         """An OCI image index over per-arch manifests: entries are (manifest, os, architecture)."""
@@ -284,6 +292,17 @@ class Registry:
         }
         body = json.dumps(index, sort_keys=True, separators=(",", ":")).encode()
         return self.put_manifest(repository, tag, body, OCI_INDEX)
+
+
+def _json_object(body: bytes, what: str) -> Dict[str, Any]:
+    """A registry's JSON document, checked: untrusted bytes never reach a KeyError or a traceback."""
+    try:
+        loaded = json.loads(body)
+    except (ValueError, RecursionError):
+        raise RegistryError(f"the registry sent a {what} that is not JSON") from None
+    if not isinstance(loaded, dict):
+        raise RegistryError(f"the registry sent a {what} that is not a JSON object")
+    return loaded
 
 
 def _error_message(error: urllib.error.HTTPError) -> str:

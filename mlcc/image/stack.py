@@ -46,8 +46,8 @@ def _text(value: Any) -> str:
 
 def summary(content: ImageContent) -> List[Row]:
     """The image's software stack, in the shape of a "software stack details" table."""
-    stack = content.json_file(STACK_FILE) or {}
-    installed = content.json_file(INSTALLED_FILE) or {}
+    stack = _stack(content)
+    installed = _recorded(content.json_file(INSTALLED_FILE) or {})
     labels = content.labels
     components = stack.get("components") or {}
     bench = stack.get("benchmark") or {}
@@ -92,6 +92,35 @@ def summary(content: ImageContent) -> List[Row]:
         Row("content digest", _text(labels.get("io.mlcc.digest")), ""),
     ]
     return [r for r in rows if r.resolved or r.installed]
+
+
+def _stack(content: ImageContent) -> Dict[str, Any]:
+    """The image's stack.json when it is a stack manifest; else an error for the user."""
+    from mlcc.errors import DriftError
+    from mlcc.image.untrusted import stack_problem
+
+    stack = content.json_file(STACK_FILE)
+    if stack is None:
+        return {}
+    problem = stack.get("error") if isinstance(stack, dict) else None
+    problem = problem or stack_problem(stack)
+    if problem:
+        raise DriftError(
+            f"{content.reference}: /{STACK_FILE} is not a stack manifest mlcc wrote: {problem}",
+            hint="rebuild the image with mlcc build, or inspect another image",
+        )
+    return stack if isinstance(stack, dict) else {}
+
+
+def _recorded(installed: Dict[str, Any]) -> Dict[str, Any]:
+    """installed.json with every nested record of the expected shape (it comes from the image)."""
+    shaped = dict(installed)
+    for key in ("os", "packages", "headers", "modules"):
+        if not isinstance(shaped.get(key), dict):
+            shaped.pop(key, None)
+    modules = shaped.get("modules") or {}
+    shaped["modules"] = {k: v for k, v in modules.items() if isinstance(v, dict)}
+    return shaped
 
 
 def _os(installed: Dict[str, Any]) -> str:
@@ -176,6 +205,12 @@ def verify(content: ImageContent) -> List[Mismatch]:
         return [Mismatch("stack manifest", f"/{STACK_FILE}", "missing or not JSON", "image")]
     if not isinstance(installed, dict) or "error" in installed:
         return [Mismatch("build record", f"/{INSTALLED_FILE}", "missing or not JSON", "image")]
+    from mlcc.image.untrusted import stack_problem
+
+    problem = stack_problem(stack)
+    if problem:
+        return [Mismatch("stack manifest", "a stack manifest mlcc wrote", problem, f"/{STACK_FILE}")]
+    installed = _recorded(installed)
     problems: List[Mismatch] = []
     problems += _labels(stack, content.labels)
     problems += _platform(stack, installed, content)

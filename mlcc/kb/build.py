@@ -49,6 +49,7 @@ from mlcc.kb.model import (
     SourceRef,
     Toolset,
 )
+from mlcc.kb.text_rules import check_text
 from mlcc.kb.yamlsrc import LineMap, PathKey, line_of, load_yaml
 from mlcc.versions import is_valid_version, parse_spec, parse_version, satisfies
 
@@ -108,6 +109,7 @@ def _read(root: Path, rel: str, kind: str) -> _Doc:
             line_of(lines, ("kind",)),
             f"kind is {found!r}, but files here must say kind: {kind}",
         )
+    check_text(data, display, lines)
     schema_check.validate(kind, data, display, lines)
     return _Doc(display, data, lines, str(root))
 
@@ -613,6 +615,13 @@ def _benchmarks(
         needs_python = python != "none"
         if not needs_python and rule is not None:
             raise doc.error((*c_path, "python"), "a benchmark with a framework needs Python")
+        gpus = constraints["gpus"]
+        if gpus["min"] > gpus["reference"]:
+            raise doc.error(
+                (*c_path, "gpus", "min"),
+                f"gpus: min {gpus['min']} exceeds reference {gpus['reference']}",
+                hint="min: the fewest GPUs it runs on; reference: the count it was measured with",
+            )
         origins = {
             key: doc.where((*c_path, key))
             for key in (

@@ -129,7 +129,9 @@ def _stat_key(root: str, files: Sequence[RecipeFile]) -> str:
         except FileNotFoundError:
             parts.append(f"{path}:-")
             continue
-        parts.append(f"{path}:{info.st_size}:{info.st_mtime_ns}")
+        # ctime and inode too: an edit that keeps size and mtime (a restored mtime, a
+        # same-size rewrite within the clock's tick) still changes them; no user can set ctime
+        parts.append(f"{path}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_ino}")
     text = "\n".join(parts).encode()
     return f"{zlib.crc32(text):08x}{zlib.adler32(text):08x}"
 

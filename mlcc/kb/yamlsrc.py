@@ -20,6 +20,11 @@ except ImportError:  # pragma: no cover - depends on how PyYAML was built
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 PathKey = Tuple[Union[str, int], ...]
+# Untrusted YAML (recipes taken from elsewhere, --matrix-file, lint input): an alias bomb
+# of a few KB expands to billions of nodes and a self-referencing alias never ends, and
+# deep nesting exhausts the stack; the knowledge base itself needs none of that.
+MAX_DEPTH = 64
+MAX_NODES = 100_000  # 16 times the largest recipe (cuda.yaml)
 LineMap = Dict[PathKey, int]
 
 # Typed as Any: older types-PyYAML releases leave construct_object untyped.
@@ -31,17 +36,38 @@ def load_yaml(path: Path, display: str) -> Tuple[Any, LineMap]:
 
     ``display`` is how the file is named in messages (relative to the recipes root).
     """
+    from mlcc.safeio import UnreadableFile, read_text
+
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise RecipeError(display, None, f"not UTF-8 text ({exc.reason})") from None
-    except OSError as exc:
-        raise RecipeError(display, None, f"cannot read: {exc.strerror}") from None
+        text = read_text(path)
+    except UnreadableFile as exc:
+        raise RecipeError(display, None, str(exc)) from None
     return parse_yaml(text, display)
+
+
+def _check_shape(text: str, display: str) -> None:
+    """Walk the event stream (no recursion) and refuse deep nesting before composing."""
+    depth = 0
+    for event in yaml.parse(text, Loader=_Loader):
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            if depth > MAX_DEPTH:
+                line = event.start_mark.line + 1 if event.start_mark else None
+                raise RecipeError(display, line, f"nested deeper than {MAX_DEPTH} levels")
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
+
+
+class _Budget:
+    """How many more nodes one document may expand to (aliases count each time used)."""
+
+    def __init__(self) -> None:
+        self.left = MAX_NODES
 
 
 def parse_yaml(text: str, display: str) -> Tuple[Any, LineMap]:
     try:
+        _check_shape(text, display)
         node = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -53,12 +79,13 @@ def parse_yaml(text: str, display: str) -> Tuple[Any, LineMap]:
     lines: LineMap = {}
     if node is None:
         return None, lines
-    return _convert(node, (), lines, display), lines
+    return _convert(node, (), lines, display, _Budget(), ()), lines
 
 
 def parse_yaml_all(text: str, display: str) -> List[Tuple[Any, LineMap]]:
     """Every document of a multi-document YAML text, each with its line map."""
     try:
+        _check_shape(text, display)
         nodes = list(yaml.compose_all(text, Loader=_Loader))
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -69,23 +96,43 @@ def parse_yaml_all(text: str, display: str) -> List[Tuple[Any, LineMap]]:
     documents: List[Tuple[Any, LineMap]] = []
     for node in nodes:
         lines: LineMap = {}
-        documents.append((None if node is None else _convert(node, (), lines, display), lines))
+        converted = None if node is None else _convert(node, (), lines, display, _Budget(), ())
+        documents.append((converted, lines))
     return documents
 
 
-def _convert(node: yaml.Node, path: PathKey, lines: LineMap, display: str) -> Any:
+def _convert(
+    node: yaml.Node, path: PathKey, lines: LineMap, display: str, budget: _Budget, active: Tuple[int, ...]
+) -> Any:
     lines[path] = node.start_mark.line + 1
+    budget.left -= 1
+    if budget.left < 0:
+        raise RecipeError(display, lines[path], f"expands to more than {MAX_NODES} values (an alias bomb?)")
+    if id(node) in active:
+        raise RecipeError(display, lines[path], "an alias refers to itself (recursive YAML)")
+    if len(active) >= MAX_DEPTH:
+        raise RecipeError(display, lines[path], f"nested deeper than {MAX_DEPTH} levels")
+    inner = (*active, id(node))
     if isinstance(node, yaml.MappingNode):
-        return _convert_mapping(node, path, lines, display)
+        return _convert_mapping(node, path, lines, display, budget, inner)
     if isinstance(node, yaml.SequenceNode):
-        return [_convert(item, (*path, i), lines, display) for i, item in enumerate(node.value)]
+        return [
+            _convert(item, (*path, i), lines, display, budget, inner) for i, item in enumerate(node.value)
+        ]
     try:
         return _scalar_constructor.construct_object(node, deep=True)
     except yaml.constructor.ConstructorError as exc:
         raise RecipeError(display, lines[path], f"bad value: {exc.problem}") from None
 
 
-def _convert_mapping(node: yaml.MappingNode, path: PathKey, lines: LineMap, display: str) -> Dict[str, Any]:
+def _convert_mapping(
+    node: yaml.MappingNode,
+    path: PathKey,
+    lines: LineMap,
+    display: str,
+    budget: _Budget,
+    active: Tuple[int, ...],
+) -> Dict[str, Any]:
     result: Dict[str, Any] = {}
     for key_node, value_node in node.value:
         line = key_node.start_mark.line + 1
@@ -97,7 +144,7 @@ def _convert_mapping(node: yaml.MappingNode, path: PathKey, lines: LineMap, disp
         if key in result:
             first = lines.get((*path, key))
             raise RecipeError(display, line, f"duplicate key {key!r} (first defined on line {first})")
-        result[key] = _convert(value_node, (*path, key), lines, display)
+        result[key] = _convert(value_node, (*path, key), lines, display, budget, active)
     return result
 
 

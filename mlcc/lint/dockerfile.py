@@ -41,6 +41,7 @@ REQUIRED_LABELS = (
 )
 
 DOCKERFILE_RULES: Dict[str, str] = {
+    "DF000": "the file is a readable, UTF-8 text Dockerfile; every instruction has arguments",
     "DF004": "NVIDIA packages (CUDA, cuDNN, NCCL, cuBLAS, NPP) are installed at exact versions",
     "DF006": "git sources are pinned to a full 40-hex commit, verified after checkout (rev-parse HEAD)",
     "DF008": "the image carries the OCI and io.mlcc labels",
@@ -80,7 +81,12 @@ def is_generated(text: str) -> bool:
 
 def lint_dockerfile(path: Path, *, content: Optional[str] = None) -> List[Finding]:
     """mlcc's own rules (generated files only); hadolint runs separately (lint_paths)."""
-    text = content if content is not None else path.read_text(encoding="utf-8")
+    from mlcc.safeio import UnreadableFile, read_text
+
+    try:
+        text = content if content is not None else read_text(path)
+    except UnreadableFile as error:
+        return [Finding(str(path), 1, "DF000", str(error))]
     if not is_generated(text):
         return []
     parser = DockerfileParser(fileobj=io.BytesIO(text.encode("utf-8")))
@@ -97,6 +103,9 @@ def lint_dockerfile(path: Path, *, content: Optional[str] = None) -> List[Findin
             continue
         checks = _CHECKS.get(instruction, ())
         line = item["startline"] + 1
+        if not str(item["value"]).strip():
+            findings.append(Finding(display, line, "DF000", f"{instruction} without arguments"))
+            continue
         for check in checks:
             for rule, message in check(str(item["value"])):
                 if rule not in waived:

@@ -116,7 +116,18 @@ def _version_key(name: str) -> Tuple[Tuple[int, ...], str]:
 
 @lru_cache(maxsize=32)
 def _validator(path: str) -> Any:
-    schema = json.loads(Path(path).read_text(encoding="utf-8"))
+    from mlcc.errors import UsageError
+    from mlcc.safeio import UnreadableFile, read_text
+
+    try:
+        schema = json.loads(read_text(Path(path)))
+        jsonschema.Draft7Validator.check_schema(schema)
+    except (UnreadableFile, ValueError, jsonschema.SchemaError) as error:
+        message = getattr(error, "message", None) or str(error)
+        raise UsageError(
+            f"--schema-dir: {path} is not a usable JSON Schema: {message}",
+            hint="point --schema-dir at kubeconform / openapi2jsonschema output",
+        ) from None
     # The files declare "http://json-schema.org/schema#", which jsonschema does not map to a
     # draft; openapi2jsonschema writes draft-4/7-compatible schemas, so name Draft 7.
     return jsonschema.Draft7Validator(schema)
@@ -443,9 +454,13 @@ def object_findings(obj: Obj, store: Optional[SchemaStore], openshift: str) -> L
 
 def lint_yaml(path: Path, store: Optional[SchemaStore], *, openshift: Optional[str] = None) -> List[Finding]:
     """Every object of a YAML file (Lists unwrapped), with file:line for each finding."""
+    from mlcc.safeio import UnreadableFile, read_text
+
     display = str(path)
     try:
-        documents = parse_yaml_all(path.read_text(encoding="utf-8"), display)
+        documents = parse_yaml_all(read_text(path), display)
+    except UnreadableFile as error:
+        return [Finding(display, 1, "KS001", str(error))]
     except RecipeError as error:
         return [Finding(display, error.line or 1, "KS001", str(error).split(": ", 1)[-1])]
     except (OSError, yaml.YAMLError) as error:
@@ -453,6 +468,12 @@ def lint_yaml(path: Path, store: Optional[SchemaStore], *, openshift: Optional[s
     findings: List[Finding] = []
     for data, lines in documents:
         if data is None or path.name == "kustomization.yaml":
+            continue
+        if not isinstance(data, dict):
+            kind = type(data).__name__.replace("str", "a string").replace("list", "a list")
+            findings.append(
+                Finding(display, line_of(lines, ()) or 1, "KS001", f"{kind} is not an API object")
+            )
             continue
         for obj, prefix in _objects(data):
             version = openshift or _target(obj)

@@ -65,10 +65,36 @@ def labels(stack: Stack) -> Tuple[Tuple[str, str], ...]:
 def _created() -> Optional[str]:
     """Only from SOURCE_DATE_EPOCH: a wall-clock time would make output differ per run."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    if not epoch or not epoch.strip().isdigit():
+    if epoch is None or epoch == "":
         return None
-    moment = datetime.fromtimestamp(int(epoch.strip()), tz=timezone.utc)
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(source_date_epoch(epoch), tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# 9999-12-31T23:59:59Z: the last moment a four-digit year (and so the label) can name.
+_LAST_EPOCH = 253402300799
+
+
+def source_date_epoch(text: str) -> int:
+    """SOURCE_DATE_EPOCH as the spec defines it: a non-negative whole number of seconds.
+
+    Anything else is the user's mistake, reported, not silently ignored: a build would
+    otherwise lose its timestamp without anyone noticing.
+    """
+    from mlcc.errors import UsageError
+
+    value = text.strip()
+    if (
+        not value.isascii()
+        or not value.isdigit()
+        or len(value) > len(str(_LAST_EPOCH))
+        or int(value) > _LAST_EPOCH
+    ):
+        raise UsageError(
+            f"SOURCE_DATE_EPOCH={text[:40]!r} is not a time mlcc can stamp",
+            hint=f"a whole number of seconds since 1970-01-01 UTC, 0 to {_LAST_EPOCH}, "
+            "e.g. SOURCE_DATE_EPOCH=$(git log -1 --format=%ct); or unset it",
+        )
+    return int(value)
 
 
 def _lib(lib: Optional[LibBuild], family: Family, fetch: Callable[[str], str]) -> Optional[Dict[str, Any]]:

@@ -37,6 +37,19 @@ def assignments(pairs: Sequence[Tuple[str, str]], separator: str) -> str:
     return separator.join([f"{name}={double_quoted(value)}" for name, value in pairs])
 
 
+def literal_assignments(pairs: Sequence[Tuple[str, str]], separator: str) -> str:
+    """Like :func:`assignments`, with ``$`` escaped: a LABEL holds the exact text.
+
+    A builder expands ``$NAME`` in LABEL values, so a recipe title with ``$`` would make
+    the image's label differ from the stack.json stamped beside it.
+    """
+    return separator.join([f"{name}={_no_expansion(double_quoted(value))}" for name, value in pairs])
+
+
+def _no_expansion(word: str) -> str:
+    return word.replace("$", "\\$")
+
+
 def joined(items: Sequence[str], separator: str) -> str:
     """``separator.join(items)``: Jinja's own ``join`` goes through its async wrapper."""
     return separator.join(items)
@@ -82,6 +95,7 @@ def environment() -> Any:
     )
     env.filters["dq"] = double_quoted
     env.filters["assignments"] = assignments
+    env.filters["literal_assignments"] = literal_assignments
     env.filters["exec_form"] = exec_form
     env.filters["joined"] = joined
     return env

@@ -9,6 +9,7 @@ from typing import Optional, Tuple
 from mlcc.errors import UsageError
 from mlcc.flags import flag
 from mlcc.render.openshift import names
+from mlcc.validate import INT32_MAX
 
 OPENSHIFT_VERSIONS = ("3.11", "4")
 # registry[:port]/path (no tag: mlcc appends :<variant>)
@@ -129,6 +130,10 @@ def check_cluster_options(options: ClusterOptions) -> ClusterOptions:
     names.check(options.results_claim, "--results-claim")
     _check_push(options)
     _check_git(options)
+    if options.gpus is not None and options.gpus > INT32_MAX:
+        raise UsageError(f"--gpus: {options.gpus} is beyond a Kubernetes int32", hint="a GPU count per pod")
+    if options.nodes > INT32_MAX:
+        raise UsageError(f"--nodes: {options.nodes} is beyond a Kubernetes int32", hint="an MPI worker count")
     if options.gpus is not None and options.gpus < 1:
         raise UsageError(
             f"--gpus: {options.gpus} is not a GPU count",
@@ -177,9 +182,18 @@ def _check_push(options: ClusterOptions) -> None:
 def _check_git(options: ClusterOptions) -> None:
     if options.git_uri is None:
         return
+    from mlcc.secrets import url_has_password, without_userinfo
+
+    if url_has_password(options.git_uri):
+        raise UsageError(
+            f"--git-uri: {without_userinfo(options.git_uri)!r} carries credentials; "
+            "they would be written into the BuildConfig",
+            hint="give the URL without them and a source secret: oc create secret generic NAME "
+            "--from-literal=username=... --from-literal=password=... --type=kubernetes.io/basic-auth",
+        )
     if not _GIT_URI.match(options.git_uri):
         raise UsageError(
-            f"--git-uri: {options.git_uri!r} is not a Git URL",
+            f"--git-uri: {without_userinfo(options.git_uri)!r} is not a Git URL",
             hint="https://github.com/acme/benchmarks.git or git@github.com:acme/benchmarks.git",
         )
     if not _GIT_REF.match(options.git_ref) or ".." in options.git_ref:

@@ -21,8 +21,19 @@ _INDENT = "  "
 # Plain scalars: a conservative alphabet; the resolver below rules out what YAML 1.1
 # would read as a number, boolean, null or timestamp.
 _PLAIN = re.compile(r"^[A-Za-z0-9_./$^][A-Za-z0-9_./:$(){}=+,@%~*^ -]*\Z")
-_PRINTABLE = re.compile(r"^[\t\n\x20-\x7e\u00a0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]*\Z")
-_PRINTABLE_CHAR = re.compile(r"[\x20-\x7e\u00a0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# U+2028/U+2029 are line breaks to YAML 1.1 readers and U+FEFF a byte-order mark: all
+# three are written escaped, never raw, so every reader gets the same string back.
+_PRINTABLE = re.compile(
+    r"^[\t\n\x20-\x7e\u00a0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]*\Z"
+)
+_PRINTABLE_CHAR = re.compile(
+    r"[\x20-\x7e\u00a0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
+)
+# What YAML 1.1 (and Go's yaml.v2, which kubectl uses) read as booleans or null, beyond
+# PyYAML's list: "y" and "n" are booleans there.
+_NOT_STRINGS_11 = frozenset({"y", "n", "yes", "no", "on", "off", "true", "false", "null", "~", ""})
+# YAML 1.2 core numbers, and Go's strconv (0o17, 1e3, 1234e56, 0x1p3, 1_000): quoted.
+_NUMBERISH = re.compile(r"^[-+]?(\.?[0-9]|0[xXoObB])[0-9A-Za-z_.:+-]*\Z")
 _STR_TAG = "tag:yaml.org,2002:str"
 
 
@@ -156,4 +167,25 @@ def _double_quoted(text: str) -> str:
 
 
 def _reads_as_string(text: str) -> bool:
+    """Would every common YAML reader (1.1, 1.2, Go) read plain ``text`` back as this string?"""
+    if text.lower() in _NOT_STRINGS_11 or _looks_numeric(text):
+        return False
     return bool(_RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) == _STR_TAG)
+
+
+def _looks_numeric(text: str) -> bool:
+    """A number to some reader: anything numeric-looking that Python's parsers accept,
+    and any sexagesimal or timestamp-like digit string (YAML 1.1)."""
+    if not _NUMBERISH.match(text):
+        return False
+    plain = text.replace("_", "")
+    hexadecimal = plain.lstrip("+-")[:2] in ("0x", "0X")
+    for parse in (lambda t: int(t, 0), float, float.fromhex if hexadecimal else float):
+        try:
+            parse(plain)
+            return True
+        except ValueError:
+            pass
+    return bool(
+        re.match(r"^[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?\Z|^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}", text)
+    )
