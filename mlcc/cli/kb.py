@@ -7,9 +7,9 @@ from typing import Optional
 
 import click
 
+from mlcc.app.kb_check import published_stacks, run, sampled_stacks
 from mlcc.cli.context import kb_of
 from mlcc.errors import FactError
-from mlcc.kb.check import published_stacks, run, sampled_stacks
 from mlcc.kb.index import IndexClient
 
 

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.tags import Tag
+from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 import mlcc
 from mlcc.errors import RecipeError
@@ -520,9 +522,6 @@ def _wheels(
     wheel's own tags must name that CPython (known offline, so a load error, not a finding)."""
     if not wheels:
         return ()
-    from packaging.tags import Tag
-    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
-
     for python in build.get("python", release["python"]):
         if python not in wheels:
             raise doc.error(path, f"no wheel URL for Python {python}, which the build claims")

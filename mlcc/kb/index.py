@@ -25,12 +25,15 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 from packaging.utils import canonicalize_name
 
 from mlcc.errors import IndexUnreachable
+from mlcc.kb.loader import cache_dir
 
 PYPI_SIMPLE = "https://pypi.org/simple/"
 INDEX_ENV = "PIP_INDEX_URL"  # pip's own setting: a configured mirror is honoured as pip would
 DEFAULT_TTL = 24 * 3600
 CACHE_FORMAT = 1
-ACCEPT = "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
+SIMPLE_ACCEPT = (
+    "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
+)
 USER_AGENT = "mlcc-kb-check (urllib)"
 
 
@@ -60,8 +63,6 @@ def default_index_url() -> str:
 
 
 def index_cache_dir() -> str:
-    from mlcc.kb.loader import cache_dir
-
     return os.path.join(cache_dir(), "index")
 
 
@@ -107,7 +108,7 @@ class IndexClient:
     # network -------------------------------------------------------------------
 
     def _fetch(self, url: str) -> Page:
-        request = urllib.request.Request(url, headers={"Accept": ACCEPT, "User-Agent": USER_AGENT})
+        request = urllib.request.Request(url, headers={"Accept": SIMPLE_ACCEPT, "User-Agent": USER_AGENT})
         self.requests += 1
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:

@@ -10,8 +10,8 @@ from typing import Iterator, List
 import pytest
 from packaging.tags import Tag
 
+from mlcc.app.kb_check import ERROR, NOTE, WARNING, Checker, Pin, Target, supported_tags
 from mlcc.cli import run as cli_run
-from mlcc.kb.check import ERROR, NOTE, WARNING, Checker, Pin, Target, supported_tags
 from mlcc.kb.index import IndexClient
 
 from .simple_index import IndexServer
