@@ -42,8 +42,7 @@ from mlcc.errors import ConflictError, IndexUnreachable, UsageError
 from mlcc.kb.index import IndexClient, IndexFile, Page
 from mlcc.kb.model import KnowledgeBase
 from mlcc.matrix import evaluate, expand, load_matrix
-from mlcc.resolve import Resolver, build_request
-from mlcc.resolve.stack import Stack
+from mlcc.resolve import Resolver, Stack, build_request
 
 ERROR = "error"
 WARNING = "warning"
@@ -77,7 +76,7 @@ class Pin(NamedTuple):
     family: str = "rhel"  # the base's package family: which package names apply
 
 
-class CheckFinding(NamedTuple):
+class FactFinding(NamedTuple):
     severity: str
     origin: str
     subject: str
@@ -93,21 +92,21 @@ class CheckFinding(NamedTuple):
 class Report(NamedTuple):
     stacks: int
     pins: int
-    findings: Tuple[CheckFinding, ...]
+    findings: Tuple[FactFinding, ...]
     requests: int
     seconds: float
     index_url: str
 
     @property
-    def errors(self) -> Tuple[CheckFinding, ...]:
+    def errors(self) -> Tuple[FactFinding, ...]:
         return tuple(f for f in self.findings if f.severity == ERROR)
 
     @property
-    def warnings(self) -> Tuple[CheckFinding, ...]:
+    def warnings(self) -> Tuple[FactFinding, ...]:
         return tuple(f for f in self.findings if f.severity == WARNING)
 
     @property
-    def notes(self) -> Tuple[CheckFinding, ...]:
+    def notes(self) -> Tuple[FactFinding, ...]:
         return tuple(f for f in self.findings if f.severity == NOTE)
 
     def summary(self) -> str:
@@ -238,16 +237,21 @@ def downloads_of(stack: Stack, kb: KnowledgeBase) -> List[Tuple[str, str, bool]]
     found: List[Tuple[str, str, bool]] = []
     for lib in (stack.cudnn, stack.nccl):
         if lib is not None and lib.url:
-            explained = bool(lib.sha256) or bool(getattr(lib, "sha256_unavailable", None))
+            explained = bool(lib.sha256) or bool(lib.sha256_unavailable)
             found.append((lib.url.rsplit("/", 1)[-1], lib.prov.origin, explained))
     build = stack.framework
+    if build is not None and stack.python is not None:
+        # exact wheel URLs carry no sha256 field: the recipe must at least say why
+        explained = bool(build.install.wheels_sha256_unavailable)
+        origin = build.install.wheels_origin or build.prov.origin
+        for wheel in build.install.wheels_for(stack.python.version):
+            found.append((wheel.rsplit("/", 1)[-1], origin, explained))
     if build is not None and build.install.method == "conda":
         download = kb.downloads.get("miniforge")
-        url = download.url(stack.arch.name) if download else None
-        if download is not None and url:
-            sums = dict(getattr(download, "sha256", ()) or ())
-            explained = bool(sums.get(stack.arch.name)) or bool(getattr(download, "sha256_unavailable", None))
-            found.append((url.rsplit("/", 1)[-1], download.prov.origin, explained))
+        installer = download.url(stack.arch.name) if download else None
+        if download is not None and installer:
+            explained = bool(download.sha256_for(stack.arch.name)) or bool(download.sha256_unavailable)
+            found.append((installer.rsplit("/", 1)[-1], download.prov.origin, explained))
     return found
 
 
@@ -596,15 +600,15 @@ def run(
         if verdict is not None:
             key = (verdict[0], pin.origin, pin.requirement, verdict[1])
             grouped.setdefault(key, []).extend(by_pin[pin])
-    findings = [CheckFinding(s, o, r, m, tuple(sorted(set(st)))) for (s, o, r, m), st in grouped.items()]
+    findings = [FactFinding(s, o, r, m, tuple(sorted(set(st)))) for (s, o, r, m), st in grouped.items()]
     for url, reason in sorted(checker.unreachable.items()):
         unchecked = sum(1 for f in findings if f.message == f"not checked: {url} could not be read")
         message = f"{unchecked} pin(s) read from it were not checked ({reason})"
-        findings.append(CheckFinding(WARNING, url, "unreachable", message))
+        findings.append(FactFinding(WARNING, url, "unreachable", message))
     for (what, origin, explained), stack_labels in sorted(downloads.items()):
         if not explained:
             findings.append(
-                CheckFinding(
+                FactFinding(
                     WARNING,
                     origin,
                     what,

@@ -31,7 +31,7 @@ PYPI_SIMPLE = "https://pypi.org/simple/"
 INDEX_ENV = "PIP_INDEX_URL"  # pip's own setting: a configured mirror is honoured as pip would
 DEFAULT_TTL = 24 * 3600
 CACHE_FORMAT = 1
-INDEX_ACCEPT = (
+SIMPLE_ACCEPT = (
     "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
 )
 USER_AGENT = "mlcc-kb-check (urllib)"
@@ -108,7 +108,7 @@ class IndexClient:
     # network -------------------------------------------------------------------
 
     def _fetch(self, url: str) -> Page:
-        request = urllib.request.Request(url, headers={"Accept": INDEX_ACCEPT, "User-Agent": USER_AGENT})
+        request = urllib.request.Request(url, headers={"Accept": SIMPLE_ACCEPT, "User-Agent": USER_AGENT})
         self.requests += 1
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
