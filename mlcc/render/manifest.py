@@ -139,6 +139,8 @@ def stack_document(stack: Stack, kb: KnowledgeBase, *, base_image: str, mirror: 
                 "install": fw.install.method,
                 "cuda": list(fw.cuda),
                 "packages": list(fw.install.packages),
+                # what the build brings and loads itself (a conda channel's cudatoolkit, cudnn)
+                **({"loads": dict(fw.bundles)} if fw.bundles else {}),
             }
             if fw
             else None
