@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Dict, NamedTuple, Optional, Tuple
 
-from mlcc.versions import parse_version
+from mlcc.versions import parse_version, satisfies
 
 
 class Provenance(NamedTuple):
@@ -326,8 +326,6 @@ class BenchmarkBuild(NamedTuple):
 
     def source_for(self, framework_version: Optional[str]) -> Optional[SourceRef]:
         """The source commit for a framework version: the first whose range holds it."""
-        from mlcc.versions import satisfies
-
         for source in self.sources:
             if source.framework is None or (
                 framework_version is not None and satisfies(framework_version, source.framework)

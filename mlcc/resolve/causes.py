@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tupl
 
 from mlcc.kb.model import Benchmark, FrameworkBuild
 from mlcc.resolve.request import Request
-from mlcc.versions import VersionPin, parse_version
+from mlcc.resolve.stages import Failure
+from mlcc.versions import VersionPin, parse_version, satisfies
 
 if TYPE_CHECKING:
-    from mlcc.resolve.engine import Failure, Resolver
+    from mlcc.resolve.engine import Resolver
 
 # (dimension, category); categories order the causes: 0 user pin, 1 host, 2 arch / GPU
 CAUSE_DIMENSIONS: Tuple[Tuple[str, int], ...] = (
@@ -65,8 +66,6 @@ def _resolves_without(resolver: Resolver, request: Request, bench: Benchmark, na
 
 
 def _describe(resolver: Resolver, request: Request, bench: Benchmark, name: str) -> Failure:
-    from mlcc.resolve.engine import Failure
-
     describe: Optional[Callable[[Resolver, Request, Benchmark], Optional[str]]] = _DESCRIBERS.get(name)
     text = describe(resolver, request, bench) if describe is not None else None
     if name in resolver.kb.frameworks:
@@ -175,8 +174,6 @@ def _lib_text(library: str) -> Callable[[Resolver, Request, Benchmark], Optional
 
 
 def _ok(version: str, spec: str) -> bool:
-    from mlcc.versions import satisfies
-
     return satisfies(version, spec)
 
 

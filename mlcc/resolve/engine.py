@@ -41,20 +41,11 @@ from mlcc.resolve.explain import explain_conflict
 from mlcc.resolve.reasons import explain_choices
 from mlcc.resolve.request import Request
 from mlcc.resolve.stack import Compiler, Stack
-from mlcc.resolve.stages import PICK_STAGES
+from mlcc.resolve.stages import PICK_STAGES, Failure
 from mlcc.versions import parse_version
 from mlcc.versions import satisfies as _satisfies
 
 _METHOD_RANK = {"pip": 0, "source": 1, "conda": 2}
-
-
-class Failure(NamedTuple):
-    """One reason a candidate is unacceptable."""
-
-    rule: str
-    message: str
-    origin: str
-    pin: bool = False  # True when the user's own pin excluded it
 
 
 class Rejection(NamedTuple):

@@ -25,13 +25,14 @@ from typing import (
 )
 
 from mlcc.errors import ConflictError
+from mlcc.resolve.causes import find_causes
 from mlcc.resolve.request import Request
 from mlcc.resolve.stack import Stack
-from mlcc.resolve.stages import PICK_STAGES, STAGE_RANK
+from mlcc.resolve.stages import PICK_STAGES, STAGE_RANK, Failure
 from mlcc.versions import VersionPin, parse_pin, parse_version
 
 if TYPE_CHECKING:
-    from mlcc.resolve.engine import Failure, Rejection, Resolver, Tracker
+    from mlcc.resolve.engine import Rejection, Resolver, Tracker
 
 _MAX_RULES = 6
 _MAX_PER_DIMENSION = 4
@@ -120,8 +121,6 @@ def explain_conflict(resolver: Resolver, request: Request, tracker: Tracker) -> 
     failures, note = _failed_rules(resolver, request, tracker)
     # A benchmark-level rule (its arches, its framework) already is the cause.
     if failures and not any(f.rule.startswith("benchmark-") for f in failures):
-        from mlcc.resolve.causes import find_causes
-
         causes = find_causes(resolver, request)
         if causes:
             failures, note = _after_causes(causes, failures, note)
@@ -147,8 +146,6 @@ def _after_causes(
 def _one_line_for_framework_rejections(rules: List[Failure]) -> List[Failure]:
     """Framework versions the benchmark or accelerator rule out say nothing about the
     cause: after it, they are one line (how many, by which rules)."""
-    from mlcc.resolve.engine import Failure
-
     framework = [f for f in rules if f.rule.startswith("framework-")]
     if len(framework) <= 1:
         return rules
