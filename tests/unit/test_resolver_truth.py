@@ -262,7 +262,7 @@ def test_a_framework_version_no_source_serves_is_a_recipe_error(recipes_copy) ->
 def test_wmlce_stacks_name_the_cudnn_the_framework_loads(kb, resolver) -> None:  # type: ignore[no-untyped-def]
     from mlcc.render import render
 
-    stack = resolve(kb, resolver, "maskrcnn", arch="ppc64le")
+    stack = resolve(kb, resolver, "gnmt", arch="ppc64le")
     assert stack.framework.variant.startswith("wmlce")
     assert stack.cudnn.method == "bundled" and stack.cudnn.major == 7  # the channel's cuDNN 7
     rendered = dict(render(stack, kb).files)
