@@ -221,7 +221,41 @@ def verify(content: ImageContent) -> List[Mismatch]:
     problems += _python(components.get("python"), installed)
     problems += _gcc(components.get("gcc"), installed)
     problems += _framework(components.get("framework"), installed)
+    problems += _framework_libraries(components, installed)
     return problems
+
+
+def _framework_libraries(components: Dict[str, Any], installed: Dict[str, Any]) -> List[Mismatch]:
+    """The cuDNN / NCCL the framework itself reports loading against the stamped stack's:
+    a framework that brings its own (a conda channel, a wheel that bundles them) must be
+    stamped with those, not with a system library nothing uses."""
+    framework = components.get("framework") or {}
+    module = framework.get("module")
+    recorded = _get(installed, "modules", module) if module else None
+    if not isinstance(recorded, dict) or recorded.get("error"):
+        return []  # _framework reports a missing or failed import
+    problems: List[Mismatch] = []
+    for library, title in (("cudnn", "cuDNN"), ("nccl", "NCCL")):
+        if library not in recorded:
+            continue  # recorded by an older mlcc-record
+        expected = _text(_get(components, library, "version"))
+        found = _text(recorded.get(library))
+        what = f"{title} the framework loads"
+        if expected and not found:
+            problems.append(Mismatch(what, expected, "none reported", "installed.json (framework)", "note"))
+        elif found and not expected:
+            problems.append(Mismatch(what, "none in the stack", found, "installed.json (framework)"))
+        elif found and not _same_release(expected, found):
+            problems.append(Mismatch(what, expected, found, "installed.json (framework)"))
+    return problems
+
+
+def _same_release(expected: str, found: str) -> bool:
+    """Equal as far as the framework says (TensorFlow reports cuDNN "8" or "8.1")."""
+    wanted = expected.split(".")
+    got = found.split(".")
+    depth = min(len(got), 3)
+    return wanted[:depth] == got[:depth]
 
 
 def _labels(stack: Dict[str, Any], labels: Dict[str, str]) -> List[Mismatch]:

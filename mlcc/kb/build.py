@@ -565,6 +565,7 @@ def _framework_build(
         cudnn=_spec(doc, (*b_path, "cudnn"), build.get("cudnn")),
         gcc=_spec(doc, (*b_path, "gcc"), build.get("gcc")),
         companions=tuple(sorted(release.get("companions", {}).items())),
+        bundles=tuple(sorted(build.get("bundles", {}).items())),
     )
 
 

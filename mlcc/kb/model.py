@@ -213,6 +213,11 @@ class FrameworkBuild(NamedTuple):
     cudnn: Optional[str] = None
     gcc: Optional[str] = None
     companions: Tuple[Tuple[str, str], ...] = ()
+    # libraries the build brings and loads itself: (cuda_runtime | cudnn | nccl, version)
+    bundles: Tuple[Tuple[str, str], ...] = ()
+
+    def bundled(self, library: str) -> Optional[str]:
+        return dict(self.bundles).get(library)
 
     @property
     def is_cpu(self) -> bool:

@@ -159,6 +159,8 @@ def stack_document(stack: Stack, *, base_image: str, mirror: str) -> Dict[str, A
                 "install": fw.install.method,
                 "cuda": list(fw.cuda),
                 "packages": list(fw.install.packages),
+                # what the build brings and loads itself (a conda channel's cudatoolkit, cudnn)
+                **({"loads": dict(fw.bundles)} if fw.bundles else {}),
             }
             if fw
             else None

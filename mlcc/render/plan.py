@@ -279,6 +279,8 @@ class _Planner:
         return []
 
     def cudnn(self, lib: LibBuild) -> None:
+        if lib.method == "bundled":
+            return  # the framework brings it (a conda channel, a wheel): nothing to install
         if lib.method == "tarball":
             commands = [*self._tarball(lib, "/usr/local/cuda", 1), "ldconfig"]
             include, libdir = "/usr/local/cuda/include", "/usr/local/cuda/lib64"
@@ -290,6 +292,8 @@ class _Planner:
         self.add(f"cuDNN {lib.version} ({lib.method})", commands, env, stage="stack", notes=self._waiver(lib))
 
     def nccl(self, lib: LibBuild) -> None:
+        if lib.method == "bundled":
+            return  # the framework brings it
         if lib.method == "tarball":
             commands = [
                 *self._tarball(lib, NCCL_TARBALL_HOME, 1),
@@ -617,6 +621,8 @@ def recorder_args(stack: Stack) -> List[str]:
     for lib, header in ((stack.cudnn, "cudnn"), (stack.nccl, "nccl")):
         if lib is None:
             continue
+        if lib.method == "bundled":
+            continue  # the framework reports it (--module)
         if lib.method == "tarball":
             base = "/usr/local/cuda/include" if header == "cudnn" else f"{NCCL_TARBALL_HOME}/include"
             args += ["--header", f"{header}={base}"]

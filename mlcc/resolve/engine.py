@@ -694,6 +694,24 @@ class Resolver:
             )
         return cached
 
+    @staticmethod
+    def _bundled(library: str, build: Optional[FrameworkBuild], base: Base, arch: str) -> Optional[LibBuild]:
+        """The library as the framework build brings it, when it does (a conda channel's
+        cudnn, a wheel's bundled NCCL): the stack names what the framework loads."""
+        version = build.bundled(library) if build is not None else None
+        if build is None or version is None:
+            return None
+        return LibBuild(
+            library=library,
+            version=version,
+            cuda=build.cuda[0] if build.cuda else "",
+            repo_distro=base.repo_distro,
+            arches=(arch,),
+            method="bundled",
+            prov=build.prov,
+            evidence=f"brought by {build.label} ({build.install.method})",
+        )
+
     def lib_candidates(self, library: str, cuda: CudaRelease, distro: str, arch: str) -> Tuple[LibBuild, ...]:
         return tuple(b for b in self._libs.get((library, distro, arch), ()) if b.fits_cuda(cuda.version))
 
@@ -713,6 +731,19 @@ class Resolver:
             if not self.lib_needed(library, bench, req, build, cuda):
                 return _Pick(None)
             assert cuda is not None
+            bundled = self._bundled(library, build, base, arch)
+            if bundled is not None:
+                if pin is None or pin.matches(bundled.version):
+                    return _Pick(bundled)
+                assert build is not None
+                title = "cuDNN" if library == "cudnn" else "NCCL"
+                failure = Failure(
+                    f"{library}-pin",
+                    f"--{library} {pin}: {build.label} brings and loads its own {title} {bundled.version}",
+                    build.prov.origin,
+                    pin=True,
+                )
+                return _Pick(None, False, (rejection(library, f"{library} of {build.label}", [failure]),))
             spec = build.cudnn if (library == "cudnn" and build is not None) else None
             candidates = self.lib_candidates(library, cuda, base.repo_distro, arch)
             reference = self.reference_version(bench, req, library)

@@ -160,6 +160,9 @@ def _lib(resolver: Resolver, stack: Stack, library: str) -> List[Choice]:
     if build is None:
         return []
     assert stack.cuda is not None
+    if build.method == "bundled":
+        why = f"the {library} the framework loads: {build.evidence}; no system copy is installed"
+        return [_from_prov(library, build.version, why, build.prov)]
     near = _reference_note(resolver, stack, library)
     why = f"{library} {near}, of those" if near else f"newest {library}"
     why += f" for CUDA {stack.cuda.version} on {stack.base.repo_distro}/{stack.arch.name}"

@@ -229,3 +229,46 @@ def test_verify_without_the_manifest(kb, resolver) -> None:  # type: ignore[no-u
     image = _image(kb, resolver)._replace(files={})
     [finding] = verify(image)
     assert finding.component == "stack manifest"
+
+
+def _framework_reports(**libraries: Any) -> Dict[str, Any]:
+    return {"modules": {"torch": {"version": "1.1.0a0+828a6a3", "cuda": "10.1.243", **libraries}}}
+
+
+def test_verify_compares_the_libraries_the_framework_loads(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    assert verify(_image(kb, resolver, **_framework_reports(cudnn="7.6.5", nccl="2.8.4"))) == []
+    # a framework that brings its own cuDNN 7 while the stack names the system cuDNN 8
+    drift = verify(_image(kb, resolver, **_framework_reports(cudnn="8.0.5", nccl="2.8.4")))
+    assert [(m.component, m.expected, m.found, m.severity) for m in drift] == [
+        ("cuDNN the framework loads", "7.6.5.32", "8.0.5", "drift")
+    ]
+    nccl = verify(_image(kb, resolver, **_framework_reports(cudnn="7.6.5", nccl="2.4.8")))
+    assert [m.component for m in nccl] == ["NCCL the framework loads"]
+    silent = verify(_image(kb, resolver, **_framework_reports(cudnn=None, nccl="2.8.4")))
+    assert [(m.component, m.severity) for m in silent] == [("cuDNN the framework loads", "note")]
+
+
+def test_recorder_probes_a_real_framework(tmp_path: Path) -> None:
+    """mlcc-record, the script images run, against the real torch CPU wheel."""
+    import subprocess
+    import sys
+
+    from mlcc.render import FILES
+
+    script = FILES / "mlcc-record"
+    result = subprocess.run(
+        ["sh", str(script), "--python", sys.executable, "--module", "torch", "--module", "no_such_module"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    record = json.loads(result.stdout)
+    import torch
+
+    torch_record = record["modules"]["torch"]
+    assert torch_record["version"] == torch.__version__
+    # what torch itself reports: a CPU build has no CUDA runtime, cuDNN or NCCL
+    assert torch_record["cuda"] == torch.version.cuda
+    assert torch_record["cudnn"] is None and torch.backends.cudnn.version() is None
+    assert torch_record["nccl"] is None
+    assert record["modules"]["no_such_module"]["error"].startswith("ModuleNotFoundError")

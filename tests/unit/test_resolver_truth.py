@@ -78,8 +78,9 @@ def test_cudnn_pin_is_named_as_the_cause_and_never_said_to_match_nothing(kb, res
     assert lines[0].startswith("[cudnn-pin] --cudnn 8: selects cuDNN 8.")
     assert "need cuDNN >=7.5,<8" in lines[0]
     assert not any("matches none of" in line and "8.3.1.22" in line for line in lines)
-    assert lines[1].startswith("[arch] this machine's arch: x86_64")  # ppc64le is not taken silently
-    assert "--arch ppc64le" in [a.change for a in found.alternatives]
+    # ppc64le's WML CE builds load their own cuDNN 7: no arch fits, so none is offered
+    assert not any(line.startswith("[arch]") for line in lines)
+    assert "--arch ppc64le" not in [a.change for a in found.alternatives]
 
 
 def test_pick_stage_pin_says_what_it_selected(kb, resolver) -> None:  # type: ignore[no-untyped-def]
@@ -253,3 +254,31 @@ def test_a_framework_version_no_source_serves_is_a_recipe_error(recipes_copy) ->
         load(str(recipes_copy), use_cache=False)
     assert "no source serves tensorflow 1.13" in str(caught.value)
     assert "tf_cnn_benchmarks.yaml" in str(caught.value)
+
+
+# ------------------------------------------------------------------ framework-bundled libraries
+
+
+def test_wmlce_stacks_name_the_cudnn_the_framework_loads(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    from mlcc.render import render
+
+    stack = resolve(kb, resolver, "gnmt", arch="ppc64le")
+    assert stack.framework.variant.startswith("wmlce")
+    assert stack.cudnn.method == "bundled" and stack.cudnn.major == 7  # the channel's cuDNN 7
+    rendered = dict(render(stack, kb).files)
+    assert "libcudnn" not in rendered["Dockerfile"]  # no system cuDNN nothing would load
+    assert 'io.mlcc.cudnn="7.6"' in rendered["Dockerfile"]
+    loads = json_loads(rendered["stack.json"])["components"]["framework"]["loads"]
+    assert loads == {"cuda_runtime": "10.1.168", "cudnn": "7.6"}
+
+
+def test_wmlce_1_7_facts_follow_the_channel(kb) -> None:  # type: ignore[no-untyped-def]
+    # corrections-2 / IBM/powerai#261: WML CE 1.7.0 ships cudatoolkit 10.2.89 and cudnn 7.6.5_10.2
+    for framework in ("pytorch", "tensorflow"):
+        [build] = [b for b in kb.frameworks[framework].builds if b.variant == "wmlce1.7.0"]
+        assert dict(build.bundles) == {"cuda_runtime": "10.2.89", "cudnn": "7.6.5"}
+
+
+def test_a_cudnn_pin_against_a_bundled_cudnn_names_the_framework(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    found = conflict(kb, resolver, "tf_cnn_benchmarks", arch="ppc64le", cudnn="8")
+    assert "bring and load their own cuDNN" in _lines(found)[0] and "7.6.5" in _lines(found)[0]

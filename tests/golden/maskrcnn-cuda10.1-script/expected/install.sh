@@ -180,7 +180,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "framework:pytorch",
-      "origin": "recipes/frameworks/pytorch.yaml:45",
+      "origin": "recipes/frameworks/pytorch.yaml:48",
       "reason": "the build maskrcnn's reference run used (pytorch 1.1.0a0+828a6a3); ngc19.05-src build (source) for x86_64",
       "sources": [
         "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_19-05.html (PyTorch 1.1.0a0+828a6a3, CUDA 10.1.163, cuDNN 7.6.0, NCCL 2.4.6, Python 3.6)",
@@ -476,6 +476,53 @@ if [ -n "$python" ] && command -v "$python" >/dev/null 2>&1; then
   # Importing a GPU framework without a GPU can fail (MXNet needs libcuda); record why.
   "$python" - $modules <<'PY' || printf '{}\n'
 import importlib, json, sys
+
+
+def dotted(number, wide):
+    # cuDNN / NCCL version codes: 7605 -> 7.6.5; from cuDNN 9 and NCCL 2.9, 90100 / 21803
+    if number is None:
+        return None
+    if isinstance(number, (tuple, list)):
+        return ".".join(str(part) for part in number)
+    number = int(number)
+    if number >= wide:
+        return "%d.%d.%d" % (number // 10000, number // 100 % 100, number % 100)
+    return "%d.%d.%d" % (number // 1000, number // 100 % 10, number % 100)
+
+
+def quietly(probe):
+    try:
+        return probe()
+    except Exception:  # noqa: BLE001 - a framework without the library says so by failing
+        return None
+
+
+def torch_libraries(module):
+    return {
+        "cudnn": quietly(lambda: dotted(module.backends.cudnn.version(), 10000)),
+        "nccl": quietly(lambda: dotted(module.cuda.nccl.version(), 20900)),
+    }
+
+
+def tensorflow_libraries(module):
+    info = quietly(lambda: dict(module.sysconfig.get_build_info())) or {}
+    return {"cuda": info.get("cuda_version"), "cudnn": info.get("cudnn_version"), "nccl": None}
+
+
+def mxnet_libraries(module):
+    features = quietly(lambda: module.runtime.Features())
+    if features is None:
+        return {}
+    # MXNet reports whether it was built with each library, not which version
+    return {
+        "built_with": {
+            name.lower(): bool(features.is_enabled(name)) for name in ("CUDA", "CUDNN", "NCCL")
+        }
+    }
+
+
+LIBRARIES = {"torch": torch_libraries, "tensorflow": tensorflow_libraries, "mxnet": mxnet_libraries}
+
 found = {}
 for name in sys.argv[1:]:
     try:
@@ -489,8 +536,17 @@ for name in sys.argv[1:]:
         cuda = version.cuda
     sysconfig = getattr(module, "sysconfig", None)
     if cuda is None and hasattr(sysconfig, "get_build_info"):
-        cuda = sysconfig.get_build_info().get("cuda_version")
-    found[name] = {"version": getattr(module, "__version__", None), "cuda": cuda}
+        cuda = quietly(lambda: sysconfig.get_build_info().get("cuda_version"))
+    entry = {"version": getattr(module, "__version__", None), "cuda": cuda}
+    # what the framework itself loads (it may bring its own cuDNN / NCCL / CUDA runtime)
+    libraries = LIBRARIES.get(name, lambda module: {})(module)
+    entry["cudnn"] = libraries.get("cudnn")
+    entry["nccl"] = libraries.get("nccl")
+    if libraries.get("cuda") and not entry["cuda"]:
+        entry["cuda"] = libraries["cuda"]
+    if "built_with" in libraries:
+        entry["built_with"] = libraries["built_with"]
+    found[name] = entry
 print(json.dumps(found, sort_keys=True))
 PY
   printf '}\n'
