@@ -245,7 +245,7 @@ def test_a_history_status_is_escaped_in_the_html_report(cli, tmp_path: Path) -> 
     connection.execute(
         "INSERT INTO builds (finished, benchmark, variant, content_digest, backend, status, seconds,"
         " mlcc_version)"
-        " VALUES ('2026-01-01T00:00:00Z', 'ssd', 'cuda10.2-cudnn7-ubi8-x86_64', 'x', 'buildah',"
+        " VALUES ('2026-01-01T00:00:00Z', 'ssd', 'cuda10.1-cudnn7-ubi8-x86_64', 'x', 'buildah',"
         " '<script>alert(1)</script>', 1, '0')"
     )
     connection.commit()
