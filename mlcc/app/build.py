@@ -110,8 +110,8 @@ def run_job(
 def pin_base(engine: Engine, job: BuildJob, policy: BuildPolicy, log: Log) -> BuildJob:
     """Resolve the base image's digest for the job's arch and refuse a base that is not
     the stack's OS release or arch; local engines then build FROM that digest."""
-    if not isinstance(engine, ImageEngine):
-        return job  # a cluster resolves its own FROM (ImageStream, pull secret)
+    if job.base is not None or not isinstance(engine, ImageEngine):
+        return job  # pinned already; a cluster resolves its own FROM (ImageStream, pull secret)
     stack = job.rendered.stack
     reference = job.rendered.plan.base_image
     base = resolve_base(reference, stack.arch.name, tls_verify=policy.tls_verify)
@@ -199,9 +199,16 @@ def run_jobs(
 
     def one(index: int) -> None:
         job = jobs[index]
-        if started is not None:
-            started(index, job)
-        result = _guarded(engine, job, policy, log_for(job), history)
+        log = log_for(job)
+        try:  # first, so that the content tag shown when the job starts is the real one
+            job = pin_base(engine, job, policy, log)
+        except MlccError as error:
+            log(f"mlcc: error: {error}")
+            result = BuildResult(job, "failed", str(error).splitlines()[0], 0.0, error=error)
+        else:
+            if started is not None:
+                started(index, job)
+            result = _guarded(engine, job, policy, log, history)
         with done:
             results[index] = result
             if history is not None:
@@ -292,7 +299,8 @@ def push_manifest_list(jobs: Sequence[BuildJob], results: Sequence[BuildResult],
     tag = manifest_list_tag(jobs)
     registry = registry_for(tag, policy)
     entries = []
-    for job, result in zip(jobs, results):
+    for result in results:
+        job = result.job  # as built: its content tag names the base digest it was built on
         digest = result.digest or registry.exists(job.content.repository, job.content.tag or "")
         manifest = registry.manifest(job.content.repository, digest or "")
         if manifest is None:

@@ -137,7 +137,7 @@ class BuildJob(NamedTuple):
 
     @property
     def content(self) -> Reference:
-        return parse_reference(f"{self.repository}:{content_tag(self.rendered.digest)}")
+        return parse_reference(f"{self.repository}:{content_tag(self.digest)}")
 
 
 def job_for(rendered: Rendered, policy: BuildPolicy, label: str) -> BuildJob:

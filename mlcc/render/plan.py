@@ -572,15 +572,16 @@ def _git_checkout(url: str, ref: str) -> List[str]:
 
     A full SHA is fetched alone where the server allows it (GitHub; ``git daemon`` with
     uploadpack.allowAnySHA1InWant), else with the branches and tags (git 1.8 on RHEL 7
-    cannot fetch by SHA). A short hash can only be found in a full clone, and HEAD is
-    then checked to start with it. No ``git -C``: RHEL 7's git 1.8.3 lacks it.
+    cannot fetch by SHA; refspecs rather than --tags, whose meaning changed in git 1.9).
+    A short hash can only be found in a full clone, and HEAD is then checked to start
+    with it. No ``git -C``: RHEL 7's git 1.8.3 lacks it.
     """
     quoted = shlex.quote(url)
     if len(ref) == 40:
         return [
             "git init -q .",
             f"(git fetch -q --depth 1 {quoted} {ref}"
-            f" || git fetch -q --tags {quoted} '+refs/heads/*:refs/remotes/origin/*')",
+            f" || git fetch -q {quoted} '+refs/heads/*:refs/remotes/origin/*' '+refs/tags/*:refs/tags/*')",
             f"git checkout -q --detach {ref}",
             f'test "$(git rev-parse HEAD)" = {ref}',
         ]

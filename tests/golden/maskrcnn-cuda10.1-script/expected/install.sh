@@ -101,7 +101,7 @@ export HOME="/opt/mlcc/home"
 mkdir -p /tmp/mlcc-source
 cd /tmp/mlcc-source
 git init -q .
-(git fetch -q --depth 1 https://github.com/mlcommons/training_results_v0.6.git f312518c2d6107eec983750eed23950f1f0c8a0e || git fetch -q --tags https://github.com/mlcommons/training_results_v0.6.git '+refs/heads/*:refs/remotes/origin/*')
+(git fetch -q --depth 1 https://github.com/mlcommons/training_results_v0.6.git f312518c2d6107eec983750eed23950f1f0c8a0e || git fetch -q https://github.com/mlcommons/training_results_v0.6.git '+refs/heads/*:refs/remotes/origin/*' '+refs/tags/*:refs/tags/*')
 git checkout -q --detach f312518c2d6107eec983750eed23950f1f0c8a0e
 test "$(git rev-parse HEAD)" = f312518c2d6107eec983750eed23950f1f0c8a0e
 mkdir -p /workspace/object_detection
@@ -116,7 +116,7 @@ python -m pip install --no-cache-dir Cython==0.29.7 numpy==1.16.3 Pillow==6.0.0 
 mkdir -p /opt/src/apex
 cd /opt/src/apex
 git init -q .
-(git fetch -q --depth 1 https://github.com/NVIDIA/apex.git 9f64bf27802eb2d3325cf709f500e0e3275d7996 || git fetch -q --tags https://github.com/NVIDIA/apex.git '+refs/heads/*:refs/remotes/origin/*')
+(git fetch -q --depth 1 https://github.com/NVIDIA/apex.git 9f64bf27802eb2d3325cf709f500e0e3275d7996 || git fetch -q https://github.com/NVIDIA/apex.git '+refs/heads/*:refs/remotes/origin/*' '+refs/tags/*:refs/tags/*')
 git checkout -q --detach 9f64bf27802eb2d3325cf709f500e0e3275d7996
 test "$(git rev-parse HEAD)" = 9f64bf27802eb2d3325cf709f500e0e3275d7996
 python setup.py install --cuda_ext --cpp_ext --bnp
