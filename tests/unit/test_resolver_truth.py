@@ -265,7 +265,7 @@ def test_wmlce_stacks_name_the_cudnn_the_framework_loads(kb, resolver) -> None: 
     stack = resolve(kb, resolver, "gnmt", arch="ppc64le")
     assert stack.framework.variant.startswith("wmlce")
     assert stack.cudnn.method == "bundled" and stack.cudnn.major == 7  # the channel's cuDNN 7
-    rendered = dict(render(stack, kb).files)
+    rendered = dict(render(stack).files)
     assert "libcudnn" not in rendered["Dockerfile"]  # no system cuDNN nothing would load
     assert 'io.mlcc.cudnn="7.6"' in rendered["Dockerfile"]
     loads = json_loads(rendered["stack.json"])["components"]["framework"]["loads"]
