@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional, Sequence, TypeVar
+from typing import Any, Callable, List, TypeVar
 
 import click
 
 from mlcc.app.kb import knowledge_base
 from mlcc.cli.options import COMPLETERS
 from mlcc.kb.model import KnowledgeBase
-from mlcc.output import Change
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -43,11 +42,3 @@ COMPLETERS["--base"] = complete_base
 
 def benchmark_argument(required: bool = True) -> Callable[[F], F]:
     return click.argument("benchmark", required=required, shell_complete=complete_benchmark)
-
-
-def echo_changes(changes: Sequence[Change], root: Optional[str]) -> None:
-    written = [c for c in changes if c.status != "unchanged"]
-    for change in changes:
-        click.echo(f"{change.status:9} {change.path}")
-    if not written:
-        click.echo(f"nothing changed under {root}")

@@ -8,10 +8,11 @@ import click
 
 from mlcc.app import generate as gen
 from mlcc.app.select import walk
-from mlcc.cli.context import benchmark_argument, echo_changes, kb_of
+from mlcc.cli.context import benchmark_argument, kb_of
 from mlcc.cli.options import options
 from mlcc.errors import UsageError
 from mlcc.kb.model import KnowledgeBase
+from mlcc.output import Change
 from mlcc.render import gen_command as regenerate_command
 from mlcc.render.openshift import ClusterOptions, check_cluster_options
 from mlcc.render.plan import DEFAULT_OPTIONS
@@ -143,3 +144,11 @@ def _ask_for_stack(kb: KnowledgeBase) -> Stack:
     same = regenerate_command(selection.stack, DEFAULT_OPTIONS, "dockerfile")
     click.echo(f"the same without menus: {same}", err=True)
     return selection.stack
+
+
+def echo_changes(changes: Sequence[Change], root: Optional[str]) -> None:
+    written = [c for c in changes if c.status != "unchanged"]
+    for change in changes:
+        click.echo(f"{change.status:9} {change.path}")
+    if not written:
+        click.echo(f"nothing changed under {root}")

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 # The JSON Schemas every recipe file is checked against (part of the cache key too).
-SCHEMA_DIR = Path(__file__).parent / "schemas"
+SCHEMA_DIR = os.path.join(os.path.dirname(__file__), "schemas")  # os.path: no pathlib at start
 
 # Where each kind of fact lives: one kind per file or folder.
 SINGLE_FILES = {

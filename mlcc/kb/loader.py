@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
-import tempfile
 import zlib
 from typing import List, Optional, Sequence, Tuple
 
@@ -122,7 +121,7 @@ def _stat_key(root: str, files: Sequence[RecipeFile]) -> str:
     paths = [os.path.join(root, rel) for rel, _ in files]
     paths += [os.path.join(root, f) for f in OTHER_FILES]
     paths += _helper_files(root)
-    paths += sorted(str(SCHEMA_DIR / n) for n in os.listdir(SCHEMA_DIR))
+    paths += sorted(os.path.join(SCHEMA_DIR, n) for n in os.listdir(SCHEMA_DIR))
     for path in paths:
         try:
             info = os.stat(path)
@@ -179,7 +178,9 @@ def _read_cache(path: str) -> Optional[KnowledgeBase]:
 def _write_cache(path: str, kb: KnowledgeBase) -> None:
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".kb-", dir=os.path.dirname(path))
+        # a private name per process, created exclusively: tempfile would cost every start
+        tmp = os.path.join(os.path.dirname(path), f".kb-{os.getpid()}-{id(kb):x}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "wb") as handle:
             pickle.dump(kb, handle, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, path)

@@ -26,7 +26,7 @@ _MAX_REPORTED = 8
 
 
 def schema_files() -> List[Path]:
-    return sorted(SCHEMA_DIR.glob("*.schema.json"))
+    return sorted(Path(SCHEMA_DIR).glob("*.schema.json"))
 
 
 def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterable[ValidationError]:

@@ -6,9 +6,28 @@ start; rich is used where a live display earns its import time.
 
 from __future__ import annotations
 
-import shutil
+import os
+import sys
 import textwrap
 from typing import List, Sequence
+
+
+def terminal_width(fallback: int) -> int:
+    """COLUMNS, else the terminal's width, else ``fallback`` (shutil's rule, without
+    importing shutil on the start-up path)."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns > 0:
+        return columns
+    stream = sys.__stdout__
+    if stream is None:
+        return fallback
+    try:
+        return os.get_terminal_size(stream.fileno()).columns or fallback
+    except (AttributeError, ValueError, OSError):
+        return fallback
 
 
 def render(headers: Sequence[str], rows: Sequence[Sequence[str]], *, wrap_last: bool = True) -> str:
@@ -18,7 +37,7 @@ def render(headers: Sequence[str], rows: Sequence[Sequence[str]], *, wrap_last: 
     count = len(headers)
     widths = [max(len(row[i]) for row in cells) for i in range(count - 1)]
     lead = sum(widths) + 2 * (count - 1)
-    total = shutil.get_terminal_size((120, 24)).columns
+    total = terminal_width(120)
     room = max(total - lead, 30)
     lines: List[str] = []
     for index, row in enumerate(cells):
