@@ -141,7 +141,7 @@ def _ask_for_stack(kb: KnowledgeBase) -> Stack:
             if not line:
                 raise UsageError(
                     f"gen -i: the input ended at the question {question!r}",
-                    hint="answer each question, or give the benchmark and pins as flags (mlcc gen BENCHMARK ...)",
+                    hint="answer each question, or give the benchmark and pins as flags: mlcc gen BENCHMARK",
                 )
             if len(line) > MAX_ANSWER_LENGTH:
                 sys.stdin.readline()  # the rest of an overlong line is not another answer
