@@ -303,7 +303,14 @@ def push_manifest_list(jobs: Sequence[BuildJob], results: Sequence[BuildResult],
 
 
 def file_log(path: Path) -> Log:
-    handle = path.open("a", encoding="utf-8")
+    from mlcc.errors import UsageError
+
+    try:
+        handle = path.open("a", encoding="utf-8")
+    except OSError as error:
+        raise UsageError(
+            f"--log {path}: cannot write it: {error.strerror or error}", hint="give a writable file"
+        ) from None
 
     def sink(line: str) -> None:
         handle.write(line + "\n")
