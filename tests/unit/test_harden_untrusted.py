@@ -287,3 +287,22 @@ def test_an_unusable_log_file_is_a_usage_error(cli, tmp_path: Path) -> None:  # 
     result = cli("build", "ssd", "--log", str(blocker / "x.log"))
     _clean(result)
     assert result.code == 2 and "--log" in result.err
+
+
+def test_an_unusable_cache_folder_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mlcc.app.build import content_lock
+    from mlcc.errors import UsageError
+
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    monkeypatch.setenv("MLCC_CACHE_DIR", str(blocker / "cache"))
+    with pytest.raises(UsageError, match="MLCC_CACHE_DIR"), content_lock("sha256:" + "a" * 64, print):
+        pass
+
+
+def test_an_unusable_logs_folder_is_a_usage_error(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    result = cli("build", "ssd", "--matrix", "--no-history", "--logs", str(blocker / "logs"))
+    _clean(result)
+    assert result.code == 2 and "--logs" in result.err
