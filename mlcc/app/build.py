@@ -142,7 +142,6 @@ def base_moved(job: BuildJob, history: Optional[History]) -> Optional[str]:
 @contextlib.contextmanager
 def content_lock(digest: str, log: Log) -> Iterator[None]:
     """One build per content at a time on this machine; the OS drops it if we die."""
-    from mlcc.errors import UsageError
 
     folder = Path(cache_dir()) / "locks"
     path = folder / f"{digest.split(':', 1)[1][:32]}.lock"
@@ -312,7 +311,6 @@ def push_manifest_list(jobs: Sequence[BuildJob], results: Sequence[BuildResult],
 
 
 def file_log(path: Path) -> Log:
-    from mlcc.errors import UsageError
 
     try:
         handle = path.open("a", encoding="utf-8")

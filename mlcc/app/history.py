@@ -6,11 +6,11 @@ from typing import Any, Dict, List, Optional
 
 from mlcc.errors import UsageError
 from mlcc.history import History
+from mlcc.validate import INT32_MAX, int_in_range, path_flag
 
 
 def open_history(path: Optional[str]) -> History:
     """``--history FILE``, else MLCC_HISTORY, else the XDG data folder."""
-    from mlcc.validate import path_flag
 
     return History(path_flag(path, "--history"))
 
@@ -25,7 +25,6 @@ def history_rows(
 ) -> List[Dict[str, Any]]:
     if limit < 1:
         raise UsageError(f"--limit {limit}: give at least 1")
-    from mlcc.validate import INT32_MAX, int_in_range
 
     int_in_range(limit, "--limit", 1, INT32_MAX)
     return history.rows(benchmark=benchmark, variant=variant, status=status, limit=limit)

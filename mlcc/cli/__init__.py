@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional, Sequence
 import click
 
 from mlcc import __version__
-from mlcc.errors import EXIT_INTERNAL, MlccError
+from mlcc.errors import EXIT_INTERNAL, MlccError, UsageError
 
 EPILOG = """\b
 Exit codes: 0 done, 2 usage or recipe error, 3 no compatible stack,
@@ -85,7 +85,6 @@ class LazyGroup(click.Group):
 
 def _refuse_repeats(command: click.Command, args: Sequence[str]) -> None:
     """A single-valued option given twice is an error: click would silently keep the last."""
-    from mlcc.errors import UsageError
 
     single: Dict[str, str] = {}
     for param in command.params:

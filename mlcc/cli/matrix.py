@@ -16,6 +16,7 @@ from mlcc.cli.options import options
 from mlcc.errors import UsageError
 from mlcc.matrix import github_matrix, parity, row
 from mlcc.ui.table import render
+from mlcc.validate import path_flag
 
 
 @click.command("matrix")
@@ -104,7 +105,6 @@ def report_command(
 ) -> None:
     """One self-contained HTML page: the matrix as a grid of benchmarks x stacks, each cell
     coloured by its latest build (linking the log), left-out cells greyed with the reason."""
-    from mlcc.validate import path_flag
 
     target = path_flag(html_file, "--html") or Path(html_file)
     cells = write_report(kb_of(ctx), filters, open_history(history_file), target, title=title)

@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import IO, Any, Dict, Iterable, List, NamedTuple, Optional, Set, Tuple
 
 from mlcc.errors import RegistryError, UsageError
+from mlcc.image import untrusted
 from mlcc.image.reference import Reference
 from mlcc.image.registry import Manifest, Registry
+from mlcc.image.untrusted import as_object
 
 STACK_FILE = "etc/mlcc/stack.json"
 INSTALLED_FILE = "etc/mlcc/installed.json"
@@ -101,8 +103,6 @@ def read_from_registry(
 
 
 def _read_manifest(registry: Registry, ref: Reference, manifest: Manifest) -> ImageContent:
-    from mlcc.errors import RegistryError
-    from mlcc.image import untrusted
 
     what = f"{ref}: the manifest"
     data = manifest.data
@@ -134,8 +134,6 @@ def scan_layers(
 
 def _layer_entries(manifest: Manifest, what: str) -> List[Dict[str, Any]]:
     """The manifest's layers, each with a valid digest (a registry's JSON is untrusted)."""
-    from mlcc.errors import RegistryError
-    from mlcc.image import untrusted
 
     layers = untrusted.items(manifest.data.get("layers"), f"{what}'s layers", RegistryError)
     for layer in layers:
@@ -150,7 +148,6 @@ def _content(
     files: Dict[str, bytes],
     size: Optional[int],
 ) -> ImageContent:
-    from mlcc.image.untrusted import as_object
 
     labels = as_object(as_object(config.get("config")).get("Labels"))
     os_name, arch = config.get("os"), config.get("architecture")
@@ -215,7 +212,6 @@ class _TarSource:
 
 
 def _json(source: Any, name: str) -> Dict[str, Any]:
-    from mlcc.image import untrusted
 
     with source.open(name) as handle:
         data = handle.read()
@@ -228,7 +224,6 @@ def _blob(digest: str) -> str:
 
 
 def _read_oci(source: Any, reference: str) -> ImageContent:
-    from mlcc.image import untrusted
 
     index = _json(source, "index.json")
     manifests = untrusted.items(index.get("manifests"), "index.json manifests", UsageError)
@@ -251,7 +246,6 @@ def _read_oci(source: Any, reference: str) -> ImageContent:
 
 
 def _read_docker_archive(source: Any, reference: str) -> ImageContent:
-    from mlcc.image import untrusted
 
     with source.open("manifest.json") as handle:
         listed = untrusted.loads(handle.read(), "manifest.json", UsageError)

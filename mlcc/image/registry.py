@@ -20,6 +20,8 @@ from typing import IO, Any, Dict, List, NamedTuple, Optional, Tuple
 
 from mlcc.errors import RegistryError
 from mlcc.image.auth import Credentials
+from mlcc.secrets import redact
+from mlcc.ui.safe_text import printable
 
 OCI_INDEX = "application/vnd.oci.image.index.v1+json"
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
@@ -151,8 +153,6 @@ class Registry:
         return known
 
     def _http_error(self, error: urllib.error.HTTPError, method: str, path: str) -> RegistryError:
-        from mlcc.secrets import redact
-        from mlcc.ui.safe_text import printable
 
         # the server's text is untrusted: it may echo our Authorization header or carry escapes
         detail = printable(redact(_error_message(error), self._secrets()))[:300]

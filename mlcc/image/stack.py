@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
+from mlcc.errors import DriftError
 from mlcc.image.content import INSTALLED_FILE, OCI_ARCH_NAMES, STACK_FILE, ImageContent
+from mlcc.image.untrusted import stack_problem
 
 
 class Row(NamedTuple):
@@ -96,8 +98,6 @@ def summary(content: ImageContent) -> List[Row]:
 
 def _stack(content: ImageContent) -> Dict[str, Any]:
     """The image's stack.json when it is a stack manifest; else an error for the user."""
-    from mlcc.errors import DriftError
-    from mlcc.image.untrusted import stack_problem
 
     stack = content.json_file(STACK_FILE)
     if stack is None:
@@ -205,7 +205,6 @@ def verify(content: ImageContent) -> List[Mismatch]:
         return [Mismatch("stack manifest", f"/{STACK_FILE}", "missing or not JSON", "image")]
     if not isinstance(installed, dict) or "error" in installed:
         return [Mismatch("build record", f"/{INSTALLED_FILE}", "missing or not JSON", "image")]
-    from mlcc.image.untrusted import stack_problem
 
     problem = stack_problem(stack)
     if problem:

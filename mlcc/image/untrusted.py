@@ -13,6 +13,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
+import jsonschema
+
 from mlcc.errors import MlccError
 
 DIGEST = re.compile(r"^sha256:[0-9a-f]{64}\Z|^sha512:[0-9a-f]{128}\Z")
@@ -59,7 +61,6 @@ def as_object(value: Any) -> Dict[str, Any]:
 
 @lru_cache(maxsize=1)
 def _stack_validator() -> Any:
-    import jsonschema
 
     schema = json.loads((Path(__file__).parents[1] / "render" / "schemas" / "stack.schema.json").read_text())
     return jsonschema.Draft202012Validator(schema)

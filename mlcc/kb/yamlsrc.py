@@ -13,6 +13,7 @@ from typing import Any, Dict, List, Tuple, Union
 import yaml
 
 from mlcc.errors import RecipeError
+from mlcc.safeio import UnreadableFile, read_text
 
 try:  # libyaml is several times faster; fall back to pure Python where it is missing
     from yaml import CSafeLoader as _Loader
@@ -36,7 +37,6 @@ def load_yaml(path: Path, display: str) -> Tuple[Any, LineMap]:
 
     ``display`` is how the file is named in messages (relative to the recipes root).
     """
-    from mlcc.safeio import UnreadableFile, read_text
 
     try:
         text = read_text(path)

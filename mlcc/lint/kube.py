@@ -17,10 +17,11 @@ from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Se
 import jsonschema
 import yaml
 
-from mlcc.errors import RecipeError
+from mlcc.errors import RecipeError, UsageError
 from mlcc.kb.yamlsrc import line_of, parse_yaml_all
 from mlcc.lint.dockerfile import Finding
 from mlcc.render.openshift.run import GPU, GPU_COUNT_ENV
+from mlcc.safeio import UnreadableFile, read_text
 
 Obj = Dict[str, Any]
 Key = Tuple[Any, ...]
@@ -116,8 +117,6 @@ def _version_key(name: str) -> Tuple[Tuple[int, ...], str]:
 
 @lru_cache(maxsize=32)
 def _validator(path: str) -> Any:
-    from mlcc.errors import UsageError
-    from mlcc.safeio import UnreadableFile, read_text
 
     try:
         schema = json.loads(read_text(Path(path)))
@@ -454,7 +453,6 @@ def object_findings(obj: Obj, store: Optional[SchemaStore], openshift: str) -> L
 
 def lint_yaml(path: Path, store: Optional[SchemaStore], *, openshift: Optional[str] = None) -> List[Finding]:
     """Every object of a YAML file (Lists unwrapped), with file:line for each finding."""
-    from mlcc.safeio import UnreadableFile, read_text
 
     display = str(path)
     try:

@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Dict, Optional, Tuple
 
 import mlcc
+from mlcc.errors import UsageError
 from mlcc.kb.model import Family, LibBuild
 from mlcc.render import canonical_json
 from mlcc.render.mirror import MIRROR_VAR, mirrored
@@ -80,7 +81,6 @@ def source_date_epoch(text: str) -> int:
     Anything else is the user's mistake, reported, not silently ignored: a build would
     otherwise lose its timestamp without anyone noticing.
     """
-    from mlcc.errors import UsageError
 
     value = text.strip()
     if (

@@ -9,6 +9,7 @@ from typing import Optional, Tuple
 from mlcc.errors import UsageError
 from mlcc.flags import flag
 from mlcc.render.openshift import names
+from mlcc.secrets import url_has_password, without_userinfo
 from mlcc.validate import INT32_MAX
 
 OPENSHIFT_VERSIONS = ("3.11", "4")
@@ -182,7 +183,6 @@ def _check_push(options: ClusterOptions) -> None:
 def _check_git(options: ClusterOptions) -> None:
     if options.git_uri is None:
         return
-    from mlcc.secrets import url_has_password, without_userinfo
 
     if url_has_password(options.git_uri):
         raise UsageError(
