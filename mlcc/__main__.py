@@ -1,5 +1,5 @@
 """``python -m mlcc``."""
 
-from mlcc.cli import main
+from mlcc._entry import main
 
 main()

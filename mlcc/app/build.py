@@ -142,10 +142,18 @@ def base_moved(job: BuildJob, history: Optional[History]) -> Optional[str]:
 @contextlib.contextmanager
 def content_lock(digest: str, log: Log) -> Iterator[None]:
     """One build per content at a time on this machine; the OS drops it if we die."""
+
     folder = Path(cache_dir()) / "locks"
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     path = folder / f"{digest.split(':', 1)[1][:32]}.lock"
-    with path.open("a") as handle:
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        handle = path.open("a")
+    except OSError as error:
+        raise UsageError(
+            f"cannot use mlcc's cache folder {folder}: {error.strerror or error}",
+            hint="set MLCC_CACHE_DIR (or XDG_CACHE_HOME) to a writable folder",
+        ) from None
+    with handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -311,7 +319,13 @@ def push_manifest_list(jobs: Sequence[BuildJob], results: Sequence[BuildResult],
 
 
 def file_log(path: Path) -> Log:
-    handle = path.open("a", encoding="utf-8")
+
+    try:
+        handle = path.open("a", encoding="utf-8")
+    except OSError as error:
+        raise UsageError(
+            f"--log {path}: cannot write it: {error.strerror or error}", hint="give a writable file"
+        ) from None
 
     def sink(line: str) -> None:
         handle.write(line + "\n")

@@ -21,6 +21,7 @@ from mlcc.kb.model import KnowledgeBase
 from mlcc.matrix import CellResult, evaluate, expand, load_matrix
 from mlcc.output import Change, check_writable, compare_tree, refuse_symlinks, remove_folder, write_tree
 from mlcc.render import DEFAULT_OPTIONS, Options, Rendered, render
+from mlcc.render.manifest import DIGEST_PLACEHOLDER
 from mlcc.render.openshift import BUILD_FILE, ClusterOptions, OpenShiftFiles, benchmark_list, render_openshift
 from mlcc.resolve import Stack
 
@@ -109,6 +110,9 @@ def check_options(base_image: Optional[str], mirror: Optional[str]) -> Options:
         )
     if base_image is not None and ":" not in base_image.rsplit("/", 1)[1] and "@" not in base_image:
         raise UsageError(f"--base-image: {base_image!r} names no tag; pin one (never latest)")
+    if base_image is not None and base_image.endswith("@" + DIGEST_PLACEHOLDER):
+        # the all-zero digest stands for the content digest while it is computed
+        raise UsageError(f"--base-image: {base_image!r} has the all-zero digest, which names no image")
     if base_image is not None and base_image.endswith(":latest"):
         raise UsageError(f"--base-image: {base_image!r} uses latest; pin a release tag or a digest")
     matched = _MIRROR.match(mirror) if mirror is not None else None

@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional, Sequence
 import click
 
 from mlcc import __version__
-from mlcc.errors import EXIT_INTERNAL, MlccError
+from mlcc.errors import EXIT_INTERNAL, MlccError, UsageError
 
 EPILOG = """\b
 Exit codes: 0 done, 2 usage or recipe error, 3 no compatible stack,
@@ -73,6 +73,37 @@ class LazyGroup(click.Group):
         if not isinstance(command, click.Command):
             raise TypeError(f"{target} is not a click command")
         return command
+
+    def resolve_command(
+        self, ctx: click.Context, args: List[str]
+    ) -> tuple[Optional[str], Optional[click.Command], List[str]]:
+        name, command, rest = super().resolve_command(ctx, args)
+        if command is not None and not isinstance(command, click.Group):
+            _refuse_repeats(command, rest)
+        return name, command, rest
+
+
+def _refuse_repeats(command: click.Command, args: Sequence[str]) -> None:
+    """A single-valued option given twice is an error: click would silently keep the last."""
+
+    single: Dict[str, str] = {}
+    for param in command.params:
+        if isinstance(param, click.Option) and not param.multiple and not param.count:
+            for opt in (*param.opts, *param.secondary_opts):
+                single[opt] = str(param.name)
+    used: Dict[str, List[str]] = {}
+    for token in args:
+        if token == "--":
+            break
+        opt = token.split("=", 1)[0] if token.startswith("--") else token
+        if opt in single:
+            used.setdefault(single[opt], []).append(opt)
+    for spelled in used.values():
+        if len(spelled) > 1:
+            raise UsageError(
+                f"{spelled[0]} is given {len(spelled)} times ({', '.join(spelled)}); give it once",
+                hint="only --with, --nccl-env and the other repeatable options take several values",
+            )
 
 
 @click.group(

@@ -181,6 +181,12 @@ def _build_matrix(
     logs: Path,
     history: Optional[History],
 ) -> None:
+    try:  # before any build: an unusable --logs must not surface as a failure mid-matrix
+        logs.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise UsageError(
+            f"--logs {logs}: cannot create it: {error.strerror or error}", hint="give a writable folder"
+        ) from None
     view = LiveView(todo)
     with view:
         results = building.run_jobs(

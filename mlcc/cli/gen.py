@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Optional, Sequence
 
 import click
@@ -18,6 +19,7 @@ from mlcc.render.openshift import ClusterOptions, check_cluster_options
 from mlcc.render.plan import DEFAULT_OPTIONS
 from mlcc.resolve import Resolver, Stack
 from mlcc.resolve.pins import Pins
+from mlcc.ui.safe_text import printable
 from mlcc.validate import path_flag
 
 
@@ -127,18 +129,28 @@ def gen_command(
     echo_changes(gen.write(roots, [one]), shown)
 
 
+MAX_ANSWERS = 5  # wrong answers per question before giving up (piped garbage must end)
+MAX_ANSWER_LENGTH = 200
+
+
 def _ask_for_stack(kb: KnowledgeBase) -> Stack:
     def ask(question: str, offered: Sequence[str], default: str) -> str:
         click.echo(f"{question}: {', '.join(offered)}", err=True)
-        return str(
-            click.prompt(
-                f"  {question}",
-                type=click.Choice(list(offered)),
-                default=default,
-                show_choices=False,
-                err=True,
-            )
-        )
+        for _ in range(MAX_ANSWERS):
+            click.echo(f"  {question} [{default}]: ", err=True, nl=False)
+            line = sys.stdin.readline(MAX_ANSWER_LENGTH + 1)
+            if not line:
+                raise UsageError(
+                    f"gen -i: the input ended at the question {question!r}",
+                    hint="answer each question, or give the benchmark and pins as flags: mlcc gen BENCHMARK",
+                )
+            if len(line) > MAX_ANSWER_LENGTH:
+                sys.stdin.readline()  # the rest of an overlong line is not another answer
+            answer = line.strip() or default
+            if answer in offered:
+                return answer
+            click.echo(f"  {printable(answer[:60])!r} is not one of the choices", err=True)
+        raise UsageError(f"gen -i: no valid answer to {question!r} in {MAX_ANSWERS} tries")
 
     selection = walk(kb, ask)
     same = regenerate_command(selection.stack, DEFAULT_OPTIONS, "dockerfile")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence
 
+import yaml
 from kubernetes import client, config, dynamic
 from kubernetes.dynamic.exceptions import NotFoundError
 
@@ -63,7 +64,14 @@ class OpenShift(Engine):
                 if self._namespace is None:
                     _, current = config.list_kube_config_contexts(config_file=self.kubeconfig)
                     self._namespace = (current or {}).get("context", {}).get("namespace")
-            except (config.ConfigException, OSError, TypeError) as error:
+            except (
+                config.ConfigException,
+                OSError,
+                TypeError,
+                ValueError,
+                AttributeError,
+                yaml.YAMLError,
+            ) as error:
                 raise UsageError(
                     f"--backend openshift: no usable kubeconfig ({error})",
                     hint="oc login writes one; or pass --kubeconfig FILE (or set KUBECONFIG)",

@@ -81,23 +81,18 @@ def is_generated(text: str) -> bool:
 
 
 def lint_dockerfile(path: Path, *, content: Optional[str] = None) -> List[Finding]:
-    """A readable Dockerfile whose instructions all have arguments (any file), then mlcc's
-    own rules (generated files only); hadolint runs separately (lint_paths)."""
+    """mlcc's own rules (generated files only); hadolint runs separately (lint_paths)."""
+
     try:
         text = content if content is not None else read_text(path)
     except UnreadableFile as error:
         return [Finding(str(path), 1, "DF000", str(error))]
+    if not is_generated(text):
+        return []
     parser = DockerfileParser(fileobj=io.BytesIO(text.encode("utf-8")))
     structure = parser.structure
+    findings: List[Finding] = []
     display = str(path)
-    empty = [
-        Finding(display, item["startline"] + 1, "DF000", f"{item['instruction']} without arguments")
-        for item in structure
-        if item["instruction"] != "COMMENT" and not str(item["value"]).strip()
-    ]
-    if not is_generated(text):
-        return empty
-    findings: List[Finding] = list(empty)
     waived: Set[str] = set()
     for item in structure:
         instruction = item["instruction"]
@@ -109,7 +104,8 @@ def lint_dockerfile(path: Path, *, content: Optional[str] = None) -> List[Findin
         checks = _CHECKS.get(instruction, ())
         line = item["startline"] + 1
         if not str(item["value"]).strip():
-            continue  # reported above
+            findings.append(Finding(display, line, "DF000", f"{instruction} without arguments"))
+            continue
         for check in checks:
             for rule, message in check(str(item["value"])):
                 if rule not in waived:

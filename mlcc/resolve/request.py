@@ -147,7 +147,7 @@ def build_request(
                 f"--with: unknown component {name!r}",
                 hint=did_you_mean(name, known) or f"components: {', '.join(known)}",
             )
-        if name in given and given[name][0] != value:
+        if name in given and not _same_pin(kb, name, given[name], (value, flag)):
             raise UsageError(f"contradictory pins: {given[name][1]} {given[name][0]} and {flag}{value}")
         given.setdefault(name, (value, flag))
     if len(frameworks) > 1:
@@ -172,6 +172,15 @@ def build_request(
         newest=newest,
         **pins,
     )
+
+
+def _same_pin(kb: KnowledgeBase, name: str, first: Tuple[str, str], second: Tuple[str, str]) -> bool:
+    """Two spellings of one pin (``--arch x86_64`` and ``--with arch=amd64``) agree."""
+    if first[0] == second[0]:
+        return True
+    if name == "arch":
+        return _arch_name(kb, first) == _arch_name(kb, second)
+    return False
 
 
 # NAME=VERSION, or pip's spelling NAME==1.1.0 / NAME>=1.14 (the operator is part of the pin)

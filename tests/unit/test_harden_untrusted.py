@@ -203,6 +203,7 @@ def test_bad_source_date_epoch_is_a_usage_error(cli, tmp_path: Path, monkeypatch
         ("gen", "maskrcnn", "--only", "openshift", "--nodes", "99999999999", "--openshift-output", "bc"),
         ("gen", "ssd", "--mirror", "https://mirror.example.com:99999/nvidia", "-o", "out"),
         ("build", "maskrcnn", "--cuda", "10.1", "--network", "--privileged"),
+        ("gen", "ssd", "--base-image", "registry.example.com/ubi8/ubi@sha256:" + "0" * 64, "-o", "out"),
     ],
     ids=[
         "cuda-compatible",
@@ -216,6 +217,7 @@ def test_bad_source_date_epoch_is_a_usage_error(cli, tmp_path: Path, monkeypatch
         "nodes-int32",
         "mirror-port",
         "network-option",
+        "zero-digest",
     ],
 )
 def test_inputs_that_were_internal_errors_are_usage_errors(cli, args) -> None:  # type: ignore[no-untyped-def]
@@ -255,3 +257,52 @@ def test_a_history_status_is_escaped_in_the_html_report(cli, tmp_path: Path) -> 
     assert result.code == 0, result.err
     html = page.read_text()
     assert "<script>alert(1)</script>" not in html and "&lt;script&gt;" in html
+
+
+def test_readme_exit_code_table_names_every_code() -> None:
+    import mlcc.errors as errors
+
+    table = (REPO / "README.md").read_text().split("### Exit codes", 1)[1].split("\n\n", 2)[1]
+    listed = {
+        int(line.split("|")[1]) for line in table.splitlines() if line.startswith("| ") and line[2].isdigit()
+    }
+    codes = {value for name, value in vars(errors).items() if name.startswith("EXIT_")}
+    assert listed == codes | {130}
+
+
+@pytest.mark.parametrize("text", ["garbage: [\n", "- a\n", "\x00\x01"], ids=["broken", "list", "binary"])
+def test_a_malformed_kubeconfig_is_a_usage_error(cli, tmp_path: Path, text: str) -> None:  # type: ignore[no-untyped-def]
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(text)
+    result = cli(
+        "build", "maskrcnn", "--cuda", "10.1", "--backend", "openshift", "--kubeconfig", str(kubeconfig)
+    )
+    _clean(result)
+    assert result.code == 2 and "no usable kubeconfig" in result.err
+
+
+def test_an_unusable_log_file_is_a_usage_error(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    result = cli("build", "ssd", "--log", str(blocker / "x.log"))
+    _clean(result)
+    assert result.code == 2 and "--log" in result.err
+
+
+def test_an_unusable_cache_folder_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mlcc.app.build import content_lock
+    from mlcc.errors import UsageError
+
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    monkeypatch.setenv("MLCC_CACHE_DIR", str(blocker / "cache"))
+    with pytest.raises(UsageError, match="MLCC_CACHE_DIR"), content_lock("sha256:" + "a" * 64, print):
+        pass
+
+
+def test_an_unusable_logs_folder_is_a_usage_error(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    result = cli("build", "ssd", "--matrix", "--no-history", "--logs", str(blocker / "logs"))
+    _clean(result)
+    assert result.code == 2 and "--logs" in result.err

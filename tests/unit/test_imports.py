@@ -20,6 +20,8 @@ PACKAGE = Path(__file__).resolve().parents[2] / "mlcc"
 # jsonschema and referencing are imported by schema_check on its first validation:
 # mlcc.matrix (and so every `mlcc gen`) imports schema_check, and jsonschema is 40-60 ms.
 LATE_IMPORTS = {
+    # the console script imports the CLI inside its try, so a Ctrl-C while importing exits 130
+    "mlcc._entry:mlcc.cli",
     "mlcc.kb.loader:mlcc.kb.build",
     "mlcc.kb.schema_check:jsonschema",
     "mlcc.kb.schema_check:jsonschema.exceptions",
