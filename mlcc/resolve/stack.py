@@ -145,6 +145,8 @@ class Stack(NamedTuple):
         for name, _ in req.frameworks:
             if self.framework is not None and self.framework.framework == name:
                 parts.append(f"{name}{self.framework.version.split('+')[0]}")
+        if req.gpu is not None:  # source builds compile for that GPU only
+            parts.append(req.gpu)
         return "-".join(parts)
 
     def pinned(self) -> Dict[str, str]:
