@@ -493,10 +493,9 @@ class _Planner:
     def gpu_arch(self, env: Sequence[Tuple[str, str]]) -> List[Tuple[str, str]]:
         """With --gpu, the CUDA arch lists of source builds name that GPU's compute capability
         (recipes/gpus.yaml) instead of the recipe's default list."""
-        gpu = self.stack.request.gpu
-        if gpu is None:
+        capability = self.stack.gpu_capability
+        if capability is None:
             return list(env)
-        capability = self.kb.gpus[gpu].compute_capability
         return [(name, capability if name in ARCH_LIST_ENV else value) for name, value in env]
 
     def build_step(self, workdir: str, step: BuildStep) -> None:

@@ -903,6 +903,7 @@ class Resolver:
             python_tooling=self._tooling(python),
             installer=self.installer(arch) if build and build.install.method == "conda" else None,
             framework_module=self.kb.frameworks[build.framework].import_name if build else None,
+            gpu_capability=self.kb.gpus[req.gpu].compute_capability if req.gpu else None,
         )
         return stack._replace(choices=explain_choices(self, stack))
 

@@ -93,6 +93,8 @@ class Stack(NamedTuple):
     installer: Optional[Installer] = None
     # The module name that imports the framework (``torch`` for pytorch).
     framework_module: Optional[str] = None
+    # The compute capability of the GPU asked (--gpu): source builds compile for it.
+    gpu_capability: Optional[str] = None
 
     @property
     def accelerator(self) -> str:

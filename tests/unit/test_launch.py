@@ -214,3 +214,51 @@ def test_source_builds_size_memory_and_max_jobs_together(kb, resolver) -> None: 
     assert _size(stages["framework"]) == ("16Gi", "4")
     [nccl] = _build_configs(kb, resolver, "nccl-tests", Pins())
     assert _size(nccl) == ("8Gi", "2")  # make of nccl-tests
+
+
+def test_configmaps_and_claims_validate_against_the_kubernetes_schemas(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    """ConfigMap and PersistentVolumeClaim have no schema in ../shared/schemas: Kubernetes'
+    own (kubernetes-validate ships them, strict) checks those, Pod and Job too."""
+    import kubernetes_validate
+
+    objects = _objects(
+        kb,
+        resolver,
+        "maskrcnn",
+        gpus=4,
+        nodes=2,
+        storage_class="cephfs",
+        data_size="200Gi",
+        results_claim="maskrcnn-results",
+    )
+    claims = _kind(objects, "PersistentVolumeClaim")
+    assert {c["metadata"]["name"] for c in claims} == {"maskrcnn-data", "maskrcnn-results"}
+    assert all(c["spec"]["accessModes"] == ["ReadWriteMany"] for c in claims)
+    single = _objects(kb, resolver, "resnet50", gpus=2, nodes=1)
+    checked = [
+        o for o in objects + single if o["kind"] in ("ConfigMap", "PersistentVolumeClaim", "Pod", "Job")
+    ]
+    assert {o["kind"] for o in checked} == {"ConfigMap", "PersistentVolumeClaim", "Pod", "Job"}
+    for obj in checked:
+        kubernetes_validate.validate(obj, "1.30", strict=True)
+    broken = dict(claims[0], spec={**claims[0]["spec"], "accesModes": ["ReadWriteMany"]})
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(broken, "1.30", strict=True)
+
+
+def test_storage_flags_that_would_be_dropped_are_refused() -> None:
+    with pytest.raises(UsageError, match="--data-size"):
+        check_cluster_options(ClusterOptions(storage_class="cephfs"))
+    with pytest.raises(UsageError, match="no effect without --storage-class"):
+        check_cluster_options(ClusterOptions(data_size="10Gi"))
+
+
+def test_a_field_left_at_its_default_factory_counts_as_not_given() -> None:
+    """``mlcc build --backend podman`` refused every build: EngineSettings.cluster (a
+    default_factory field) always looked "given"."""
+    from mlcc.engines.base import EngineSettings
+    from mlcc.flags import given
+
+    assert given(EngineSettings()) == {}
+    changed = EngineSettings(cluster=ClusterOptions(namespace="mlperf"))
+    assert set(given(changed)) == {"cluster"}

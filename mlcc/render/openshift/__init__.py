@@ -23,7 +23,15 @@ from mlcc.render.openshift.options import (
     ClusterOptions,
     check_cluster_options,
 )
-from mlcc.render.openshift.run import job, launch_configmap, mpi_size, mpijob, pod, run_size
+from mlcc.render.openshift.run import (
+    job,
+    launch_configmap,
+    mpi_size,
+    mpijob,
+    pod,
+    run_size,
+    volume_claims,
+)
 from mlcc.render.openshift.yamlout import dumps
 
 Obj = Dict[str, Any]
@@ -65,6 +73,9 @@ def render_openshift(rendered: Rendered, options: ClusterOptions = DEFAULT_CLUST
         config = launch_configmap(rendered, options, one)
         if config is not None:
             files.append((f"{folder}/run/launch-1x{one.gpus}.yaml", dumps(config)))
+    claims = volume_claims(rendered, options)
+    if claims:
+        files.append((f"{folder}/run/volumes.yaml", dumps(object_list(claims))))
     mpi = mpijob(rendered, options)
     if mpi is not None:
         files.append((f"{folder}/run/mpijob.yaml", dumps(mpi)))

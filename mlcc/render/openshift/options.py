@@ -26,6 +26,7 @@ NCCL_PROFILES = {
     "tcp": (("NCCL_DEBUG", "INFO"), ("NCCL_IB_DISABLE", "1")),
     "debug": (("NCCL_DEBUG", "INFO"), ("NCCL_DEBUG_SUBSYS", "INIT,NET")),
 }
+DEFAULT_RESULTS_SIZE = "10Gi"
 _HOST_PATH = re.compile(r"^/[A-Za-z0-9._/-]*\Z")
 
 
@@ -116,6 +117,25 @@ class ClusterOptions:
     results_claim: Optional[str] = flag(
         None, "--results-claim", "PVC for the results (default: an emptyDir).", metavar="NAME", group="run"
     )
+    storage_class: Optional[str] = flag(
+        None,
+        "--storage-class",
+        "Write run/volumes.yaml: PVCs of this storage class for the dataset (ReadWriteMany) "
+        "and, with --results-claim, the results.",
+        metavar="NAME",
+        group="run",
+    )
+    data_size: Optional[str] = flag(
+        None, "--data-size", "Size of the dataset PVC (with --storage-class).", metavar="QTY", group="run"
+    )
+    results_size: str = flag(
+        DEFAULT_RESULTS_SIZE,
+        "--results-size",
+        "Size of the results PVC (with --storage-class and --results-claim).",
+        metavar="QTY",
+        show_default=True,
+        group="run",
+    )
     build_cpu: str = flag("2", "--build-cpu", "CPU request of builds.", metavar="QTY", show_default=True)
     build_memory: Optional[str] = flag(
         None,
@@ -187,7 +207,7 @@ def check_cluster_options(options: ClusterOptions) -> ClusterOptions:
     _check_git(options)
     if options.gpus is not None and options.gpus > INT32_MAX:
         raise UsageError(f"--gpus: {options.gpus} is beyond a Kubernetes int32", hint="a GPU count per pod")
-    if options.nodes > INT32_MAX:
+    if options.nodes is not None and options.nodes > INT32_MAX:
         raise UsageError(f"--nodes: {options.nodes} is beyond a Kubernetes int32", hint="an MPI worker count")
     if options.gpus is not None and options.gpus < 1:
         raise UsageError(
@@ -197,6 +217,7 @@ def check_cluster_options(options: ClusterOptions) -> ClusterOptions:
     if options.nodes is not None and options.nodes < 1:
         raise UsageError(f"--nodes: {options.nodes} is not a node count", hint="at least 1 node")
     _check_network(options)
+    _check_storage(options)
     if options.data_claim and options.data_hostpath:
         raise UsageError("--data-claim and --data-hostpath both name the dataset volume; give one")
     if options.data_hostpath is not None and (
@@ -277,6 +298,24 @@ def _check_network(options: ClusterOptions) -> None:
                 f"{option} has no effect with --nodes 1: it configures the MPIJob only",
                 hint="drop it, or ask for several nodes (--nodes N)",
             )
+
+
+def _check_storage(options: ClusterOptions) -> None:
+    names.check(options.storage_class, "--storage-class")
+    if options.storage_class is None:
+        if options.data_size is not None or options.results_size != DEFAULT_RESULTS_SIZE:
+            raise UsageError("--data-size and --results-size have no effect without --storage-class")
+        return
+    if options.data_hostpath is not None:
+        raise UsageError("--storage-class writes a dataset PVC, --data-hostpath mounts a host path; give one")
+    if options.data_size is None:
+        raise UsageError(
+            "--storage-class needs --data-size: how large the dataset PVC is",
+            hint="the dataset's size is in the benchmark's recipe (build.datasets), e.g. --data-size 200Gi",
+        )
+    for option, quantity in (("--data-size", options.data_size), ("--results-size", options.results_size)):
+        if not _QUANTITY.match(quantity):
+            raise UsageError(f"{option}: {quantity!r} is not a Kubernetes quantity", hint="e.g. 200Gi")
 
 
 def _check_push(options: ClusterOptions) -> None:

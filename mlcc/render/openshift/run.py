@@ -158,6 +158,38 @@ def _volumes(rendered: Rendered, options: ClusterOptions) -> Tuple[List[Obj], Li
     return volumes, mounts, notes
 
 
+def volume_claims(rendered: Rendered, options: ClusterOptions) -> List[Obj]:
+    """With --storage-class: the PVCs the run manifests mount (dataset ReadWriteMany, so every
+    node of an MPIJob reads it; the results too when --results-claim names one)."""
+    build = rendered.stack.benchmark.build
+    assert build is not None
+    if options.storage_class is None:
+        return []
+    bench = rendered.stack.benchmark.name
+    wanted: List[Tuple[str, str, str]] = []
+    if build.datasets:
+        assert options.data_size is not None  # checked with the options
+        wanted.append((options.data_claim or names.object_name(bench, "data"), options.data_size, "dataset"))
+    if options.results_claim and _results_path(rendered):
+        wanted.append((options.results_claim, options.results_size, "results"))
+    claims = []
+    for name, size, component in wanted:
+        labels = common_labels(bench, name, rendered.variant, f"benchmark-{component}")
+        claims.append(
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "metadata": metadata(name, labels, options),
+                "spec": {
+                    "accessModes": ["ReadWriteMany"],
+                    "storageClassName": options.storage_class,
+                    "resources": {"requests": {"storage": size}},
+                },
+            }
+        )
+    return claims
+
+
 def _results_path(rendered: Rendered) -> Optional[str]:
     build = rendered.stack.benchmark.build
     assert build is not None
