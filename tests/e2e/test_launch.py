@@ -107,7 +107,17 @@ def test_two_nodes_of_two_gpus_start_four_ranks_configured_for_that_size(
     names = [f"mlcc-e2e-node{rank}-{tmp_path.name[-6:]}" for rank in range(NODES)]
     try:
         for rank, name in enumerate(names):
-            args = ["run", "--name", name, "--user", f"{OPENSHIFT_UID}:0", "--network", "none"]
+            # --passwd=false: podman would otherwise add the UID to /etc/passwd itself
+            args = [
+                "run",
+                "--name",
+                name,
+                "--user",
+                f"{OPENSHIFT_UID}:0",
+                "--passwd=false",
+                "--network",
+                "none",
+            ]
             args += ["-w", worker["workingDir"], "-v", f"{results}:/results", *mounts]
             for key, value in {
                 **env,
