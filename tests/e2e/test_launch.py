@@ -21,13 +21,16 @@ from tests.e2e.world import _environment
 OPENSHIFT_UID = "1000680000"  # from an OpenShift project's UID range; group 0 as OpenShift sets
 NODES, GPUS = 2, 2
 PREPARED = ("/results", "/workspace/launch", "/opt/mlcc/home", "/tmp")
+# files the container runtime itself mounts or writes (the benchmark never touches them)
+RUNTIME = ("/etc/hosts", "/etc/hostname", "/etc/resolv.conf", "/run/.containerenv")
 
 
 def _prepared(kind: str, path: str) -> bool:
-    """Inside a prepared path, or a parent of one whose entries changed (C), not itself written."""
+    """Inside a prepared path, or a directory (C) holding a prepared path or a file the runtime
+    mounts (podman marks /etc changed for its /etc/hosts mount), not itself written to."""
     if any(path == d or path.startswith(d + "/") for d in PREPARED):
         return True
-    return kind == "C" and any(d.startswith(path.rstrip("/") + "/") for d in PREPARED)
+    return kind == "C" and any(d.startswith(path.rstrip("/") + "/") for d in (*PREPARED, *RUNTIME))
 
 
 def _podman(world: World, *args: str) -> subprocess.CompletedProcess[str]:
