@@ -63,9 +63,10 @@ def resolve(
     driver: Optional[str] = None,
     cpu: bool = False,
     with_: Sequence[str] = (),
+    gpu: Optional[str] = None,
 ) -> Stack:
     """Resolve ``benchmark`` with the pins as keyword arguments (``with_=[...]``)."""
-    pins = Pins(cuda, cudnn, nccl, python, gcc, base, arch, driver, cpu, tuple(with_))
+    pins = Pins(cuda, cudnn, nccl, python, gcc, base, arch, driver, cpu, tuple(with_), gpu=gpu)
     return _kb.resolve(kb or knowledge_base(recipes), benchmark, pins)
 
 

@@ -34,8 +34,11 @@ from mlcc.kb.model import (
     Framework,
     FrameworkBuild,
     FrameworkRule,
+    Gpu,
     Install,
     KnowledgeBase,
+    Launch,
+    LaunchConfig,
     LibBuild,
     MpiLaunch,
     NvidiaRepo,
@@ -165,6 +168,7 @@ def build(root: str, files: Sequence[Tuple[str, str]]) -> KnowledgeBase:
         families=families,
         files=tuple(f"recipes/{rel}" for rel, _ in files),
         source_builds=_source_builds(docs["tools"][0]),
+        gpus=_gpus(docs["gpus"][0]),
     )
 
 
@@ -212,6 +216,25 @@ def _families(doc: _Doc) -> Dict[str, Family]:
             prov=doc.prov(entry, path),
         )
     return families
+
+
+def _gpus(doc: _Doc) -> Dict[str, Gpu]:
+    found: Dict[str, Gpu] = {}
+    for index, entry in enumerate(doc.data["gpus"]):
+        path: PathKey = ("gpus", index)
+        if entry["name"] in found:
+            raise doc.error(path, f"GPU {entry['name']!r} is listed twice")
+        found[entry["name"]] = Gpu(
+            name=entry["name"],
+            title=entry["title"],
+            architecture=entry["architecture"],
+            compute_capability=entry["compute_capability"],
+            min_cuda=entry["min_cuda"],
+            min_driver=entry["min_driver"],
+            product_labels=tuple(entry.get("product_labels", ())),
+            prov=doc.prov(entry, path),
+        )
+    return found
 
 
 def _repositories(doc: _Doc) -> Dict[str, NvidiaRepo]:
@@ -695,6 +718,34 @@ def _benchmark_build(doc: _Doc, data: Dict[str, Any]) -> BenchmarkBuild:
         run_args=tuple(sorted((acc, tuple(args)) for acc, args in data.get("run_args", {}).items())),
         scripts=_scripts(doc, data["steps"]),
         mpi=_mpi(data.get("mpi")),
+        launch=_launch(data.get("launch")),
+    )
+
+
+def _launch(data: Optional[Dict[str, Any]]) -> Optional[Launch]:
+    if data is None:
+        return None
+    node = data["node"]
+    return Launch(
+        style=data["style"],
+        system=data["system"],
+        sockets=node["sockets"],
+        socket_cores=node["socket_cores"],
+        hyperthreads=node["hyperthreads"],
+        max_gpus=node["max_gpus"],
+        multi_node=data["multi_node"],
+        configs=tuple(
+            LaunchConfig(
+                file=c["file"],
+                nodes=c["nodes"],
+                gpus_per_node=c["gpus_per_node"],
+                settings=tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in c["settings"].items()),
+                exports=tuple(c.get("exports", {}).items()),
+            )
+            for c in data["configs"]
+        ),
+        source=data["source"],
+        scale=tuple(data.get("scale", ())),
     )
 
 

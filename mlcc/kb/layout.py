@@ -16,6 +16,7 @@ SINGLE_FILES = {
     "families.yaml": "families",
     "nccl.yaml": "nccl",
     "tools.yaml": "tools",
+    "gpus.yaml": "gpus",
 }
 FOLDERS = {"frameworks": "framework", "benchmarks": "benchmark"}
 # Files other stages own (the matrix is read by mlcc.matrix); part of the cache key.

@@ -11,7 +11,7 @@ exact line a rule comes from.
 
 from __future__ import annotations
 
-from typing import Dict, NamedTuple, Optional, Tuple
+from typing import Dict, NamedTuple, Optional, Tuple, Union
 
 from mlcc.versions import parse_version, satisfies
 
@@ -318,6 +318,35 @@ class MpiLaunch(NamedTuple):
         return dict(self.packages).get(family, ())
 
 
+class LaunchConfig(NamedTuple):
+    """One of NVIDIA's config_<system>.sh: the DL parameters and the size they were tuned for."""
+
+    file: str
+    nodes: int
+    gpus_per_node: int
+    settings: Tuple[Tuple[str, Union[str, Tuple[str, ...]]], ...]  # NAME=value or NAME=( ... )
+    exports: Tuple[Tuple[str, str], ...] = ()
+
+    @property
+    def gpus(self) -> int:
+        return self.nodes * self.gpus_per_node
+
+
+class Launch(NamedTuple):
+    """How NVIDIA's scripts start the benchmark at a size (recipes: build.launch)."""
+
+    style: str  # per-node (bind_launch per node) | per-gpu (mpirun per GPU, Horovod)
+    system: str  # DGXSYSTEM: the scripts source config_<system>.sh
+    sockets: int
+    socket_cores: int
+    hyperthreads: int
+    max_gpus: int  # GPUs per node
+    multi_node: bool
+    configs: Tuple[LaunchConfig, ...]
+    source: str
+    scale: Tuple[str, ...] = ()
+
+
 class BenchmarkBuild(NamedTuple):
     workdir: str
     packages: Tuple[Tuple[str, Tuple[str, ...]], ...]  # (base family, names)
@@ -337,6 +366,7 @@ class BenchmarkBuild(NamedTuple):
     run_args: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()  # (accelerator, arguments)
     scripts: Tuple[Tuple[str, str], ...] = ()  # (file name, content) used by script steps
     mpi: Optional[MpiLaunch] = None
+    launch: Optional[Launch] = None
 
     def packages_for(self, family: str) -> Tuple[str, ...]:
         return dict(self.packages).get(family, ())
@@ -438,6 +468,23 @@ class SourceBuild(NamedTuple):
         return dict(self.packages).get(family, ())
 
 
+class Gpu(NamedTuple):
+    """An NVIDIA GPU generation (recipes/gpus.yaml)."""
+
+    name: str
+    title: str
+    architecture: str
+    compute_capability: str  # "9.0"
+    min_cuda: str  # "11.8"
+    min_driver: str
+    product_labels: Tuple[str, ...]
+    prov: Provenance
+
+    @property
+    def sm(self) -> str:
+        return "sm_" + self.compute_capability.replace(".", "")
+
+
 class KnowledgeBase(NamedTuple):
     """Everything mlcc knows, loaded and validated. Treat the mappings as read-only."""
 
@@ -456,6 +503,7 @@ class KnowledgeBase(NamedTuple):
     python_tooling: Dict[str, PythonTooling]
     downloads: Dict[str, Download]
     families: Dict[str, Family]
+    gpus: Dict[str, Gpu]
     files: Tuple[str, ...] = ()
     source_builds: Tuple[SourceBuild, ...] = ()
 

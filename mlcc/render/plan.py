@@ -419,7 +419,7 @@ class _Planner:
         build = self.stack.framework
         assert build is not None and build.install.git_url and build.install.git_ref
         dest = f"/opt/src/{build.framework}"
-        env = list(build.install.build_env)
+        env = self.gpu_arch(build.install.build_env)
         commands = []
         if build.install.packages:
             commands.append(self.pip(build.install.packages))
@@ -458,7 +458,7 @@ class _Planner:
                     " '    UserKnownHostsFile /dev/null' >> /etc/ssh/ssh_config",
                 ],
             )
-        env = [*build.env, ("HOME", MLCC_HOME)]
+        env = [*self.gpu_arch(build.env), ("HOME", MLCC_HOME)]
         self.add(f"{bench.name}: environment", env=env)
         if build.source is None:
             self.add(f"{bench.name}: work directory", [f"mkdir -p {build.workdir}"])
@@ -489,6 +489,14 @@ class _Planner:
                 f"chmod -R g=u {' '.join(writable)}",
             ],
         )
+
+    def gpu_arch(self, env: Sequence[Tuple[str, str]]) -> List[Tuple[str, str]]:
+        """With --gpu, the CUDA arch lists of source builds name that GPU's compute capability
+        (recipes/gpus.yaml) instead of the recipe's default list."""
+        capability = self.stack.gpu_capability
+        if capability is None:
+            return list(env)
+        return [(name, capability if name in ARCH_LIST_ENV else value) for name, value in env]
 
     def build_step(self, workdir: str, step: BuildStep) -> None:
         bench = self.stack.benchmark.name
@@ -590,6 +598,12 @@ def _git_checkout(url: str, ref: str) -> List[str]:
         f"git checkout -q --detach {ref}",
         f'expr "$(git rev-parse HEAD)" : {ref} > /dev/null',  # HEAD starts with the short hash
     ]
+
+
+# Variables through which source builds take the CUDA compute capabilities to compile for:
+# PyTorch's setup.py and torch.utils.cpp_extension (apex, maskrcnn_benchmark), TensorFlow's
+# configure, MXNet's CUDA_ARCH_LIST-style make variable is not modelled.
+ARCH_LIST_ENV = ("TORCH_CUDA_ARCH_LIST", "TF_CUDA_COMPUTE_CAPABILITIES")
 
 
 def _requirement_name(requirement: str) -> str:

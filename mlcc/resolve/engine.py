@@ -40,6 +40,7 @@ from mlcc.kb.model import (
     PythonOption,
     PythonTooling,
 )
+from mlcc.resolve import gpu as gpu_rule
 from mlcc.resolve.explain import explain_conflict
 from mlcc.resolve.reasons import explain_choices
 from mlcc.resolve.request import Request
@@ -179,7 +180,7 @@ class Resolver:
         self._results[request] = stack
         if stack is not None:
             return stack
-        raise explain_conflict(self, request, tracker)
+        raise self._conflict(request, tracker)
 
     def try_resolve(self, request: Request) -> Optional[Stack]:
         """Like :meth:`resolve` without the explanation; memoised."""
@@ -191,7 +192,14 @@ class Resolver:
         """The explanation for a request that does not resolve."""
         tracker = Tracker()
         self._search(request, tracker)
-        return explain_conflict(self, request, tracker)
+        return self._conflict(request, tracker)
+
+    def _conflict(self, request: Request, tracker: Tracker) -> ConflictError:
+        conflict = explain_conflict(self, request, tracker)
+        if request.gpu is not None:  # the GPU rule's own summary leads the note
+            why = gpu_rule.explain(self, request)
+            conflict.note = why if conflict.note is None else f"{conflict.note}\n  {why}"
+        return conflict
 
     def last_cuda_on(self, arch: str) -> Optional[str]:
         """The newest CUDA release NVIDIA publishes packages of for ``arch``."""
@@ -410,6 +418,9 @@ class Resolver:
                     pin=True,
                 )
             )
+        problem = gpu_rule.gpu_problem(self.kb, req.gpu, release)
+        if problem is not None:
+            failures.append(Failure("cuda-gpu", problem[0], problem[1], pin=True))
         return failures
 
     def base_failures(
@@ -527,19 +538,21 @@ class Resolver:
                 lambda release: f"CUDA {release.version}",
                 lambda release: self.cuda_rule_failures(bench, build, release, arch),
             )
-        if req.cuda is None and req.driver is None:
+        if req.cuda is None and req.driver is None and req.gpu is None:
             return _unpinned(ruled, t)
         driver = parse_version(req.driver) if req.driver is not None else None
 
         def pin_ok(release: CudaRelease) -> bool:
-            return (req.cuda is None or req.cuda.matches(release.version)) and (
-                driver is None or driver >= parse_version(release.min_driver)
+            return (
+                (req.cuda is None or req.cuda.matches(release.version))
+                and (driver is None or driver >= parse_version(release.min_driver))
+                and gpu_rule.cuda_supports(self.kb, req.gpu, release)
             )
 
         return self._narrow(
             ruled,
             t,
-            (req.cuda, req.driver),
+            (req.cuda, req.driver, req.gpu),
             lambda release: release.version,
             pin_ok,
             lambda release: self.cuda_pin_failures(release, req),
@@ -890,6 +903,7 @@ class Resolver:
             python_tooling=self._tooling(python),
             installer=self.installer(arch) if build and build.install.method == "conda" else None,
             framework_module=self.kb.frameworks[build.framework].import_name if build else None,
+            gpu_capability=self.kb.gpus[req.gpu].compute_capability if req.gpu else None,
         )
         return stack._replace(choices=explain_choices(self, stack))
 

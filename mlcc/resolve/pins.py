@@ -65,6 +65,12 @@ class Pins:
         "The newest compatible stack, not the one nearest the benchmark's reference run.",
         is_flag=True,
     )
+    gpu: Optional[str] = flag(
+        None,
+        "--gpu",
+        "GPU generation the stack must run on: v100, t4, a100, h100, ... (recipes/gpus.yaml).",
+        metavar="NAME",
+    )
 
     def __bool__(self) -> bool:
         return bool(given(self))
@@ -90,6 +96,7 @@ class Pins:
             cpu=self.cpu,
             with_=self.with_,
             newest=self.newest,
+            gpu=self.gpu,
         )
 
     def matches(self, kb: KnowledgeBase, stack: Stack) -> bool:
@@ -115,6 +122,7 @@ def stack_meets(request: Request, stack: Stack) -> bool:
         request.base is None or request.base == stack.base.name,
         request.arch is None or request.arch == stack.arch.name,
         request.driver is None or _driver_meets(request.driver, stack),
+        request.gpu is None or request.gpu == stack.request.gpu,  # its arch lists name the GPU
     )
     if not all(checks):
         return False

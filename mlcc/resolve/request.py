@@ -35,6 +35,7 @@ class Request(NamedTuple):
     frameworks: Tuple[Tuple[str, VersionPin], ...] = ()
     # the newest compatible stack instead of the one nearest the benchmark's reference run
     newest: bool = False
+    gpu: Optional[str] = None  # a recipes/gpus.yaml name: the stack must run on it
 
     def framework_pin(self, name: str) -> Optional[VersionPin]:
         return dict(self.frameworks).get(name)
@@ -46,7 +47,7 @@ class Request(NamedTuple):
             pin = getattr(self, name)
             if pin is not None:
                 shown[name] = str(pin)
-        for name in ("base", "arch", "driver"):
+        for name in ("base", "arch", "driver", "gpu"):
             value = getattr(self, name)
             if value is not None:
                 shown[name] = value
@@ -65,7 +66,7 @@ class Request(NamedTuple):
             value = quote(raw)
             if name in ("cpu", "newest"):
                 parts.append(f"--{name}")
-            elif name in VERSION_COMPONENTS or name in OTHER_COMPONENTS:
+            elif name in VERSION_COMPONENTS or name in OTHER_COMPONENTS or name == "gpu":
                 parts.append(f"--{name} {value}")
             else:
                 parts.append(f"--with {name}={value}")
@@ -112,6 +113,7 @@ def build_request(
     cpu: bool = False,
     with_: Sequence[str] = (),
     newest: bool = False,
+    gpu: Optional[str] = None,
 ) -> Request:
     """Validate the command line's values and turn them into a :class:`Request`."""
     if benchmark not in kb.benchmarks:
@@ -159,6 +161,8 @@ def build_request(
         for name in ("cuda", "cudnn", "nccl", "driver"):
             if name in given:
                 raise UsageError(f"contradictory pins: --cpu and {given[name][1]} {given[name][0]}")
+    if gpu is not None and cpu:
+        raise UsageError(f"contradictory pins: --cpu and --gpu {gpu}")
     pins = {
         name: parse_pin(given[name][0], flag=given[name][1]) for name in VERSION_COMPONENTS if name in given
     }
@@ -170,6 +174,7 @@ def build_request(
         cpu=cpu,
         frameworks=tuple(sorted(frameworks.items())),
         newest=newest,
+        gpu=_gpu_name(kb, gpu),
         **pins,
     )
 
@@ -185,6 +190,18 @@ def _same_pin(kb: KnowledgeBase, name: str, first: Tuple[str, str], second: Tupl
 
 # NAME=VERSION, or pip's spelling NAME==1.1.0 / NAME>=1.14 (the operator is part of the pin)
 _WITH = re.compile(r"^\s*([A-Za-z0-9_.-]+)\s*(==|>=|<=|~=|!=|=|<|>)(.*)\Z", re.DOTALL)
+
+
+def _gpu_name(kb: KnowledgeBase, value: Optional[str]) -> Optional[str]:
+    if value is None:
+        return None
+    name = value.strip().lower()
+    if name not in kb.gpus:
+        raise UsageError(
+            f"--gpu: unknown GPU {value!r}",
+            hint=did_you_mean(name, kb.gpus) or f"GPUs (recipes/gpus.yaml): {', '.join(kb.gpus)}",
+        )
+    return name
 
 
 def _split_with(item: str) -> Tuple[str, str]:

@@ -93,6 +93,8 @@ class Stack(NamedTuple):
     installer: Optional[Installer] = None
     # The module name that imports the framework (``torch`` for pytorch).
     framework_module: Optional[str] = None
+    # The compute capability of the GPU asked (--gpu): source builds compile for it.
+    gpu_capability: Optional[str] = None
 
     @property
     def accelerator(self) -> str:
@@ -145,6 +147,8 @@ class Stack(NamedTuple):
         for name, _ in req.frameworks:
             if self.framework is not None and self.framework.framework == name:
                 parts.append(f"{name}{self.framework.version.split('+')[0]}")
+        if req.gpu is not None:  # source builds compile for that GPU only
+            parts.append(req.gpu)
         return "-".join(parts)
 
     def pinned(self) -> Dict[str, str]:

@@ -84,7 +84,7 @@ def _packages(
     for arch in arches:
         for extra in pins:
             stack = resolver.resolve(request_for(kb, "e2e-probe", Pins(base="ubi8", arch=arch, **extra)))
-            names = [*stack.base.build_packages, *stack.base.gcc_packages, "probe-tools"]
+            names = [*stack.base.build_packages, *stack.base.gcc_packages, "probe-tools", "probe-mpi"]
             for name in names:
                 files: Tuple[Tuple[str, str, int], ...] = ()
                 if name == "gcc":
@@ -94,6 +94,13 @@ def _packages(
                     files = (("/usr/bin/gcc", script, 0o755),)
                 if name == "probe-tools":
                     files = (("/usr/local/bin/probe", "#!/bin/sh\ncat /etc/mlcc/installed.json\n", 0o755),)
+                if name == "probe-mpi":  # what the MPIJob's sshd step touches (e2e-launch)
+                    files = (
+                        ("/usr/bin/ssh-keygen", "#!/bin/sh\nexit 0\n", 0o755),
+                        ("/usr/sbin/sshd", "#!/bin/sh\nexit 0\n", 0o755),
+                        ("/etc/ssh/sshd_config", "#StrictModes yes\n", 0o644),
+                        ("/etc/ssh/ssh_config", "", 0o644),
+                    )
                 base[name] = fx.FakePackage(name, "1.0", "1", files)
             cuda = stack.cuda
             assert cuda is not None and stack.nccl is not None

@@ -15,7 +15,7 @@ def test_seed_command_writes_the_variant_folder(cli, tmp_path: Path) -> None:  #
     result = cli("gen", "maskrcnn", "--cuda", "10.1", "-o", str(tmp_path))
     assert result.code == 0, result.err
     folder = tmp_path / SEED
-    assert sorted(p.name for p in folder.iterdir()) == ["Dockerfile", "mlcc-record", "stack.json"]
+    assert sorted(p.name for p in folder.iterdir()) == ["Dockerfile", "mlcc-record", "scripts", "stack.json"]
     for name in ("Dockerfile", "mlcc-record", "stack.json"):
         assert f"created   {folder / name}" in result.out
     assert stat.S_IMODE((folder / "mlcc-record").stat().st_mode) == 0o755

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, NamedTuple, Sequence, Tuple
 
+from mlcc.errors import UsageError
 from mlcc.render import Rendered
 from mlcc.render.openshift.build import dedupe, variant_build_objects
 from mlcc.render.openshift.options import (
@@ -22,7 +23,15 @@ from mlcc.render.openshift.options import (
     ClusterOptions,
     check_cluster_options,
 )
-from mlcc.render.openshift.run import job, mpijob, pod
+from mlcc.render.openshift.run import (
+    job,
+    launch_configmap,
+    mpi_size,
+    mpijob,
+    pod,
+    run_size,
+    volume_claims,
+)
 from mlcc.render.openshift.yamlout import dumps
 
 Obj = Dict[str, Any]
@@ -55,11 +64,38 @@ def render_openshift(rendered: Rendered, options: ClusterOptions = DEFAULT_CLUST
     folder = f"{rendered.stack.benchmark.name}/{rendered.variant}"
     build_objects = variant_build_objects(rendered, options)
     files: List[Tuple[str, str]] = [(f"{folder}/{BUILD_FILE}", dumps(object_list(build_objects)))]
-    files.append((f"{folder}/run/pod.yaml", dumps(pod(rendered, options))))
-    files.append((f"{folder}/run/job.yaml", dumps(job(rendered, options))))
+    if options.nodes is not None and options.nodes > 1:
+        run_size(rendered, options, options.nodes)  # refuses a benchmark with no multi-node launch
+    else:
+        files.append((f"{folder}/run/pod.yaml", dumps(pod(rendered, options))))
+        files.append((f"{folder}/run/job.yaml", dumps(job(rendered, options))))
+        one = run_size(rendered, options, 1)
+        config = launch_configmap(rendered, options, one)
+        if config is not None:
+            files.append((f"{folder}/run/launch-1x{one.gpus}.yaml", dumps(config)))
+    claims = volume_claims(rendered, options)
+    if claims:
+        files.append((f"{folder}/run/volumes.yaml", dumps(object_list(claims))))
     mpi = mpijob(rendered, options)
     if mpi is not None:
         files.append((f"{folder}/run/mpijob.yaml", dumps(mpi)))
+        size = mpi_size(rendered, options)
+        assert size is not None
+        config = launch_configmap(rendered, options, size)
+        if config is not None:
+            files.append((f"{folder}/run/launch-{size.nodes}x{size.gpus}.yaml", dumps(config)))
+    elif (
+        options.nccl_env
+        or options.nccl_profile
+        or options.rdma_resource
+        or options.sriov_network
+        or options.host_network
+    ):
+        raise UsageError(
+            f"{rendered.stack.benchmark.name}: NCCL and RDMA options configure an MPIJob, and"
+            f" {rendered.variant} gets none",
+            hint="drop --nccl-env, --nccl-profile, --rdma-resource, --sriov-network and --host-network",
+        )
     return OpenShiftFiles(folder, tuple(sorted(files)), tuple(build_objects))
 
 

@@ -10,6 +10,7 @@ ever referenced by name.
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import mlcc
@@ -136,6 +137,7 @@ class BuildConfigSpec(NamedTuple):
     labels: Tuple[Tuple[str, str], ...]  # imageLabels
     digest: str
     git_context: Optional[str] = None  # contextDir, when building from Git
+    compiles: str = ""  # "framework-source", "extensions" or "" (what the build compiles)
 
 
 def context_configmaps(spec: BuildConfigSpec, labels: Dict[str, str], options: ClusterOptions) -> List[Obj]:
@@ -189,6 +191,9 @@ def build_config(spec: BuildConfigSpec, labels: Dict[str, str], options: Cluster
         "noCache": False,
         "forcePull": False,
     }
+    memory, jobs = build_size(spec, options)
+    if jobs is not None:
+        docker["env"] = [{"name": "MAX_JOBS", "value": str(jobs)}]
     spec_obj: Obj = {
         "runPolicy": "Serial",
         "triggers": triggers,
@@ -196,8 +201,8 @@ def build_config(spec: BuildConfigSpec, labels: Dict[str, str], options: Cluster
         "strategy": {"type": "Docker", "dockerStrategy": docker},
         "output": output,
         "resources": {
-            "requests": {"cpu": options.build_cpu, "memory": options.build_memory},
-            "limits": {"memory": options.build_memory},
+            "requests": {"cpu": options.build_cpu, "memory": memory},
+            "limits": {"memory": memory},
         },
         "nodeSelector": {"kubernetes.io/arch": arch},
         "completionDeadlineSeconds": BUILD_DEADLINE_SECONDS,
@@ -226,7 +231,7 @@ def _source(spec: BuildConfigSpec, options: ClusterOptions) -> Obj:
         assert options.git_uri is not None
         return {
             "type": "Git",
-            "git": {"uri": options.git_uri, "ref": options.git_ref},
+            "git": {"uri": options.git_uri, "ref": options.git_ref or "main"},
             "contextDir": spec.git_context,
         }
     size = len(spec.dockerfile.encode())
@@ -258,6 +263,50 @@ def _mirror_arg(dockerfile: str) -> str:
     raise AssertionError("every mlcc Dockerfile declares NVIDIA_MIRROR")
 
 
+# ----------------------------------------------------------------------------- sizes
+
+DEFAULT_BUILD_MEMORY = "8Gi"
+# A PyTorch source build runs thousands of nvcc/c++ jobs; with ninja's default parallelism on a
+# large node it outgrows any fixed memory limit and is OOM-killed. Memory and MAX_JOBS (read by
+# PyTorch's setup.py and torch.utils.cpp_extension, so by apex and maskrcnn_benchmark too) are
+# sized together. 4 GiB per job is a conservative assumption for nvcc on PyTorch's kernels, not a
+# measurement made here.
+SOURCE_BUILD_MEMORY = "16Gi"
+GIB_PER_JOB = 4
+_UNITS = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
+
+
+def quantity_bytes(value: str) -> float:
+    """A Kubernetes memory quantity in bytes (the forms options.py accepts)."""
+    match = re.match(r"^([0-9]+(?:\.[0-9]+)?)([A-Za-z]*)$", value)
+    assert match is not None
+    number, unit = match.groups()
+    return float(number) * _UNITS.get(unit, 1)
+
+
+def build_size(spec: BuildConfigSpec, options: ClusterOptions) -> Tuple[str, Optional[int]]:
+    """(memory, MAX_JOBS) of a build: None jobs when it compiles nothing."""
+    default = SOURCE_BUILD_MEMORY if spec.compiles == "framework-source" else DEFAULT_BUILD_MEMORY
+    memory = options.build_memory or default
+    if not spec.compiles:
+        return memory, None
+    if options.build_max_jobs is not None:
+        return memory, options.build_max_jobs
+    return memory, max(1, int(quantity_bytes(memory) // (GIB_PER_JOB * 2**30)))
+
+
+def compiles(rendered: Rendered, parts: Sequence[str]) -> str:
+    """What a build of ``parts`` (framework, benchmark) compiles from source."""
+    stack = rendered.stack
+    if "framework" in parts and stack.framework is not None and stack.framework.install.method == "source":
+        return "framework-source"
+    build = stack.benchmark.build
+    compiled = ("git", "make", "install", "script")
+    if "benchmark" in parts and build is not None and any(step.kind in compiled for step in build.steps):
+        return "extensions"
+    return ""
+
+
 # ----------------------------------------------------------------------------- specs
 
 
@@ -284,6 +333,7 @@ def flat_spec(
         labels=stamped_labels(rendered),
         digest=rendered.digest,
         git_context=git_context,
+        compiles=compiles(rendered, ("framework", "benchmark")),
     )
 
 
@@ -333,6 +383,7 @@ def chain_specs(
                 output=(stage_stream, tag),
                 labels=(*labels, ("io.mlcc.stage.digest", digest)),
                 digest=digest,
+                compiles=compiles(rendered, (stage,)),
             )
         )
         parent = Source(stage_stream, tag)
@@ -352,6 +403,7 @@ def chain_specs(
             output=(stream, rendered.variant),
             labels=stamped_labels(rendered),
             digest=rendered.digest,
+            compiles=compiles(rendered, ("benchmark",)),
         )
     )
     return specs

@@ -18,6 +18,16 @@ _REPOSITORY = re.compile(r"^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]+)?(/[a-z0-9]+(
 _GIT_URI = re.compile(r"^(https://|ssh://|git@)[A-Za-z0-9.@:/~_-]+\Z")
 _GIT_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}\Z")
 _QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?\Z")
+_RESOURCE = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?\Z")
+_NETWORK = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?/)?[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
+# NCCL settings by interconnect (NCCL environment variables, docs.nvidia.com/deeplearning/nccl
+# user-guide "Environment Variables"): ib needs an RDMA device in the pod, tcp uses sockets only.
+NCCL_PROFILES = {
+    "ib": (("NCCL_DEBUG", "INFO"), ("NCCL_IB_DISABLE", "0")),
+    "tcp": (("NCCL_DEBUG", "INFO"), ("NCCL_IB_DISABLE", "1")),
+    "debug": (("NCCL_DEBUG", "INFO"), ("NCCL_DEBUG_SUBSYS", "INIT,NET")),
+}
+DEFAULT_RESULTS_SIZE = "10Gi"
 _HOST_PATH = re.compile(r"^/[A-Za-z0-9._/-]*\Z")
 
 
@@ -69,7 +79,9 @@ class ClusterOptions:
         "Build from this Git repository (holding dockerfiles/) instead of inline Dockerfiles.",
         metavar="URL",
     )
-    git_ref: str = flag("main", "--git-ref", "Branch, tag or commit.", metavar="REF", show_default=True)
+    git_ref: Optional[str] = flag(
+        None, "--git-ref", "Branch, tag or commit of --git-uri (default: main).", metavar="REF"
+    )
     git_context_root: str = flag(
         "dockerfiles",
         "--git-context",
@@ -88,8 +100,14 @@ class ClusterOptions:
         value_type=int,
         group="run",
     )
-    nodes: int = flag(
-        2, "--nodes", "MPIJob workers.", metavar="N", value_type=int, show_default=True, group="run"
+    nodes: Optional[int] = flag(
+        None,
+        "--nodes",
+        "Nodes: 1 writes the Pod and Job only, N > 1 an MPIJob of N workers only "
+        "(default: both, the MPIJob at 2 nodes as an example).",
+        metavar="N",
+        value_type=int,
+        group="run",
     )
     data_claim: Optional[str] = flag(
         None, "--data-claim", "PVC with the dataset (default: <benchmark>-data).", metavar="NAME", group="run"
@@ -100,16 +118,73 @@ class ClusterOptions:
     results_claim: Optional[str] = flag(
         None, "--results-claim", "PVC for the results (default: an emptyDir).", metavar="NAME", group="run"
     )
+    storage_class: Optional[str] = flag(
+        None,
+        "--storage-class",
+        "Write run/volumes.yaml: PVCs of this storage class for the dataset (ReadWriteMany) "
+        "and, with --results-claim, the results.",
+        metavar="NAME",
+        group="run",
+    )
+    data_size: Optional[str] = flag(
+        None, "--data-size", "Size of the dataset PVC (with --storage-class).", metavar="QTY", group="run"
+    )
+    results_size: str = flag(
+        DEFAULT_RESULTS_SIZE,
+        "--results-size",
+        "Size of the results PVC (with --storage-class and --results-claim).",
+        metavar="QTY",
+        show_default=True,
+        group="run",
+    )
     build_cpu: str = flag("2", "--build-cpu", "CPU request of builds.", metavar="QTY", show_default=True)
-    build_memory: str = flag("8Gi", "--build-memory", "Memory of builds.", metavar="QTY", show_default=True)
+    build_memory: Optional[str] = flag(
+        None,
+        "--build-memory",
+        "Memory of builds (default: 8Gi, 16Gi for source-built frameworks).",
+        metavar="QTY",
+    )
+    build_max_jobs: Optional[int] = flag(
+        None,
+        "--build-max-jobs",
+        "MAX_JOBS of builds that compile (default: one per 4 GiB of build memory).",
+        metavar="N",
+        value_type=int,
+    )
     nccl_env: Tuple[Tuple[str, str], ...] = flag(  # NCCL_* knobs for the MPIJob
         (),
         "--nccl-env",
-        "NCCL setting for the MPIJob, e.g. NCCL_P2P_LEVEL=NVL (repeatable; NCCL_DEBUG=INFO "
-        "and NCCL_IB_DISABLE=0 by default).",
+        "NCCL setting for the MPIJob on top of --nccl-profile, e.g. NCCL_SOCKET_IFNAME=ib0 (repeatable).",
         metavar="NAME=VALUE",
         multiple=True,
         convert=_nccl_env,
+        group="run",
+    )
+    nccl_profile: Optional[str] = flag(
+        None,
+        "--nccl-profile",
+        "NCCL settings for the MPIJob (default: ib with --rdma-resource/--sriov-network, else tcp).",
+        choices=tuple(NCCL_PROFILES),
+        group="run",
+    )
+    rdma_resource: Optional[str] = flag(
+        None,
+        "--rdma-resource",
+        "RDMA device-plugin resource each worker requests, e.g. rdma/rdma_shared_device_a.",
+        metavar="NAME",
+        group="run",
+    )
+    sriov_network: Optional[str] = flag(
+        None, "--sriov-network", "SR-IOV network attachment for the workers.", metavar="NAME", group="run"
+    )
+    host_network: bool = flag(
+        False, "--host-network", "Run the MPIJob workers on the host network.", is_flag=True, group="run"
+    )
+    gpu_product: Optional[str] = flag(
+        None,
+        "--gpu-product",
+        "Select nodes by their nvidia.com/gpu.product label.",
+        metavar="LABEL",
         group="run",
     )
 
@@ -133,15 +208,17 @@ def check_cluster_options(options: ClusterOptions) -> ClusterOptions:
     _check_git(options)
     if options.gpus is not None and options.gpus > INT32_MAX:
         raise UsageError(f"--gpus: {options.gpus} is beyond a Kubernetes int32", hint="a GPU count per pod")
-    if options.nodes > INT32_MAX:
+    if options.nodes is not None and options.nodes > INT32_MAX:
         raise UsageError(f"--nodes: {options.nodes} is beyond a Kubernetes int32", hint="an MPI worker count")
     if options.gpus is not None and options.gpus < 1:
         raise UsageError(
             f"--gpus: {options.gpus} is not a GPU count",
             hint="give a whole number of GPUs per pod, at least 1 (CPU stacks take no --gpus)",
         )
-    if options.nodes < 1:
-        raise UsageError(f"--nodes: {options.nodes} is not a node count", hint="at least 1 MPI worker")
+    if options.nodes is not None and options.nodes < 1:
+        raise UsageError(f"--nodes: {options.nodes} is not a node count", hint="at least 1 node")
+    _check_network(options)
+    _check_storage(options)
     if options.data_claim and options.data_hostpath:
         raise UsageError("--data-claim and --data-hostpath both name the dataset volume; give one")
     if options.data_hostpath is not None and (
@@ -157,10 +234,89 @@ def check_cluster_options(options: ClusterOptions) -> ClusterOptions:
                 f"--nccl-env {name}={value}: not an NCCL setting",
                 hint="NCCL_NAME=value, e.g. --nccl-env NCCL_P2P_LEVEL=NVL --nccl-env NCCL_DEBUG=WARN",
             )
-    for option, value in (("--build-cpu", options.build_cpu), ("--build-memory", options.build_memory)):
-        if not _QUANTITY.match(value):
-            raise UsageError(f"{option}: {value!r} is not a Kubernetes quantity", hint="e.g. 4, 500m, 16Gi")
+    if options.build_max_jobs is not None and options.build_max_jobs < 1:
+        raise UsageError(f"--build-max-jobs: {options.build_max_jobs} is not a job count", hint="at least 1")
+    quantities: Tuple[Tuple[str, Optional[str]], ...] = (
+        ("--build-cpu", options.build_cpu),
+        ("--build-memory", options.build_memory),
+    )
+    for option, quantity in quantities:
+        if quantity is not None and not _QUANTITY.match(quantity):
+            raise UsageError(
+                f"{option}: {quantity!r} is not a Kubernetes quantity", hint="e.g. 4, 500m, 16Gi"
+            )
     return options
+
+
+def nccl_settings(options: ClusterOptions) -> Tuple[Tuple[str, str], ...]:
+    """The profile's NCCL settings with --nccl-env on top, sorted by name."""
+    rdma = bool(options.rdma_resource or options.sriov_network)
+    values = dict(NCCL_PROFILES[options.nccl_profile or ("ib" if rdma else "tcp")])
+    values.update(options.nccl_env)
+    return tuple(sorted(values.items()))
+
+
+def _check_network(options: ClusterOptions) -> None:
+    if options.nccl_profile is not None and options.nccl_profile not in NCCL_PROFILES:
+        raise UsageError(
+            f"--nccl-profile: unknown profile {options.nccl_profile!r}",
+            hint=f"choose one of {', '.join(NCCL_PROFILES)}",
+        )
+    if options.rdma_resource is not None and not _RESOURCE.match(options.rdma_resource):
+        raise UsageError(
+            f"--rdma-resource: {options.rdma_resource!r} is not an extended resource name",
+            hint="the RDMA device plugin's resource, e.g. rdma/rdma_shared_device_a",
+        )
+    if options.sriov_network is not None and not _NETWORK.match(options.sriov_network):
+        raise UsageError(
+            f"--sriov-network: {options.sriov_network!r} is not a network attachment name",
+            hint="[namespace/]name of a NetworkAttachmentDefinition, e.g. sriov-ib0",
+        )
+    if options.gpu_product is not None and not re.match(
+        r"^[A-Za-z0-9][-A-Za-z0-9_.]{0,62}\Z", options.gpu_product
+    ):
+        raise UsageError(
+            f"--gpu-product: {options.gpu_product!r} is not a label value",
+            hint="the nvidia.com/gpu.product label of the nodes, e.g. Tesla-V100-SXM2-16GB",
+        )
+    rdma = bool(options.rdma_resource or options.sriov_network)
+    if dict(nccl_settings(options)).get("NCCL_IB_DISABLE") == "0" and not rdma:
+        raise UsageError(
+            "NCCL_IB_DISABLE=0 (InfiniBand) without an RDMA device in the pods",
+            hint="add --rdma-resource rdma/rdma_shared_device_a or --sriov-network NAME,"
+            " or use --nccl-profile tcp",
+        )
+    multi = options.nodes is None or options.nodes > 1
+    for option, given in (
+        ("--nccl-env", bool(options.nccl_env)),
+        ("--nccl-profile", options.nccl_profile is not None),
+        ("--rdma-resource", options.rdma_resource is not None),
+        ("--sriov-network", options.sriov_network is not None),
+        ("--host-network", options.host_network),
+    ):
+        if given and not multi:
+            raise UsageError(
+                f"{option} has no effect with --nodes 1: it configures the MPIJob only",
+                hint="drop it, or ask for several nodes (--nodes N)",
+            )
+
+
+def _check_storage(options: ClusterOptions) -> None:
+    names.check(options.storage_class, "--storage-class")
+    if options.storage_class is None:
+        if options.data_size is not None or options.results_size != DEFAULT_RESULTS_SIZE:
+            raise UsageError("--data-size and --results-size have no effect without --storage-class")
+        return
+    if options.data_hostpath is not None:
+        raise UsageError("--storage-class writes a dataset PVC, --data-hostpath mounts a host path; give one")
+    if options.data_size is None:
+        raise UsageError(
+            "--storage-class needs --data-size: how large the dataset PVC is",
+            hint="the dataset's size is in the benchmark's recipe (build.datasets), e.g. --data-size 200Gi",
+        )
+    for option, quantity in (("--data-size", options.data_size), ("--results-size", options.results_size)):
+        if not _QUANTITY.match(quantity):
+            raise UsageError(f"{option}: {quantity!r} is not a Kubernetes quantity", hint="e.g. 200Gi")
 
 
 def _check_push(options: ClusterOptions) -> None:
@@ -182,6 +338,10 @@ def _check_push(options: ClusterOptions) -> None:
 
 def _check_git(options: ClusterOptions) -> None:
     if options.git_uri is None:
+        if options.git_ref is not None:
+            raise UsageError(
+                "--git-ref has no effect without --git-uri", hint="add --git-uri URL, or drop --git-ref"
+            )
         return
 
     if url_has_password(options.git_uri):
@@ -196,7 +356,7 @@ def _check_git(options: ClusterOptions) -> None:
             f"--git-uri: {without_userinfo(options.git_uri)!r} is not a Git URL",
             hint="https://github.com/acme/benchmarks.git or git@github.com:acme/benchmarks.git",
         )
-    if not _GIT_REF.match(options.git_ref) or ".." in options.git_ref:
+    if options.git_ref is not None and (not _GIT_REF.match(options.git_ref) or ".." in options.git_ref):
         raise UsageError(f"--git-ref: {options.git_ref!r} is not a branch, tag or commit")
     root = options.git_context_root
     if root.startswith("/") or ".." in root.split("/") or not re.match(r"^[A-Za-z0-9._/-]+$", root):

@@ -9,13 +9,16 @@ benchmark allows it.
 
 from __future__ import annotations
 
+import shlex
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from mlcc.errors import UsageError
 from mlcc.render import Rendered
+from mlcc.render.openshift import launch as launching
 from mlcc.render.openshift import names
 from mlcc.render.openshift.build import common_labels, image_reference, metadata
-from mlcc.render.openshift.options import ClusterOptions
+from mlcc.render.openshift.launch import Size
+from mlcc.render.openshift.options import ClusterOptions, nccl_settings
 
 Obj = Dict[str, Any]
 
@@ -23,7 +26,9 @@ GPU = "nvidia.com/gpu"
 GPU_TOLERATION = {"key": GPU, "operator": "Exists", "effect": "NoSchedule"}
 # Environment names that state a GPU count the pod must agree with.
 GPU_COUNT_ENV = ("DGXNGPU",)
-NCCL_DEFAULTS = (("NCCL_DEBUG", "INFO"), ("NCCL_IB_DISABLE", "0"))
+EXAMPLE_NODES = 2  # the MPIJob's size when --nodes is not given
+LAUNCH_VOLUME = "launch"
+IPC_LOCK = "IPC_LOCK"  # RDMA pins memory (ibv_reg_mr): memlock beyond the default limit
 JOB_TTL_SECONDS = 7 * 24 * 3600
 MPI_USER_NOTE = (
     "mpi-operator's workers run sshd as root: the service account needs an SCC that allows"
@@ -58,15 +63,66 @@ def run_arguments(rendered: Rendered, gpus: int) -> List[str]:
     return [arg.replace("{gpus}", str(gpus)) for arg in args]
 
 
-def _env(rendered: Rendered, gpus: int, extra: Sequence[Tuple[str, str]] = ()) -> List[Obj]:
+def run_size(rendered: Rendered, options: ClusterOptions, nodes: int) -> Size:
+    """The size of one run, checked against what the benchmark's launch can honour."""
+    bench = rendered.stack.benchmark
+    build = bench.build
+    assert build is not None
+    size = Size(nodes, gpu_count(rendered, options))
+    can_mpi = build.mpi is not None and rendered.stack.cuda is not None
+    launching.check_size(build.launch if size.gpus else None, size, bench.name, can_mpi)
+    return size
+
+
+def _env(rendered: Rendered, size: Size, extra: Sequence[Tuple[str, str]] = ()) -> List[Obj]:
     build = rendered.stack.benchmark.build
     assert build is not None
     values = dict(build.env)
     for name in GPU_COUNT_ENV:
-        if name in values and gpus:
-            values[name] = str(gpus)
+        if name in values and size.gpus:
+            values[name] = str(size.gpus)
+    if build.launch is not None and size.gpus:
+        values.update(launching.environment(build.launch, size))
     values.update(extra)
     return [{"name": name, "value": value} for name, value in values.items()]
+
+
+def launch_config_name(rendered: Rendered, size: Size) -> str:
+    return names.object_name(rendered.stack.benchmark.name, rendered.variant, f"{size.nodes}x{size.gpus}")
+
+
+def launch_configmap(rendered: Rendered, options: ClusterOptions, size: Size) -> Optional[Obj]:
+    """The configuration NVIDIA's scripts source, for this size (None: nothing to configure)."""
+    build = rendered.stack.benchmark.build
+    assert build is not None
+    if build.launch is None or not size.gpus:
+        return None
+    name = launch_config_name(rendered, size)
+    labels = common_labels(rendered.stack.benchmark.name, name, rendered.variant, "benchmark-config")
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": metadata(name, labels, options),
+        "data": dict(launching.files(build.launch, size, rendered.stack.benchmark.name)),
+    }
+
+
+def _launch_mounts(rendered: Rendered, size: Size) -> Tuple[List[Obj], List[Obj]]:
+    """The generated files, mounted one by one into the work directory the scripts run in."""
+    build = rendered.stack.benchmark.build
+    assert build is not None
+    if build.launch is None or not size.gpus:
+        return [], []
+    found = launching.files(build.launch, size, rendered.stack.benchmark.name)
+    volume = {
+        "name": LAUNCH_VOLUME,
+        "configMap": {"name": launch_config_name(rendered, size), "defaultMode": 0o755},
+    }
+    mounts = [
+        {"name": LAUNCH_VOLUME, "mountPath": f"{build.workdir}/{file}", "subPath": file, "readOnly": True}
+        for file, _ in found
+    ]
+    return [volume], mounts
 
 
 def _volumes(rendered: Rendered, options: ClusterOptions) -> Tuple[List[Obj], List[Obj], List[str]]:
@@ -102,6 +158,38 @@ def _volumes(rendered: Rendered, options: ClusterOptions) -> Tuple[List[Obj], Li
     return volumes, mounts, notes
 
 
+def volume_claims(rendered: Rendered, options: ClusterOptions) -> List[Obj]:
+    """With --storage-class: the PVCs the run manifests mount (dataset ReadWriteMany, so every
+    node of an MPIJob reads it; the results too when --results-claim names one)."""
+    build = rendered.stack.benchmark.build
+    assert build is not None
+    if options.storage_class is None:
+        return []
+    bench = rendered.stack.benchmark.name
+    wanted: List[Tuple[str, str, str]] = []
+    if build.datasets:
+        assert options.data_size is not None  # checked with the options
+        wanted.append((options.data_claim or names.object_name(bench, "data"), options.data_size, "dataset"))
+    if options.results_claim and _results_path(rendered):
+        wanted.append((options.results_claim, options.results_size, "results"))
+    claims = []
+    for name, size, component in wanted:
+        labels = common_labels(bench, name, rendered.variant, f"benchmark-{component}")
+        claims.append(
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "metadata": metadata(name, labels, options),
+                "spec": {
+                    "accessModes": ["ReadWriteMany"],
+                    "storageClassName": options.storage_class,
+                    "resources": {"requests": {"storage": size}},
+                },
+            }
+        )
+    return claims
+
+
 def _results_path(rendered: Rendered) -> Optional[str]:
     build = rendered.stack.benchmark.build
     assert build is not None
@@ -129,16 +217,19 @@ def _pod_security(run_as_root: bool, options: ClusterOptions) -> Obj:
 def benchmark_container(
     rendered: Rendered,
     options: ClusterOptions,
-    gpus: int,
+    size: Size,
     mounts: List[Obj],
     *,
     command: Optional[List[str]] = None,
     extra_env: Sequence[Tuple[str, str]] = (),
     run_as_root: bool = False,
+    gpus: Optional[int] = None,
 ) -> Obj:
+    """The benchmark's container; ``gpus`` (default: the size's) is what it requests."""
     build = rendered.stack.benchmark.build
     assert build is not None
-    args = run_arguments(rendered, gpus) + list(build.cmd)
+    request = size.gpus if gpus is None else gpus
+    args = run_arguments(rendered, size.gpus) + list(build.cmd)
     container: Obj = {
         "name": names.object_name(rendered.stack.benchmark.name),
         "image": image_reference(rendered, options),
@@ -151,31 +242,57 @@ def benchmark_container(
         if args:
             container["args"] = args
     container["workingDir"] = build.workdir
-    container["env"] = _env(rendered, gpus, extra_env)
-    if gpus:
-        container["resources"] = {"limits": {GPU: gpus}}
+    container["env"] = _env(rendered, size, extra_env)
+    if request:
+        container["resources"] = {"limits": {GPU: request}}
     if mounts:
         container["volumeMounts"] = mounts
     container["securityContext"] = _container_security(run_as_root or build.run_as_root)
     return container
 
 
-def pod_spec(rendered: Rendered, options: ClusterOptions, gpus: int) -> Tuple[Obj, List[str]]:
+def single_node_command(rendered: Rendered, size: Size) -> Optional[List[str]]:
+    """Per-GPU launches (Horovod) start under mpirun even on one node, as NVIDIA's run.sub does;
+    None: the entrypoint itself (bind_launch starts a process per GPU)."""
+    build = rendered.stack.benchmark.build
+    assert build is not None
+    if build.launch is None or build.launch.style != "per-gpu" or build.mpi is None or not size.gpus:
+        return None
+    prefix = build.mpi.prefix_for(rendered.stack.base.family)
+    return [f"{prefix}/bin/mpirun", "-np", str(size.gpus), "--bind-to", "none", *build.entrypoint]
+
+
+def _node_selector(rendered: Rendered, options: ClusterOptions) -> Dict[str, str]:
+    found = {"kubernetes.io/arch": rendered.stack.arch.kubernetes}
+    if options.gpu_product:
+        found["nvidia.com/gpu.product"] = options.gpu_product
+    return found
+
+
+def pod_spec(rendered: Rendered, options: ClusterOptions, size: Size) -> Tuple[Obj, List[str]]:
     build = rendered.stack.benchmark.build
     assert build is not None
     volumes, mounts, notes = _volumes(rendered, options)
+    launch_volumes, launch_mounts = _launch_mounts(rendered, size)
+    container = benchmark_container(
+        rendered, options, size, mounts + launch_mounts, command=single_node_command(rendered, size)
+    )
     spec: Obj = {
         "restartPolicy": "Never",
-        "containers": [benchmark_container(rendered, options, gpus, mounts)],
-        "nodeSelector": {"kubernetes.io/arch": rendered.stack.arch.kubernetes},
+        "containers": [container],
+        "nodeSelector": _node_selector(rendered, options),
     }
-    if gpus:
+    if size.gpus:
         spec["tolerations"] = [dict(GPU_TOLERATION)]
-    if volumes:
-        spec["volumes"] = volumes
+    if volumes or launch_volumes:
+        spec["volumes"] = volumes + launch_volumes
     spec["securityContext"] = _pod_security(build.run_as_root, options)
     if build.run_as_root:
         notes.append("runs as root: the benchmark cannot run under the restricted SCC (see its recipe note)")
+    if launch_volumes:
+        notes.append(
+            f"apply run/launch-{size.nodes}x{size.gpus}.yaml first: the configuration its scripts source"
+        )
     return spec, notes
 
 
@@ -193,7 +310,7 @@ def _annotations(rendered: Rendered, notes: Sequence[str]) -> Dict[str, str]:
 
 def _single_run(rendered: Rendered, options: ClusterOptions) -> Tuple[Obj, Obj, Obj]:
     """metadata, labels and pod spec of a one-pod run: what the Pod and the Job share."""
-    spec, notes = pod_spec(rendered, options, gpu_count(rendered, options))
+    spec, notes = pod_spec(rendered, options, run_size(rendered, options, 1))
     name = names.object_name(rendered.stack.benchmark.name, rendered.variant)
     labels = common_labels(rendered.stack.benchmark.name, name, rendered.variant, "benchmark-run")
     return metadata(name, labels, options, **_annotations(rendered, notes)), labels, spec
@@ -218,10 +335,62 @@ def job(rendered: Rendered, options: ClusterOptions) -> Obj:
     }
 
 
-def nccl_env(options_env: Sequence[Tuple[str, str]]) -> List[Tuple[str, str]]:
-    values = dict(NCCL_DEFAULTS)
-    values.update(options_env)
-    return sorted(values.items())
+def mpi_size(rendered: Rendered, options: ClusterOptions) -> Optional[Size]:
+    """The MPIJob's size; None when the benchmark has no multi-node launch or one node was asked."""
+    build = rendered.stack.benchmark.build
+    assert build is not None
+    if build.mpi is None or rendered.stack.cuda is None:
+        return None
+    if build.launch is not None and not build.launch.multi_node:
+        return None
+    if options.nodes == 1:
+        return None
+    return run_size(rendered, options, options.nodes or EXAMPLE_NODES)
+
+
+def launcher_script(rendered: Rendered, size: Size, knobs: Sequence[Tuple[str, str]]) -> str:
+    """The launcher's mpirun line. Remote ranks start from sshd, not from the pod, so every
+    setting travels with -x; the first host of mpi-operator's hostfile is the master (rank 0)."""
+    stack = rendered.stack
+    build = stack.benchmark.build
+    assert build is not None and build.mpi is not None
+    prefix = build.mpi.prefix_for(stack.base.family)
+    launch = build.launch
+    exports = ["PATH", "LD_LIBRARY_PATH", *(f"{k}={v}" for k, v in knobs)]
+    if launch is not None:
+        exports += [f"{k}={v}" for k, v in launching.environment(launch, size)]
+    mpirun = [f"{prefix}/bin/mpirun", "--allow-run-as-root", "--prefix", prefix]
+    if launch is not None and launch.style == "per-node":
+        mpirun += ["-np", str(size.nodes), "--map-by", "ppr:1:node", "--bind-to", "none"]
+    else:
+        mpirun += ["-np", str(size.total), "--map-by", "slot", "--bind-to", "none"]
+    mpirun += ["-wdir", build.workdir]
+    for item in exports:
+        mpirun += ["-x", item]
+    words = " ".join(shlex.quote(w) for w in mpirun)
+    if launch is not None and launch.style == "per-node":
+        node = launching.node_script(size, " ".join(build.entrypoint))
+        words += ' -x MLCC_MASTER_ADDR="$master" /bin/bash -c ' + shlex.quote(node)
+    else:
+        args = list(build.mpi.args) if build.mpi.args else run_arguments(rendered, 1)
+        words += " " + " ".join(shlex.quote(w) for w in [*build.entrypoint, *args])
+    return "set -eu\nmaster=$(awk 'NR==1 {print $1}' /etc/mpi/hostfile)\nexec " + words + "\n"
+
+
+def _rdma(options: ClusterOptions, container: Obj, template: Obj) -> None:
+    """RDMA for the workers: the device plugin's resource or an SR-IOV network, IPC_LOCK."""
+    if options.rdma_resource:
+        container["resources"]["limits"][options.rdma_resource] = 1
+    if options.sriov_network:
+        template["metadata"]["annotations"] = {"k8s.v1.cni.cncf.io/networks": options.sriov_network}
+    if options.rdma_resource or options.sriov_network:
+        container["securityContext"]["capabilities"] = {"add": [IPC_LOCK]}
+
+
+def _network(options: ClusterOptions, spec: Obj) -> None:
+    if options.host_network:
+        spec["hostNetwork"] = True
+        spec["dnsPolicy"] = "ClusterFirstWithHostNet"
 
 
 def mpijob(rendered: Rendered, options: ClusterOptions) -> Optional[Obj]:
@@ -229,54 +398,59 @@ def mpijob(rendered: Rendered, options: ClusterOptions) -> Optional[Obj]:
     stack = rendered.stack
     build = stack.benchmark.build
     assert build is not None
-    if build.mpi is None or stack.cuda is None:
+    size = mpi_size(rendered, options)
+    if size is None:
         return None
-    gpus = gpu_count(rendered, options)
-    workers = options.nodes
-    prefix = build.mpi.prefix_for(stack.base.family)
-    knobs = nccl_env(options.nccl_env)
-    args = list(build.mpi.args) if build.mpi.args else run_arguments(rendered, 1)
-    mpirun = [
-        f"{prefix}/bin/mpirun",
-        "--allow-run-as-root",
-        "--prefix",
-        prefix,
-        "-np",
-        str(workers * gpus),
-        "-bind-to",
-        "none",
-        "-map-by",
-        "slot",
-    ]
-    for name in ["LD_LIBRARY_PATH", "PATH", *(k for k, _ in knobs)]:
-        mpirun += ["-x", name]
-    mpirun += [*build.entrypoint, *args]
+    knobs = nccl_settings(options)
     volumes, mounts, notes = _volumes(rendered, options)
+    launch_volumes, launch_mounts = _launch_mounts(rendered, size)
     notes = [MPI_USER_NOTE, *notes]
+    if launch_volumes:
+        notes.append(
+            f"apply run/launch-{size.nodes}x{size.gpus}.yaml first: the configuration its scripts source"
+        )
+    if options.nodes is None:
+        notes.append(f"sized for {size.nodes} nodes as an example: mlcc gen --nodes N sizes it")
     launcher = benchmark_container(
         rendered,
         options,
-        0,
+        size,
         [m for m in mounts if m["name"] == "results"],
-        command=mpirun,
-        extra_env=knobs,
+        command=["/bin/bash", "-c", launcher_script(rendered, size, knobs)],
         run_as_root=True,
+        gpus=0,
     )
     launcher["securityContext"] = {"allowPrivilegeEscalation": False}
     worker = benchmark_container(
-        rendered, options, gpus, mounts, command=["/usr/sbin/sshd", "-De"], extra_env=knobs, run_as_root=True
+        rendered,
+        options,
+        size,
+        mounts + launch_mounts,
+        command=["/usr/sbin/sshd", "-De"],
+        extra_env=knobs,
+        run_as_root=True,
     )
     worker["securityContext"] = {"allowPrivilegeEscalation": False}
     name = names.object_name(stack.benchmark.name, rendered.variant)
     labels = common_labels(stack.benchmark.name, name, rendered.variant, "benchmark-run")
-    node = {"kubernetes.io/arch": stack.arch.kubernetes}
+    node = _node_selector(rendered, options)
     launcher_volumes = [v for v in volumes if v["name"] == "results"]
+    worker_spec: Obj = {
+        "containers": [worker],
+        "nodeSelector": node,
+        "tolerations": [dict(GPU_TOLERATION)],
+        **({"volumes": volumes + launch_volumes} if volumes or launch_volumes else {}),
+        "securityContext": _pod_security(True, options),
+    }
+    _network(options, worker_spec)
+    worker_template: Obj = {"metadata": {"labels": labels}, "spec": worker_spec}
+    _rdma(options, worker, worker_template)
     return {
         "apiVersion": "kubeflow.org/v2beta1",
         "kind": "MPIJob",
         "metadata": metadata(name, labels, options, **_annotations(rendered, notes)),
         "spec": {
-            "slotsPerWorker": gpus,
+            "slotsPerWorker": size.gpus,
             "runPolicy": {
                 "cleanPodPolicy": "Running",
                 "backoffLimit": 0,
@@ -292,25 +466,16 @@ def mpijob(rendered: Rendered, options: ClusterOptions) -> Optional[Obj]:
                         "metadata": {"labels": labels},
                         "spec": {
                             "containers": [launcher],
-                            "nodeSelector": node,
+                            "nodeSelector": {"kubernetes.io/arch": stack.arch.kubernetes},
                             **({"volumes": launcher_volumes} if launcher_volumes else {}),
                             "securityContext": _pod_security(True, options),
                         },
                     },
                 },
                 "Worker": {
-                    "replicas": workers,
+                    "replicas": size.nodes,
                     "restartPolicy": "Never",
-                    "template": {
-                        "metadata": {"labels": labels},
-                        "spec": {
-                            "containers": [worker],
-                            "nodeSelector": node,
-                            "tolerations": [dict(GPU_TOLERATION)],
-                            **({"volumes": volumes} if volumes else {}),
-                            "securityContext": _pod_security(True, options),
-                        },
-                    },
+                    "template": worker_template,
                 },
             },
         },

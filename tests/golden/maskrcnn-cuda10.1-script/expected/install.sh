@@ -79,8 +79,14 @@ python -m pip install --no-cache-dir --no-deps torchvision==0.2.1
 cd /
 
 # maskrcnn: system packages
-dnf install -y --setopt=install_weak_deps=False --nodocs numactl infiniband-diags pciutils libSM libXext libXrender
+dnf install -y --setopt=install_weak_deps=False --nodocs numactl infiniband-diags pciutils libSM libXext libXrender openmpi openssh-server openssh-clients libibverbs rdma-core
 dnf clean all && rm -rf /var/cache/dnf /var/cache/yum
+
+# maskrcnn: sshd and ssh for MPIJob launchers and workers (mpi-operator)
+ssh-keygen -A
+mkdir -p /run/sshd
+sed -i 's/^#\?StrictModes .*/StrictModes no/' /etc/ssh/sshd_config
+printf '%s\n' 'Host *' '    StrictHostKeyChecking no' '    UserKnownHostsFile /dev/null' >> /etc/ssh/ssh_config
 
 # maskrcnn: environment
 export OMP_NUM_THREADS="1"
@@ -136,6 +142,23 @@ python -m pip install --no-cache-dir mlperf-compliance==0.6.0 opencv-python==3.4
 mkdir -p /workspace/object_detection
 cd /workspace/object_detection
 python -m pip install --no-cache-dir -e .
+cd /
+
+# maskrcnn: link-coco.sh (/coco linked at build time, so run_and_time.sh needs no root)
+install -D -m 0644 /dev/stdin /opt/mlcc/scripts/link-coco.sh <<'MLCC_FILE_EOF'
+# NVIDIA's run_and_time.sh (training_results_v0.6 @f312518, maskrcnn/implementations/pytorch)
+# links /coco -> ${DATASET_DIR}/coco2017 at run time under `set -e`; that needs a writable /,
+# which OpenShift's arbitrary non-root UID does not have. Make the link here, at build time,
+# and have the script test for the link itself (-L) instead of a regular file (-f, never true
+# for a link), so it never tries to relink at run time.
+set -eu
+ln -sfn /data/coco2017 /coco
+sed -i 's|\[ ! -f /coco \]|[ ! -L /coco ]|' run_and_time.sh
+grep -q '\[ ! -L /coco \]' run_and_time.sh
+MLCC_FILE_EOF
+mkdir -p /workspace/object_detection
+cd /workspace/object_detection
+bash /opt/mlcc/scripts/link-coco.sh
 cd /
 
 # maskrcnn: writable by OpenShift's arbitrary UID (group 0)

@@ -1,0 +1,69 @@
+"""GPU generations (recipes/gpus.yaml): the resolver's GPU rule, the arch lists of source
+builds, and the explanation when no stack can run on the GPU asked."""
+
+from __future__ import annotations
+
+import pytest
+
+from mlcc.api import Pins, request_for
+from mlcc.errors import ConflictError, UsageError
+from mlcc.render import render
+from mlcc.versions import parse_version
+
+
+def test_every_gpu_needs_a_cuda_release_the_knowledge_base_has(kb) -> None:  # type: ignore[no-untyped-def]
+    releases = [parse_version(r.version) for r in kb.cuda]
+    for gpu in kb.gpus.values():
+        first = [r for r in kb.cuda if parse_version(r.version) >= parse_version(gpu.min_cuda)]
+        assert first, gpu.name
+        # the GPU's minimum driver is the one its first CUDA release needs (NVIDIA's table)
+        oldest = min(first, key=lambda r: parse_version(r.version))
+        if oldest.version.startswith(gpu.min_cuda + "."):
+            assert parse_version(gpu.min_driver) <= parse_version(oldest.min_driver), gpu.name
+    assert releases
+
+
+@pytest.mark.parametrize(("gpu", "floor"), [("a100", "11.0"), ("h100", "11.8")])
+def test_the_stack_for_a_gpu_has_a_cuda_that_targets_it(kb, resolver, gpu: str, floor: str) -> None:  # type: ignore[no-untyped-def]
+    stack = resolver.resolve(request_for(kb, "nccl-tests", Pins(gpu=gpu)))
+    assert stack.cuda is not None and parse_version(stack.cuda.version) >= parse_version(floor)
+    assert stack.variant.endswith(f"-{gpu}")
+    with pytest.raises(ConflictError) as caught:
+        resolver.resolve(request_for(kb, "nccl-tests", Pins(gpu=gpu, cuda="10.2")))
+    text = str(caught.value)
+    assert f"CUDA >= {floor}" in text and "nearest valid alternatives" in text
+    alternatives = caught.value.alternatives  # type: ignore[attr-defined]
+    assert alternatives and all(
+        parse_version(a.stack.cuda.version) >= parse_version(floor) for a in alternatives if a.stack.cuda
+    )
+
+
+def test_maskrcnn_on_h100_explains_why_and_names_the_nearest_gpu(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ConflictError) as caught:
+        resolver.resolve(request_for(kb, "maskrcnn", Pins(gpu="h100")))
+    text = str(caught.value)
+    assert "H100 is compute capability 9.0 (sm_90): it needs CUDA >= 11.8" in text
+    assert "nearest GPU generation with a stack: Tesla T4 (7.5)" in text
+    # and that nearest one really resolves
+    assert resolver.resolve(request_for(kb, "maskrcnn", Pins(gpu="t4"))).cuda is not None
+
+
+def test_source_builds_compile_for_the_gpu_asked(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    plain = render(resolver.resolve(request_for(kb, "maskrcnn", Pins())), kb)
+    t4 = render(resolver.resolve(request_for(kb, "maskrcnn", Pins(gpu="t4"))), kb)
+    plain_df = dict(plain.files)["Dockerfile"]
+    t4_df = dict(t4.files)["Dockerfile"]
+    assert 'TORCH_CUDA_ARCH_LIST="7.0"' in plain_df and 'TORCH_CUDA_ARCH_LIST="7.5"' in t4_df
+    assert 'TORCH_CUDA_ARCH_LIST="7.0"' not in t4_df
+
+
+def test_unknown_and_contradictory_gpus_are_usage_errors(kb) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(UsageError, match="did you mean 'h100'"):
+        request_for(kb, "maskrcnn", Pins(gpu="h10"))
+    with pytest.raises(UsageError, match="--cpu and --gpu"):
+        request_for(kb, "tf_cnn_benchmarks", Pins(gpu="t4", cpu=True))
+
+
+def test_cli_resolve_h100_exits_with_the_conflict_code(cli) -> None:  # type: ignore[no-untyped-def]
+    result = cli("resolve", "maskrcnn", "--gpu", "h100")
+    assert result.code == 3 and "sm_90" in result.err
