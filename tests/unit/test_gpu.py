@@ -49,10 +49,10 @@ def test_maskrcnn_on_h100_explains_why_and_names_the_nearest_gpu(kb, resolver) -
 
 
 def test_source_builds_compile_for_the_gpu_asked(kb, resolver) -> None:  # type: ignore[no-untyped-def]
-    plain = render(resolver.resolve(request_for(kb, "maskrcnn", Pins())), kb)
-    t4 = render(resolver.resolve(request_for(kb, "maskrcnn", Pins(gpu="t4"))), kb)
-    plain_df = dict(plain.files)["Dockerfile"]
-    t4_df = dict(t4.files)["Dockerfile"]
+    plain = render(resolver.resolve(request_for(kb, "maskrcnn", Pins())))
+    t4 = render(resolver.resolve(request_for(kb, "maskrcnn", Pins(gpu="t4"))))
+    plain_df = plain.content(plain.main_file)
+    t4_df = t4.content(t4.main_file)
     assert 'TORCH_CUDA_ARCH_LIST="7.0"' in plain_df and 'TORCH_CUDA_ARCH_LIST="7.5"' in t4_df
     assert 'TORCH_CUDA_ARCH_LIST="7.0"' not in t4_df
 

@@ -30,7 +30,7 @@ def store(shared: Path) -> SchemaStore:
 
 
 def _objects(kb, resolver, benchmark: str, **options: Any) -> List[Obj]:  # type: ignore[no-untyped-def]
-    rendered = render(resolver.resolve(request_for(kb, benchmark, Pins())), kb)
+    rendered = render(resolver.resolve(request_for(kb, benchmark, Pins())))
     files = render_openshift(rendered, check_cluster_options(ClusterOptions(**options)))
     found: List[Obj] = []
     for _, content in files.files:
@@ -185,7 +185,7 @@ def test_resnet50_binds_each_local_rank_to_its_own_cores(kb, resolver, tmp_path:
 
 
 def _build_configs(kb, resolver, benchmark: str, pins: Pins, **options: Any) -> List[Obj]:  # type: ignore[no-untyped-def]
-    rendered = render(resolver.resolve(request_for(kb, benchmark, pins)), kb)
+    rendered = render(resolver.resolve(request_for(kb, benchmark, pins)))
     found: List[Obj] = []
     for _, content in render_openshift(rendered, check_cluster_options(ClusterOptions(**options))).files:
         document = yaml.safe_load(content)
