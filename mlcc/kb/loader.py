@@ -24,6 +24,8 @@ from mlcc.kb.model import KnowledgeBase
 
 RECIPES_ENV = "MLCC_RECIPES"
 CACHE_ENV = "MLCC_CACHE_DIR"
+# The folder of the code that defines and builds the cached model (see cache_key).
+_KB_CODE = os.path.dirname(os.path.abspath(__file__))
 
 RecipeFile = Tuple[str, str]  # (path relative to the recipes folder, kind)
 
@@ -122,6 +124,9 @@ def _stat_key(root: str, files: Sequence[RecipeFile]) -> str:
     paths += [os.path.join(root, f) for f in OTHER_FILES]
     paths += _helper_files(root)
     paths += sorted(os.path.join(SCHEMA_DIR, n) for n in os.listdir(SCHEMA_DIR))
+    # the code that builds and defines the pickled model: a changed layout (an editable
+    # install between two versions) must not unpickle a stale KnowledgeBase
+    paths += sorted(os.path.join(_KB_CODE, n) for n in os.listdir(_KB_CODE) if n.endswith(".py"))
     for path in paths:
         try:
             info = os.stat(path)

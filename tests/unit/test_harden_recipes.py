@@ -113,3 +113,22 @@ def test_the_recipe_cache_sees_an_edit_that_keeps_size_and_mtime(recipes_copy: P
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert path.stat().st_size == before.st_size and path.stat().st_mtime_ns == before.st_mtime_ns
     assert load(str(recipes_copy)).benchmarks["maskrcnn"].title.endswith("weighT)")
+
+
+def test_the_recipe_cache_key_follows_the_model_code(recipes_copy: Path, tmp_path: Path) -> None:
+    """An editable install updated in place keeps version and recipes; the cached pickle of
+    the old model layout must not be read back (a stale KnowledgeBase unpickles silently)."""
+    from mlcc.kb import loader
+
+    files = loader.recipe_files(str(recipes_copy))
+    code = tmp_path / "kbcode"
+    code.mkdir()
+    (code / "model.py").write_text("A = 1\n")
+    original = loader._KB_CODE
+    try:
+        loader._KB_CODE = str(code)
+        first = loader._stat_key(str(recipes_copy), files)
+        (code / "model.py").write_text("A = 22\n")
+        assert loader._stat_key(str(recipes_copy), files) != first
+    finally:
+        loader._KB_CODE = original
