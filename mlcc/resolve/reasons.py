@@ -19,7 +19,7 @@ def explain_choices(resolver: Resolver, stack: Stack) -> Tuple[Choice, ...]:
     same image (the content digest must not tell them apart)."""
     other_arches = set(resolver.kb.arch_aliases) - {stack.arch.name, *stack.arch.aliases}
     choices = [
-        _arch(resolver, stack),
+        _arch(stack),
         *_framework(resolver, stack),
         *_cuda(resolver, stack),
         _base(resolver, stack),
@@ -35,16 +35,18 @@ def explain_choices(resolver: Resolver, stack: Stack) -> Tuple[Choice, ...]:
     return tuple(_drop_irrelevant(c, stack, other_arches, other_lists) for c in choices)
 
 
-def _arch(resolver: Resolver, stack: Stack) -> Choice:
+def _arch(stack: Stack) -> Choice:
     pin = stack.request.arch
     supported = ", ".join(stack.benchmark.arches)
     if pin:
         reason = f"--arch {stack.arch.name}"  # the arch's own name, not an alias the request used
-    elif stack.arch.name == resolver.host_arch:
-        reason = f"this machine's arch ({stack.benchmark.name} supports {supported}; --arch for another)"
     else:
-        host = resolver.host_arch or "unknown"
-        reason = f"first of the arches {stack.benchmark.name} supports ({supported}); this machine is {host}"
+        # The same words on every host: this text is stamped into stack.json and so into the
+        # content digest, which must not depend on the machine that generated the files.
+        reason = (
+            f"no --arch: the generating machine's arch where {stack.benchmark.name} supports it,"
+            f" else its first ({supported}); --arch for another"
+        )
     return Choice(
         "arch",
         stack.arch.name,

@@ -190,7 +190,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     {
       "component": "arch",
       "origin": "recipes/arches.yaml:18",
-      "reason": "this machine's arch (maskrcnn supports x86_64; --arch for another)",
+      "reason": "no --arch: the generating machine's arch where maskrcnn supports it, else its first (x86_64); --arch for another",
       "sources": [
         "https://github.com/opencontainers/image-spec/blob/main/config.md (architecture values follow GOARCH)",
         "https://gitlab.com/nvidia/container-images/cuda (NVARCH=x86_64|sbsa|ppc64le on RHEL, x86_64|sbsa|ppc64el on Ubuntu; repo directories)",
