@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Optional, TypeVar
+from typing import Any, Callable, List, Optional, TypeVar
 
 import click
 
@@ -28,8 +28,9 @@ def _say(text: str = "") -> None:
     click.echo(printable(text, keep_newlines=True))
 
 
-def image_options(func: F) -> F:
-    options = [
+def image_option_list() -> List[Callable[[F], F]]:
+    """The options that say where an image is read from (inspect, diff, verify, results)."""
+    return [
         click.option(
             "--tls-verify/--no-tls-verify",
             "tls_verify",
@@ -46,6 +47,10 @@ def image_options(func: F) -> F:
             help="Engine whose storage holds local:REF images.",
         ),
     ]
+
+
+def image_options(func: F) -> F:
+    options = image_option_list()
     for option in reversed(options):
         func = option(func)
     return func

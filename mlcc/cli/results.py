@@ -19,6 +19,7 @@ from mlcc.app.images import open_image
 from mlcc.cli import LazyGroup
 from mlcc.cli.context import kb_of
 from mlcc.cli.history import HISTORY_HELP
+from mlcc.cli.images import image_option_list
 from mlcc.errors import UsageError
 from mlcc.image.content import STACK_FILE
 from mlcc.output import write_tree
@@ -157,21 +158,7 @@ def stack_source(func: Any) -> Any:
     options = [
         click.option("--image", metavar="REF", help="The image the runs ran: its stamped stack is stored."),
         click.option("--stack", "stack_file", metavar="FILE", help="Or a stack.json (mlcc gen writes one)."),
-        click.option(
-            "--tls-verify/--no-tls-verify",
-            "tls_verify",
-            default=True,
-            show_default=True,
-            help="Verify the registry's TLS certificate.",
-        ),
-        click.option(
-            "--arch", "image_arch", metavar="ARCH", help="The arch to read from a multi-arch image."
-        ),
-        click.option(
-            "--backend",
-            type=click.Choice(["buildah", "podman", "docker"]),
-            help="Engine whose storage holds local:REF images.",
-        ),
+        *image_option_list(),
         click.option("--system", metavar="NAME", help="The system's name (default: the log's platform)."),
         click.option(
             "--nodes", type=click.IntRange(min=1), help="Nodes (default: the log's submission_entry)."
