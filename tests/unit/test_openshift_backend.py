@@ -5,13 +5,14 @@ traffic (paths, methods, bodies, auth), not a cluster's reaction to it."""
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Tuple
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+
+from tests.fakekube import serve, write_kubeconfig
 
 TOKEN = "sha256~not-a-real-token-but-secret"
 
@@ -153,25 +154,8 @@ def cluster(tmp_path: Path) -> Iterator[Tuple[Cluster, Path]]:
         def log_message(self, format: str, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(
-        json.dumps(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "clusters": [
-                    {"name": "test", "cluster": {"server": f"http://127.0.0.1:{server.server_address[1]}"}}
-                ],
-                "users": [{"name": "me", "user": {"token": TOKEN}}],
-                "contexts": [
-                    {"name": "test", "context": {"cluster": "test", "user": "me", "namespace": "bench"}}
-                ],
-                "current-context": "test",
-            }
-        )
-    )
+    server = serve(Handler)
+    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", server, token=TOKEN, namespace="bench")
     yield state, kubeconfig
     server.shutdown()
     server.server_close()

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+
+from tests.fakekube import serve, write_kubeconfig
 
 from .test_image import _layer, _oci_layout
 
@@ -171,23 +172,8 @@ def api(tmp_path: Path) -> Iterator[Tuple[Api, Path]]:
         def log_message(self, format: str, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(
-        json.dumps(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "clusters": [
-                    {"name": "t", "cluster": {"server": f"http://127.0.0.1:{server.server_address[1]}"}}
-                ],
-                "users": [{"name": "me", "user": {"token": TOKEN}}],
-                "contexts": [{"name": "t", "context": {"cluster": "t", "user": "me", "namespace": "mlperf"}}],
-                "current-context": "t",
-            }
-        )
-    )
+    server = serve(Handler)
+    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", server, token=TOKEN, namespace="mlperf")
     yield state, kubeconfig
     server.shutdown()
     server.server_close()
