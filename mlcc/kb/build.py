@@ -11,7 +11,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.tags import Tag
@@ -22,6 +22,7 @@ from mlcc.errors import RecipeError
 from mlcc.kb import schema_check
 from mlcc.kb.layout import OTHER_FILES
 from mlcc.kb.model import (
+    PLACEHOLDER,
     Arch,
     Base,
     Benchmark,
@@ -42,6 +43,7 @@ from mlcc.kb.model import (
     LibBuild,
     MpiLaunch,
     NvidiaRepo,
+    PackageManager,
     PinnedPackage,
     Provenance,
     PythonOption,
@@ -188,6 +190,7 @@ def _source_builds(doc: _Doc) -> Tuple[SourceBuild, ...]:
 def _families(doc: _Doc) -> Dict[str, Family]:
     families: Dict[str, Family] = {}
     formats: Dict[str, str] = {}
+    seen_managers: Dict[str, str] = {}
     for index, entry in enumerate(doc.data["families"]):
         path: PathKey = ("families", index)
         name = entry["name"]
@@ -206,7 +209,8 @@ def _families(doc: _Doc) -> Dict[str, Family]:
         families[name] = Family(
             name=name,
             package_format=entry["package_format"],
-            package_managers=tuple(entry["package_managers"]),
+            package_managers=_package_managers(doc, entry, path, seen_managers),
+            nvidia_repo=_command(doc, entry["nvidia_repo"], (*path, "nvidia_repo"), NVIDIA_REPO_PLACEHOLDERS),
             install_commands=tuple(entry["install_commands"]),
             pin_format=entry["pin"],
             pinned=entry["pinned"],
@@ -216,6 +220,60 @@ def _families(doc: _Doc) -> Dict[str, Family]:
             prov=doc.prov(entry, path),
         )
     return families
+
+
+# The placeholders each shell line of recipes/families.yaml may use; the renderers fill
+# in exactly these.
+INSTALL_PLACEHOLDERS = frozenset({"packages"})
+CLEAN_PLACEHOLDERS: FrozenSet[str] = frozenset()
+NVIDIA_REPO_PLACEHOLDERS = frozenset({"name", "baseurl", "gpgkey"})
+
+
+def _package_managers(
+    doc: _Doc, family: Dict[str, Any], path: PathKey, seen: Dict[str, str]
+) -> Tuple[PackageManager, ...]:
+    found: List[PackageManager] = []
+    for index, entry in enumerate(family["package_managers"]):
+        where: PathKey = (*path, "package_managers", index)
+        name = entry["name"]
+        if name in seen:
+            raise doc.error((*where, "name"), f"package manager {name} is already the {seen[name]} family's")
+        seen[name] = family["name"]
+        install = _command(doc, entry["install"], (*where, "install"), INSTALL_PLACEHOLDERS)
+        if install.split(" ", 1)[0] not in family["install_commands"]:
+            raise doc.error(
+                (*where, "install"),
+                f"the install line starts with {install.split(' ', 1)[0]!r}, which is not among the"
+                f" family's install_commands ({', '.join(family['install_commands'])})",
+                hint="mlcc lint checks the package pins of the commands listed there",
+            )
+        found.append(
+            PackageManager(
+                name=name,
+                install=install,
+                clean=_command(doc, entry["clean"], (*where, "clean"), CLEAN_PLACEHOLDERS),
+                prov=doc.prov(entry, where),
+            )
+        )
+    return tuple(found)
+
+
+def _command(doc: _Doc, pattern: str, path: PathKey, allowed: FrozenSet[str]) -> str:
+    """A shell line with {placeholders}: each one known, each one used, no other braces."""
+    used = set(PLACEHOLDER.findall(pattern))
+    unknown = sorted(used - allowed)
+    if unknown:
+        raise doc.error(
+            path,
+            f"unknown placeholder {{{unknown[0]}}}",
+            hint=f"allowed here: {', '.join('{' + name + '}' for name in sorted(allowed)) or 'none'}",
+        )
+    missing = sorted(allowed - used)
+    if missing:
+        raise doc.error(path, f"the command lacks the placeholder {{{missing[0]}}}")
+    if "{" in PLACEHOLDER.sub("", pattern) or "}" in PLACEHOLDER.sub("", pattern):
+        raise doc.error(path, "a brace outside a {placeholder}", hint="placeholders are {lowercase_names}")
+    return pattern
 
 
 def _gpus(doc: _Doc) -> Dict[str, Gpu]:
@@ -340,11 +398,12 @@ def _bases(doc: _Doc, arches: Dict[str, Arch], families: Dict[str, Family]) -> T
                 f"unknown family {entry['family']!r}",
                 hint=f"recipes/families.yaml defines {', '.join(sorted(families))}",
             )
-        if entry["package_manager"] not in family.package_managers:
+        managers = [manager.name for manager in family.package_managers]
+        if entry["package_manager"] not in managers:
             raise doc.error(
                 (*path, "package_manager"),
                 f"{entry['package_manager']} is not a package manager of the {family.name} family "
-                f"({', '.join(family.package_managers)})",
+                f"({', '.join(managers)})",
             )
         pythons = tuple(_python(p) for p in entry["python"]["versions"])
         versions = [p.version for p in pythons]

@@ -144,7 +144,7 @@ def _stat_key(root: str, files: Sequence[RecipeFile]) -> str:
 
 
 def cache_dir() -> str:
-    """mlcc's per-user cache folder (knowledge base, compiled templates)."""
+    """mlcc's per-user cache folder (knowledge base, package index, build locks)."""
     explicit = os.environ.get(CACHE_ENV)
     if explicit:
         return explicit
@@ -159,7 +159,7 @@ def _cache_path(key: str) -> str:
 def trusted(path: str) -> bool:
     """True when only this user can have written ``path``.
 
-    Unpickling (and loading compiled templates) runs code, so a cache entry counts only
+    Unpickling runs code, so a cache entry counts only
     if this user owns it and nobody else can write it.
     """
     try:

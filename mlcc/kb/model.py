@@ -11,7 +11,8 @@ exact line a rule comes from.
 
 from __future__ import annotations
 
-from typing import Dict, NamedTuple, Optional, Tuple, Union
+import re
+from typing import Dict, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 from mlcc.versions import parse_version, satisfies
 
@@ -50,12 +51,36 @@ class PinnedPackage(NamedTuple):
     version: str
 
 
+# A named placeholder in a shell line of recipes/families.yaml: {packages}, {baseurl}.
+PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+
+
+def fill(pattern: str, values: Mapping[str, str]) -> str:
+    """``pattern`` with each ``{name}`` replaced by ``values[name]``, in one pass (a value
+    that holds ``{name}`` stays as it is). The loader checks every placeholder is known."""
+    return PLACEHOLDER.sub(lambda match: values[match.group(1)], pattern)
+
+
+class PackageManager(NamedTuple):
+    """The shell lines of one package manager (recipes/families.yaml)."""
+
+    name: str
+    install: str  # installs {packages}
+    clean: str  # empties the caches
+    prov: Provenance
+
+    def install_commands(self, packages: Sequence[str]) -> Tuple[str, str]:
+        """Install ``packages`` (words as the manager takes them), then clean up."""
+        return (fill(self.install, {"packages": " ".join(packages)}), self.clean)
+
+
 class Family(NamedTuple):
     """What differs between base families' package managers (recipes/families.yaml)."""
 
     name: str
     package_format: str  # rpm | deb
-    package_managers: Tuple[str, ...]
+    package_managers: Tuple[PackageManager, ...]
+    nvidia_repo: str  # adds NVIDIA repository {name} at {baseurl}, signed by {gpgkey}
     install_commands: Tuple[str, ...]
     pin_format: str  # "{name}-{version}"
     pinned: str  # a regular expression every pinned word matches
@@ -66,6 +91,15 @@ class Family(NamedTuple):
 
     def pin(self, package: PinnedPackage) -> str:
         return self.pin_format.format(name=package.name, version=package.version)
+
+    def manager(self, name: str) -> PackageManager:
+        for manager in self.package_managers:
+            if manager.name == name:
+                return manager
+        raise KeyError(name)
+
+    def nvidia_repo_command(self, name: str, baseurl: str, gpgkey: str) -> str:
+        return fill(self.nvidia_repo, {"name": name, "baseurl": baseurl, "gpgkey": gpgkey})
 
     def libraries(self, gnu_triplet: str) -> str:
         """Where the family's packages put shared libraries on an arch."""

@@ -15,24 +15,30 @@ import shlex
 from pathlib import Path
 from typing import Dict, NamedTuple, Optional, Tuple
 
-import mlcc
 from mlcc.errors import UsageError
 from mlcc.render import digest as digests
+from mlcc.render.formats import Context, Writer, apptainer, dockerfile, script
 from mlcc.render.manifest import dumps, stack_document
 from mlcc.render.plan import DEFAULT_OPTIONS, Options, Plan, build_plan
-from mlcc.render.templates import TEMPLATES, environment
 from mlcc.resolve.stack import Stack
 
 FILES = Path(__file__).parent / "files"
-FORMATS: Dict[str, Tuple[str, str]] = {
-    "dockerfile": ("formats/Dockerfile.j2", "Dockerfile"),
-    "script": ("formats/script.sh.j2", "install.sh"),
-    "singularity": ("formats/singularity.def.j2", "Singularity.def"),
+
+
+class Format(NamedTuple):
+    write: Writer
+    file_name: str  # the main file of a variant folder
+
+
+FORMATS: Dict[str, Format] = {
+    "dockerfile": Format(dockerfile.write, dockerfile.DOCKERFILE),
+    "script": Format(script.write, script.SCRIPT),
+    "singularity": Format(apptainer.write, apptainer.DEFINITION),
 }
 __all__ = [
     "DEFAULT_OPTIONS",
     "FORMATS",
-    "TEMPLATES",
+    "Format",
     "Options",
     "Plan",
     "Rendered",
@@ -58,7 +64,7 @@ class Rendered(NamedTuple):
 
     @property
     def main_file(self) -> str:
-        return FORMATS[self.fmt][1]
+        return FORMATS[self.fmt].file_name
 
     def content(self, name: str) -> str:
         return dict(self.files)[name]
@@ -100,20 +106,11 @@ def render(stack: Stack, fmt: str = "dockerfile", options: Options = DEFAULT_OPT
     build = stack.benchmark.build
     for name, content in build.scripts if build else ():
         files[f"scripts/{name}"] = content
-    template, name = FORMATS[fmt]
-    files[name] = (
-        environment()
-        .get_template(template)
-        .render(
-            plan=plan,
-            files=files,
-            mlcc_version=mlcc.__version__,
-            command=digests.REQUEST_PLACEHOLDER,
-            base_title=stack.base.title,
-            arch=stack.arch.name,
-            described=True,
-        )
+    write, name = FORMATS[fmt]
+    context = Context(
+        command=digests.REQUEST_PLACEHOLDER, files=files, base_title=stack.base.title, arch=stack.arch.name
     )
+    files[name] = write(plan, context)
     build_args = (("BASE_IMAGE", plan.base_image), ("NVIDIA_MIRROR", plan.mirror))
     platform = f"linux/{stack.arch.oci}"
     value = digests.digest(files.items(), build_args, platform)
@@ -124,16 +121,5 @@ def render(stack: Stack, fmt: str = "dockerfile", options: Options = DEFAULT_OPT
 
 def render_dockerfile(plan: Plan, *, command: str) -> str:
     """A Dockerfile for ``plan`` alone (the stages of a chained build use this)."""
-    return str(
-        environment()
-        .get_template(FORMATS["dockerfile"][0])
-        .render(
-            plan=plan,
-            files={},
-            mlcc_version=mlcc.__version__,
-            command=command,
-            base_title="",
-            arch="",
-            described=any(target.endswith("/stack.json") for step in plan.steps for _, target in step.copies),
-        )
-    )
+    described = any(target.endswith("/stack.json") for step in plan.steps for _, target in step.copies)
+    return dockerfile.write(plan, Context(command=command, files={}, described=described))

@@ -1,9 +1,9 @@
 """From a resolved Stack to a build plan: ordered steps of shell commands and environment.
 
 The plan is format-neutral; the Dockerfile, bash script and Apptainer definition are
-three renderings of it (templates in ``templates/formats``). Package-manager specifics
-come from the Jinja2 macros in ``templates/families``, one file per family, so nothing
-here spells ``dnf`` or ``apt-get``.
+three renderings of it (writers in ``formats/``). Package-manager commands are data in
+recipes/families.yaml (the base's family and package manager), so nothing here spells
+``dnf`` or ``apt-get``.
 
 Layer order is chosen for the build cache: system packages, NVIDIA repositories, CUDA,
 cuDNN, NCCL and the Python environment come first and depend on nothing else, so every
@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import shlex
 from functools import cache
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, TypeVar
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, TypeVar
 
 from mlcc.errors import MlccError
-from mlcc.kb.model import BuildStep, LibBuild, PinnedPackage
+from mlcc.kb.model import BuildStep, LibBuild, PackageManager, PinnedPackage
 from mlcc.render.manifest import labels
 from mlcc.render.mirror import MIRROR_VAR, mirrored
-from mlcc.render.templates import environment
 from mlcc.resolve.stack import Stack
 
 VENV = "/opt/mlcc/venv"
@@ -86,26 +85,14 @@ class Options(NamedTuple):
 DEFAULT_OPTIONS = Options()
 
 
-# ----------------------------------------------------------------------- templates
+# ----------------------------------------------------------------------- package managers
 
 
+# The package managers' lines are pure functions of their arguments, and the same package
+# lists recur across every variant of a matrix.
 @cache
-def family(package_manager: str) -> Any:
-    """The macros of one package manager (install, clean, nvidia_repo)."""
-    return environment().get_template(f"families/{package_manager}.j2").module
-
-
-# The family macros are pure functions of their arguments; a Jinja macro call costs
-# ~10 us, and the same package lists recur across every variant of a matrix.
-@cache
-def _install(package_manager: str, names: Tuple[str, ...]) -> Tuple[str, str]:
-    macros = family(package_manager)
-    return (str(macros.install(list(names))), str(macros.clean()))
-
-
-@cache
-def _nvidia_repo(package_manager: str, name: str, baseurl: str, gpgkey: str) -> str:
-    return str(family(package_manager).nvidia_repo(name, baseurl, gpgkey))
+def _install(manager: PackageManager, names: Tuple[str, ...]) -> Tuple[str, str]:
+    return manager.install_commands(names)
 
 
 _quote = cache(shlex.quote)  # package names and flags recur across every variant
@@ -128,6 +115,7 @@ class _Planner:
         self.stack = stack
         self.options = options
         self.base = stack.base
+        self.manager = stack.base.packaging.manager(stack.base.package_manager)
         self.arch = stack.arch.name
         self.library_path: List[str] = []
         self.steps: List[Step] = []
@@ -137,7 +125,7 @@ class _Planner:
     def install(self, names: Sequence[str]) -> Tuple[str, ...]:
         if not names:
             return ()
-        return _install(self.base.package_manager, tuple(names))
+        return _install(self.manager, tuple(names))
 
     def pinned(self, packages: Sequence[PinnedPackage]) -> List[str]:
         return [self.base.packaging.pin(p) for p in packages]
@@ -221,11 +209,11 @@ class _Planner:
             name = repo.name
             directory = self.stack.arch.nvidia_repo(self.base.family)
             baseurl = f"{MIRROR_VAR}/{repo.path}/{self.base.repo_distro}/{directory}"
-            command = _nvidia_repo(
-                self.base.package_manager, name, baseurl, f"{baseurl}/{repo.key(self.base.family)}"
+            command = self.base.packaging.nvidia_repo_command(
+                name, baseurl, f"{baseurl}/{repo.key(self.base.family)}"
             )
             commands.append(command)
-            # families whose macro downloads the key itself (apt) say why it is unchecked
+            # families whose command downloads the key itself (apt) say why it is unchecked
             if command.startswith("curl ") and repo.key_sha256_unavailable:
                 reason = " ".join(repo.key_sha256_unavailable.split())
                 notes.append(f"mlcc: DF010 waived: {repo.key(self.base.family)}: {reason}")

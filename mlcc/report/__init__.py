@@ -13,13 +13,10 @@ import os
 from pathlib import Path
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-import jinja2
-
 import mlcc
 from mlcc.matrix import CPU, CellResult, row
-from mlcc.render.templates import environment
+from mlcc.report.templating import environment
 
-REPORT_TEMPLATES = Path(__file__).parent / "templates"
 CELL_STATUSES = ("built", "skipped", "failed", "not built", "excluded", "duplicate")
 
 
@@ -101,7 +98,7 @@ def render_html(cells: Sequence[GridCell], *, title: str, results_html: str = ""
         by_key.setdefault((cell.benchmark, cell.column), []).append(cell)
     counts = {s: sum(1 for c in cells if c.status == s) for s in CELL_STATUSES}
     newest = max((c.finished for c in cells if c.finished), default=None)
-    template = environment().overlay(loader=_loader()).get_template("report.html.j2")
+    template = environment().get_template("report.html.j2")
     return str(
         template.render(
             title=title,
@@ -115,7 +112,3 @@ def render_html(cells: Sequence[GridCell], *, title: str, results_html: str = ""
             results_html=results_html,
         )
     )
-
-
-def _loader() -> Any:
-    return jinja2.FileSystemLoader(str(REPORT_TEMPLATES))

@@ -13,8 +13,7 @@ import math
 from typing import Any, List, Optional, Sequence, Tuple
 
 import mlcc
-from mlcc.render.templates import environment
-from mlcc.report import _loader
+from mlcc.report.templating import environment
 from mlcc.results.compare import BenchmarkComparison, StackScore, compare
 from mlcc.results.reference import published
 from mlcc.results.score import SUCCESS
@@ -159,7 +158,7 @@ def spread_text(stack: StackScore) -> str:
 
 def _render(name: str, comparisons: Sequence[BenchmarkComparison], title: str) -> str:
     sections: List[Tuple[BenchmarkComparison, str]] = [(c, plot_svg(c)) for c in comparisons]
-    template = environment().overlay(loader=_loader()).get_template(name)
+    template = environment().get_template(name)
     return str(
         template.render(
             title=title,

