@@ -6,13 +6,13 @@ Targets (issue 3): ``mlcc gen maskrcnn --cuda 10.1`` as a cold process, median <
 rendering the whole published set (recipes/matrix.yaml) in-process, >= 5,000 variants
 (Dockerfile + stack.json + digest) per second.
 
-"Cold" means a new interpreter each time, with the per-user caches (validated knowledge
-base, compiled templates) as a second run finds them; the first-ever run is printed too.
-Rendering throughput is measured on stacks resolved beforehand: each pass renders every
-published stack once, from the plan to the digest, with nothing cached between passes
-except the package-manager macro results (pure functions of a package name and version).
-The machine is noisy, so medians are printed with the best pass and the interpreter's,
-click's and Jinja's own import times beside them.
+"Cold" means a new interpreter each time, with the per-user cache (validated knowledge
+base) as a second run finds it; the first-ever run is printed too. Rendering throughput
+is measured on stacks resolved beforehand: each pass renders every published stack once,
+from the plan to the digest, with nothing cached between passes except the
+package-manager install lines (pure functions of the package list). The machine is
+noisy, so medians are printed with the best pass and the interpreter's and click's own
+import times beside them.
 """
 
 from __future__ import annotations
@@ -60,12 +60,10 @@ def bench_cli(runs: int) -> float:
         first, _ = _process_ms(argv, 1, env, scratch)
         python, _ = _process_ms([sys.executable, "-c", "pass"], runs, env)
         click, _ = _process_ms([sys.executable, "-c", "import click"], runs, env)
-        jinja, _ = _process_ms([sys.executable, "-c", "import click, jinja2"], runs, env)
         median, best = _process_ms(argv, runs, env, scratch)
         only_median, _ = _process_ms(only, runs, env, scratch)
     print(f"python -c pass                      median {python:6.1f} ms")
     print(f"python -c 'import click'            median {click:6.1f} ms")
-    print(f"python -c 'import click, jinja2'    median {jinja:6.1f} ms")
     print(f"mlcc gen maskrcnn --cuda 10.1, first run (empty caches)  {first:6.1f} ms")
     print(
         f"mlcc gen maskrcnn --cuda 10.1       median {median:6.1f} ms  (best {best:.1f} ms;"
@@ -95,7 +93,7 @@ def bench_render(passes: int) -> float:
         rates.append(len(stacks) / (time.perf_counter() - start))
     median = statistics.median(rates)
     print(
-        f"render published set ({len(stacks)} variants): first pass {first:,.0f}/s (compiles templates),"
+        f"render published set ({len(stacks)} variants): first pass {first:,.0f}/s,"
         f" then median {median:,.0f}/s, best {max(rates):,.0f}/s  (target >= {TARGET_RENDERS_PER_S:,.0f}/s)"
     )
     return median

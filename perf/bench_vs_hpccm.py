@@ -14,7 +14,7 @@ a round cancels. Targets (issue 9): both ratios <= 1.0.
   and python building blocks, to a Dockerfile on stdout).
 
 Both run with their per-user caches as a second run finds them (mlcc: the validated
-knowledge base and compiled templates, built once before timing).
+knowledge base, built once before timing).
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def main() -> int:
                 "--json",
             ],
         }
-        for argv in commands.values():  # warm the caches (knowledge base, templates)
+        for argv in commands.values():  # warm the cache (knowledge base)
             _once(argv, env, scratch)
         _once(hpccm, env, scratch)
         print(f"cpus: {os.cpu_count()}  python: {sys.version.split()[0]}  rounds: {args.runs} (A B A B ...)")
