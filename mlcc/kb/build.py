@@ -22,7 +22,6 @@ from mlcc.errors import RecipeError
 from mlcc.kb import schema_check
 from mlcc.kb.layout import OTHER_FILES
 from mlcc.kb.model import (
-    PLACEHOLDER,
     Arch,
     Base,
     Benchmark,
@@ -222,8 +221,9 @@ def _families(doc: _Doc) -> Dict[str, Family]:
     return families
 
 
-# The placeholders each shell line of recipes/families.yaml may use; the renderers fill
-# in exactly these.
+# A named placeholder in a shell line of recipes/families.yaml ({packages}, {baseurl}),
+# and the ones each line may use: the renderers fill in exactly these.
+PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 INSTALL_PLACEHOLDERS = frozenset({"packages"})
 CLEAN_PLACEHOLDERS: FrozenSet[str] = frozenset()
 NVIDIA_REPO_PLACEHOLDERS = frozenset({"name", "baseurl", "gpgkey"})
@@ -271,7 +271,8 @@ def _command(doc: _Doc, pattern: str, path: PathKey, allowed: FrozenSet[str]) ->
     missing = sorted(allowed - used)
     if missing:
         raise doc.error(path, f"the command lacks the placeholder {{{missing[0]}}}")
-    if "{" in PLACEHOLDER.sub("", pattern) or "}" in PLACEHOLDER.sub("", pattern):
+    rest = PLACEHOLDER.sub("", pattern)
+    if "{" in rest or "}" in rest:
         raise doc.error(path, "a brace outside a {placeholder}", hint="placeholders are {lowercase_names}")
     return pattern
 

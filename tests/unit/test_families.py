@@ -12,6 +12,7 @@ import pytest
 from mlcc.api import Pins, request_for
 from mlcc.errors import RecipeError
 from mlcc.kb import load
+from mlcc.kb.model import fill
 from mlcc.lint.dockerfile import GENERATED_MARK, lint_dockerfile
 from mlcc.render import render
 from mlcc.resolve import Resolver
@@ -173,3 +174,11 @@ def test_a_package_manager_in_two_families_is_a_recipe_error(recipes_copy: Path)
     with pytest.raises(RecipeError) as raised:
         load(str(recipes_copy), use_cache=False)
     assert "package manager dnf is already the rhel family's" in str(raised.value)
+
+
+def test_fill_replaces_each_placeholder_once_and_leaves_values_alone() -> None:
+    pattern = "echo {name} > /etc/{name}.repo && fetch {baseurl}"
+    assert fill(pattern, {"name": "cuda", "baseurl": "https://x/{name}"}) == (
+        "echo cuda > /etc/cuda.repo && fetch https://x/{name}"
+    )
+    assert fill("no placeholders", {}) == "no placeholders"
