@@ -46,3 +46,12 @@ def test_matches_on_a_real_stack_document(kb, resolver) -> None:  # type: ignore
 def test_refuses_what_json_cannot_spell(bad: Any) -> None:
     with pytest.raises((TypeError, ValueError)):
         canonical_json.dumps(bad)
+
+
+def test_dicts_with_the_same_keys_in_any_order_share_one_sorted_layout() -> None:
+    first = {"b": "1", "a": ["x"], "c": {"z": True, "y": None}}
+    second = {"a": ["y"], "c": {"y": False, "z": 2}, "b": "2"}
+    for document in (first, second, first, [first, second]):
+        assert canonical_json.dumps(document) == _reference(document)
+    with pytest.raises(TypeError):
+        canonical_json.dumps({"a": "x", 1: "y"})
