@@ -28,7 +28,7 @@ from mlcc.output import write_tree
 from mlcc.report.results import render_results_html
 from mlcc.results.compare import BenchmarkComparison, compare
 from mlcc.results.parse import LogFile, Run, parse_file
-from mlcc.results.reference import published, required_runs
+from mlcc.results.reference import published_results, required_runs
 from mlcc.results.score import BenchmarkScore, log_files, score
 from mlcc.results.store import Added, Placement, StackInfo, add_runs, stack_info, stored_runs
 
@@ -142,7 +142,7 @@ def check_benchmarks(kb: KnowledgeBase, runs: Sequence[Run], stack: StackInfo) -
     whose log never names its benchmark takes the image's."""
     if stack.benchmark is None:
         return list(runs)
-    names = {ref.log_name: ref.recipe for ref in published(kb).values()}
+    names = {ref.log_name: ref.recipe for ref in published_results(kb).values()}
     wrong = [r for r in runs if r.benchmark and names.get(r.benchmark, r.benchmark) != stack.benchmark]
     if wrong:
         first = wrong[0]
@@ -151,7 +151,7 @@ def check_benchmarks(kb: KnowledgeBase, runs: Sequence[Run], stack: StackInfo) -
             details=[f"{r.file}: {r.benchmark}" for r in wrong[1:10]],
             hint="give the image the runs ran on; nothing was stored",
         )
-    log_name = {ref.recipe: ref.log_name for ref in published(kb).values()}.get(
+    log_name = {ref.recipe: ref.log_name for ref in published_results(kb).values()}.get(
         stack.benchmark, stack.benchmark
     )
     return [r if r.benchmark else r._replace(benchmark=log_name) for r in runs]
@@ -196,7 +196,7 @@ def compare_results(
     """Per benchmark, the stored stacks side by side with the published reference."""
     filters = filters or ResultFilters()
     history = open_history(history_file)
-    references = published(kb)
+    references = published_results(kb)
     names = {ref.recipe: ref.log_name for ref in references.values()}
     wanted = [names.get(b, b) for b in filters.benchmarks]
     rows = stored_runs(history, benchmarks=wanted, stacks=filters.stacks, systems=filters.systems)

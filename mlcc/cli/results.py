@@ -26,7 +26,7 @@ from mlcc.cli.context import kb_of
 from mlcc.cli.history import HISTORY_HELP
 from mlcc.cli.images import image_option_list
 from mlcc.report.results import spread_text
-from mlcc.results.parse import printable
+from mlcc.results.parse import log_text
 from mlcc.results.store import Placement
 from mlcc.ui.table import render
 
@@ -104,7 +104,7 @@ def _print_scores(scores: Sequence[Any]) -> None:
 
 def _quality(value: Any) -> str:
 
-    return printable(_quality_text(value), 60)
+    return log_text(_quality_text(value), 60)
 
 
 def _quality_text(value: Any) -> str:

@@ -31,6 +31,7 @@ from mlcc.output import write_tree
 from mlcc.render import Rendered
 from mlcc.render.canonical_json import dumps
 from mlcc.render.openshift import ClusterOptions
+from mlcc.stackfile.document import StackManifest
 
 LOCAL_REGISTRY = "localhost/mlcc"
 CONTENT_PREFIX = "mlcc-"
@@ -320,9 +321,8 @@ def write_context(rendered: Rendered, folder: Path) -> None:
 
 
 def with_base_digest(stack_json: str, digest: str) -> str:
-    document = json.loads(stack_json)
-    document["base"]["digest"] = digest
-    return dumps(document)
+    """mlcc's own rendered stack.json, naming the base manifest the build pulls."""
+    return dumps(StackManifest.of(json.loads(stack_json)).with_base_digest(digest).to_json())
 
 
 def registry_for(ref: Reference, policy: BuildPolicy) -> Registry:

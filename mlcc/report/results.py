@@ -16,7 +16,7 @@ import mlcc
 from mlcc.render.templates import environment
 from mlcc.report import _loader
 from mlcc.results.compare import BenchmarkComparison, StackScore, compare
-from mlcc.results.reference import published
+from mlcc.results.reference import published_results
 from mlcc.results.score import SUCCESS
 from mlcc.results.store import stored_runs
 
@@ -191,5 +191,5 @@ def _ratio(stack: StackScore, comparison: BenchmarkComparison) -> str:
 
 def results_view(kb: Any, history: Any) -> str:
     """The results sections for the matrix report: empty when the history holds no runs."""
-    comparisons = compare(stored_runs(history), published(kb))
+    comparisons = compare(stored_runs(history), published_results(kb))
     return render_results_section(comparisons) if comparisons else ""
