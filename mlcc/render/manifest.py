@@ -118,7 +118,7 @@ def _lib(lib: Optional[LibBuild], family: Family, fetch: Callable[[str], str]) -
     return LibraryRecord(
         version=lib.version,
         method=lib.method,
-        packages=tuple(family.pin(p) for p in lib.packages),
+        packages=tuple([family.pin(p) for p in lib.packages]),
         url=fetch(lib.url) if lib.url else None,
         for_cuda=lib.cuda,
     )
@@ -144,7 +144,7 @@ def stack_manifest(stack: Stack, *, base_image: str, mirror: str) -> StackManife
         cuda=(
             CudaRecord(
                 version=cuda.version,
-                packages=tuple(family.pin(p) for p in cuda.packages_for(family, stack.arch.name)),
+                packages=tuple([family.pin(p) for p in cuda.packages_for(family, stack.arch.name)]),
                 min_driver=cuda.min_driver,
             )
             if cuda
@@ -192,16 +192,18 @@ def stack_manifest(stack: Stack, *, base_image: str, mirror: str) -> StackManife
         reference=stack.reference,
         verified=stack.verified,
         choices=tuple(
-            ChoiceRecord(
-                component=c.component,
-                version=c.version,
-                reason=c.reason,
-                origin=c.origin,
-                sources=tuple(c.sources),
-                verified=c.verified,
-                unverified_fields=tuple(c.unverified_fields),
-            )
-            for c in stack.choices
+            [
+                ChoiceRecord(
+                    c.component,
+                    c.version,
+                    c.reason,
+                    c.origin,
+                    tuple(c.sources),
+                    c.verified,
+                    tuple(c.unverified_fields),
+                )
+                for c in stack.choices
+            ]
         ),
     )
 

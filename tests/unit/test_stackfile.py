@@ -4,7 +4,6 @@ the same bytes; generated documents round-trip and validate; bad documents are c
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import typing
 from pathlib import Path
@@ -34,14 +33,18 @@ def _object_schema(schema: Dict[str, Any]) -> Dict[str, Any]:
     return schema
 
 
+def _is_record(candidate: Any) -> bool:
+    return isinstance(candidate, type) and candidate in set(doc.records())
+
+
 def _record_of(hint: Any) -> Optional[type]:
     """The document class a field holds (directly, Optional, or as a tuple of them)."""
     for candidate in (hint, *typing.get_args(hint)):
-        if dataclasses.is_dataclass(candidate):
-            return candidate  # type: ignore[return-value]
+        if _is_record(candidate):
+            return candidate  # type: ignore[no-any-return]
         for inner in typing.get_args(candidate):
-            if dataclasses.is_dataclass(inner):
-                return inner  # type: ignore[return-value]
+            if _is_record(inner):
+                return inner  # type: ignore[no-any-return]
     return None
 
 
@@ -49,27 +52,23 @@ def _pairs(cls: type, schema: Dict[str, Any], where: str):  # type: ignore[no-un
     """(class, its schema, where) for the class and every record below it."""
     yield cls, schema, where
     hints = typing.get_type_hints(cls, vars(doc))
-    for field in dataclasses.fields(cls):
-        record = _record_of(hints[field.name])
+    for field in cls._fields:  # type: ignore[attr-defined]
+        record = _record_of(hints[field])
         if record is None:
             continue
-        sub = schema["properties"][field.name]
+        sub = schema["properties"][field]
         if sub.get("type") == "array":
             sub = sub["items"]
-        yield from _pairs(record, _object_schema(sub), f"{where}/{field.name}")
+        yield from _pairs(record, _object_schema(sub), f"{where}/{field}")
 
 
 def test_every_class_field_is_in_the_schema_and_every_schema_key_is_a_field() -> None:
     seen = set()
     for cls, schema, where in _pairs(StackManifest, SCHEMA, "(top)"):
         seen.add(cls)
-        fields = {f.name for f in dataclasses.fields(cls)}
+        fields = set(cls._fields)  # type: ignore[attr-defined]
         assert fields == set(schema["properties"]), where
-        defaulted = {
-            f.name
-            for f in dataclasses.fields(cls)
-            if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
-        }
+        defaulted = set(cls._field_defaults)  # type: ignore[attr-defined]
         assert fields - defaulted == set(schema["required"]), where
         assert schema.get("additionalProperties") is False, where
     assert seen == set(doc.records())  # no class outside the document, none left unchecked
