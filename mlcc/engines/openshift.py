@@ -37,7 +37,7 @@ from mlcc.engines.base import (
     pushed,
     registry_for,
 )
-from mlcc.errors import BuildError, UsageError
+from mlcc.errors import BuildError, RegistryError, UsageError
 from mlcc.image.reference import Reference, parse_reference
 from mlcc.image.registry import Manifest, Registry
 from mlcc.render.manifest import DIGEST_LABEL
@@ -173,14 +173,20 @@ class OpenShift(Engine):
         (another build may have pushed the readable tag meanwhile)."""
         content, readable = self._pushed_refs(job)
         registry = registry_for(readable, policy)
-        manifest = registry.manifest(readable.repository, readable.tag or "")
-        if manifest is None:
-            log(f"mlcc: {readable} is not in its registry after the build: no content tag written")
+        try:
+            manifest = registry.manifest(readable.repository, readable.tag or "")
+            if manifest is None:
+                log(f"mlcc: {readable} is not in its registry after the build: no content tag written")
+                return None
+            if _digest_label(registry, readable, manifest) != job.digest:
+                log(f"mlcc: {readable} holds another build's image now: no content tag written")
+                return None
+            registry.put_manifest(content.repository, content.tag or "", manifest.body, manifest.media_type)
+        except RegistryError as error:
+            # the image is built and pushed; only the next skip is lost (--force reaches here
+            # when this machine cannot reach the registry the cluster pushes to)
+            log(f"mlcc: no content tag written ({error}); the next build of these inputs will not skip")
             return None
-        if _digest_label(registry, readable, manifest) != job.digest:
-            log(f"mlcc: {readable} holds another build's image now: no content tag written")
-            return None
-        registry.put_manifest(content.repository, content.tag or "", manifest.body, manifest.media_type)
         log(f"mlcc: tagged {content}")
         return manifest.digest
 

@@ -116,3 +116,22 @@ def test_openshift_options_need_the_openshift_backend(cli) -> None:  # type: ign
 def test_missing_kubeconfig_is_a_usage_error(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     result = cli("build", "ssd", "--backend", "openshift", "--kubeconfig", str(tmp_path / "nope"))
     assert result.code == 2 and "kubeconfig" in result.err
+
+
+def test_push_to_an_unreachable_registry(cli, cluster) -> None:  # type: ignore[no-untyped-def]
+    """Skip-if-built asks the --push-to registry first: unreachable, it is a registry error
+    before any cluster build; with --force the build runs, and only the content tag is lost."""
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    state, kubeconfig = cluster
+    push = ("--push-to", f"127.0.0.1:{port}/bench/nccl-tests", "--push-secret", "s", "--no-tls-verify")
+    refused = _build(cli, kubeconfig, *push)
+    assert refused.code == 5 and f"cannot reach registry 127.0.0.1:{port}" in refused.err
+    assert [r for r in state.requests if r.path.endswith("/instantiate")] == []
+    forced = _build(cli, kubeconfig, *push, "--force")
+    assert forced.code == 0, forced.err
+    assert "built in" in forced.out
+    assert len([r for r in state.requests if r.path.endswith("/instantiate")]) == 1
