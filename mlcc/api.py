@@ -35,6 +35,7 @@ from mlcc.app.kb import LISTABLE, knowledge_base, list_rows
 from mlcc.app.lint import lint, lint_error
 from mlcc.app.matrix import MatrixFilters, cell_results
 from mlcc.app.report import write_report
+from mlcc.app.results import ResultFilters, StackSource, add_results, compare_results, score_logs
 from mlcc.app.select import Selection, walk
 from mlcc.engines import create as create_engine
 from mlcc.engines.base import BuildJob, BuildPolicy, BuildResult, EngineSettings, Log
@@ -42,6 +43,7 @@ from mlcc.kb import KnowledgeBase
 from mlcc.render.openshift import ClusterOptions
 from mlcc.resolve import Request, Stack
 from mlcc.resolve.pins import Pins
+from mlcc.stackfile.document import StackManifest
 
 
 def request_for(kb: KnowledgeBase, benchmark: str, pins: Pins) -> Request:
@@ -81,11 +83,16 @@ __all__ = [
     "Log",
     "MatrixFilters",
     "Pins",
+    "ResultFilters",
     "Roots",
     "Selection",
     "SourceFlags",
+    "StackManifest",
+    "StackSource",
+    "add_results",
     "cell_results",
     "check_all",
+    "compare_results",
     "create_engine",
     "diff_rows",
     "drift_error",
@@ -106,6 +113,7 @@ __all__ = [
     "resolve",
     "run_job",
     "run_jobs",
+    "score_logs",
     "single_jobs",
     "verify_image",
     "walk",

@@ -1,34 +1,33 @@
 """``mlcc results``: score MLPerf result logs, store them with the image's stack, compare.
 
-Loaded only when ``mlcc results`` runs. Reading an image (engines, registry client) and
-writing HTML (Jinja2) are imported where they are used, so ``mlcc results score`` stays a
-file-read-speed command.
+Loaded only when ``mlcc results`` runs. Parses flags and prints; the use cases are
+:mod:`mlcc.app.results` (and :mod:`mlcc.app.results_collect`, whose Kubernetes client only
+``collect`` loads).
 """
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any, List, Sequence
+from typing import Any, Sequence
 
 import click
 
-from mlcc import __version__
-from mlcc.app.history import open_history
-from mlcc.app.images import open_image
+from mlcc.app.results import (
+    ResultFilters,
+    StackSource,
+    Stored,
+    add_results,
+    compare_results,
+    score_logs,
+    write_results_page,
+)
 from mlcc.cli import LazyGroup
 from mlcc.cli.context import kb_of
 from mlcc.cli.history import HISTORY_HELP
 from mlcc.cli.images import image_option_list
-from mlcc.errors import UsageError
-from mlcc.image.content import STACK_FILE
-from mlcc.output import write_tree
-from mlcc.report.results import render_results_html, spread_text
-from mlcc.results.compare import compare
-from mlcc.results.parse import parse_file, printable
-from mlcc.results.reference import published, required_runs
-from mlcc.results.score import log_files, score
-from mlcc.results.store import Placement, add_runs, stack_info, stored_runs
+from mlcc.report.results import spread_text
+from mlcc.results.parse import log_text
+from mlcc.results.store import Placement
 from mlcc.ui.table import render
 
 # subcommand -> "module:attribute": collect needs the Kubernetes client (most of a second
@@ -54,33 +53,6 @@ def results_group() -> None:
     """
 
 
-def _parse(paths: Sequence[str]) -> Any:
-
-    files, missing = log_files([Path(p) for p in paths])
-    if missing:
-        raise UsageError(
-            f"no such file or folder: {', '.join(missing)}", hint="give result logs or folders of them"
-        )
-    if not files:
-        raise UsageError(f"no files under {', '.join(paths)}", hint="give result logs or folders of them")
-    logs = []
-    for path in files:
-        try:
-            logs.append(parse_file(path))
-        except OSError as error:
-            raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
-    return logs
-
-
-def problems(logs: Sequence[Any]) -> List[str]:
-    lines = []
-    for log in logs:
-        lines += [f"{log.path}: {p}" for p in log.problems]
-        for run in log.runs:
-            lines += [f"{log.path}: {p}" for p in run.problems]
-    return lines
-
-
 @click.command("score")
 @click.argument("paths", nargs=-1, required=True, metavar="DIR|LOG...")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list, one object per benchmark.")
@@ -97,19 +69,12 @@ def score_command(ctx: click.Context, paths: Sequence[str], as_json: bool) -> No
       mlcc results score run1.txt run2.txt run3.txt --json
     """
 
-    logs = _parse(paths)
-    scores, notes = score(logs, required_runs(kb_of(ctx)))
-    if not scores:
-        raise UsageError(
-            f"no MLPerf runs in {len(logs)} file(s): no :::MLL or :::MLPv0.5.0 lines",
-            details=notes[:10],
-            hint="give the result_N.txt logs a training run wrote",
-        )
+    scored = score_logs(kb_of(ctx), paths)
     if as_json:
-        click.echo(json.dumps([s.as_json() for s in scores], indent=2))
+        click.echo(json.dumps([s.as_json() for s in scored.scores], indent=2))
         return
-    _print_scores(scores)
-    for line in notes + problems(logs):
+    _print_scores(scored.scores)
+    for line in scored.notes:
         click.echo(f"note: {line}", err=True)
 
 
@@ -139,7 +104,7 @@ def _print_scores(scores: Sequence[Any]) -> None:
 
 def _quality(value: Any) -> str:
 
-    return printable(_quality_text(value), 60)
+    return log_text(_quality_text(value), 60)
 
 
 def _quality_text(value: Any) -> str:
@@ -171,68 +136,25 @@ def stack_source(func: Any) -> Any:
     return func
 
 
-def load_stack(image: Any, stack_file: Any, tls_verify: bool, image_arch: Any, backend: Any) -> Any:
-    """The StackInfo of --image (read as mlcc inspect reads it) or of --stack FILE."""
-
-    if bool(image) == bool(stack_file):
-        raise UsageError(
-            "give the stack the runs ran on: --image REF or --stack stack.json (one of them)",
-            hint="mlcc results add logs/*.txt --image quay.io/me/maskrcnn:TAG",
-        )
-    if stack_file:
-        try:
-            document = json.loads(Path(stack_file).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError) as error:
-            raise UsageError(f"--stack {stack_file}: cannot read it ({error})") from None
-        except ValueError as error:
-            raise UsageError(f"--stack {stack_file}: not JSON ({error})") from None
-        return stack_info(document, origin=f"--stack {stack_file}")
-
-    contents = open_image(image, tls_verify=tls_verify, arch=image_arch, backend=backend)
-    if len(contents) != 1:
-        raise UsageError(f"{image} is a multi-arch image: pick the arch the runs ran on with --arch")
-    content = contents[0]
-    return stack_info(
-        content.json_file(STACK_FILE),
-        image=content.reference,
-        image_digest=content.digest,
-        labels=content.labels,
-        origin=image,
-    )
+def source_of(image: Any, stack_file: Any, tls_verify: bool, image_arch: Any, backend: Any) -> StackSource:
+    """The --image / --stack options as the use case takes them."""
+    return StackSource(image, stack_file, tls_verify, image_arch, backend)
 
 
-def check_benchmarks(kb: Any, runs: Sequence[Any], stack: Any) -> List[Any]:
-    """Runs of one benchmark must not be stored with an image built for another; a run
-    whose log never names its benchmark takes the image's."""
-    if stack.benchmark is None:
-        return list(runs)
-    names = {ref.log_name: ref.recipe for ref in published(kb).values()}
-    wrong = [r for r in runs if r.benchmark and names.get(r.benchmark, r.benchmark) != stack.benchmark]
-    if wrong:
-        first = wrong[0]
-        raise UsageError(
-            f"{first.file} is a {first.benchmark} run, but the stack was built for {stack.benchmark}",
-            details=[f"{r.file}: {r.benchmark}" for r in wrong[1:10]],
-            hint="give the image the runs ran on; nothing was stored",
-        )
-    log_name = {ref.recipe: ref.log_name for ref in published(kb).values()}.get(
-        stack.benchmark, stack.benchmark
-    )
-    return [r if r.benchmark else r._replace(benchmark=log_name) for r in runs]
-
-
-def report_added(added: Any, stack: Any, history: Any) -> None:
-    stored = added.stored
-    if stored:
-        benchmarks = ", ".join(sorted({r.benchmark or "unknown" for r in stored}))
-        click.echo(f"stored {len(stored)} run(s) of {benchmarks} with {stack.label} in {history.path}")
-        for result in stored:
+def report_added(stored: Stored) -> None:
+    added, stack, history = stored.added, stored.stack, stored.history
+    if added.stored:
+        benchmarks = ", ".join(sorted({r.benchmark or "unknown" for r in added.stored}))
+        click.echo(f"stored {len(added.stored)} run(s) of {benchmarks} with {stack.label} in {history.path}")
+        for result in added.stored:
             minutes = f"{result.minutes:.2f} min" if result.minutes is not None else "-"
             click.echo(f"  {result.file}: {result.status}, {minutes}")
     for result, other in added.already:
         click.echo(f"already stored, not added again: {result.file} (with {other})")
-    if not stored and not added.already:
+    if not added.stored and not added.already:
         click.echo("no runs to store")
+    for line in stored.notes:
+        click.echo(f"note: {line}", err=True)
 
 
 @click.command("add")
@@ -262,19 +184,14 @@ def add_command(
       mlcc results add run.log --stack dockerfiles/ssd/VARIANT/stack.json --gpus 8 --nodes 1
     """
 
-    logs = _parse(paths)
-    runs = [run for log in logs for run in log.runs]
-    if not runs:
-        raise UsageError(
-            f"no MLPerf runs in {len(logs)} file(s): no :::MLL or :::MLPv0.5.0 lines; nothing stored"
-        )
-    stack = load_stack(image, stack_file, tls_verify, image_arch, backend)
-    runs = check_benchmarks(kb_of(ctx), runs, stack)
-    history = open_history(history_file)
-    added = add_runs(history, runs, stack, Placement(system, nodes, gpus), __version__)
-    report_added(added, stack, history)
-    for line in problems(logs):
-        click.echo(f"note: {line}", err=True)
+    stored = add_results(
+        kb_of(ctx),
+        paths,
+        source_of(image, stack_file, tls_verify, image_arch, backend),
+        Placement(system, nodes, gpus),
+        history_file,
+    )
+    report_added(stored)
 
 
 @click.command("compare")
@@ -315,13 +232,10 @@ def compare_command(
       mlcc results compare --html results.html
     """
 
-    history = open_history(history_file)
-    names = {**{ref.recipe: ref.log_name for ref in published(kb_of(ctx)).values()}}
-    wanted = [names.get(b, b) for b in benchmarks]  # recipe names (resnet50) or log names (resnet)
-    rows = stored_runs(history, benchmarks=wanted, stacks=stacks, systems=systems)
-    comparisons = compare(rows, published(kb_of(ctx)))
+    filters = ResultFilters(tuple(benchmarks), tuple(stacks), tuple(systems))
+    comparisons, history = compare_results(kb_of(ctx), filters, history_file)
     if html_file:
-        _write_results_page(html_file, comparisons, title)
+        write_results_page(html_file, comparisons, title)
     if as_json:
         click.echo(json.dumps([c.as_json() for c in comparisons], indent=2))
         return
@@ -334,12 +248,6 @@ def compare_command(
     _print_comparisons(comparisons)
     if html_file:
         click.echo(f"wrote {html_file}: {len(comparisons)} plot(s)")
-
-
-def _write_results_page(html_file: str, comparisons: Sequence[Any], title: str) -> None:
-
-    target = Path(html_file)
-    write_tree(target.parent, [(target.name, render_results_html(comparisons, title=title))])
 
 
 def _print_comparisons(comparisons: Sequence[Any]) -> None:

@@ -8,13 +8,12 @@ from typing import Any
 
 import click
 
-from mlcc import __version__
-from mlcc.app.history import open_history
+from mlcc.app.results_collect import CollectTarget, collect_results
 from mlcc.cli.context import kb_of
-from mlcc.cli.results import check_benchmarks, load_stack, problems, report_added, stack_source
+from mlcc.cli.results import report_added, source_of, stack_source
 from mlcc.errors import UsageError
-from mlcc.results.collect import Cluster, collect
-from mlcc.results.store import Placement, add_runs
+from mlcc.results.collect import Cluster
+from mlcc.results.store import Placement
 
 
 @click.command("collect")
@@ -60,25 +59,15 @@ def collect_command(
 
     if bool(job) == bool(mpijob):
         raise UsageError("give the finished run to collect: --job NAME or --mpijob NAME (one of them)")
-    stack = load_stack(image, stack_file, tls_verify, image_arch, backend)
-    cluster = Cluster(kubeconfig=kubeconfig, context=context, namespace=namespace)
-    found = collect(cluster, "job" if job else "mpijob", job or mpijob, container)
-    runs = [run for log in found.logs for run in log.runs]
-    click.echo(
-        f"{'Job' if job else 'MPIJob'} {job or mpijob} {found.outcome}: {len(found.logs)} pod log(s), "
-        f"{len(runs)} run(s)"
+    target = CollectTarget("job" if job else "mpijob", job or mpijob, container)
+    collected = collect_results(
+        kb_of(ctx),
+        target,
+        Cluster(kubeconfig=kubeconfig, context=context, namespace=namespace),
+        source_of(image, stack_file, tls_verify, image_arch, backend),
+        Placement(system, nodes, gpus),
+        history_file,
     )
-    if not runs:
-        raise UsageError(
-            "the pods' logs hold no MLPerf runs (no :::MLL or :::MLPv0.5.0 lines); nothing stored",
-            hint="does the benchmark log to stdout? if it writes files under /results, copy them out "
-            "and use mlcc results add",
-        )
-    runs = check_benchmarks(kb_of(ctx), runs, stack)
-    history = open_history(history_file)
-    placement = Placement(
-        system, nodes if nodes is not None else found.nodes, gpus if gpus is not None else found.gpus
-    )
-    report_added(add_runs(history, runs, stack, placement, __version__), stack, history)
-    for line in problems(found.logs):
-        click.echo(f"note: {line}", err=True)
+    found = collected.found
+    click.echo(f"{target.title} {found.outcome}: {len(found.logs)} pod log(s), {collected.runs} run(s)")
+    report_added(collected.stored)

@@ -31,6 +31,7 @@ from mlcc.output import write_tree
 from mlcc.render import Rendered
 from mlcc.render.canonical_json import dumps
 from mlcc.render.openshift import ClusterOptions
+from mlcc.stackfile.document import StackManifest
 
 LOCAL_REGISTRY = "localhost/mlcc"
 CONTENT_PREFIX = "mlcc-"
@@ -278,19 +279,7 @@ class ImageEngine(Engine):
     def find_built(self, job: BuildJob, policy: BuildPolicy) -> Optional[BuildResult]:
         content, readable = job.content, job.readable
         if policy.push:
-            registry = registry_for(content, policy)
-            digest = registry.exists(content.repository, content.tag or "")
-            if digest is None:
-                return None
-            if registry.exists(readable.repository, readable.tag or "") != digest:
-                manifest = registry.manifest(content.repository, digest)
-                if manifest is None:
-                    return None
-                registry.put_manifest(
-                    readable.repository, readable.tag or "", manifest.body, manifest.media_type
-                )
-            reason = f"{content} is already in the registry (same build inputs)"
-            return BuildResult(job, "skipped", reason, 0.0, digest, size=pushed(registry, content)[1])
+            return find_in_registry(job, content, readable, policy)
         if self.exists(str(content)):
             self.tag(str(content), str(readable))
             reason = f"{content} is already in {self.name}'s storage (same build inputs)"
@@ -332,13 +321,30 @@ def write_context(rendered: Rendered, folder: Path) -> None:
 
 
 def with_base_digest(stack_json: str, digest: str) -> str:
-    document = json.loads(stack_json)
-    document["base"]["digest"] = digest
-    return dumps(document)
+    """mlcc's own rendered stack.json, naming the base manifest the build pulls."""
+    return dumps(StackManifest.of(json.loads(stack_json)).with_base_digest(digest).to_json())
 
 
 def registry_for(ref: Reference, policy: BuildPolicy) -> Registry:
     return Registry(ref.registry, tls_verify=policy.tls_verify, credentials=credentials_for(ref.registry))
+
+
+def find_in_registry(
+    job: BuildJob, content: Reference, readable: Reference, policy: BuildPolicy
+) -> Optional[BuildResult]:
+    """A "skipped" result when the registry holds the content tag; the readable tag is
+    pointed at it again when it moved (whichever engine pushed the image)."""
+    registry = registry_for(content, policy)
+    digest = registry.exists(content.repository, content.tag or "")
+    if digest is None:
+        return None
+    if registry.exists(readable.repository, readable.tag or "") != digest:
+        manifest = registry.manifest(content.repository, digest)
+        if manifest is None:
+            return None
+        registry.put_manifest(readable.repository, readable.tag or "", manifest.body, manifest.media_type)
+    reason = f"{content} is already in the registry (same build inputs)"
+    return BuildResult(job, "skipped", reason, 0.0, digest, size=pushed(registry, content)[1])
 
 
 def pushed(registry: Registry, ref: Reference) -> Tuple[Optional[str], Optional[int]]:

@@ -9,21 +9,38 @@ credentials from a kubeconfig (``--kubeconfig`` / ``KUBECONFIG`` / ``~/.kube/con
 ``oc login`` writes it). Objects are created, or merge-patched when they exist, so that
 applying works on OpenShift 3.11 as well as 4.x. The token never reaches a message.
 
-Skip-if-built: the output ImageStreamTag (or the external repository's tag) is asked for
-its image's ``io.mlcc.digest`` label; when it is this variant's digest, nothing is built.
+Skip-if-built: the output ImageStreamTag is asked for its image's ``io.mlcc.digest`` label;
+when it is this variant's digest, nothing is built. With ``--push-to`` the external
+registry is asked for the content tag, as the local engines ask it (credentials from the
+environment or auth files); after a cluster build mlcc writes that tag onto the pushed
+image, once its label shows it is this build's.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import yaml
 from kubernetes import client, config, dynamic
 from kubernetes.dynamic.exceptions import NotFoundError
 
-from mlcc.engines.base import BuildJob, BuildPolicy, BuildResult, Engine, EngineSettings, Log
-from mlcc.errors import BuildError, UsageError
+from mlcc.engines.base import (
+    BuildJob,
+    BuildPolicy,
+    BuildResult,
+    Engine,
+    EngineSettings,
+    Log,
+    content_tag,
+    find_in_registry,
+    pushed,
+    registry_for,
+)
+from mlcc.errors import BuildError, RegistryError, UsageError
+from mlcc.image.reference import Reference, parse_reference
+from mlcc.image.registry import Manifest, Registry
+from mlcc.render.manifest import DIGEST_LABEL
 from mlcc.render.openshift import render_openshift
 from mlcc.render.openshift.names import object_name
 
@@ -100,12 +117,11 @@ class OpenShift(Engine):
     # ------------------------------------------------------------------ the Engine interface
 
     def find_built(self, job: BuildJob, policy: BuildPolicy) -> Optional[BuildResult]:
-        """The output ImageStreamTag already holds an image of this content (its label says so).
-
-        With --push-to the image leaves the cluster; its registry is not asked, so it rebuilds.
-        """
+        """This content is already built where the BuildConfig's output goes: the output
+        ImageStreamTag's image carries this digest label, or with --push-to the external
+        registry holds the content tag (asked as the local engines ask it)."""
         if self.settings.cluster.push_to:
-            return None
+            return self._find_pushed(job, policy)
         stream = object_name(job.rendered.stack.benchmark.name)
         if self.image_digest_label(stream, job.variant) != job.digest:
             return None
@@ -124,7 +140,55 @@ class OpenShift(Engine):
             )
             return BuildResult(job, "built", reason, 0.0, image=result.name)
         result = build_on_cluster(self, objects, configs[-1], log)
-        return BuildResult(job, "built", f"build {result.name}", 0.0, image=result.name)
+        digest = self._tag_pushed(job, policy, log) if self.settings.cluster.push_to else None
+        return BuildResult(job, "built", f"build {result.name}", 0.0, digest=digest, image=result.name)
+
+    # ------------------------------------------------------------------ --push-to
+
+    def _pushed_refs(self, job: BuildJob) -> Tuple[Reference, Reference]:
+        """(content tag, readable tag) in the --push-to repository."""
+        repository = self.settings.cluster.push_to
+        return (
+            parse_reference(f"{repository}:{content_tag(job.digest)}"),
+            parse_reference(f"{repository}:{job.variant}"),
+        )
+
+    def _find_pushed(self, job: BuildJob, policy: BuildPolicy) -> Optional[BuildResult]:
+        content, readable = self._pushed_refs(job)
+        found = find_in_registry(job, content, readable, policy)
+        if found is not None:
+            return found
+        # pushed by a cluster build whose content tag was never written: its label decides
+        registry = registry_for(readable, policy)
+        manifest = registry.manifest(readable.repository, readable.tag or "")
+        if manifest is None or _digest_label(registry, readable, manifest) != job.digest:
+            return None
+        registry.put_manifest(content.repository, content.tag or "", manifest.body, manifest.media_type)
+        reason = f"{readable} already holds these build inputs"
+        return BuildResult(job, "skipped", reason, 0.0, manifest.digest, size=pushed(registry, content)[1])
+
+    def _tag_pushed(self, job: BuildJob, policy: BuildPolicy, log: Log) -> Optional[str]:
+        """Give the image the cluster pushed its content tag, so the next build of the same
+        inputs is skipped; only when the pushed image carries this build's digest label
+        (another build may have pushed the readable tag meanwhile)."""
+        content, readable = self._pushed_refs(job)
+        registry = registry_for(readable, policy)
+        try:
+            manifest = registry.manifest(readable.repository, readable.tag or "")
+            if manifest is None:
+                log(f"mlcc: {readable} is not in its registry after the build: no content tag written")
+                return None
+            if _digest_label(registry, readable, manifest) != job.digest:
+                log(f"mlcc: {readable} holds another build's image now: no content tag written")
+                return None
+            registry.put_manifest(content.repository, content.tag or "", manifest.body, manifest.media_type)
+        except RegistryError as error:
+            # the image is built and pushed; only the next skip is lost (--force reaches here
+            # when this machine cannot reach the registry the cluster pushes to)
+            log(f"mlcc: no content tag written ({error}); the next build of these inputs will not skip")
+            return None
+        log(f"mlcc: tagged {content}")
+        return manifest.digest
 
     def _resource(self, api_version: str, kind: str) -> Any:
         try:
@@ -239,6 +303,20 @@ class OpenShift(Engine):
                 log(line.decode(errors="replace"))
         if pending:
             log(pending.decode(errors="replace"))
+
+
+def _digest_label(registry: Registry, ref: Reference, manifest: Manifest) -> Optional[str]:
+    """The io.mlcc.digest label of a pushed single-arch image (a cluster pushes no index)."""
+    if manifest.is_index:
+        return None
+    config = manifest.data.get("config")
+    digest = config.get("digest") if isinstance(config, dict) else None
+    if not isinstance(digest, str):
+        return None
+    image_config = registry.blob_json(ref.repository, digest).get("config")
+    labels = image_config.get("Labels") if isinstance(image_config, dict) else None
+    label = labels.get(DIGEST_LABEL) if isinstance(labels, dict) else None
+    return label if isinstance(label, str) else None
 
 
 def _chunks(response: Any) -> Any:

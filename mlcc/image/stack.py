@@ -1,8 +1,9 @@
 """Reading an image's stack back: the summary `inspect` prints, `diff`, and `verify`.
 
-``stack.json`` says what was resolved, ``installed.json`` (written by the image's last build
-step) what the build really installed, and the labels what the image claims. `verify`
-compares the three and lists every mismatch.
+``stack.json`` (read as :class:`mlcc.stackfile.document.StackManifest`) says what was
+resolved, ``installed.json`` (written by the image's last build step) what the build
+really installed, and the labels what the image claims. `verify` compares the three and
+lists every mismatch.
 """
 
 from __future__ import annotations
@@ -11,7 +12,16 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.errors import DriftError
 from mlcc.image.content import INSTALLED_FILE, OCI_ARCH_NAMES, STACK_FILE, ImageContent
-from mlcc.image.untrusted import stack_problem
+from mlcc.stackfile.document import (
+    Components,
+    CudaRecord,
+    FrameworkRecord,
+    GccRecord,
+    LibraryRecord,
+    PythonRecord,
+    StackManifest,
+    problem_of,
+)
 
 
 class Row(NamedTuple):
@@ -48,68 +58,69 @@ def _text(value: Any) -> str:
 
 def summary(content: ImageContent) -> List[Row]:
     """The image's software stack, in the shape of a "software stack details" table."""
-    stack = _stack(content)
+    stack = _manifest(content)
     installed = _recorded(content.json_file(INSTALLED_FILE) or {})
     labels = content.labels
-    components = stack.get("components") or {}
-    bench = stack.get("benchmark") or {}
-    source = bench.get("source") or {}
-    framework = components.get("framework") or {}
-    module = framework.get("module") or ""
-    recorded_fw = _get(installed, "modules", module) or {}
+    components = stack.components if stack else None
+    framework = components.framework if components else None
+    recorded_fw = _get(installed, "modules", framework.module) if framework else None
+    cuda = components.cuda if components else None
+    source = stack.benchmark.source if stack else None
     rows = [
         Row(
             "benchmark",
-            f"{bench.get('name', labels.get('io.mlcc.benchmark', ''))}",
-            _text(bench.get("title")),
+            stack.benchmark.name if stack else labels.get("io.mlcc.benchmark", ""),
+            stack.benchmark.title if stack else "",
         ),
-        Row(
-            "benchmark source",
-            f"{source.get('repository', '')} @ {source.get('commit', '')[:12]}".strip(" @"),
-            "",
-        ),
-        Row("variant", _text(stack.get("variant") or labels.get("io.mlcc.variant")), ""),
-        Row("base image", _text(_get(stack, "base", "image")), _os(installed)),
+        Row("benchmark source", f"{source.repository} @ {source.commit[:12]}" if source else "", ""),
+        Row("variant", stack.variant if stack else labels.get("io.mlcc.variant", ""), ""),
+        Row("base image", stack.base.image if stack else "", _os(installed)),
         Row(
             "architecture",
-            _text(stack.get("arch")),
+            stack.arch if stack else "",
             _text(installed.get("arch")) or OCI_ARCH_NAMES.get(content.arch or "", ""),
         ),
-        Row("CUDA", _text(_get(components, "cuda", "version")) or "none (CPU)", _nvcc(installed)),
-        Row("minimum driver", _text(_get(components, "cuda", "min_driver")), ""),
+        Row("CUDA", cuda.version if cuda else "none (CPU)", _nvcc(installed)),
+        Row("minimum driver", cuda.min_driver if cuda else "", ""),
         Row(
             "cuDNN",
-            _lib_text(components.get("cudnn")),
-            _lib_installed(components.get("cudnn"), installed, "cudnn"),
+            _lib_text(components.cudnn if components else None),
+            _lib_installed(components.cudnn if components else None, installed, "cudnn"),
         ),
         Row(
             "NCCL",
-            _lib_text(components.get("nccl")),
-            _lib_installed(components.get("nccl"), installed, "nccl"),
+            _lib_text(components.nccl if components else None),
+            _lib_installed(components.nccl if components else None, installed, "nccl"),
         ),
-        Row("Python", _text(_get(components, "python", "version")), _text(installed.get("python"))),
-        Row("GCC", _gcc_text(components.get("gcc")), _text(installed.get("gcc"))),
-        Row("framework", _framework_text(framework), _framework_installed(recorded_fw)),
-        Row("mlcc", _text(_get(stack, "generator", "version") or labels.get("io.mlcc.version")), ""),
+        Row(
+            "Python",
+            components.python.version if components and components.python else "",
+            _text(installed.get("python")),
+        ),
+        Row("GCC", _gcc_text(components.gcc) if components else "", _text(installed.get("gcc"))),
+        Row("framework", _framework_text(framework), _framework_installed(recorded_fw or {})),
+        Row("mlcc", stack.generator.version if stack else labels.get("io.mlcc.version", ""), ""),
         Row("content digest", _text(labels.get("io.mlcc.digest")), ""),
     ]
     return [r for r in rows if r.resolved or r.installed]
 
 
-def _stack(content: ImageContent) -> Dict[str, Any]:
-    """The image's stack.json when it is a stack manifest; else an error for the user."""
+def _manifest(content: ImageContent) -> Optional[StackManifest]:
+    """The image's stack.json when it is a stack manifest (None when it has none); else an
+    error for the user."""
 
     stack = content.json_file(STACK_FILE)
     if stack is None:
-        return {}
+        return None
+    what = f"{content.reference}: /{STACK_FILE}"
+
+    def error(message: str) -> DriftError:
+        return DriftError(message, hint="rebuild the image with mlcc build, or inspect another image")
+
     problem = stack.get("error") if isinstance(stack, dict) else None
-    problem = problem or stack_problem(stack)
     if problem:
-        raise DriftError(
-            f"{content.reference}: /{STACK_FILE} is not a stack manifest mlcc wrote: {problem}",
-            hint="rebuild the image with mlcc build, or inspect another image",
-        )
-    return stack if isinstance(stack, dict) else {}
+        raise error(f"{what} is not a stack manifest mlcc wrote: {problem}")
+    return StackManifest.from_json(stack, what, error)
 
 
 def _recorded(installed: Dict[str, Any]) -> Dict[str, Any]:
@@ -133,32 +144,27 @@ def _nvcc(installed: Dict[str, Any]) -> str:
     return f"nvcc {nvcc}" if nvcc else ""
 
 
-def _lib_text(lib: Optional[Dict[str, Any]]) -> str:
+def _lib_text(lib: Optional[LibraryRecord]) -> str:
+    return f"{lib.version} ({lib.method})" if lib else ""
+
+
+def _gcc_text(gcc: GccRecord) -> str:
+    return gcc.version + (f" ({gcc.toolset})" if gcc.toolset else "")
+
+
+def _lib_installed(lib: Optional[LibraryRecord], installed: Dict[str, Any], header: str) -> str:
     if not lib:
         return ""
-    return f"{lib.get('version', '')} ({lib.get('method', '')})"
-
-
-def _gcc_text(gcc: Optional[Dict[str, Any]]) -> str:
-    if not gcc:
-        return ""
-    toolset = gcc.get("toolset")
-    return f"{gcc.get('version', '')}" + (f" ({toolset})" if toolset else "")
-
-
-def _lib_installed(lib: Optional[Dict[str, Any]], installed: Dict[str, Any], header: str) -> str:
-    if not lib:
-        return ""
-    if lib.get("method") == "tarball":
+    if lib.method == "tarball":
         return _text(_get(installed, "headers", header))
-    versions = [v for n, v in _pinned_packages(lib.get("packages") or [], installed) if v]
+    versions = [v for n, v in _pinned_packages(lib.packages, installed) if v]
     return versions[0] if versions else ""
 
 
-def _framework_text(framework: Dict[str, Any]) -> str:
+def _framework_text(framework: Optional[FrameworkRecord]) -> str:
     if not framework:
         return ""
-    return f"{framework.get('name', '')} {framework.get('version', '')} ({framework.get('variant', '')})"
+    return f"{framework.name} {framework.version} ({framework.variant})"
 
 
 def _framework_installed(recorded: Dict[str, Any]) -> str:
@@ -199,45 +205,45 @@ def _version_of(pin: str, name: str) -> str:
 
 
 def verify(content: ImageContent) -> List[Mismatch]:
-    stack = content.json_file(STACK_FILE)
+    document = content.json_file(STACK_FILE)
     installed = content.json_file(INSTALLED_FILE)
-    if not isinstance(stack, dict) or "error" in stack:
+    if not isinstance(document, dict) or "error" in document:
         return [Mismatch("stack manifest", f"/{STACK_FILE}", "missing or not JSON", "image")]
     if not isinstance(installed, dict) or "error" in installed:
         return [Mismatch("build record", f"/{INSTALLED_FILE}", "missing or not JSON", "image")]
 
-    problem = stack_problem(stack)
+    problem = problem_of(document)
     if problem:
         return [Mismatch("stack manifest", "a stack manifest mlcc wrote", problem, f"/{STACK_FILE}")]
+    stack = StackManifest.of(document)
     installed = _recorded(installed)
+    components = stack.components
     problems: List[Mismatch] = []
     problems += _labels(stack, content.labels)
     problems += _platform(stack, installed, content)
-    components = stack.get("components") or {}
-    problems += _cuda(components.get("cuda"), installed)
-    for name, header in (("cudnn", "cudnn"), ("nccl", "nccl")):
-        problems += _library(name, components.get(name), installed, header)
-    problems += _python(components.get("python"), installed)
-    problems += _gcc(components.get("gcc"), installed)
-    problems += _framework(components.get("framework"), installed)
+    problems += _cuda(components.cuda, installed)
+    problems += _library("cuDNN", components.cudnn, installed, "cudnn")
+    problems += _library("NCCL", components.nccl, installed, "nccl")
+    problems += _python(components.python, installed)
+    problems += _gcc(components.gcc, installed)
+    problems += _framework(components.framework, installed)
     problems += _framework_libraries(components, installed)
     return problems
 
 
-def _framework_libraries(components: Dict[str, Any], installed: Dict[str, Any]) -> List[Mismatch]:
+def _framework_libraries(components: Components, installed: Dict[str, Any]) -> List[Mismatch]:
     """The cuDNN / NCCL the framework itself reports loading against the stamped stack's:
     a framework that brings its own (a conda channel, a wheel that bundles them) must be
     stamped with those, not with a system library nothing uses."""
-    framework = components.get("framework") or {}
-    module = framework.get("module")
-    recorded = _get(installed, "modules", module) if module else None
+    framework = components.framework
+    recorded = _get(installed, "modules", framework.module) if framework else None
     if not isinstance(recorded, dict) or recorded.get("error"):
         return []  # _framework reports a missing or failed import
     problems: List[Mismatch] = []
-    for library, title in (("cudnn", "cuDNN"), ("nccl", "NCCL")):
+    for library, title, stamped in (("cudnn", "cuDNN", components.cudnn), ("nccl", "NCCL", components.nccl)):
         if library not in recorded:
             continue  # recorded by an older mlcc-record
-        expected = _text(_get(components, library, "version"))
+        expected = stamped.version if stamped else ""
         found = _text(recorded.get(library))
         what = f"{title} the framework loads"
         if expected and not found:
@@ -257,40 +263,40 @@ def _same_release(expected: str, found: str) -> bool:
     return wanted[:depth] == got[:depth]
 
 
-def _labels(stack: Dict[str, Any], labels: Dict[str, str]) -> List[Mismatch]:
-    components = stack.get("components") or {}
+def _labels(stack: StackManifest, labels: Dict[str, str]) -> List[Mismatch]:
+    components = stack.components
+    source = stack.benchmark.source
     expected = {
-        "io.mlcc.variant": stack.get("variant"),
-        "io.mlcc.benchmark": _get(stack, "benchmark", "name"),
-        "io.mlcc.arch": stack.get("arch"),
-        "io.mlcc.cuda": _get(components, "cuda", "version"),
-        "io.mlcc.cudnn": _get(components, "cudnn", "version"),
-        "io.mlcc.nccl": _get(components, "nccl", "version"),
-        "io.mlcc.python": _get(components, "python", "version"),
-        "io.mlcc.framework.version": _get(components, "framework", "version"),
-        "org.opencontainers.image.revision": _get(stack, "benchmark", "source", "commit"),
+        "io.mlcc.variant": stack.variant,
+        "io.mlcc.benchmark": stack.benchmark.name,
+        "io.mlcc.arch": stack.arch,
+        "io.mlcc.cuda": components.cuda.version if components.cuda else None,
+        "io.mlcc.cudnn": components.cudnn.version if components.cudnn else None,
+        "io.mlcc.nccl": components.nccl.version if components.nccl else None,
+        "io.mlcc.python": components.python.version if components.python else None,
+        "io.mlcc.framework.version": components.framework.version if components.framework else None,
+        "org.opencontainers.image.revision": source.commit if source else None,
     }
     problems = []
     for label, value in expected.items():
-        if value is not None and labels.get(label) != str(value):
-            problems.append(
-                Mismatch(f"label {label}", str(value), labels.get(label, "(no label)"), "image labels")
-            )
+        if value is not None and labels.get(label) != value:
+            found = labels.get(label, "(no label)")
+            problems.append(Mismatch(f"label {label}", value, found, "image labels"))
     if not labels.get("io.mlcc.digest"):
         problems.append(Mismatch("label io.mlcc.digest", "the content digest", "(no label)", "image labels"))
     return problems
 
 
-def _platform(stack: Dict[str, Any], installed: Dict[str, Any], content: ImageContent) -> List[Mismatch]:
-    arch = stack.get("arch")
+def _platform(stack: StackManifest, installed: Dict[str, Any], content: ImageContent) -> List[Mismatch]:
+    arch = stack.arch
     problems = []
     if installed.get("arch") != arch:
         problems.append(
-            Mismatch("architecture", str(arch), _text(installed.get("arch")), "installed.json (uname -m)")
+            Mismatch("architecture", arch, _text(installed.get("arch")), "installed.json (uname -m)")
         )
     config_arch = OCI_ARCH_NAMES.get(content.arch or "", content.arch)
     if content.arch and config_arch != arch:
-        problems.append(Mismatch("architecture", str(arch), str(content.arch), "image config"))
+        problems.append(Mismatch("architecture", arch, str(content.arch), "image config"))
     return problems
 
 
@@ -318,12 +324,12 @@ def _packages(component: str, pins: Sequence[str], installed: Dict[str, Any]) ->
     return problems
 
 
-def _cuda(cuda: Optional[Dict[str, Any]], installed: Dict[str, Any]) -> List[Mismatch]:
+def _cuda(cuda: Optional[CudaRecord], installed: Dict[str, Any]) -> List[Mismatch]:
     if not cuda:
         return []
-    problems = _packages("CUDA", cuda.get("packages") or [], installed)
+    problems = _packages("CUDA", cuda.packages, installed)
     nvcc = installed.get("nvcc")
-    minor = ".".join(str(cuda.get("version", "")).split(".")[:2])
+    minor = ".".join(cuda.version.split(".")[:2])
     if not nvcc:
         problems.append(Mismatch("CUDA nvcc", minor, "no nvcc found", "installed.json"))
     elif ".".join(str(nvcc).split(".")[:2]) != minor:
@@ -332,34 +338,31 @@ def _cuda(cuda: Optional[Dict[str, Any]], installed: Dict[str, Any]) -> List[Mis
 
 
 def _library(
-    name: str, lib: Optional[Dict[str, Any]], installed: Dict[str, Any], header: str
+    label: str, lib: Optional[LibraryRecord], installed: Dict[str, Any], header: str
 ) -> List[Mismatch]:
     if not lib:
         return []
-    label = {"cudnn": "cuDNN", "nccl": "NCCL"}[name]
-    if lib.get("method") == "tarball":
+    if lib.method == "tarball":
         found = _get(installed, "headers", header)
-        expected = ".".join(str(lib.get("version", "")).split(".")[:3])
+        expected = ".".join(lib.version.split(".")[:3])
         if found != expected:
             return [Mismatch(f"{label} headers", expected, _text(found) or "not found", "installed.json")]
         return []
-    return _packages(label, lib.get("packages") or [], installed)
+    return _packages(label, lib.packages, installed)
 
 
-def _python(python: Optional[Dict[str, Any]], installed: Dict[str, Any]) -> List[Mismatch]:
+def _python(python: Optional[PythonRecord], installed: Dict[str, Any]) -> List[Mismatch]:
     if not python:
         return []
-    expected = str(python.get("version", ""))
+    expected = python.version
     found = _text(installed.get("python"))
     if ".".join(found.split(".")[:2]) != expected:
         return [Mismatch("Python", expected, found or "not found", "installed.json")]
     return []
 
 
-def _gcc(gcc: Optional[Dict[str, Any]], installed: Dict[str, Any]) -> List[Mismatch]:
-    if not gcc:
-        return []
-    expected = str(gcc.get("version", ""))
+def _gcc(gcc: GccRecord, installed: Dict[str, Any]) -> List[Mismatch]:
+    expected = gcc.version
     found = _text(installed.get("gcc"))
     if not found:
         return [Mismatch("GCC", expected, "not found", "installed.json")]
@@ -370,37 +373,22 @@ def _gcc(gcc: Optional[Dict[str, Any]], installed: Dict[str, Any]) -> List[Misma
     return []
 
 
-def _framework(framework: Optional[Dict[str, Any]], installed: Dict[str, Any]) -> List[Mismatch]:
+def _framework(framework: Optional[FrameworkRecord], installed: Dict[str, Any]) -> List[Mismatch]:
     if not framework:
         return []
-    module = framework.get("module")
-    expected = str(framework.get("version", ""))
-    recorded = _get(installed, "modules", module) if module else None
+    what = f"framework {framework.name}"
+    expected = framework.version
+    recorded = _get(installed, "modules", framework.module)
     if not recorded:
-        return [Mismatch(f"framework {framework.get('name')}", expected, "not recorded", "installed.json")]
+        return [Mismatch(what, expected, "not recorded", "installed.json")]
     if recorded.get("error"):
         # GPU frameworks can fail to import on a build host without a driver (MXNet): say so
-        return [
-            Mismatch(
-                f"framework {framework.get('name')}",
-                expected,
-                f"import failed ({recorded['error']})",
-                "installed.json",
-                "note",
-            )
-        ]
+        return [Mismatch(what, expected, f"import failed ({recorded['error']})", "installed.json", "note")]
     found = _text(recorded.get("version"))
     if found != expected and not found.startswith(expected + "+"):
-        return [Mismatch(f"framework {framework.get('name')}", expected, found, "installed.json")]
+        return [Mismatch(what, expected, found, "installed.json")]
     cuda = recorded.get("cuda")
-    lines = [str(c) for c in framework.get("cuda") or []]
+    lines = list(framework.cuda)
     if cuda and lines and ".".join(str(cuda).split(".")[:2]) not in lines:
-        return [
-            Mismatch(
-                f"framework {framework.get('name')} CUDA build",
-                " or ".join(lines),
-                str(cuda),
-                "installed.json",
-            )
-        ]
+        return [Mismatch(f"{what} CUDA build", " or ".join(lines), str(cuda), "installed.json")]
     return []

@@ -1,19 +1,16 @@
 """Checks for what images, archives and registries send: shapes before use, never a traceback.
 
 Everything here comes from outside mlcc: an OCI layout someone saved, a registry's JSON,
-the stack.json and installed.json inside an image. Each value is checked for the shape
-the reader needs; a mismatch is a clear error naming the document, not a KeyError.
+installed.json inside an image. Each value is checked for the shape the reader needs; a
+mismatch is a clear error naming the document, not a KeyError. (stack.json is checked
+against its schema by :mod:`mlcc.stackfile.document`.)
 """
 
 from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
-from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
-
-import jsonschema
+from typing import Any, Callable, Dict, List
 
 from mlcc.errors import MlccError
 
@@ -57,21 +54,3 @@ def loads(data: bytes, what: str, error: ErrorFactory) -> Any:
 def as_object(value: Any) -> Dict[str, Any]:
     """``value`` when it is an object, else an empty one (for optional nested records)."""
     return value if isinstance(value, dict) else {}
-
-
-@lru_cache(maxsize=1)
-def _stack_validator() -> Any:
-
-    schema = json.loads((Path(__file__).parents[1] / "render" / "schemas" / "stack.schema.json").read_text())
-    return jsonschema.Draft202012Validator(schema)
-
-
-def stack_problem(stack: Any) -> Optional[str]:
-    """Why an image's stack.json is not a stack manifest mlcc wrote, or None when it is one."""
-    if not isinstance(stack, dict):
-        return "not a JSON object"
-    error = next(iter(_stack_validator().iter_errors(stack)), None)
-    if error is None:
-        return None
-    where = "/".join(str(p) for p in error.absolute_path) or "(top)"
-    return f"{where}: {error.message[:160]}"

@@ -1,6 +1,7 @@
 """The stack manifest stamped into every image: OCI labels and /etc/mlcc/stack.json.
 
-``stack.json`` follows ``schemas/stack.schema.json`` (format 1). It is a build input,
+``stack.json`` is :class:`mlcc.stackfile.document.StackManifest` (format 1), the one
+definition its readers share. It is a build input,
 so it cannot hold the digest of the build inputs; that digest is the ``io.mlcc.digest``
 label, computed over everything else (see :mod:`mlcc.render.digest`).
 """
@@ -17,6 +18,20 @@ from mlcc.kb.model import Family, LibBuild
 from mlcc.render import canonical_json
 from mlcc.render.mirror import MIRROR_VAR, mirrored
 from mlcc.resolve.stack import STACK_FORMAT, Stack
+from mlcc.stackfile.document import (
+    BaseRecord,
+    BenchmarkRecord,
+    ChoiceRecord,
+    Components,
+    CudaRecord,
+    FrameworkRecord,
+    GccRecord,
+    Generator,
+    LibraryRecord,
+    PythonRecord,
+    SourceRecord,
+    StackManifest,
+)
 
 DIGEST_LABEL = "io.mlcc.digest"
 # Stands in for the digest while the digest is computed (see mlcc.render.digest).
@@ -97,20 +112,20 @@ def source_date_epoch(text: str) -> int:
     return int(value)
 
 
-def _lib(lib: Optional[LibBuild], family: Family, fetch: Callable[[str], str]) -> Optional[Dict[str, Any]]:
+def _lib(lib: Optional[LibBuild], family: Family, fetch: Callable[[str], str]) -> Optional[LibraryRecord]:
     if lib is None:
         return None
-    return {
-        "version": lib.version,
-        "method": lib.method,
-        "packages": [family.pin(p) for p in lib.packages],
-        "url": fetch(lib.url) if lib.url else None,
-        "for_cuda": lib.cuda,
-    }
+    return LibraryRecord(
+        version=lib.version,
+        method=lib.method,
+        packages=tuple([family.pin(p) for p in lib.packages]),
+        url=fetch(lib.url) if lib.url else None,
+        for_cuda=lib.cuda,
+    )
 
 
-def stack_document(stack: Stack, *, base_image: str, mirror: str) -> Dict[str, Any]:
-    """The resolved stack as /etc/mlcc/stack.json (see schemas/stack.schema.json).
+def stack_manifest(stack: Stack, *, base_image: str, mirror: str) -> StackManifest:
+    """The resolved stack as /etc/mlcc/stack.json (see :mod:`mlcc.stackfile.document`).
 
     ``components`` says what is installed (URLs as the build fetches them, through the
     mirror); ``choices`` says why each was chosen and from which sourced fact.
@@ -121,86 +136,81 @@ def stack_document(stack: Stack, *, base_image: str, mirror: str) -> Dict[str, A
 
     bench = stack.benchmark
     family = stack.base.packaging
-    build = bench.build
-    source = build.source if build else None
+    source = bench.build.source if bench.build else None
     cuda = stack.cuda
     fw = stack.framework
-    components: Dict[str, Any] = {
-        "cuda": (
-            {
-                "version": cuda.version,
-                "packages": [family.pin(p) for p in cuda.packages_for(family, stack.arch.name)],
-                "min_driver": cuda.min_driver,
-            }
+    python = stack.python
+    components = Components(
+        cuda=(
+            CudaRecord(
+                version=cuda.version,
+                packages=tuple([family.pin(p) for p in cuda.packages_for(family, stack.arch.name)]),
+                min_driver=cuda.min_driver,
+            )
             if cuda
             else None
         ),
-        "cudnn": _lib(stack.cudnn, family, fetch),
-        "nccl": _lib(stack.nccl, family, fetch),
-        "python": (
-            {
-                "version": stack.python.version,
-                "packages": list(stack.python.packages),
-                "executable": stack.python.executable,
-            }
-            if stack.python
-            else None
+        cudnn=_lib(stack.cudnn, family, fetch),
+        nccl=_lib(stack.nccl, family, fetch),
+        python=(PythonRecord(python.version, tuple(python.packages), python.executable) if python else None),
+        gcc=GccRecord(
+            version=stack.gcc.version, toolset=stack.gcc.toolset.name if stack.gcc.toolset else None
         ),
-        "gcc": {
-            "version": stack.gcc.version,
-            "toolset": stack.gcc.toolset.name if stack.gcc.toolset else None,
-        },
-        "framework": (
-            {
-                "name": fw.framework,
-                "module": stack.framework_module,
-                "version": fw.version,
-                "variant": fw.variant,
-                "install": fw.install.method,
-                "cuda": list(fw.cuda),
-                "packages": list(fw.install.packages),
+        framework=(
+            FrameworkRecord(
+                name=fw.framework,
+                # set whenever a framework is (the resolver takes it from the framework's recipe)
+                module=stack.framework_module or fw.framework,
+                version=fw.version,
+                variant=fw.variant,
+                install=fw.install.method,
+                cuda=tuple(fw.cuda),
+                packages=tuple(fw.install.packages),
                 # what the build brings and loads itself (a conda channel's cudatoolkit, cudnn)
-                **({"loads": dict(fw.bundles)} if fw.bundles else {}),
-            }
+                loads=tuple(sorted(dict(fw.bundles).items())),
+            )
             if fw
             else None
         ),
-    }
-    return {
-        "format": STACK_FORMAT,
-        "generator": {"name": "mlcc", "version": mlcc.__version__},
-        "benchmark": {
-            "name": bench.name,
-            "title": bench.title,
-            "suite": bench.suite,
-            "source": (
-                {"repository": source.repository, "commit": source.commit, "path": source.path}
-                if source
-                else None
-            ),
-        },
-        "variant": stack.variant,
-        "arch": stack.arch.name,
-        "accelerator": stack.accelerator,
-        "base": {"name": stack.base.name, "image": base_image, "default_image": stack.base.ref},
-        "mirror": mirror,
-        "components": components,
-        "pins": stack.pinned(),
-        "reference": stack.reference,
-        "verified": stack.verified,
-        "choices": [
-            {
-                "component": c.component,
-                "version": c.version,
-                "reason": c.reason,
-                "origin": c.origin,
-                "sources": list(c.sources),
-                "verified": c.verified,
-                "unverified_fields": list(c.unverified_fields),
-            }
-            for c in stack.choices
-        ],
-    }
+    )
+    return StackManifest(
+        format=STACK_FORMAT,
+        generator=Generator(name="mlcc", version=mlcc.__version__),
+        benchmark=BenchmarkRecord(
+            name=bench.name,
+            title=bench.title,
+            suite=bench.suite,
+            source=SourceRecord(source.repository, source.commit, source.path) if source else None,
+        ),
+        variant=stack.variant,
+        arch=stack.arch.name,
+        accelerator=stack.accelerator,
+        base=BaseRecord(name=stack.base.name, image=base_image, default_image=stack.base.ref),
+        mirror=mirror,
+        components=components,
+        pins=tuple(sorted(stack.pinned().items())),
+        reference=stack.reference,
+        verified=stack.verified,
+        choices=tuple(
+            [
+                ChoiceRecord(
+                    c.component,
+                    c.version,
+                    c.reason,
+                    c.origin,
+                    tuple(c.sources),
+                    c.verified,
+                    tuple(c.unverified_fields),
+                )
+                for c in stack.choices
+            ]
+        ),
+    )
+
+
+def stack_document(stack: Stack, *, base_image: str, mirror: str) -> Dict[str, Any]:
+    """:func:`stack_manifest` JSON-ready, as the build stamps it."""
+    return stack_manifest(stack, base_image=base_image, mirror=mirror).to_json()
 
 
 def dumps(document: Dict[str, Any]) -> str:

@@ -15,7 +15,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 import mlcc
 from mlcc.report.templating import environment
 from mlcc.results.compare import BenchmarkComparison, StackScore, compare
-from mlcc.results.reference import published
+from mlcc.results.reference import published_results
 from mlcc.results.score import SUCCESS
 from mlcc.results.store import stored_runs
 
@@ -190,5 +190,5 @@ def _ratio(stack: StackScore, comparison: BenchmarkComparison) -> str:
 
 def results_view(kb: Any, history: Any) -> str:
     """The results sections for the matrix report: empty when the history holds no runs."""
-    comparisons = compare(stored_runs(history), published(kb))
+    comparisons = compare(stored_runs(history), published_results(kb))
     return render_results_section(comparisons) if comparisons else ""

@@ -140,7 +140,7 @@ class _Parser:
             match = _V05.search(raw)
             if not match:
                 return  # ":::ML" inside ordinary output
-            benchmark = printable(match.group(1).decode("ascii", "replace"), 60)
+            benchmark = log_text(match.group(1).decode("ascii", "replace"), 60)
             stamp, key, payload = match.group(2), match.group(4), match.group(5) or b""
             log_format = "v0.5"
         name = key.decode("ascii", "replace")
@@ -214,7 +214,7 @@ class _Parser:
 
     def _submission(self, run: _Builder, field: str, value: Any) -> None:
         if field == "benchmark" and isinstance(value, str):
-            run.benchmark = printable(value, 60)
+            run.benchmark = log_text(value, 60)
             return
         if field == "entry":
             facts = _entry_facts(value)
@@ -224,9 +224,9 @@ class _Parser:
             return
         names = {"org": "submitter", "division": "division", "status": "category", "platform": "platform"}
         if field in names and isinstance(value, (str, int, float)):
-            run.system[names[field]] = printable(str(value))
+            run.system[names[field]] = log_text(str(value))
             if run.start is None:
-                self.preamble[names[field]] = printable(str(value))
+                self.preamble[names[field]] = log_text(str(value))
 
     def _finish(self) -> None:
         if self.current.seen:
@@ -252,7 +252,7 @@ def _v05_status(value: Any) -> Optional[str]:
     return "aborted" if success is False else None
 
 
-def printable(text: str, limit: int = 200) -> str:
+def log_text(text: str, limit: int = 200) -> str:
     """Log text made safe for a terminal, a table cell or a database row: control characters
     (escape sequences included) become "?", and it is cut at ``limit`` characters."""
     clean = "".join(c if c.isprintable() else "?" for c in text[:limit])
@@ -267,7 +267,7 @@ def _entry_facts(value: Any) -> Dict[str, str]:
     facts: Dict[str, str] = {}
     for key, name in (("hardware", "hardware"), ("framework", "framework"), ("interconnect", "interconnect")):
         if isinstance(entry.get(key), str) and entry[key] not in ("", "N/A"):
-            facts[name] = printable(entry[key])
+            facts[name] = log_text(entry[key])
     nodes = _literal(entry.get("nodes"))
     if isinstance(nodes, dict):
         for key, name in (
@@ -276,7 +276,7 @@ def _entry_facts(value: Any) -> Dict[str, str]:
             ("accelerator", "accelerator"),
         ):
             if nodes.get(key) not in (None, ""):
-                facts[name] = printable(str(nodes[key]))
+                facts[name] = log_text(str(nodes[key]))
     return facts
 
 

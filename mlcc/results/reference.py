@@ -13,7 +13,7 @@ class PublishedResult(NamedTuple):
     runs: Optional[int]
 
 
-def published(kb: Any) -> Dict[str, PublishedResult]:
+def published_results(kb: Any) -> Dict[str, PublishedResult]:
     """Log benchmark name -> the reference result its recipe records."""
     found: Dict[str, PublishedResult] = {}
     for name, benchmark in sorted(kb.benchmarks.items()):
@@ -28,4 +28,4 @@ def published(kb: Any) -> Dict[str, PublishedResult]:
 
 def required_runs(kb: Any) -> Dict[str, int]:
     """Runs per benchmark as the reference submission ran them (MLPerf's required count)."""
-    return {name: ref.runs for name, ref in published(kb).items() if ref.runs}
+    return {name: ref.runs for name, ref in published_results(kb).items() if ref.runs}

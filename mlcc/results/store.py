@@ -15,8 +15,9 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.errors import UsageError
 from mlcc.history import History
-from mlcc.results.parse import Run, printable
+from mlcc.results.parse import Run, log_text
 from mlcc.results.score import RunResult, run_result
+from mlcc.stackfile.document import StackManifest, problem_of
 
 RESULTS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
@@ -87,28 +88,29 @@ def stack_info(
     origin: str = "the stack",
 ) -> StackInfo:
     """Summarise a stack.json document (as ``mlcc inspect`` reads it from an image)."""
-    if not isinstance(stack, dict) or "components" not in stack or "error" in stack:
+    unreadable = stack is None or (isinstance(stack, dict) and "error" in stack)  # see ImageContent.json_file
+    problem = "no /etc/mlcc/stack.json, or not JSON" if unreadable else problem_of(stack)
+    if problem is not None:
         raise UsageError(
-            f"{origin} holds no mlcc stack (no /etc/mlcc/stack.json, or not one mlcc wrote)",
+            f"{origin} holds no mlcc stack ({problem})",
             hint="give an image mlcc built (mlcc inspect IMAGE shows its stack), or --stack stack.json",
         )
-    components = stack.get("components") or {}
-    framework = components.get("framework") or {}
-    python = (components.get("python") or {}).get("version")
-    parts = [str(stack.get("variant") or "?")]
-    if framework.get("name"):
-        parts.append(f"{framework['name']} {framework.get('version', '')}".strip())
+    manifest = StackManifest.of(stack)
+    framework = manifest.components.framework
+    python = manifest.components.python
+    parts = [manifest.variant]
+    if framework:
+        parts.append(f"{framework.name} {framework.version}")
     if python:
-        parts.append(f"Python {python}")
-    benchmark = (stack.get("benchmark") or {}).get("name")
+        parts.append(f"Python {python.version}")
     return StackInfo(
-        label=printable(" · ".join(parts)),
-        benchmark=printable(str(benchmark), 60) if benchmark else None,
-        variant=printable(str(stack["variant"]), 100) if stack.get("variant") else None,
+        label=log_text(" · ".join(parts)),
+        benchmark=log_text(manifest.benchmark.name, 60),
+        variant=log_text(manifest.variant, 100),
         image=image,
         image_digest=image_digest,
         content_digest=(labels or {}).get("io.mlcc.digest"),
-        document=json.dumps(stack, sort_keys=True, separators=(",", ":")),
+        document=json.dumps(manifest.to_json(), sort_keys=True, separators=(",", ":")),
     )
 
 

@@ -26,6 +26,9 @@ LATE_IMPORTS = {
     "mlcc.kb.schema_check:jsonschema",
     "mlcc.kb.schema_check:jsonschema.exceptions",
     "mlcc.kb.schema_check:referencing",
+    # likewise the stack manifest's reader: the writer (every mlcc gen) imports the module
+    "mlcc.stackfile.document:jsonschema",
+    "mlcc.stackfile.document:jsonschema.exceptions",
 }
 
 

@@ -23,7 +23,7 @@ from mlcc.render import FORMATS, render
 from mlcc.render import digest as digests
 from mlcc.render.plan import build_plan
 
-SCHEMA = Path(__file__).resolve().parents[2] / "mlcc" / "render" / "schemas" / "stack.schema.json"
+SCHEMA = Path(__file__).resolve().parents[2] / "mlcc" / "stackfile" / "stack.schema.json"
 
 
 def _stack(kb, resolver, benchmark: str, **pins: Any):  # type: ignore[no-untyped-def]

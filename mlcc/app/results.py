@@ -1,0 +1,209 @@
+"""MLPerf results as use cases: score logs, store runs with the stack they ran on, compare.
+
+The CLI (``mlcc results``) parses flags and prints what these return; a script calls them
+directly::
+
+    scored = score_logs(kb, ["logs/"])
+    stored = add_results(kb, ["logs/result_0.txt"], StackSource(stack_file="stack.json"))
+    compared = compare_results(kb, ResultFilters(benchmarks=("maskrcnn",)))
+
+Collecting from a cluster's pods is :mod:`mlcc.app.results_collect` (it loads the
+Kubernetes client, which the other use cases never need).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import List, NamedTuple, Optional, Sequence, Tuple
+
+from mlcc import __version__
+from mlcc.app.history import open_history
+from mlcc.app.images import open_image
+from mlcc.errors import UsageError
+from mlcc.history import History
+from mlcc.image.content import STACK_FILE
+from mlcc.kb.model import KnowledgeBase
+from mlcc.output import write_tree
+from mlcc.report.results import render_results_html
+from mlcc.results.compare import BenchmarkComparison, compare
+from mlcc.results.parse import LogFile, Run, parse_file
+from mlcc.results.reference import published_results, required_runs
+from mlcc.results.score import BenchmarkScore, log_files, score
+from mlcc.results.store import Added, Placement, StackInfo, add_runs, stack_info, stored_runs
+
+
+class StackSource(NamedTuple):
+    """The stack the runs ran on: an image (read as ``mlcc inspect`` reads it) or a stack.json."""
+
+    image: Optional[str] = None
+    stack_file: Optional[str] = None
+    tls_verify: bool = True
+    arch: Optional[str] = None  # of a multi-arch image
+    backend: Optional[str] = None  # whose storage holds a local:REF image
+
+
+class Scored(NamedTuple):
+    scores: List[BenchmarkScore]
+    notes: List[str]  # what scoring noticed, then each log's problems
+    logs: List[LogFile]
+
+
+class Stored(NamedTuple):
+    added: Added
+    stack: StackInfo
+    history: History
+    notes: List[str]  # the logs' problems
+
+
+class ResultFilters(NamedTuple):
+    benchmarks: Tuple[str, ...] = ()  # recipe names (resnet50) or log names (resnet)
+    stacks: Tuple[str, ...] = ()  # substrings of the stack's name
+    systems: Tuple[str, ...] = ()  # substrings of the system's name
+
+
+class Compared(NamedTuple):
+    comparisons: List[BenchmarkComparison]
+    history: History
+
+
+def parse_logs(paths: Sequence[str]) -> List[LogFile]:
+    """Every result log under ``paths`` (files or folders), parsed."""
+    files, missing = log_files([Path(p) for p in paths])
+    if missing:
+        raise UsageError(
+            f"no such file or folder: {', '.join(missing)}", hint="give result logs or folders of them"
+        )
+    if not files:
+        raise UsageError(f"no files under {', '.join(paths)}", hint="give result logs or folders of them")
+    logs = []
+    for path in files:
+        try:
+            logs.append(parse_file(path))
+        except OSError as error:
+            raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
+    return logs
+
+
+def log_problems(logs: Sequence[LogFile]) -> List[str]:
+    """What each log and each of its runs got wrong, one line each, naming the file."""
+    lines = []
+    for log in logs:
+        lines += [f"{log.path}: {p}" for p in log.problems]
+        for run in log.runs:
+            lines += [f"{log.path}: {p}" for p in run.problems]
+    return lines
+
+
+def score_logs(kb: KnowledgeBase, paths: Sequence[str]) -> Scored:
+    """The MLPerf score of each benchmark in the logs; no run at all is the user's error."""
+    logs = parse_logs(paths)
+    scores, notes = score(logs, required_runs(kb))
+    if not scores:
+        raise UsageError(
+            f"no MLPerf runs in {len(logs)} file(s): no :::MLL or :::MLPv0.5.0 lines",
+            details=notes[:10],
+            hint="give the result_N.txt logs a training run wrote",
+        )
+    return Scored(scores, notes + log_problems(logs), logs)
+
+
+def load_stack(source: StackSource) -> StackInfo:
+    """The StackInfo of the image (read as mlcc inspect reads it) or of the stack.json file."""
+    if bool(source.image) == bool(source.stack_file):
+        raise UsageError(
+            "give the stack the runs ran on: --image REF or --stack stack.json (one of them)",
+            hint="mlcc results add logs/*.txt --image quay.io/me/maskrcnn:TAG",
+        )
+    if source.stack_file:
+        try:
+            document = json.loads(Path(source.stack_file).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as error:
+            raise UsageError(f"--stack {source.stack_file}: cannot read it ({error})") from None
+        except ValueError as error:
+            raise UsageError(f"--stack {source.stack_file}: not JSON ({error})") from None
+        return stack_info(document, origin=f"--stack {source.stack_file}")
+    image = str(source.image)
+    contents = open_image(image, tls_verify=source.tls_verify, arch=source.arch, backend=source.backend)
+    if len(contents) != 1:
+        raise UsageError(f"{image} is a multi-arch image: pick the arch the runs ran on with --arch")
+    content = contents[0]
+    return stack_info(
+        content.json_file(STACK_FILE),
+        image=content.reference,
+        image_digest=content.digest,
+        labels=content.labels,
+        origin=image,
+    )
+
+
+def check_benchmarks(kb: KnowledgeBase, runs: Sequence[Run], stack: StackInfo) -> List[Run]:
+    """Runs of one benchmark must not be stored with an image built for another; a run
+    whose log never names its benchmark takes the image's."""
+    if stack.benchmark is None:
+        return list(runs)
+    names = {ref.log_name: ref.recipe for ref in published_results(kb).values()}
+    wrong = [r for r in runs if r.benchmark and names.get(r.benchmark, r.benchmark) != stack.benchmark]
+    if wrong:
+        first = wrong[0]
+        raise UsageError(
+            f"{first.file} is a {first.benchmark} run, but the stack was built for {stack.benchmark}",
+            details=[f"{r.file}: {r.benchmark}" for r in wrong[1:10]],
+            hint="give the image the runs ran on; nothing was stored",
+        )
+    log_name = {ref.recipe: ref.log_name for ref in published_results(kb).values()}.get(
+        stack.benchmark, stack.benchmark
+    )
+    return [r if r.benchmark else r._replace(benchmark=log_name) for r in runs]
+
+
+def store_runs(
+    kb: KnowledgeBase,
+    runs: Sequence[Run],
+    stack: StackInfo,
+    placement: Placement,
+    history_file: Optional[str] = None,
+) -> Tuple[Added, History]:
+    """Store the runs with their stack in the history (``--history FILE`` or the default)."""
+    checked = check_benchmarks(kb, runs, stack)
+    history = open_history(history_file)
+    return add_runs(history, checked, stack, placement, __version__), history
+
+
+def add_results(
+    kb: KnowledgeBase,
+    paths: Sequence[str],
+    source: StackSource,
+    placement: Optional[Placement] = None,
+    history_file: Optional[str] = None,
+) -> Stored:
+    """``mlcc results add``: store the runs of the logs with the stack they ran on; a run
+    already stored is not stored again."""
+    logs = parse_logs(paths)
+    runs = [run for log in logs for run in log.runs]
+    if not runs:
+        raise UsageError(
+            f"no MLPerf runs in {len(logs)} file(s): no :::MLL or :::MLPv0.5.0 lines; nothing stored"
+        )
+    stack = load_stack(source)
+    added, history = store_runs(kb, runs, stack, placement or Placement(), history_file)
+    return Stored(added, stack, history, log_problems(logs))
+
+
+def compare_results(
+    kb: KnowledgeBase, filters: Optional[ResultFilters] = None, history_file: Optional[str] = None
+) -> Compared:
+    """Per benchmark, the stored stacks side by side with the published reference."""
+    filters = filters or ResultFilters()
+    history = open_history(history_file)
+    references = published_results(kb)
+    names = {ref.recipe: ref.log_name for ref in references.values()}
+    wanted = [names.get(b, b) for b in filters.benchmarks]
+    rows = stored_runs(history, benchmarks=wanted, stacks=filters.stacks, systems=filters.systems)
+    return Compared(compare(rows, references), history)
+
+
+def write_results_page(html_file: str, comparisons: Sequence[BenchmarkComparison], title: str) -> None:
+    """The results view (one plot per benchmark) as one HTML file."""
+    target = Path(html_file)
+    write_tree(target.parent, [(target.name, render_results_html(comparisons, title=title))])

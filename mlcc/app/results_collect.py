@@ -1,0 +1,69 @@
+"""``mlcc results collect`` as a use case: the logs of a finished Job's or MPIJob's pods,
+read through the Kubernetes API and stored as :func:`mlcc.app.results.add_results` stores
+them. Its own module: the Kubernetes client loads only for this use case.
+
+    collected = collect_results(kb, CollectTarget("job", "maskrcnn"), Cluster(namespace="mlperf"),
+                                StackSource(image="quay.io/me/maskrcnn:TAG"))
+"""
+
+from __future__ import annotations
+
+from typing import List, NamedTuple, Optional
+
+from mlcc.app.results import StackSource, Stored, load_stack, log_problems, store_runs
+from mlcc.errors import UsageError
+from mlcc.kb.model import KnowledgeBase
+from mlcc.results.collect import Cluster, Collected, collect
+from mlcc.results.store import Placement
+
+KINDS = {"job": "Job", "mpijob": "MPIJob"}
+
+
+class CollectTarget(NamedTuple):
+    kind: str  # "job" (batch/v1) or "mpijob" (kubeflow.org/v2beta1)
+    name: str
+    container: Optional[str] = None  # whose log to read (default: the pod's first)
+
+    @property
+    def title(self) -> str:
+        return f"{KINDS.get(self.kind, self.kind)} {self.name}"
+
+
+class CollectedRuns(NamedTuple):
+    found: Collected  # the pods' logs, the job's outcome, nodes and GPUs
+    runs: int
+    stored: Stored
+
+
+def collect_results(
+    kb: KnowledgeBase,
+    target: CollectTarget,
+    cluster: Cluster,
+    source: StackSource,
+    placement: Optional[Placement] = None,
+    history_file: Optional[str] = None,
+) -> CollectedRuns:
+    """Read the finished job's pod logs and store their runs with the stack they ran on.
+    Nodes and GPUs come from the job (pod nodes, nvidia.com/gpu limits) unless
+    ``placement`` names them."""
+    if target.kind not in KINDS:
+        raise UsageError(f"cannot collect from a {target.kind!r}", hint="a job or an mpijob")
+    stack = load_stack(source)
+    found = collect(cluster, target.kind, target.name, target.container)
+    runs = [run for log in found.logs for run in log.runs]
+    if not runs:
+        raise UsageError(
+            f"{target.title} {found.outcome}: {len(found.logs)} pod log(s) hold no MLPerf runs "
+            "(no :::MLL or :::MLPv0.5.0 lines); nothing stored",
+            hint="does the benchmark log to stdout? if it writes files under /results, copy them out "
+            "and use mlcc results add",
+        )
+    placement = placement or Placement()
+    placement = Placement(
+        placement.system,
+        placement.nodes if placement.nodes is not None else found.nodes,
+        placement.gpus if placement.gpus is not None else found.gpus,
+    )
+    added, history = store_runs(kb, runs, stack, placement, history_file)
+    notes: List[str] = log_problems(found.logs)
+    return CollectedRuns(found, len(runs), Stored(added, stack, history, notes))

@@ -1,0 +1,388 @@
+"""The stack manifest (``/etc/mlcc/stack.json``, format 1) as frozen typed classes.
+
+Named tuples: immutable, typed, and several times cheaper to build than frozen
+dataclasses (the writer builds some 25 records for every rendered variant).
+``to_json()`` gives the JSON-ready document the writer stamps into an image (the bytes are
+the canonical JSON of it, see :mod:`mlcc.render.manifest`); ``StackManifest.from_json``
+reads one back from outside -- an image, a file -- after checking it against
+``stack.schema.json``, so a reader never meets a missing key or a wrong type: a document
+mlcc did not write is a clear error naming where it differs.
+
+Optional records are written as ``null`` (they are part of the schema's shape); the two
+optional keys (``base.digest``, set at build time, and ``framework.loads``) are left out
+when empty, as the writer always did.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterator, NamedTuple, Optional, Tuple
+
+from mlcc.errors import DriftError, MlccError
+
+SCHEMA_FILE = Path(__file__).with_name("stack.schema.json")
+Json = Dict[str, Any]
+Strings = Tuple[str, ...]
+Pairs = Tuple[Tuple[str, str], ...]  # a JSON object of strings, sorted by key
+
+
+def _pairs(mapping: Dict[str, str]) -> Pairs:
+    return tuple(sorted(mapping.items()))
+
+
+class Generator(NamedTuple):
+    name: str
+    version: str
+
+    def to_json(self) -> Json:
+        return {"name": self.name, "version": self.version}
+
+    @classmethod
+    def of(cls, data: Json) -> Generator:
+        return cls(data["name"], data["version"])
+
+
+class SourceRecord(NamedTuple):
+    """The benchmark's code: a repository at a commit, and the folder in it."""
+
+    repository: str
+    commit: str
+    path: Optional[str]
+
+    def to_json(self) -> Json:
+        return {"repository": self.repository, "commit": self.commit, "path": self.path}
+
+    @classmethod
+    def of(cls, data: Json) -> SourceRecord:
+        return cls(data["repository"], data["commit"], data["path"])
+
+
+class BenchmarkRecord(NamedTuple):
+    name: str
+    title: str
+    suite: str
+    source: Optional[SourceRecord]
+
+    def to_json(self) -> Json:
+        source = self.source.to_json() if self.source else None
+        return {"name": self.name, "title": self.title, "suite": self.suite, "source": source}
+
+    @classmethod
+    def of(cls, data: Json) -> BenchmarkRecord:
+        source = SourceRecord.of(data["source"]) if data["source"] is not None else None
+        return cls(data["name"], data["title"], data["suite"], source)
+
+
+class BaseRecord(NamedTuple):
+    name: str
+    image: str  # what the build pulls (a mirror given by --base-image, or the default)
+    default_image: str
+    digest: Optional[str] = None  # the manifest the build pulled, set at build time
+
+    def to_json(self) -> Json:
+        found = {"name": self.name, "image": self.image, "default_image": self.default_image}
+        if self.digest is not None:
+            found["digest"] = self.digest
+        return found
+
+    @classmethod
+    def of(cls, data: Json) -> BaseRecord:
+        return cls(data["name"], data["image"], data["default_image"], data.get("digest"))
+
+
+class CudaRecord(NamedTuple):
+    version: str
+    packages: Strings  # pinned in the base family's syntax
+    min_driver: str
+
+    def to_json(self) -> Json:
+        return {"version": self.version, "packages": list(self.packages), "min_driver": self.min_driver}
+
+    @classmethod
+    def of(cls, data: Json) -> CudaRecord:
+        return cls(data["version"], tuple(data["packages"]), data["min_driver"])
+
+
+class LibraryRecord(NamedTuple):
+    """cuDNN or NCCL: installed from packages, a tarball, or bundled with the framework."""
+
+    version: str
+    method: str  # rpm | deb | tarball | bundled
+    packages: Strings
+    url: Optional[str]  # as the build fetches it (through the mirror)
+    for_cuda: str
+
+    def to_json(self) -> Json:
+        return {
+            "version": self.version,
+            "method": self.method,
+            "packages": list(self.packages),
+            "url": self.url,
+            "for_cuda": self.for_cuda,
+        }
+
+    @classmethod
+    def of(cls, data: Json) -> LibraryRecord:
+        return cls(data["version"], data["method"], tuple(data["packages"]), data["url"], data["for_cuda"])
+
+
+class PythonRecord(NamedTuple):
+    version: str
+    packages: Strings
+    executable: str
+
+    def to_json(self) -> Json:
+        return {"version": self.version, "packages": list(self.packages), "executable": self.executable}
+
+    @classmethod
+    def of(cls, data: Json) -> PythonRecord:
+        return cls(data["version"], tuple(data["packages"]), data["executable"])
+
+
+class GccRecord(NamedTuple):
+    version: str
+    toolset: Optional[str]
+
+    def to_json(self) -> Json:
+        return {"version": self.version, "toolset": self.toolset}
+
+    @classmethod
+    def of(cls, data: Json) -> GccRecord:
+        return cls(data["version"], data["toolset"])
+
+
+class FrameworkRecord(NamedTuple):
+    name: str
+    module: str  # what Python imports (torch, tensorflow, mxnet)
+    version: str
+    variant: str
+    install: str  # pip | conda | source
+    cuda: Strings  # the CUDA lines the build was made for
+    packages: Strings
+    loads: Pairs = ()  # what the build brings and loads itself (cuda_runtime, cudnn, nccl)
+
+    def to_json(self) -> Json:
+        found: Json = {
+            "name": self.name,
+            "module": self.module,
+            "version": self.version,
+            "variant": self.variant,
+            "install": self.install,
+            "cuda": list(self.cuda),
+            "packages": list(self.packages),
+        }
+        if self.loads:
+            found["loads"] = dict(self.loads)
+        return found
+
+    @classmethod
+    def of(cls, data: Json) -> FrameworkRecord:
+        return cls(
+            data["name"],
+            data["module"],
+            data["version"],
+            data["variant"],
+            data["install"],
+            tuple(data["cuda"]),
+            tuple(data["packages"]),
+            _pairs(data.get("loads") or {}),
+        )
+
+
+def _optional(record: Any) -> Optional[Json]:
+    return record.to_json() if record is not None else None
+
+
+class Components(NamedTuple):
+    """What is installed; ``None`` for what this stack has none of (a CPU stack's CUDA)."""
+
+    cuda: Optional[CudaRecord]
+    cudnn: Optional[LibraryRecord]
+    nccl: Optional[LibraryRecord]
+    python: Optional[PythonRecord]
+    gcc: GccRecord
+    framework: Optional[FrameworkRecord]
+
+    def to_json(self) -> Json:
+        return {
+            "cuda": _optional(self.cuda),
+            "cudnn": _optional(self.cudnn),
+            "nccl": _optional(self.nccl),
+            "python": _optional(self.python),
+            "gcc": self.gcc.to_json(),
+            "framework": _optional(self.framework),
+        }
+
+    @classmethod
+    def of(cls, data: Json) -> Components:
+        def record(kind: Callable[[Json], Any], key: str) -> Any:
+            return kind(data[key]) if data[key] is not None else None
+
+        return cls(
+            record(CudaRecord.of, "cuda"),
+            record(LibraryRecord.of, "cudnn"),
+            record(LibraryRecord.of, "nccl"),
+            record(PythonRecord.of, "python"),
+            GccRecord.of(data["gcc"]),
+            record(FrameworkRecord.of, "framework"),
+        )
+
+
+class ChoiceRecord(NamedTuple):
+    """Why a component was chosen, and from which sourced fact."""
+
+    component: str
+    version: Optional[str]
+    reason: str
+    origin: str  # recipes/<file>:<line>
+    sources: Strings
+    verified: bool
+    unverified_fields: Strings
+
+    def to_json(self) -> Json:
+        return {
+            "component": self.component,
+            "version": self.version,
+            "reason": self.reason,
+            "origin": self.origin,
+            "sources": list(self.sources),
+            "verified": self.verified,
+            "unverified_fields": list(self.unverified_fields),
+        }
+
+    @classmethod
+    def of(cls, data: Json) -> ChoiceRecord:
+        return cls(
+            data["component"],
+            data["version"],
+            data["reason"],
+            data["origin"],
+            tuple(data["sources"]),
+            data["verified"],
+            tuple(data["unverified_fields"]),
+        )
+
+
+class StackManifest(NamedTuple):
+    """The whole document."""
+
+    format: int
+    generator: Generator
+    benchmark: BenchmarkRecord
+    variant: str
+    arch: str
+    accelerator: str  # cuda | cpu
+    base: BaseRecord
+    mirror: str
+    components: Components
+    pins: Pairs  # component -> the version the request pinned it to
+    reference: bool
+    verified: bool
+    choices: Tuple[ChoiceRecord, ...]
+
+    def to_json(self) -> Json:
+        return {
+            "format": self.format,
+            "generator": self.generator.to_json(),
+            "benchmark": self.benchmark.to_json(),
+            "variant": self.variant,
+            "arch": self.arch,
+            "accelerator": self.accelerator,
+            "base": self.base.to_json(),
+            "mirror": self.mirror,
+            "components": self.components.to_json(),
+            "pins": dict(self.pins),
+            "reference": self.reference,
+            "verified": self.verified,
+            "choices": [c.to_json() for c in self.choices],
+        }
+
+    @classmethod
+    def from_json(
+        cls, data: Any, what: str = "stack.json", error: Callable[[str], MlccError] = DriftError
+    ) -> StackManifest:
+        """A document from outside (an image, a file), checked against the schema first."""
+        problem = problem_of(data)
+        if problem is not None:
+            raise error(f"{what} is not a stack manifest mlcc wrote: {problem}")
+        return cls.of(data)
+
+    @classmethod
+    def of(cls, data: Json) -> StackManifest:
+        """A document already checked (:func:`problem_of`), or one mlcc itself wrote."""
+        return cls(
+            data["format"],
+            Generator.of(data["generator"]),
+            BenchmarkRecord.of(data["benchmark"]),
+            data["variant"],
+            data["arch"],
+            data["accelerator"],
+            BaseRecord.of(data["base"]),
+            data["mirror"],
+            Components.of(data["components"]),
+            _pairs(data["pins"]),
+            data["reference"],
+            data["verified"],
+            tuple(ChoiceRecord.of(c) for c in data["choices"]),
+        )
+
+    def with_base_digest(self, digest: str) -> StackManifest:
+        """The document as the build stamps it: naming the base manifest it pulled."""
+        return self._replace(base=self.base._replace(digest=digest))
+
+
+def records() -> Iterator[type]:
+    """Every class of the document (for the test that keeps them and the schema in step)."""
+    yield from (
+        StackManifest,
+        Generator,
+        BenchmarkRecord,
+        SourceRecord,
+        BaseRecord,
+        Components,
+        CudaRecord,
+        LibraryRecord,
+        PythonRecord,
+        GccRecord,
+        FrameworkRecord,
+        ChoiceRecord,
+    )
+
+
+# ----------------------------------------------------------------------------- the schema
+
+
+def _ecma_pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:
+    """``pattern`` as ECMA-262 (and so JSON Schema) reads it: ``$`` is the end of the
+    string. Python's ``$`` also matches before a final newline: "x86_64\\n" would pass
+    ``^[A-Za-z0-9._-]+$`` and carry a line break from an image into a terminal or a file."""
+    if not isinstance(instance, str):
+        return
+    anchored = pattern[:-1] + r"\Z" if pattern.endswith("$") and not pattern.endswith("\\$") else pattern
+    if re.search(anchored, instance) is None:
+        from jsonschema.exceptions import ValidationError
+
+        yield ValidationError(f"{instance[:80]!r} does not match {pattern!r}")
+
+
+@lru_cache(maxsize=1)
+def _validator() -> Any:
+    # jsonschema (40-60 ms) only when a document is read: the writer, on every mlcc gen, never needs it
+    from jsonschema import Draft202012Validator, validators
+
+    extended = validators.extend(Draft202012Validator, {"pattern": _ecma_pattern})
+    return extended(json.loads(SCHEMA_FILE.read_text(encoding="utf-8")))
+
+
+def problem_of(data: Any) -> Optional[str]:
+    """Why ``data`` is not a stack manifest mlcc wrote (where, and what), or None."""
+    if not isinstance(data, dict):
+        return "not a JSON object"
+    error = next(iter(_validator().iter_errors(data)), None)
+    if error is None:
+        return None
+    where = "/".join(str(p) for p in error.absolute_path) or "(top)"
+    return f"{where}: {error.message[:160]}"
