@@ -22,6 +22,7 @@ from mlcc.matrix import CellResult, evaluate, expand, load_matrix
 from mlcc.output import Change, check_writable, compare_tree, refuse_symlinks, remove_folder, write_tree
 from mlcc.render import DEFAULT_OPTIONS, Options, Rendered, render
 from mlcc.render.manifest import DIGEST_PLACEHOLDER
+from mlcc.render.mirror import CONDA, GIT, PIP_SETTINGS, PYTORCH, WMLCE, HostMirror, PipSetting
 from mlcc.render.openshift import BUILD_FILE, ClusterOptions, OpenShiftFiles, benchmark_list, render_openshift
 from mlcc.resolve import Stack
 
@@ -32,6 +33,7 @@ _IMAGE_REF = re.compile(
 )
 _MIRROR = re.compile(r"^https?://[A-Za-z0-9.-]+(:([1-9][0-9]{0,4}))?(/[A-Za-z0-9._~/-]*)?\Z")
 ONLY = ("dockerfile", "openshift")
+INDEX, EXTRA_INDEX = PIP_SETTINGS
 
 
 class Generated(NamedTuple):
@@ -50,6 +52,14 @@ class Roots(NamedTuple):
     openshift: Optional[Path]
 
 
+def _host_help(mirror: HostMirror) -> str:
+    return f"Fetch {mirror.what} from URL instead of {mirror.public} (also a build arg: {mirror.var})."
+
+
+def _pip_help(setting: PipSetting) -> str:
+    return f"URL of {setting.what} (also a build arg: {setting.var}, which pip reads)."
+
+
 @dataclasses.dataclass(frozen=True)
 class SourceFlags:
     """Where a build fetches from: a mirrored base image, a mirror of NVIDIA's files."""
@@ -64,9 +74,25 @@ class SourceFlags:
         "https://developer.download.nvidia.com (also a build arg: NVIDIA_MIRROR).",
         metavar="URL",
     )
+    pip_index_url: Optional[str] = flag(None, INDEX.flag, _pip_help(INDEX), metavar="URL")
+    pip_extra_index_url: Optional[str] = flag(None, EXTRA_INDEX.flag, _pip_help(EXTRA_INDEX), metavar="URL")
+    git_mirror: Optional[str] = flag(None, GIT.flag, _host_help(GIT), metavar="URL")
+    conda_mirror: Optional[str] = flag(None, CONDA.flag, _host_help(CONDA), metavar="URL")
+    wmlce_mirror: Optional[str] = flag(None, WMLCE.flag, _host_help(WMLCE), metavar="URL")
+    pytorch_mirror: Optional[str] = flag(None, PYTORCH.flag, _host_help(PYTORCH), metavar="URL")
 
     def options(self) -> Options:
-        return check_options(self.base_image, self.mirror)
+        options = check_options(self.base_image, self.mirror)
+        given = (
+            (INDEX, self.pip_index_url),
+            (EXTRA_INDEX, self.pip_extra_index_url),
+            (GIT, self.git_mirror),
+            (CONDA, self.conda_mirror),
+            (WMLCE, self.wmlce_mirror),
+            (PYTORCH, self.pytorch_mirror),
+        )
+        mirrors = tuple((m.var, check_mirror(m.flag, url, m.what)) for m, url in given if url is not None)
+        return options._replace(mirrors=mirrors)
 
 
 BUILD_FLAG = "-o DIR"
@@ -115,16 +141,35 @@ def check_options(base_image: Optional[str], mirror: Optional[str]) -> Options:
         raise UsageError(f"--base-image: {base_image!r} has the all-zero digest, which names no image")
     if base_image is not None and base_image.endswith(":latest"):
         raise UsageError(f"--base-image: {base_image!r} uses latest; pin a release tag or a digest")
-    matched = _MIRROR.match(mirror) if mirror is not None else None
+    if mirror is not None:
+        mirror = check_mirror("--mirror", mirror, "https://developer.download.nvidia.com")
+    return Options(base_image=base_image, mirror=mirror)
+
+
+# user:password@ (or a token alone) before the host; the password is never echoed back
+_USERINFO = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*@")
+
+
+def check_mirror(option: str, url: str, what: str) -> str:
+    """A mirror URL fit for a Dockerfile ARG, a shell word and YAML: http(s), host, port,
+    plain path; no credentials (build args stay readable in the image's history)."""
+    if _USERINFO.match(url):
+        raise UsageError(
+            f"{option}: the URL carries credentials (user:password@host); build arguments and"
+            " generated files keep them readable in the image history",
+            hint="give the URL without them; a mirror that needs credentials takes them from a"
+            " build secret (a netrc, or a pip.conf for pip: build --secret), never a build arg",
+        )
+    matched = _MIRROR.match(url)
     port = matched.group(2) if matched else None
     if port is not None and int(port) > 65535:
-        raise UsageError(f"--mirror: port {port} is beyond 65535")
-    if mirror is not None and not _MIRROR.match(mirror):
+        raise UsageError(f"{option}: port {port} is beyond 65535")
+    if matched is None:
         raise UsageError(
-            f"--mirror: {mirror!r} is not an http(s) URL",
-            hint="the URL that replaces https://developer.download.nvidia.com, e.g. https://mirror.example.com/nvidia",
+            f"{option}: {url[:200]!r} is not an http(s) URL (host, port and path only)",
+            hint=f"the URL of the mirror of {what}, e.g. https://mirror.example.com/path",
         )
-    return Options(base_image=base_image, mirror=mirror.rstrip("/") if mirror else None)
+    return url.rstrip("/")
 
 
 def generate(

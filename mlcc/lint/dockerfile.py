@@ -55,7 +55,8 @@ DOCKERFILE_WARNINGS = {"DF009"}
 _NVIDIA_PACKAGE = re.compile(r"^(cuda-|libcudnn|libnccl|libcublas|libnpp|cuda$)")
 _FULL_SHA = re.compile(r"^[0-9a-f]{40}\Z")
 _SHORT_SHA = re.compile(r"^[0-9a-f]{7,39}\Z")
-_GIT_URL_AT = re.compile(r"^git\+[a-z]+://[^@#]+@([^#]+)")
+# git+https://host/... or, through a mirror build arg, git+${GIT_MIRROR}/...
+_GIT_URL_AT = re.compile(r"^git\+(?:[a-z]+://|\$\{[A-Z_]+\}/)[^@#]+@([^#]+)")
 _WAIVER = re.compile(r"^mlcc: (DF[0-9]{3}) waived: \S")
 _SPLIT = re.compile(r"&&|\|\||;")
 _ARCHIVE = re.compile(r"\.(zip|tar\.gz|tgz|whl)\b")

@@ -19,6 +19,7 @@ from mlcc.errors import UsageError
 from mlcc.render import digest as digests
 from mlcc.render.formats import Context, Writer, apptainer, dockerfile, script
 from mlcc.render.manifest import dumps, stack_document
+from mlcc.render.mirror import HOST_MIRRORS, PIP_SETTINGS
 from mlcc.render.plan import DEFAULT_OPTIONS, Options, Plan, build_plan
 from mlcc.resolve.stack import Stack
 
@@ -91,6 +92,9 @@ def gen_command(stack: Stack, options: Options, fmt: str) -> str:
         parts.append(f"--base-image {shlex.quote(options.base_image)}")
     if options.mirror:
         parts.append(f"--mirror {shlex.quote(options.mirror)}")
+    mirror_flags: Dict[str, str] = {m.var: m.flag for m in HOST_MIRRORS}
+    mirror_flags.update((p.var, p.flag) for p in PIP_SETTINGS)
+    parts += [f"{mirror_flags[name]} {shlex.quote(url)}" for name, url in options.mirrors]
     if fmt != "dockerfile":
         parts.append(f"--format {fmt}")
     return " ".join(parts)
@@ -111,7 +115,8 @@ def render(stack: Stack, fmt: str = "dockerfile", options: Options = DEFAULT_OPT
         command=digests.REQUEST_PLACEHOLDER, files=files, base_title=stack.base.title, arch=stack.arch.name
     )
     files[name] = write(plan, context)
-    build_args = (("BASE_IMAGE", plan.base_image), ("NVIDIA_MIRROR", plan.mirror))
+    mirrors = tuple((arg, value) for arg, value in plan.build_args if value is not None)
+    build_args = (("BASE_IMAGE", plan.base_image), ("NVIDIA_MIRROR", plan.mirror), *mirrors)
     platform = f"linux/{stack.arch.oci}"
     value = digests.digest(files.items(), build_args, platform)
     command = gen_command(stack, options, fmt)

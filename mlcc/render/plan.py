@@ -20,7 +20,14 @@ from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, TypeVar
 from mlcc.errors import MlccError
 from mlcc.kb.model import BuildStep, LibBuild, PackageManager, PinnedPackage
 from mlcc.render.manifest import labels
-from mlcc.render.mirror import MIRROR_VAR, mirrored
+from mlcc.render.mirror import (
+    HOST_MIRRORS,
+    MIRROR_VAR,
+    PIP_SETTINGS,
+    host_mirrored,
+    mirrored,
+    through_mirrors,
+)
 from mlcc.resolve.stack import Stack
 
 VENV = "/opt/mlcc/venv"
@@ -32,6 +39,7 @@ MANIFEST_DIR = "/etc/mlcc"
 RECORDER = "/usr/local/bin/mlcc-record"
 SCRIPTS = "/opt/mlcc/scripts"
 NON_ROOT_UID = "1001"
+CONDA_FORGE = "https://conda.anaconda.org/conda-forge"  # `-c conda-forge`, spelled out to be mirrorable
 
 
 # The stages of a build, in order. "stack" is the prefix every benchmark on the same base +
@@ -53,6 +61,8 @@ class Step(NamedTuple):
     # The directory the commands run in (WORKDIR in a Dockerfile, cd elsewhere); the next
     # step starts in / again. None: /.
     workdir: Optional[str] = None
+    # Mirror build args first used here, declared just before it (see declare_args).
+    args: Tuple[Tuple[str, Optional[str]], ...] = ()
 
     @property
     def shared(self) -> bool:
@@ -69,6 +79,9 @@ class Plan(NamedTuple):
     user: Optional[str]
     entrypoint: Tuple[str, ...]
     cmd: Tuple[str, ...]
+    # Mirror build arguments besides NVIDIA_MIRROR, each with its default (None: declared
+    # without one, e.g. pip's PIP_INDEX_URL, which pip reads only when it is set).
+    build_args: Tuple[Tuple[str, Optional[str]], ...] = ()
 
     @property
     def runtime_env(self) -> Tuple[Tuple[str, str], ...]:
@@ -80,6 +93,8 @@ class Options(NamedTuple):
 
     base_image: Optional[str] = None
     mirror: Optional[str] = None
+    # (build argument, URL) for the other mirrors asked for: GIT_MIRROR, PIP_INDEX_URL ...
+    mirrors: Tuple[Tuple[str, str], ...] = ()
 
 
 DEFAULT_OPTIONS = Options()
@@ -103,8 +118,20 @@ def _sh(words: Sequence[str]) -> str:
 
 
 def _url_word(url: str) -> str:
-    """A URL as one shell word; NVIDIA URLs keep $NVIDIA_MIRROR expandable."""
-    return f'"{url}"' if MIRROR_VAR in url else shlex.quote(url)
+    """A URL as one shell word; a mirrored URL keeps its leading ${VAR} expandable and the
+    rest literal (escaped for double quotes)."""
+    if not url.startswith("${") and not (url.startswith("git+${")):
+        return shlex.quote(url)
+    head, rest = url.split("}", 1)
+    for char in ("\\", '"', "$", "`"):
+        rest = rest.replace(char, "\\" + char)
+    return f'"{head}}}{rest}"'
+
+
+def _requirement_word(requirement: str) -> str:
+    """A pip requirement as one shell word, a URL on a mirrored host through its variable."""
+    routed = host_mirrored(requirement)
+    return _url_word(routed) if routed != requirement else _quote(requirement)
 
 
 # ----------------------------------------------------------------------- the planner
@@ -170,8 +197,8 @@ class _Planner:
             ("--find-links", find_links),
         ):
             if url:
-                line += f" {flag} {_url_word(mirrored(url, self.stack.download_host))}"
-        line += " " + _sh(requirements)
+                line += f" {flag} {_url_word(through_mirrors(url, self.stack.download_host))}"
+        line += " " + " ".join(_requirement_word(r) for r in requirements)
         return _env_prefix(env) + line
 
     # sections -----------------------------------------------------------------
@@ -374,15 +401,15 @@ class _Planner:
         installer = "/tmp/" + url.rsplit("/", 1)[1]
         python = self.stack.python
         assert python is not None
-        channel_args = " ".join(f"-c {shlex.quote(c)}" for c in channels)
-        commands = [f"curl -fsSL -o {installer} {shlex.quote(url)}"]
+        channel_args = " ".join(f"-c {_url_word(host_mirrored(c))}" for c in channels)
+        commands = [f"curl -fsSL -o {installer} {_url_word(host_mirrored(url))}"]
         sha256 = miniforge.sha256
         if sha256:
             commands.append(_sha256_check(sha256, installer))
         elif miniforge.checksum_suffix:
             checksum = installer + miniforge.checksum_suffix
             commands += [
-                f"curl -fsSL -o {checksum} {shlex.quote(url + miniforge.checksum_suffix)}",
+                f"curl -fsSL -o {checksum} {_url_word(host_mirrored(url + miniforge.checksum_suffix))}",
                 # the file names the installer without its folder: the step runs in /tmp
                 f"sha256sum -c {checksum.rsplit('/', 1)[1]}",
             ]
@@ -391,7 +418,7 @@ class _Planner:
             f"rm -f {installer}*",
             _env_prefix(build_env)
             + f"{CONDA_ROOT}/bin/conda create -y -p {CONDA_ENV} --override-channels"
-            + f" {channel_args} -c conda-forge "
+            + f" {channel_args} -c {_url_word(host_mirrored(CONDA_FORGE))} "
             + _sh([f"python={python.version}", *packages]),
             f"{CONDA_ROOT}/bin/conda clean -afy",
         ]
@@ -546,13 +573,42 @@ class _Planner:
         return Plan(
             base_image=self.options.base_image or self.base.ref,
             mirror=(self.options.mirror or self.stack.download_host).rstrip("/"),
-            steps=tuple(self.steps),
+            steps=declare_args(self.steps, self.options),
             labels=labels(self.stack),
             workdir=build.workdir if build else None,
             user=None if (build is None or build.run_as_root) else NON_ROOT_UID,
             entrypoint=build.entrypoint if build else (),
             cmd=build.cmd if build else (),
+            build_args=mirror_args(self.steps, self.options),
         )
+
+
+def declare_args(steps: Sequence[Step], options: Options) -> Tuple[Step, ...]:
+    """Each mirror build arg declared with the first step that uses it. A Dockerfile ARG
+    takes part in the cache key of every RUN after it: declared at the top, GIT_MIRROR would
+    split the stack prefix that benchmarks share into one per set of hosts they fetch from."""
+    pending = dict(mirror_args(steps, options))
+    placed: List[Step] = []
+    for step in steps:
+        first = tuple((name, value) for name, value in mirror_args([step], options) if name in pending)
+        for name, _value in first:
+            del pending[name]
+        placed.append(step._replace(args=first))
+    return tuple(placed)
+
+
+def mirror_args(steps: Sequence[Step], options: Options) -> Tuple[Tuple[str, Optional[str]], ...]:
+    """The mirror build arguments ``steps`` use, with their defaults: the mirror asked for,
+    else the public host; pip's own settings (no default) when a step runs pip. Only those
+    used: a chained build's shared stages stay byte-identical across benchmarks."""
+    chosen = dict(options.mirrors)
+    text = "\n".join(command for step in steps for command in step.commands)
+    found: List[Tuple[str, Optional[str]]] = [
+        (m.var, chosen.get(m.var, m.public)) for m in HOST_MIRRORS if "${" + m.var + "}" in text
+    ]
+    if " pip install " in text:
+        found += [(p.var, chosen.get(p.var)) for p in PIP_SETTINGS]
+    return tuple(found)
 
 
 def _sha256_check(sha256: str, path: str) -> str:
@@ -572,7 +628,7 @@ def _git_checkout(url: str, ref: str) -> List[str]:
     A short hash can only be found in a full clone, and HEAD is then checked to start
     with it. No ``git -C``: RHEL 7's git 1.8.3 lacks it.
     """
-    quoted = shlex.quote(url)
+    quoted = _url_word(host_mirrored(url))
     if len(ref) == 40:
         return [
             "git init -q .",

@@ -54,7 +54,9 @@ def test_the_ncf_cuda_10_0_image_installs_the_cu100_wheel(kb, resolver) -> None:
 
     stack = resolver.resolve(request_for(kb, "ncf", Pins(cuda="10.0")))
     dockerfile = dict(render(stack).files)["Dockerfile"]
-    assert "https://download.pytorch.org/whl/cu100/torch-" in dockerfile
+    # fetched through PYTORCH_MIRROR, whose default is PyTorch's own host
+    assert '"${PYTORCH_MIRROR}/whl/cu100/torch-' in dockerfile
+    assert "ARG PYTORCH_MIRROR=https://download.pytorch.org\n" in dockerfile
     assert "cu100/torch_stable.html" not in dockerfile
 
 

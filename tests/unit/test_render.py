@@ -78,7 +78,7 @@ def test_stacks_sharing_base_cuda_cudnn_nccl_python_share_leading_instructions(k
         assert len(shared_steps) >= 4, [s.title for s in shared_steps]
         reference = _instructions(first.content("Dockerfile"))
         # FROM and the two ARGs, then RUN/ENV of each shared step
-        length = 3 + sum(bool(s.commands) + bool(s.env) for s in shared_steps)
+        length = 3 + sum(bool(s.commands) + bool(s.env) + len(s.args) for s in shared_steps)
         for other in group[1:]:
             mine = _instructions(other.content("Dockerfile"))
             assert mine[:length] == reference[:length], (first.variant, other.stack.benchmark.name)

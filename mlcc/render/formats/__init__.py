@@ -28,6 +28,13 @@ class Context(NamedTuple):
 Writer = Callable[[Plan, Context], str]
 
 
+def mirror_exports(plan: Plan, indent: str = "") -> str:
+    """The mirrors as shell variables, the environment winning over the generated default
+    (``NVIDIA_MIRROR`` first; pip's settings only when a mirror was asked for)."""
+    lines = [("NVIDIA_MIRROR", plan.mirror), *((n, v) for n, v in plan.build_args if v is not None)]
+    return "".join(f'{indent}export {name}="${{{name}:-{value}}}"\n' for name, value in lines)
+
+
 def header(version: str, command: str) -> str:
     """The first lines every format starts with (after a shebang): who wrote it, and how
     to write it again."""

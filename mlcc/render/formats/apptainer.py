@@ -7,7 +7,7 @@ from typing import List
 
 import mlcc
 from mlcc.render.escaping import double_quoted
-from mlcc.render.formats import Context, header
+from mlcc.render.formats import Context, header, mirror_exports
 from mlcc.render.plan import Plan, Step
 
 DEFINITION = "Singularity.def"
@@ -23,9 +23,7 @@ def write(plan: Plan, context: Context) -> str:
     for step in plan.steps:
         for source, target in step.copies:
             out.append(f"{INDENT}{source} {target}\n")
-    out.append(
-        f'\n%post\n{INDENT}set -eu\n{INDENT}export NVIDIA_MIRROR="${{NVIDIA_MIRROR:-{plan.mirror}}}"\n'
-    )
+    out.append(f"\n%post\n{INDENT}set -eu\n{mirror_exports(plan, INDENT)}")
     for step in plan.steps:
         _step(step, out)
     out.append("\n\n%environment\n")

@@ -6,7 +6,7 @@ from typing import List, Mapping
 
 import mlcc
 from mlcc.render.escaping import double_quoted
-from mlcc.render.formats import Context, header
+from mlcc.render.formats import Context, header, mirror_exports
 from mlcc.render.plan import Plan, Step
 
 SCRIPT = "install.sh"
@@ -29,7 +29,7 @@ def write(plan: Plan, context: Context) -> str:
         f" ({context.arch}),\n"
         "# the same steps the Dockerfile runs. Run it as root; it changes the system.\n",
         ROOT_CHECK,
-        f'export NVIDIA_MIRROR="${{NVIDIA_MIRROR:-{plan.mirror}}}"\n',
+        mirror_exports(plan),
     ]
     for step in plan.steps:
         _step(step, context.files, out)

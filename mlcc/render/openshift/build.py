@@ -19,6 +19,7 @@ from mlcc.render import Rendered, gen_command, render_dockerfile
 from mlcc.render.digest import stamp
 from mlcc.render.openshift import names
 from mlcc.render.openshift.options import ClusterOptions
+from mlcc.render.plan import declare_args, mirror_args
 
 Obj = Dict[str, Any]
 
@@ -187,7 +188,7 @@ def build_config(spec: BuildConfigSpec, labels: Dict[str, str], options: Cluster
     output["imageLabels"] = [{"name": name, "value": value} for name, value in spec.labels]
     docker: Obj = {
         "from": {"kind": "ImageStreamTag", "name": spec.source.name},
-        "buildArgs": [{"name": "NVIDIA_MIRROR", "value": _mirror_arg(spec.dockerfile)}],
+        "buildArgs": [{"name": name, "value": value} for name, value in _mirror_args(spec.dockerfile)],
         "noCache": False,
         "forcePull": False,
     }
@@ -256,11 +257,18 @@ def _source(spec: BuildConfigSpec, options: ClusterOptions) -> Obj:
     return source
 
 
-def _mirror_arg(dockerfile: str) -> str:
-    for line in dockerfile.splitlines():
-        if line.startswith("ARG NVIDIA_MIRROR="):
-            return line.split("=", 1)[1]
-    raise AssertionError("every mlcc Dockerfile declares NVIDIA_MIRROR")
+def _mirror_args(dockerfile: str) -> List[Tuple[str, str]]:
+    """The mirror build arguments the Dockerfile declares with a value (NVIDIA_MIRROR first):
+    a cluster's own mirrors are one edit of these away. pip's PIP_INDEX_URL without one is
+    left out: an empty value would be an empty index."""
+    found = [
+        tuple(line[len("ARG ") :].split("=", 1))
+        for line in dockerfile.splitlines()
+        if line.startswith("ARG ") and "=" in line and not line.startswith("ARG BASE_IMAGE=")
+    ]
+    if not found or found[0][0] != "NVIDIA_MIRROR":
+        raise AssertionError("every mlcc Dockerfile declares NVIDIA_MIRROR first")
+    return [(name, value) for name, value in found]
 
 
 # ----------------------------------------------------------------------------- sizes
@@ -360,12 +368,13 @@ def chain_specs(
         labels = _stage_labels(rendered, stage)
         stage_plan = plan._replace(
             base_image=parent.name,  # the BuildConfig's `from` replaces it on the cluster
-            steps=steps,
+            steps=declare_args(steps, rendered.options),
             labels=labels,
             workdir=None,
             user=None,
             entrypoint=(),
             cmd=(),
+            build_args=mirror_args(steps, rendered.options),
         )
         # no benchmark in the text: every benchmark on this stage must render it byte for byte
         shared = f"mlcc gen BENCHMARK --chain: the {stage} stage every benchmark on it shares"
@@ -387,9 +396,11 @@ def chain_specs(
             )
         )
         parent = Source(stage_stream, tag)
+    final_steps = tuple(s for s in plan.steps if s.stage == "benchmark")
     final_plan = plan._replace(
         base_image=parent.name,  # the BuildConfig's `from` replaces it on the cluster
-        steps=tuple(s for s in plan.steps if s.stage == "benchmark"),
+        steps=declare_args(final_steps, rendered.options),
+        build_args=mirror_args(final_steps, rendered.options),
     )
     dockerfile = render_dockerfile(final_plan, command=f"{command} (stage: benchmark)")
     files = tuple((n, c) for n, c in rendered.files if n != rendered.main_file)

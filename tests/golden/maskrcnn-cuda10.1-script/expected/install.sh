@@ -9,6 +9,7 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 1
 fi
 export NVIDIA_MIRROR="${NVIDIA_MIRROR:-https://developer.download.nvidia.com}"
+export GIT_MIRROR="${GIT_MIRROR:-https://github.com}"
 
 # System packages for the build (versions follow the base image's release)
 dnf install -y --setopt=install_weak_deps=False --nodocs ca-certificates curl tar gzip xz bzip2 findutils git patch which gcc gcc-c++ make
@@ -69,7 +70,7 @@ export PATH="/opt/mlcc/venv/bin:${PATH}"
 mkdir -p /opt/src/pytorch
 cd /opt/src/pytorch
 python -m pip install --no-cache-dir numpy==1.16.3 PyYAML==5.1 cmake==3.14.4 ninja==1.9.0 cffi==1.12.3 typing==3.6.6
-git clone -q https://github.com/pytorch/pytorch.git .
+git clone -q "${GIT_MIRROR}/pytorch/pytorch.git" .
 git checkout -q --detach 828a6a3
 expr "$(git rev-parse HEAD)" : 828a6a3 > /dev/null
 git submodule update --init --recursive
@@ -107,7 +108,7 @@ export HOME="/opt/mlcc/home"
 mkdir -p /tmp/mlcc-source
 cd /tmp/mlcc-source
 git init -q .
-(git fetch -q --depth 1 https://github.com/mlcommons/training_results_v0.6.git f312518c2d6107eec983750eed23950f1f0c8a0e || git fetch -q https://github.com/mlcommons/training_results_v0.6.git '+refs/heads/*:refs/remotes/origin/*' '+refs/tags/*:refs/tags/*')
+(git fetch -q --depth 1 "${GIT_MIRROR}/mlcommons/training_results_v0.6.git" f312518c2d6107eec983750eed23950f1f0c8a0e || git fetch -q "${GIT_MIRROR}/mlcommons/training_results_v0.6.git" '+refs/heads/*:refs/remotes/origin/*' '+refs/tags/*:refs/tags/*')
 git checkout -q --detach f312518c2d6107eec983750eed23950f1f0c8a0e
 test "$(git rev-parse HEAD)" = f312518c2d6107eec983750eed23950f1f0c8a0e
 mkdir -p /workspace/object_detection
@@ -122,7 +123,7 @@ python -m pip install --no-cache-dir Cython==0.29.7 numpy==1.16.3 Pillow==6.0.0 
 mkdir -p /opt/src/apex
 cd /opt/src/apex
 git init -q .
-(git fetch -q --depth 1 https://github.com/NVIDIA/apex.git 9f64bf27802eb2d3325cf709f500e0e3275d7996 || git fetch -q https://github.com/NVIDIA/apex.git '+refs/heads/*:refs/remotes/origin/*' '+refs/tags/*:refs/tags/*')
+(git fetch -q --depth 1 "${GIT_MIRROR}/NVIDIA/apex.git" 9f64bf27802eb2d3325cf709f500e0e3275d7996 || git fetch -q "${GIT_MIRROR}/NVIDIA/apex.git" '+refs/heads/*:refs/remotes/origin/*' '+refs/tags/*:refs/tags/*')
 git checkout -q --detach 9f64bf27802eb2d3325cf709f500e0e3275d7996
 test "$(git rev-parse HEAD)" = 9f64bf27802eb2d3325cf709f500e0e3275d7996
 python setup.py install --cuda_ext --cpp_ext --bnp
@@ -130,10 +131,10 @@ rm -rf /opt/src/apex/build
 cd /
 
 # maskrcnn: pip install PythonAPI (github.com)
-python -m pip install --no-cache-dir 'git+https://github.com/NVIDIA/cocoapi.git@cdbf99a5a75c090aac82dabd2b62396a8906d4a3#subdirectory=PythonAPI'
+python -m pip install --no-cache-dir "git+${GIT_MIRROR}/NVIDIA/cocoapi.git@cdbf99a5a75c090aac82dabd2b62396a8906d4a3#subdirectory=PythonAPI"
 
 # maskrcnn: pip install compliance (github.com)
-python -m pip install --no-cache-dir 'git+https://github.com/mlperf/training.git@6289993e1e9f0f5c4534336df83ff199bd0cdb75#subdirectory=compliance'
+python -m pip install --no-cache-dir "git+${GIT_MIRROR}/mlperf/training.git@6289993e1e9f0f5c4534336df83ff199bd0cdb75#subdirectory=compliance"
 
 # maskrcnn: pip install mlperf-compliance, opencv-python, yacs
 python -m pip install --no-cache-dir mlperf-compliance==0.6.0 opencv-python==3.4.1.15 yacs==0.1.6
