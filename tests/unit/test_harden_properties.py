@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
+from mlcc.render.mirror import HOST_MIRRORS, PIP_SETTINGS
 from tests.conftest import RECIPES
 from tests.unit.test_harden_yaml import go_reads_as_non_string
 from tests.unit.test_image import _layer, _oci_layout
@@ -197,8 +198,11 @@ STACK_FLAGS = [
 ]
 
 
+MIRROR_FLAGS = [m.flag for m in HOST_MIRRORS] + [p.flag for p in PIP_SETTINGS]
+
+
 @CI
-@given(flag=st.sampled_from(OPENSHIFT_TEXT_FLAGS), value=hostile)
+@given(flag=st.sampled_from([*OPENSHIFT_TEXT_FLAGS, *MIRROR_FLAGS]), value=hostile)
 def test_openshift_flags_take_any_value_safely(flag: str, value: str) -> None:
     with _sandbox() as root:
         extra = (
@@ -234,7 +238,7 @@ def test_openshift_flags_take_any_value_safely(flag: str, value: str) -> None:
 
 
 @CI
-@given(flag=st.sampled_from([*STACK_FLAGS, "--base-image", "--mirror", "-o"]), value=hostile)
+@given(flag=st.sampled_from([*STACK_FLAGS, "--base-image", "--mirror", *MIRROR_FLAGS, "-o"]), value=hostile)
 def test_stack_and_output_flags_take_any_value_safely(flag: str, value: str) -> None:
     with _sandbox() as root:
         args = ["gen", "maskrcnn", "--only", "dockerfile", flag, value]
