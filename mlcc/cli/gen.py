@@ -90,6 +90,7 @@ def gen_command(
       mlcc gen maskrcnn --cuda 10.1
       mlcc gen maskrcnn --arch ppc64le --format script -o out/
       mlcc gen ssd --base-image registry.example.com/ubi8:8.10 --mirror https://mirror.example.com/nvidia
+      mlcc gen ssd --git-mirror https://git.example.com/github --pip-index-url https://pypi.example.com/simple
       mlcc gen maskrcnn --only openshift --openshift 3.11 --namespace mlperf --gpus 4
       mlcc gen nccl-tests --chain --push-to quay.io/acme/nccl-tests --push-secret quay-push
       mlcc gen --all --check
