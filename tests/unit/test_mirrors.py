@@ -200,3 +200,18 @@ def test_hostile_mirror_urls_are_refused(cli, tmp_path: Path, url: str) -> None:
     assert result.code == 2, result.err
     assert "--git-mirror:" in result.err and "Traceback" not in result.err
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("rest", ["/o/r.git", '/a"b', "/a$(id)b", "/a`id`", "/a\\b", "/a'b", "/$HOME"])
+def test_a_mirrored_word_expands_only_its_variable(rest: str) -> None:
+    from mlcc.render.plan import _url_word
+
+    word = _url_word("${GIT_MIRROR}" + rest)
+    done = subprocess.run(
+        ["bash", "-c", f"printf %s {word}"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"GIT_MIRROR": "http://m", "HOME": "/root", "PATH": "/usr/bin:/bin"},
+    )
+    assert done.stdout == "http://m" + rest
