@@ -215,3 +215,42 @@ def test_a_mirrored_word_expands_only_its_variable(rest: str) -> None:
         env={"GIT_MIRROR": "http://m", "HOME": "/root", "PATH": "/usr/bin:/bin"},
     )
     assert done.stdout == "http://m" + rest
+
+
+@pytest.fixture(scope="module")
+def store(shared: Path):  # type: ignore[no-untyped-def]
+    from mlcc.lint.kube import SchemaStore
+
+    return SchemaStore(shared / "schemas")
+
+
+@pytest.mark.parametrize("cluster", [{}, {"chain": True}, {"openshift": "3.11"}], ids=["4", "chain", "3.11"])
+def test_buildconfigs_with_every_mirror_validate_against_the_real_schemas(
+    kb, resolver, store, cluster: Dict[str, object]
+) -> None:  # type: ignore[no-untyped-def]
+    from mlcc.api import Pins, SourceFlags, request_for
+    from mlcc.lint.kube import object_findings
+    from mlcc.render import render
+    from mlcc.render.openshift import ClusterOptions, check_cluster_options, render_openshift
+
+    flags = {name.lstrip("-").replace("-", "_"): value for name, value in ALL.items()}
+    options = SourceFlags(**flags).options()  # type: ignore[arg-type]
+    rendered = render(resolver.resolve(request_for(kb, "ssd", Pins(arch="ppc64le"))), options=options)
+    files = render_openshift(rendered, check_cluster_options(ClusterOptions(**cluster)))  # type: ignore[arg-type]
+    openshift = str(cluster.get("openshift", "4"))
+    configs = []
+    for _, content in files.files:
+        document = yaml.safe_load(content)
+        for obj in document.get("items", [document]) if isinstance(document, dict) else []:
+            findings = [f for f in object_findings(obj, store, openshift) if f.rule != "KS001-missing"]
+            assert findings == [], (obj["kind"], [f.message for f in findings])
+            if obj["kind"] == "BuildConfig":
+                configs.append(obj)
+    declared = set()
+    for config in configs:
+        strategy = config["spec"]["strategy"]["dockerStrategy"]
+        names = {a["name"] for a in strategy["buildArgs"]}
+        assert names <= set(_declared(config["spec"]["source"]["dockerfile"]))  # each one consumed
+        declared |= names
+    # every mirror the build fetches through reaches some stage's buildArgs
+    assert {"GIT_MIRROR", "CONDA_MIRROR", "WMLCE_MIRROR", "PIP_INDEX_URL", "NVIDIA_MIRROR"} <= declared
