@@ -67,6 +67,8 @@ def test_the_published_set_fetches_public_hosts_only_through_build_args(path: Pa
         if "${" + mirror.var + "}" in commands:
             assert declared[mirror.var] == mirror.public  # the default keeps the published behaviour
     assert " -c conda-forge" not in commands
+    # nothing is fetched from a literal host: every URL starts with a mirror build arg
+    assert re.findall(r"https?://\S+", commands) == [], path
     if " pip install " in commands:
         for setting in PIP_SETTINGS:
             assert declared[setting.var] == "", f"{path}: {setting.var} declared without a default"
