@@ -4,6 +4,7 @@
 #
 # Runs in the benchmark's workdir (/opt/reinforcement), with the image's environment plus
 # BAZEL_VERSION, BAZEL_SHA256, TF_COMMIT and BOARD_SIZE from the recipe (recipes/benchmarks/minigo.yaml).
+# GitHub is reached through GIT_MIRROR (mlcc gen --git-mirror) where the build declares it.
 # Not test-built by mlcc (it takes hours and a GPU-capable CUDA install): see the recipe note.
 set -euo pipefail
 
@@ -15,7 +16,8 @@ fi
 # 1. Bazel, checked against the recipe's pinned sha256 and the checksum file published
 #    beside the installer.
 installer="bazel-${BAZEL_VERSION}-installer-linux-x86_64.sh"
-release="https://github.com/bazelbuild/bazel/releases/download/${BAZEL_VERSION}"
+github="${GIT_MIRROR:-https://github.com}"
+release="${github}/bazelbuild/bazel/releases/download/${BAZEL_VERSION}"
 cd /tmp
 curl -fsSL -o "${installer}" "${release}/${installer}"
 curl -fsSL -o "${installer}.sha256" "${release}/${installer}.sha256"
@@ -26,7 +28,7 @@ rm -f "${installer}" "${installer}.sha256"
 
 # 2. TensorFlow's source tree at the release the image's pip package was built from.
 # (no git -C: RHEL 7's git 1.8.3 lacks it), verified after checkout.
-git clone https://github.com/tensorflow/tensorflow.git /opt/tensorflow
+git clone "${github}/tensorflow/tensorflow.git" /opt/tensorflow
 cd /opt/tensorflow
 git checkout --detach "${TF_COMMIT}"
 test "$(git rev-parse HEAD)" = "${TF_COMMIT}"
