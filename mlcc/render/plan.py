@@ -120,7 +120,7 @@ def _sh(words: Sequence[str]) -> str:
 def _url_word(url: str) -> str:
     """A URL as one shell word; a mirrored URL keeps its leading ${VAR} expandable and the
     rest literal (escaped for double quotes)."""
-    if not url.startswith("${") and not (url.startswith("git+${")):
+    if not url.startswith(("${", "git+${")):
         return shlex.quote(url)
     head, rest = url.split("}", 1)
     for char in ("\\", '"', "$", "`"):

@@ -523,7 +523,7 @@ def dedupe(objects: Sequence[Obj], where: Sequence[str]) -> List[Obj]:
             if seen[key][0] != obj:
                 raise UsageError(
                     f"{obj['kind']} {key[2]} is defined differently in {seen[key][1]} and {origin}",
-                    hint="regenerate those variants with the same --openshift, --namespace and --mirror",
+                    hint="regenerate those variants with the same --openshift, --namespace and mirrors",
                 )
             continue
         seen[key] = (obj, origin)
