@@ -272,29 +272,36 @@ def test_an_air_gapped_build_fetches_pip_packages_and_git_sources_from_mirrors(
     assert ran.returncode == 0, ran.stderr
     assert "echo mirrored source" in ran.stdout and "from the local index" in ran.stdout
 
-    text = _generated(world, recipes, git_url, index.url)
+    text = _generated(world, recipes, "--git-mirror", git_url, "--pip-index-url", f"{index.url}/simple")
     assert f'test "$(git rev-parse HEAD)" = {sha}' in text  # the checkout proves its full SHA
     assert f'"${{GIT_MIRROR}}/{OWNER_REPO}.git"' in text and f"ARG GIT_MIRROR={git_url}" in text
     assert f"ARG PIP_INDEX_URL={index.url}/simple" in text
 
 
-def _generated(world: World, recipes: Path, git_url: str, index_url: str) -> str:
-    out = world.root / "mirrors-gen"
-    result = _mlcc(
-        world,
-        recipes,
-        "gen",
-        "e2e-mirrors",
-        "--base",
-        "ubi8",
-        "--git-mirror",
-        git_url,
-        "--pip-index-url",
-        f"{index_url}/simple",
-        "--only",
-        "dockerfile",
-        "-o",
-        str(out),
-    )
+def _generated(world: World, recipes: Path, *mirrors: str, out: str = "mirrors-gen") -> str:
+    folder = world.root / out
+    args = ["gen", "e2e-mirrors", "--base", "ubi8", *mirrors, "--only", "dockerfile", "-o", str(folder)]
+    result = _mlcc(world, recipes, *args)
     assert result.code == 0, result.err
-    return next(out.glob("e2e-mirrors/*/Dockerfile")).read_text()
+    return next(folder.glob("e2e-mirrors/*/Dockerfile")).read_text()
+
+
+def test_files_generated_without_mirrors_build_from_mirrors_given_as_build_args(
+    world: World, tmp_path: Path, index: IndexServer, git_server: Tuple[str, str]
+) -> None:
+    """What an air-gapped OpenShift BuildConfig does with the published set: the files as
+    generated for the public hosts, the mirrors only as build arguments."""
+    server, sha = git_server
+    recipes = _recipes(world, tmp_path, sha)
+    text = _generated(world, recipes, out="public-gen")
+    assert "ARG GIT_MIRROR=https://github.com\n" in text and "ARG PIP_INDEX_URL\n" in text
+    context = next((world.root / "public-gen").glob("e2e-mirrors/*"))
+    build_args = {
+        "BASE_IMAGE": _tools_base(world),
+        "NVIDIA_MIRROR": world.stage.mirror,
+        "GIT_MIRROR": f"{server}/good",
+        "PIP_INDEX_URL": f"{index.url}/simple",
+    }
+    words = [w for name, value in build_args.items() for w in ("--build-arg", f"{name}={value}")]
+    fx.run("buildah", "bud", "--quiet", "--tls-verify=false", "--network", "host", *words, str(context))
+    assert f"/simple/{PACKAGE}/" in index.hits
