@@ -22,6 +22,7 @@ from mlcc.stackfile.document import (
     StackManifest,
     problem_of,
 )
+from mlcc.kb.model import UNCONFIRMED  # how stack.json names a bundled library's unknown version
 
 
 class Row(NamedTuple):
@@ -246,6 +247,16 @@ def _framework_libraries(components: Components, installed: Dict[str, Any]) -> L
         expected = stamped.version if stamped else ""
         found = _text(recorded.get(library))
         what = f"{title} the framework loads"
+        if expected == UNCONFIRMED:
+            # the recipe knows the framework brings its own copy but no source names the
+            # version: what the framework reports is the first evidence, worth recording
+            if found:
+                problems.append(
+                    Mismatch(
+                        what, "a version no source confirmed", found, "installed.json (framework)", "note"
+                    )
+                )
+            continue
         if expected and not found:
             problems.append(Mismatch(what, expected, "none reported", "installed.json (framework)", "note"))
         elif found and not expected:
@@ -256,10 +267,11 @@ def _framework_libraries(components: Components, installed: Dict[str, Any]) -> L
 
 
 def _same_release(expected: str, found: str) -> bool:
-    """Equal as far as the framework says (TensorFlow reports cuDNN "8" or "8.1")."""
+    """Equal as far as both say: TensorFlow reports cuDNN "8" or "8.1", and a recipe may know
+    only the minor a conda channel brings ("7.6" while torch reports 7.6.3)."""
     wanted = expected.split(".")
     got = found.split(".")
-    depth = min(len(got), 3)
+    depth = min(len(wanted), len(got), 3)
     return wanted[:depth] == got[:depth]
 
 

@@ -649,6 +649,7 @@ def _framework_build(
         gcc=_spec(doc, (*b_path, "gcc"), build.get("gcc")),
         companions=tuple(sorted(release.get("companions", {}).items())),
         bundles=tuple(sorted(build.get("bundles", {}).items())),
+        bundles_origin=doc.where((*b_path, "bundles")) if "bundles" in build else None,
     )
 
 

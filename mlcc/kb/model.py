@@ -191,6 +191,11 @@ class CudaRelease(NamedTuple):
         return tuple(p for p in chosen if p.name not in missing)
 
 
+# A bundled library known to be brought by a framework build whose version no source
+# names (recipes write it so; stacks and labels then claim no version).
+UNCONFIRMED = "unconfirmed"
+
+
 class LibBuild(NamedTuple):
     """A cuDNN or NCCL build for one CUDA release prefix, repository distro and arches."""
 
@@ -207,6 +212,11 @@ class LibBuild(NamedTuple):
     sha256: Optional[str] = None
     sha256_unavailable: Optional[str] = None  # why no checksum can exist
     evidence: Optional[str] = None
+
+    @property
+    def confirmed(self) -> bool:
+        """False for a framework-bundled library whose version no source names."""
+        return self.version != UNCONFIRMED
 
     @property
     def major(self) -> int:
@@ -254,9 +264,16 @@ class FrameworkBuild(NamedTuple):
     companions: Tuple[Tuple[str, str], ...] = ()
     # libraries the build brings and loads itself: (cuda_runtime | cudnn | nccl, version)
     bundles: Tuple[Tuple[str, str], ...] = ()
+    bundles_origin: Optional[str] = None  # file:line of ``bundles:`` (mlcc kb check)
 
     def bundled(self, library: str) -> Optional[str]:
+        """The version of ``library`` the build brings (``UNCONFIRMED`` when no source names it)."""
         return dict(self.bundles).get(library)
+
+    def bundled_versions(self, library: str) -> Tuple[str, ...]:
+        """The confirmed version the build brings of ``library``, if any (for comparisons)."""
+        version = self.bundled(library)
+        return (version,) if version is not None and version != UNCONFIRMED else ()
 
     @property
     def is_cpu(self) -> bool:

@@ -30,6 +30,7 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tu
 
 from mlcc.errors import ConflictError, RecipeError
 from mlcc.kb.model import (
+    UNCONFIRMED,
     Base,
     Benchmark,
     CudaRelease,
@@ -714,6 +715,9 @@ class Resolver:
         version = build.bundled(library) if build is not None else None
         if build is None or version is None:
             return None
+        evidence = f"brought by {build.label} ({build.install.method})"
+        if version == UNCONFIRMED:
+            evidence += "; no source names its version, so the stack claims none"
         return LibBuild(
             library=library,
             version=version,
@@ -722,7 +726,7 @@ class Resolver:
             arches=(arch,),
             method="bundled",
             prov=build.prov,
-            evidence=f"brought by {build.label} ({build.install.method})",
+            evidence=evidence,
         )
 
     def lib_candidates(self, library: str, cuda: CudaRelease, distro: str, arch: str) -> Tuple[LibBuild, ...]:
@@ -746,13 +750,14 @@ class Resolver:
             assert cuda is not None
             bundled = self._bundled(library, build, base, arch)
             if bundled is not None:
-                if pin is None or pin.matches(bundled.version):
+                if pin is None or (bundled.confirmed and pin.matches(bundled.version)):
                     return _Pick(bundled)
                 assert build is not None
                 title = "cuDNN" if library == "cudnn" else "NCCL"
+                own = f"{title} {bundled.version}" if bundled.confirmed else f"{title} (version unconfirmed)"
                 failure = Failure(
                     f"{library}-pin",
-                    f"--{library} {pin}: {build.label} brings and loads its own {title} {bundled.version}",
+                    f"--{library} {pin}: {build.label} brings and loads its own {own}",
                     build.prov.origin,
                     pin=True,
                 )

@@ -131,9 +131,9 @@ class Stack(NamedTuple):
         else:
             line = self.cuda.minor if self.cuda_newest_in_line else self.cuda.version
             parts.append(f"cuda{line}")
-            if self.cudnn is not None:
+            if self.cudnn is not None and self.cudnn.confirmed:
                 parts.append(f"cudnn{self.cudnn.major}")
-            elif self.nccl is not None:
+            elif self.nccl is not None and self.nccl.confirmed:
                 parts.append("nccl" + ".".join(self.nccl.version.split(".")[:2]))
         parts += [self.base.name, self.arch.name]
         if req.cudnn is not None and self.cudnn is not None:
