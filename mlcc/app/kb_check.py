@@ -38,15 +38,14 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
+from mlcc.app.kb_bundles import ERROR, NOTE, WARNING, bundle_findings
 from mlcc.errors import ConflictError, IndexUnreachable, UsageError
 from mlcc.kb.index import IndexClient, IndexFile, Page
-from mlcc.kb.model import KnowledgeBase
+from mlcc.kb.model import FrameworkBuild, KnowledgeBase
+from mlcc.kb.wheel import WheelReader
 from mlcc.matrix import evaluate, expand, load_matrix
 from mlcc.resolve import Resolver, Stack, build_request
 
-ERROR = "error"
-WARNING = "warning"
-NOTE = "note"
 SAMPLE_DEFAULT = 40
 
 
@@ -575,18 +574,28 @@ def framework_pins(kb: KnowledgeBase) -> Dict[Pin, List[str]]:
 
 
 def run(
-    kb: KnowledgeBase, stacks: Iterable[Stack], client: IndexClient, *, all_builds: bool = True
+    kb: KnowledgeBase,
+    stacks: Iterable[Stack],
+    client: IndexClient,
+    *,
+    all_builds: bool = True,
+    wheels: Optional[WheelReader] = None,
 ) -> Report:
+    """The findings for ``stacks``; with ``wheels``, also each pip framework build's
+    ``bundles:`` claim against its wheel (those the stacks use and every build that claims)."""
     started = time.monotonic()
     checker = Checker(client, kb)
     by_pin: Dict[Pin, List[str]] = {}
     downloads: Dict[Tuple[str, str, bool], List[str]] = {}
     labels: Set[str] = set()
+    builds: List[FrameworkBuild] = []
     for stack in stacks:
         label = stack_label(stack)
         if label in labels:
             continue
         labels.add(label)
+        if stack.framework is not None:
+            builds.append(stack.framework)
         for pin in pins_of(stack, kb):
             by_pin.setdefault(pin, []).append(label)
         for download in downloads_of(stack, kb):
@@ -616,13 +625,16 @@ def run(
                     tuple(sorted(set(stack_labels))),
                 )
             )
+    if wheels is not None:
+        builds += [b for f in kb.frameworks.values() for b in f.builds if b.bundles]
+        findings += [FactFinding(*f) for f in bundle_findings(kb, client, wheels, builds)]
     order = {ERROR: 0, WARNING: 1, NOTE: 2}
     findings.sort(key=lambda f: (order[f.severity], _origin_key(f.origin), f.subject, f.message))
     return Report(
         stacks=len(labels),
         pins=len(by_pin),
         findings=tuple(findings),
-        requests=client.requests,
+        requests=client.requests + (wheels.requests if wheels is not None else 0),
         seconds=time.monotonic() - started,
         index_url=client.index_url,
     )

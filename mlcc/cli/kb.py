@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import Optional
 
 import click
 
 from mlcc.app.kb_check import published_stacks, run, sampled_stacks
+from mlcc.app.kb_offline import RECORD_FILE, checked_pins, write_record
+from mlcc.app.kb_offline import record as record_of
 from mlcc.cli.context import kb_of
 from mlcc.errors import FactError
 from mlcc.kb.index import IndexClient
+from mlcc.kb.loader import recipes_root
+from mlcc.kb.wheel import WheelReader
 
 
 @click.group("kb")
@@ -43,6 +48,12 @@ def kb_group() -> None:
     help="Also check up to N stacks of the full cross product (benchmark x framework build x "
     "arch x CUDA line), chosen deterministically; 0: the published set only.",
 )
+@click.option(
+    "--record",
+    is_flag=True,
+    help=f"Also write recipes/{RECORD_FILE}: the file names the index offers for each pinned "
+    "version, which `mlcc lint recipes` checks the pins against offline.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as one JSON object.")
 @click.option("-v", "--verbose", is_flag=True, help="Also list notes (pins that build from source).")
 @click.pass_context
@@ -52,24 +63,36 @@ def check_command(
     refresh: bool,
     ttl: float,
     sample: int,
+    record: bool,
     as_json: bool,
     verbose: bool,
 ) -> None:
     """Check every pip pin, wheel URL, find-links page, conda pin and download of the
     stacks recipes/matrix.yaml publishes (and a sample of the cross product) against the
-    package index: a distribution must exist for the stack's Python and CPU arch. Findings
-    name the recipe's file:line. Exit 10 on errors, 5 when the index cannot be reached.
+    package index: a distribution must exist for the stack's Python and CPU arch. Each pip
+    framework build's `bundles:` claim (the CUDA runtime, cuDNN and NCCL it loads itself) is
+    checked against its wheel, read with range requests. Findings name the recipe's
+    file:line. Exit 10 on errors, 5 when the index cannot be reached.
 
     \b
     Examples:
       mlcc kb check
       mlcc kb check --refresh --sample 0
+      mlcc kb check --record     # then: mlcc lint recipes (offline)
       PIP_INDEX_URL=https://mirror.example/simple mlcc kb check --json
     """
     kb = kb_of(ctx)
     client = IndexClient(index_url, ttl=ttl * 3600, refresh=refresh)
     stacks = published_stacks(kb) + sampled_stacks(kb, sample)
-    report = run(kb, stacks, client)
+    wheels = WheelReader(
+        cache=os.path.join(client.cache, "wheels") if client.cache else "", ttl=ttl * 3600, refresh=refresh
+    )
+    report = run(kb, stacks, client, wheels=wheels)
+    if record:
+        written = write_record(
+            recipes_root(ctx.find_root().params.get("recipes")), record_of(client, checked_pins(kb, stacks))
+        )
+        click.echo(f"recorded the index's files of the pinned versions in {written}", err=True)
     if as_json:
         click.echo(
             json.dumps(

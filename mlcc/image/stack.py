@@ -12,6 +12,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.errors import DriftError
 from mlcc.image.content import INSTALLED_FILE, OCI_ARCH_NAMES, STACK_FILE, ImageContent
+from mlcc.kb.model import UNCONFIRMED  # how stack.json names a bundled library's unknown version
 from mlcc.stackfile.document import (
     Components,
     CudaRecord,
@@ -22,7 +23,6 @@ from mlcc.stackfile.document import (
     StackManifest,
     problem_of,
 )
-from mlcc.kb.model import UNCONFIRMED  # how stack.json names a bundled library's unknown version
 
 
 class Row(NamedTuple):
@@ -263,7 +263,22 @@ def _framework_libraries(components: Components, installed: Dict[str, Any]) -> L
             problems.append(Mismatch(what, "none in the stack", found, "installed.json (framework)"))
         elif found and not _same_release(expected, found):
             problems.append(Mismatch(what, expected, found, "installed.json (framework)"))
-    return problems
+    return problems + _framework_runtime(framework, recorded)
+
+
+def _framework_runtime(framework: Optional[FrameworkRecord], recorded: Dict[str, Any]) -> List[Mismatch]:
+    """The CUDA runtime the framework reports (torch.version.cuda) against the one its build
+    brings (``loads.cuda_runtime``: a wheel's own libcudart, a conda channel's cudatoolkit)."""
+    expected = _text(dict(framework.loads).get("cuda_runtime")) if framework else ""
+    found = _text(recorded.get("cuda"))
+    if not expected or not found:
+        return []
+    what = "CUDA runtime the framework loads"
+    if expected == UNCONFIRMED:
+        return [Mismatch(what, "a version no source confirmed", found, "installed.json (framework)", "note")]
+    if not _same_release(expected, found):
+        return [Mismatch(what, expected, found, "installed.json (framework)")]
+    return []
 
 
 def _same_release(expected: str, found: str) -> bool:

@@ -107,3 +107,59 @@ def test_verify_reports_what_an_unconfirmed_bundle_turned_out_to_be(kb, resolver
     ]
     drift = verify(_wmlce_image(kb, resolver, cudnn="8.0.5", nccl="2.4.7"))
     assert ("cuDNN the framework loads", "drift") in [(m.component, m.severity) for m in drift]
+
+
+def test_verify_compares_the_cuda_runtime_the_framework_reports(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    # WML CE 1.6.1's channel brings cudatoolkit 10.1.168 while the image's toolkit is 10.1.243
+    assert verify(_wmlce_image(kb, resolver, cudnn="7.6.3")) == []
+    image = _wmlce_image(kb, resolver, cudnn="7.6.3")
+    recorded = json.loads(image.files[INSTALLED_FILE])
+    recorded["modules"]["torch"]["cuda"] = "10.1.243"  # the system toolkit, not the channel's runtime
+    drift = verify(image._replace(files={**image.files, INSTALLED_FILE: json.dumps(recorded).encode()}))
+    assert [(m.component, m.expected, m.found) for m in drift] == [
+        ("CUDA runtime the framework loads", "10.1.168", "10.1.243")
+    ]
+
+
+# ------------------------------------------------------------------ pip wheels
+
+
+def _pip(kb, version: str, variant: str):  # type: ignore[no-untyped-def]
+    [build] = [b for b in kb.frameworks["pytorch"].builds if b.version == version and b.variant == variant]
+    return build
+
+
+def test_pypi_torch_wheels_bring_what_their_contents_say(kb) -> None:  # type: ignore[no-untyped-def]
+    # read from the wheels themselves (mlcc kb check; test_kb_bundles reads them live)
+    assert dict(_pip(kb, "1.1.0", "cu90").bundles) == {"cuda_runtime": "9.0.176"}  # torch/version.py
+    assert dict(_pip(kb, "1.2.0", "cu100").bundles) == {"cuda_runtime": "10.0.130"}
+    assert dict(_pip(kb, "1.13.1", "cu117").bundles) == {"cuda_runtime": "11.7", "cudnn": "8.5.0.96"}
+    assert dict(_pip(kb, "2.0.1", "cu117").bundles) == {
+        "cuda_runtime": "11.7",
+        "cudnn": "8.5.0.96",  # Requires-Dist nvidia-cudnn-cu11==8.5.0.96
+        "nccl": "2.14.3",  # Requires-Dist nvidia-nccl-cu11==2.14.3
+    }
+
+
+def test_download_pytorch_org_wheels_are_marked_unchecked(kb) -> None:  # type: ignore[no-untyped-def]
+    for version in ("1.0.0", "1.0.1", "1.1.0"):
+        build = _pip(kb, version, "cu100")
+        assert build.bundled("cuda_runtime") == "10.0" and "bundles" in build.prov.unverified_fields
+
+
+def test_a_pip_build_that_brings_cudnn_and_nccl_installs_neither(recipes_copy) -> None:  # type: ignore[no-untyped-def]
+    from mlcc.kb import load
+    from mlcc.render import render
+    from mlcc.resolve import Resolver
+
+    recipe = recipes_copy / "benchmarks" / "ncf.yaml"
+    text = recipe.read_text(encoding="utf-8")
+    recipe.write_text(text.replace('versions: ">=1.0,<1.2"', 'versions: ">=2.0,<2.1"'), encoding="utf-8")
+    kb = load(str(recipes_copy), use_cache=False)
+    stack = Resolver(kb, host_arch="x86_64").resolve(build_request(kb, "ncf", with_=["pytorch=2.0.1"]))
+    assert stack.framework.variant == "cu117"
+    assert (stack.cudnn.method, stack.cudnn.version) == ("bundled", "8.5.0.96")
+    assert (stack.nccl.method, stack.nccl.version) == ("bundled", "2.14.3")
+    dockerfile = dict(render(stack).files)["Dockerfile"]
+    assert "libcudnn" not in dockerfile and "libnccl" not in dockerfile and "nccl_2." not in dockerfile
+    assert 'io.mlcc.cudnn="8.5.0.96"' in dockerfile and 'io.mlcc.nccl="2.14.3"' in dockerfile
