@@ -116,3 +116,40 @@ def test_real_pypi_check_of_the_recipes_bundles_claims(kb, tmp_path: Path) -> No
     assert claimed, "the recipes claim bundled libraries for pip builds"
     findings = bundle_findings(kb, client, reader, claimed)
     assert [f for f in findings if f.severity == ERROR] == []
+
+
+def test_kb_check_reports_a_contradicted_claim_at_its_recipe_line(index: IndexServer, capsys) -> None:  # type: ignore[no-untyped-def]
+    """End to end: the index's torch 1.2.0 wheel says CUDA 9.2 while the recipe claims the
+    10.0.130 runtime PyPI's wheel really carries."""
+    import json
+
+    from mlcc.cli import run as cli_run
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("torch/version.py", "__version__ = '1.2.0'\ncuda = '9.2.148'\n")
+    name = "torch-1.2.0-cp36-cp36m-manylinux1_x86_64.whl"
+    index.add(f"/files/{name}", buffer.getvalue(), "application/octet-stream")
+    page = {
+        "meta": {"api-version": "1.0"},
+        "name": "torch",
+        "files": [{"filename": name, "url": f"/files/{name}", "hashes": {}}],
+    }
+    index.add("/simple/torch/", json.dumps(page).encode(), "application/vnd.pypi.simple.v1+json")
+    code = cli_run(
+        ["kb", "check", "--index-url", index.url + "/simple/", "--sample", "0", "--refresh", "--json"]
+    )
+    report = json.loads(capsys.readouterr().out)
+    assert code == 10
+    [finding] = [f for f in report["findings"] if f["subject"] == "pytorch 1.2.0 (cu100) bundles"]
+    assert (
+        finding["severity"] == ERROR
+        and "cuda_runtime 10.0.130 but" in finding["message"]
+        and "9.2.148" in finding["message"]
+    )
+    path, _, line = finding["origin"].rpartition(":")
+    assert path == "recipes/frameworks/pytorch.yaml" and line.isdigit()
+    from tests.conftest import RECIPES
+
+    text = (RECIPES / "frameworks" / "pytorch.yaml").read_text(encoding="utf-8").splitlines()
+    assert text[int(line) - 1].strip() == "cuda_runtime: '10.0.130'"  # the bundles entry itself
