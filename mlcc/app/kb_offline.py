@@ -148,6 +148,20 @@ def offline_pin_errors(kb: KnowledgeBase, data: Dict[str, Any]) -> List[FactFind
     return [f for f in report.findings if f.severity == ERROR]
 
 
+def unrecorded_pages(kb: KnowledgeBase, data: Dict[str, Any]) -> List[str]:
+    """Index pages the pins of the published set need that the record lacks (a stale record)."""
+    client = RecordedIndex(data)
+    missing: List[str] = []
+    for pin in checked_pins(kb, published_stacks(kb)):
+        name, sep, _ = pin.requirement.partition("==")
+        if not sep or pin.kind != "pip" or pin.extra_index or "@" in name or "/" in name:
+            continue
+        url = client.project_url(name.split("[", 1)[0].strip())
+        if url not in data.get("pages", {}) and url not in missing:
+            missing.append(url)
+    return sorted(missing)
+
+
 def checked_pins(kb: KnowledgeBase, stacks: Iterable[Any]) -> List[Pin]:
     """The pins of ``stacks`` and of every framework build (what ``--record`` keeps)."""
     return [pin for stack in stacks for pin in pins_of(stack, kb)] + list(framework_pins(kb))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import List, Optional, Sequence
 
-from mlcc.app.kb_offline import RECORD_FILE, load_record, offline_pin_errors
+from mlcc.app.kb_offline import RECORD_FILE, load_record, offline_pin_errors, unrecorded_pages
 from mlcc.errors import LintError, UsageError
 from mlcc.kb import load
 from mlcc.lint import RULES, Finding, lint_paths
@@ -40,8 +40,16 @@ def lint_pins(recipes: Path) -> List[Finding]:
     if data is None:
         message = f"no {RECORD_FILE}: pins are checked online only (mlcc kb check --record writes it)"
         return [Finding(str(recipes / RECORD_FILE), 0, "KB001", message, warning=True)]
+    kb = load(str(recipes))
     findings = []
-    for fact in offline_pin_errors(load(str(recipes)), data):
+    missing = unrecorded_pages(kb, data)
+    if missing:
+        message = (
+            f"{len(missing)} pinned project(s) not in the record, not checked offline "
+            f"({', '.join(missing[:3])} ...): run mlcc kb check --record"
+        )
+        findings.append(Finding(str(recipes / RECORD_FILE), 0, "KB001", message, warning=True))
+    for fact in offline_pin_errors(kb, data):
         path, _, line = fact.origin.rpartition(":")
         where = path if path else fact.origin
         findings.append(
