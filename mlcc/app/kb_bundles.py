@@ -211,7 +211,7 @@ def framework_wheel(client: IndexClient, build: FrameworkBuild) -> Optional[Tupl
 def _unchecked(build: FrameworkBuild, origin: str, why: str) -> BundleFinding:
     """A wheel the check cannot read: fine for a build that claims nothing, or whose recipe
     already lists its bundles as unverified; otherwise the recipe must say so."""
-    unverified = any(f.startswith("bundles") for f in build.prov.unverified_fields)
+    unverified = not build.prov.verified or any(f.startswith("bundles") for f in build.prov.unverified_fields)
     severity = WARNING if build.bundles and not unverified else NOTE
     advice = "; list bundles in unverified_fields" if severity == WARNING else ""
     return BundleFinding(severity, origin, f"{build.label} bundles", f"not checked: {why}{advice}")
@@ -241,10 +241,15 @@ def bundle_findings(
     seen: Dict[Tuple[str, str, str], bool] = {}
     for build in builds:
         key = (build.framework, build.version, build.variant)
-        if build.install.method != "pip" or build.is_cpu or key in seen:
+        if build.is_cpu or key in seen or build.install.method not in ("pip", "conda"):
             continue
         seen[key] = True
         origin = build.bundles_origin or build.prov.origin
+        if build.install.method == "conda":
+            if build.bundles:  # a channel's repodata is not read here (IBM's is offline)
+                channels = ", ".join(build.install.channels) or "its conda channel"
+                findings.append(_unchecked(build, origin, f"conda channel {channels} is not read here"))
+            continue
         source = elsewhere(client, build)
         if source is not None:
             if build.bundles:

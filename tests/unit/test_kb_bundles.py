@@ -153,3 +153,17 @@ def test_kb_check_reports_a_contradicted_claim_at_its_recipe_line(index: IndexSe
 
     text = (RECIPES / "frameworks" / "pytorch.yaml").read_text(encoding="utf-8").splitlines()
     assert text[int(line) - 1].strip() == "cuda_runtime: '10.0.130'"  # the bundles entry itself
+
+
+def test_conda_claims_are_reported_as_unchecked_not_silently_passed(kb, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from mlcc.app.kb_bundles import bundle_findings
+
+    wmlce = [b for b in kb.frameworks["pytorch"].builds if b.variant.startswith("wmlce")]
+    # no request is made: the channel is named, and the unverified builds make it a note
+    client = IndexClient("http://127.0.0.1:9/simple/", cache=str(tmp_path))
+    findings = bundle_findings(kb, client, WheelReader(cache=str(tmp_path)), wmlce)
+    assert len(findings) == len(wmlce) and {f.severity for f in findings} == {NOTE}
+    assert all(
+        "ibm-ai/conda" in f.message and f.origin.startswith("recipes/frameworks/pytorch.yaml:")
+        for f in findings
+    )
