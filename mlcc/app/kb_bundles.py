@@ -125,6 +125,7 @@ def agrees(claimed: str, seen: str) -> bool:
 
 
 def judge(build: FrameworkBuild, origin: str, evidence: Evidence) -> List[BundleFinding]:
+    """Each library's claim against the wheel; a claim's finding names its own recipe line."""
     findings: List[BundleFinding] = []
     subject = f"{build.label} bundles"
     for library in LIBRARIES:
@@ -140,7 +141,7 @@ def judge(build: FrameworkBuild, origin: str, evidence: Evidence) -> List[Bundle
             findings.append(
                 BundleFinding(
                     ERROR,
-                    origin,
+                    build.bundle_origin(library),
                     subject,
                     f"{library} {claimed} but {evidence.wheel} shows {seen[0]} ({seen[1]})",
                 )
@@ -159,7 +160,7 @@ def judge(build: FrameworkBuild, origin: str, evidence: Evidence) -> List[Bundle
             findings.append(
                 BundleFinding(
                     NOTE,
-                    origin,
+                    build.bundle_origin(library),
                     subject,
                     f"{library} {claimed}: {evidence.wheel} shows no {title} of its own "
                     "(linked statically or loaded from the system); unchecked",

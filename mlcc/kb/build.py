@@ -650,6 +650,11 @@ def _framework_build(
         companions=tuple(sorted(release.get("companions", {}).items())),
         bundles=tuple(sorted(build.get("bundles", {}).items())),
         bundles_origin=doc.where((*b_path, "bundles")) if "bundles" in build else None,
+        bundles_origins=tuple(
+            sorted(
+                (library, doc.where((*b_path, "bundles", library))) for library in build.get("bundles", {})
+            )
+        ),
     )
 
 

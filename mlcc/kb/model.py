@@ -265,6 +265,11 @@ class FrameworkBuild(NamedTuple):
     # libraries the build brings and loads itself: (cuda_runtime | cudnn | nccl, version)
     bundles: Tuple[Tuple[str, str], ...] = ()
     bundles_origin: Optional[str] = None  # file:line of ``bundles:`` (mlcc kb check)
+    bundles_origins: Tuple[Tuple[str, str], ...] = ()  # (library, file:line of its entry)
+
+    def bundle_origin(self, library: str) -> str:
+        """Where the recipe states what the build brings of ``library`` (for findings)."""
+        return dict(self.bundles_origins).get(library) or self.bundles_origin or self.prov.origin
 
     def bundled(self, library: str) -> Optional[str]:
         """The version of ``library`` the build brings (``UNCONFIRMED`` when no source names it)."""

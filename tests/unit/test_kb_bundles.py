@@ -167,3 +167,16 @@ def test_conda_claims_are_reported_as_unchecked_not_silently_passed(kb, tmp_path
         "ibm-ai/conda" in f.message and f.origin.startswith("recipes/frameworks/pytorch.yaml:")
         for f in findings
     )
+
+
+def test_a_contradicted_claim_names_its_own_recipe_line(kb) -> None:  # type: ignore[no-untyped-def]
+    from tests.conftest import RECIPES
+
+    build = _build(kb, "pytorch", "2.0.1", "cu117")
+    seen = Evidence(
+        "w.whl", (("cuda_runtime", "11.7", "v"), ("cudnn", "8.5.0.96", "r"), ("nccl", "2.18.1", "r"))
+    )
+    [finding] = judge(build, build.bundles_origin, seen)
+    path, _, line = finding.origin.rpartition(":")
+    text = (RECIPES.parent / path).read_text(encoding="utf-8").splitlines()
+    assert finding.severity == ERROR and text[int(line) - 1].strip() == "nccl: '2.14.3'"
