@@ -35,3 +35,8 @@ def test_command_modules_leave_heavy_libraries_alone(command: str) -> None:
 
 def test_the_probe_sees_imports() -> None:
     assert "yaml" in _imported("mlcc.kb.yamlsrc", "yaml")
+
+
+def test_the_atomic_writer_needs_no_tempfile() -> None:
+    """tempfile pulls in shutil and random; mlcc.output (every `mlcc gen`) opens its own."""
+    assert "tempfile" not in _imported("mlcc.output")
