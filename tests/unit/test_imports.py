@@ -22,6 +22,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "mlcc"
 LATE_IMPORTS = {
     # the console script imports the CLI inside its try, so a Ctrl-C while importing exits 130
     "mlcc._entry:mlcc.cli",
+    "mlcc._entry:mlcc.fastpath",  # the click-free `resolve --json`, inside the same guard
     "mlcc.kb.loader:mlcc.kb.build",
     # PyYAML (~15 ms) reads back the build objects of the other variants already on disk,
     # for the benchmark's List, when `mlcc gen` writes one variant next to them; a fresh
