@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from typing import Set
+from typing import ForwardRef, Set
 
 import pytest
 
@@ -40,3 +40,14 @@ def test_the_probe_sees_imports() -> None:
 def test_the_atomic_writer_needs_no_tempfile() -> None:
     """tempfile pulls in shutil and random; mlcc.output (every `mlcc gen`) opens its own."""
     assert "tempfile" not in _imported("mlcc.output")
+
+
+def test_knowledge_base_records_carry_evaluated_annotations() -> None:
+    """String annotations (``from __future__ import annotations``) make typing.NamedTuple
+    compile a ForwardRef per field at import: ~250 compiles on every start."""
+    from mlcc.kb import model
+
+    records = [item for item in vars(model).values() if isinstance(item, type) and hasattr(item, "_fields")]
+    assert len(records) > 20
+    lazy = [r.__name__ for r in records if any(isinstance(a, ForwardRef) for a in r.__annotations__.values())]
+    assert lazy == []
