@@ -18,6 +18,7 @@ import pytest
 HEAVY = {
     "yaml": "PyYAML: mlcc writes YAML itself; reading YAML happens on a cache miss, --all or lint",
     "jsonschema": "schemas are checked when the knowledge base is built, not when it is read",
+    "tempfile": "with shutil and random: the atomic writer opens its own temporary files",
 }
 
 
