@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import Optional
 
 import click
 
 from mlcc.app.kb_check import published_stacks, run, sampled_stacks
+from mlcc.app.kb_lock import lock, matrix_stacks, write
 from mlcc.cli.context import kb_of
 from mlcc.errors import FactError
 from mlcc.kb.index import IndexClient
@@ -93,3 +95,74 @@ def check_command(
             f"kb check: {len(report.errors)} pin(s) the package index contradicts",
             hint="fix the recipe lines named above; each says what the index offers instead",
         )
+
+
+@kb_group.command("lock")
+@click.option(
+    "--index-url",
+    metavar="URL",
+    envvar="PIP_INDEX_URL",
+    help="Simple index to read (PEP 503/691). Env: PIP_INDEX_URL. Default: PyPI.",
+)
+@click.option("--refresh", is_flag=True, help="Ignore cached index answers and ask again.")
+@click.option(
+    "--ttl",
+    type=click.FloatRange(min=0),
+    default=24.0,
+    show_default=True,
+    metavar="HOURS",
+    help="Reuse cached index answers this long.",
+)
+@click.option(
+    "--check", "check_only", is_flag=True, help="Write nothing: exit 10 if the lock files would change."
+)
+@click.option(
+    "--sample",
+    type=click.IntRange(min=0),
+    default=60,
+    show_default=True,
+    metavar="N",
+    help="Also lock up to N stacks of the full cross product, the same deterministic sample "
+    "`mlcc kb check --sample N` checks; 0: the matrix only.",
+)
+@click.pass_context
+def lock_command(
+    ctx: click.Context, index_url: Optional[str], refresh: bool, ttl: float, check_only: bool, sample: int
+) -> None:
+    """Hash-lock the pip installs of every stack recipes/matrix.yaml resolves (and a sample
+    of the cross product): resolve each
+    install's requirements and their dependencies for the stack's Python, CPU arch and glibc
+    against the index, and write the sha256 of each file pip takes to recipes/locks/ (one
+    JSON file per target). Generated images then install with --require-hashes. Installs
+    that cannot be locked (VCS checkouts, unreachable hosts) are recorded with the reason.
+
+    \b
+    Examples:
+      mlcc kb lock && mlcc gen --all
+      mlcc kb lock --check
+    """
+    kb = kb_of(ctx)
+    client = IndexClient(index_url, ttl=ttl * 3600, refresh=refresh)
+    locker, report = lock(kb, matrix_stacks(kb) + sampled_stacks(kb, sample), client)
+    documents = locker.documents()
+    summary = (
+        f"{report.installs} pip installs of {report.stacks} stacks: {report.locked} hash-locked "
+        f"({report.packages} files), {report.unlocked} unlocked with a recorded reason; "
+        f"{len(documents)} lock files ({report.requests} index requests)"
+    )
+    if check_only:
+        stale = sorted(n for n, text in documents.items() if _read(os.path.join(kb.root, "locks", n)) != text)
+        click.echo(summary)
+        if stale:
+            raise FactError(f"lock files out of date: {', '.join(stale)}", hint="run `mlcc kb lock`")
+        return
+    write(kb.root, documents)
+    click.echo(summary)
+
+
+def _read(path: str) -> Optional[str]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except OSError:
+        return None
