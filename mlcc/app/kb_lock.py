@@ -142,7 +142,6 @@ class Locker:
                 record["after"] = previous
                 records[ident] = record
                 self.states[ident] = after
-            record["origins"] = sorted(set(record.get("origins", [])) | set(install.origins))
             record["stacks"] = sorted(set(record.get("stacks", [])) | {label})
 
     def lock_install(
@@ -553,9 +552,15 @@ class _RangeFile(io.RawIOBase):
     def __init__(self, url: str, timeout: float) -> None:
         super().__init__()
         self.url, self.timeout, self.position = url, timeout, 0
-        request = urllib.request.Request(url, method="HEAD", headers={"User-Agent": "mlcc-kb-lock (urllib)"})
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            self.size = int(response.headers["Content-Length"])
+        # the first byte's answer names the size (Content-Range: bytes 0-0/SIZE)
+        headers = {"Range": "bytes=0-0", "User-Agent": "mlcc-kb-lock (urllib)"}
+        with urllib.request.urlopen(
+            urllib.request.Request(url, headers=headers), timeout=timeout
+        ) as response:
+            total = str(response.headers.get("Content-Range", "")).rpartition("/")[2]
+            if response.status != 206 or not total.isdigit():
+                raise OSError(f"{url}: the server ignores range requests")
+            self.size = int(total)
 
     def seekable(self) -> bool:
         return True
@@ -685,3 +690,37 @@ def stale_installs(stacks: Sequence[Stack]) -> List[str]:
                     f"({kb_check.stack_label(stack)}): run `{pip_locks.REFRESH_COMMAND} && mlcc gen --all`"
                 ] = None
     return list(problems)
+
+
+def verify(root: str, stacks: Sequence[Stack], client: IndexClient) -> Tuple[List[str], int]:
+    """The committed locks still hold: every install of ``stacks`` has one (offline), and
+    every locked file is still on the index page it was read from, with the same sha256.
+    A lock is a record: a newer release on the index does not make it wrong."""
+    problems = stale_installs(stacks)
+    checked = 0
+    folder = os.path.join(root, LOCK_DIR)
+    names = sorted(n for n in os.listdir(folder) if n.startswith("pip-") and n.endswith(".json"))
+    for name in names if os.path.isdir(folder) else []:
+        display = f"recipes/{LOCK_DIR}/{name}"
+        with open(os.path.join(folder, name), encoding="utf-8") as handle:
+            data = json.load(handle)
+        for ident, install in sorted(dict(data.get("installs") or {}).items()):
+            for package in install.get("packages") or ():
+                if not package.get("sha256"):
+                    continue
+                checked += 1
+                try:
+                    page = client.page(package["index"])
+                except IndexUnreachable as exc:
+                    problems.append(f"{display}: install {ident}: {exc.message}")
+                    continue
+                offered = {f.filename: f.hash("sha256") for f in page.files}
+                file, where, sha256 = package["file"], package["index"], package["sha256"]
+                if file not in offered:
+                    problems.append(f"{display}: install {ident}: {file} is gone from {where}")
+                elif offered[file] != sha256:
+                    problems.append(
+                        f"{display}: install {ident}: {where} now gives {file} the sha256 {offered[file]}, "
+                        f"the lock {sha256}"
+                    )
+    return problems, checked

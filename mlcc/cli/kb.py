@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 from typing import Optional
 
 import click
 
 from mlcc.app.kb_check import published_stacks, run, sampled_stacks
-from mlcc.app.kb_lock import lock, matrix_stacks, write
+from mlcc.app.kb_lock import lock, matrix_stacks, verify, write
 from mlcc.cli.context import kb_of
 from mlcc.errors import FactError
 from mlcc.kb.index import IndexClient
@@ -114,7 +113,11 @@ def check_command(
     help="Reuse cached index answers this long.",
 )
 @click.option(
-    "--check", "check_only", is_flag=True, help="Write nothing: exit 10 if the lock files would change."
+    "--verify",
+    "verify_only",
+    is_flag=True,
+    help="Write nothing: check that every install has a lock and every locked file is still on "
+    "the index with the same sha256; exit 10 if not.",
 )
 @click.option(
     "--sample",
@@ -127,42 +130,38 @@ def check_command(
 )
 @click.pass_context
 def lock_command(
-    ctx: click.Context, index_url: Optional[str], refresh: bool, ttl: float, check_only: bool, sample: int
+    ctx: click.Context, index_url: Optional[str], refresh: bool, ttl: float, verify_only: bool, sample: int
 ) -> None:
     """Hash-lock the pip installs of every stack recipes/matrix.yaml resolves (and a sample
-    of the cross product): resolve each
-    install's requirements and their dependencies for the stack's Python, CPU arch and glibc
-    against the index, and write the sha256 of each file pip takes to recipes/locks/ (one
-    JSON file per target). Generated images then install with --require-hashes. Installs
-    that cannot be locked (VCS checkouts, unreachable hosts) are recorded with the reason.
+    of the cross product): resolve each install's requirements and their dependencies for
+    the stack's Python, CPU arch and glibc against the index, and write the sha256 of each
+    file pip takes to recipes/locks/ (one JSON file per target). Generated images then
+    install with --require-hashes. Installs that cannot be locked (VCS checkouts,
+    unreachable hosts) are recorded with the reason. --verify checks the committed locks
+    instead (CI): exit 10 when an install has none or a locked file changed on the index.
 
     \b
     Examples:
       mlcc kb lock && mlcc gen --all
-      mlcc kb lock --check
+      mlcc kb lock --verify
     """
     kb = kb_of(ctx)
     client = IndexClient(index_url, ttl=ttl * 3600, refresh=refresh)
-    locker, report = lock(kb, matrix_stacks(kb) + sampled_stacks(kb, sample), client)
+    stacks = matrix_stacks(kb) + sampled_stacks(kb, sample)
+    if verify_only:
+        problems, checked = verify(kb.root, stacks, client)
+        for problem in problems:
+            click.echo(problem)
+        click.echo(f"{checked} locked files checked against the index: {len(problems)} problems")
+        if problems:
+            raise FactError("the pip locks do not hold", hint="run `mlcc kb lock && mlcc gen --all`")
+        return
+    locker, report = lock(kb, stacks, client)
     documents = locker.documents()
     summary = (
         f"{report.installs} pip installs of {report.stacks} stacks: {report.locked} hash-locked "
         f"({report.packages} files), {report.unlocked} unlocked with a recorded reason; "
         f"{len(documents)} lock files ({report.requests} index requests)"
     )
-    if check_only:
-        stale = sorted(n for n, text in documents.items() if _read(os.path.join(kb.root, "locks", n)) != text)
-        click.echo(summary)
-        if stale:
-            raise FactError(f"lock files out of date: {', '.join(stale)}", hint="run `mlcc kb lock`")
-        return
     write(kb.root, documents)
     click.echo(summary)
-
-
-def _read(path: str) -> Optional[str]:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
-    except OSError:
-        return None

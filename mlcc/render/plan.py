@@ -203,12 +203,7 @@ class _Planner:
             if url:
                 line += f" {flag} {_url_word(mirrored(url, self.stack.download_host))}"
         if locked is not None and locked.unlocked is None and locked.packages:
-            listing = f"/tmp/mlcc-pip-{locked.id}.txt"
-            lines = " \\\n    ".join(_quote(p.line()) for p in locked.packages)
-            return (
-                f"printf '%s\\n' \\\n    {lines} \\\n    > {listing}"
-                f" && {_env_prefix(env)}{line} --require-hashes -r {listing} && rm -f {listing}"
-            )
+            return locked_pip_command(_env_prefix(env) + line, locked)
         if unlockable is not None:
             self.pending_notes.append(f"mlcc: DF011 waived: {' '.join(unlockable.split())}")
         elif locked is not None and locked.unlocked:
@@ -461,12 +456,21 @@ class _Planner:
             f"{CONDA_ROOT}/bin/conda clean -afy",
         ]
         self.new_environment("conda", [*channels, *packages])
+        builds_unknown = self.stack.framework.install.builds_unavailable if self.stack.framework else None
+        unbuilt = [p for p in packages if len(p.replace("==", "=").split("=")) < 3]
         self.add(
             title,
             commands,
             [("PATH", f"{CONDA_ENV}/bin:${{PATH}}"), *build_env],
             stage="framework",
             workdir="/tmp",
+            notes=(
+                [f"mlcc: conda builds not named ({', '.join(unbuilt)}): {' '.join(builds_unknown.split())}"]
+                if unbuilt and builds_unknown
+                else [f"mlcc: conda builds not named ({', '.join(unbuilt)}) and no reason recorded"]
+                if unbuilt
+                else []
+            ),
         )
 
     def source_build(self, title: str) -> None:
@@ -631,6 +635,18 @@ class _Planner:
             cmd=build.cmd if build else (),
             pip_installs=tuple(self.pip_installs),
         )
+
+
+def locked_pip_command(pip_install: str, locked: LockedInstall) -> str:
+    """``pip install --require-hashes`` of the lock's list, written by the same RUN: pip
+    then takes exactly those files or fails (a requirements file also carries the hashes
+    that a command line cannot)."""
+    listing = f"/tmp/mlcc-pip-{locked.id}.txt"
+    lines = " \\\n    ".join(_quote(p.line()) for p in locked.packages)
+    return (
+        f"printf '%s\\n' \\\n    {lines} \\\n    > {listing}"
+        f" && {pip_install} --require-hashes -r {listing} && rm -f {listing}"
+    )
 
 
 def _sha256_check(sha256: str, path: str) -> str:

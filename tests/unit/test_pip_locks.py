@@ -3,8 +3,14 @@ renders them, lint's DF011, and `mlcc kb lock` against the real PyPI."""
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
+import os
 import re
+import subprocess
+import sys
+import zipfile
 from pathlib import Path
 from typing import Any, Dict, List
 
@@ -12,10 +18,14 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from mlcc.app.kb_lock import EMPTY, Locker, matrix_stacks, stale_installs
+from mlcc.app.kb_check import NOTE, WARNING, Checker, Pin, Target
+from mlcc.app.kb_lock import EMPTY, Locker, matrix_stacks, stale_installs, verify
 from mlcc.kb.index import IndexClient
-from mlcc.kb.pip_locks import LOCK_FORMAT, LockTarget, PipInstall
+from mlcc.kb.pip_locks import LOCK_FORMAT, LockTarget, PipInstall, parse_install
 from mlcc.lint.dockerfile import lint_dockerfile
+from mlcc.render.plan import locked_pip_command
+
+from .simple_index import IndexServer, serve
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCKS = ROOT / "recipes" / "locks"
@@ -157,3 +167,137 @@ def test_an_earlier_install_satisfies_a_pin_without_downloading_it(tmp_path: Pat
     six = [p for p in packages if canonicalize_name(p["name"]) == "six"]
     assert six and six[0]["earlier"] and six[0]["sha256"] == first[0]["sha256"]
     assert satisfied == []
+
+
+def test_published_conda_installs_name_builds_or_say_why_not() -> None:
+    seen = 0
+    for path in _published_dockerfiles():
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for number, line in enumerate(lines):
+            if "conda create" not in line:
+                continue
+            seen += 1
+            words = line.split("conda create", 1)[1].split()
+            unbuilt = [w for w in words if "=" in w and not w.startswith("python=") and w.count("=") < 2]
+            if not unbuilt:
+                continue
+            start = max(
+                i for i in range(number) if lines[i].startswith("# ") and not lines[i].startswith("# mlcc")
+            )
+            notes = [x for x in lines[start:number] if x.startswith("# mlcc: conda builds not named")]
+            assert notes, f"{path}:{number + 1}: {unbuilt} name no build and no reason is given"
+            assert "no reason recorded" not in notes[0] and len(notes[0].split(": ", 2)[2].split()) >= 10
+    assert seen > 0
+
+
+def test_kb_check_turns_a_recorded_conda_reason_into_a_note(kb) -> None:  # type: ignore[no-untyped-def]
+    checker = Checker(IndexClient("http://127.0.0.1:9/simple/", cache=""), kb)
+    target = Target("3.6", "ppc64le", "2.17")
+    bare = Pin("pytorch=1.1.0", "recipes/frameworks/pytorch.yaml:1", target, kind="conda")
+    verdict = checker.judge(bare)
+    assert verdict is not None and verdict[0] == WARNING
+    explained = checker.judge(bare._replace(reason="the channel cannot be read from here"))
+    assert explained is not None and explained[0] == NOTE and "cannot be read" in explained[1]
+    assert checker.judge(bare._replace(requirement="pytorch=1.1.0=py36_123.gabc")) is None
+
+
+def _wheel(name: str, version: str, requires: List[str], payload: str = "") -> bytes:
+    """A real, minimal py3-none-any wheel (no PEP 658 file beside it on the index)."""
+    dist = f"{name}-{version}.dist-info"
+    metadata = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n" + "".join(
+        f"Requires-Dist: {r}\n" for r in requires
+    )
+    files = {
+        f"{name}/__init__.py": f"VALUE = {payload!r}\n",
+        f"{dist}/METADATA": metadata,
+        f"{dist}/WHEEL": (
+            "Wheel-Version: 1.0\nGenerator: mlcc-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        ),
+    }
+    record = "".join(f"{n},,\n" for n in files) + f"{dist}/RECORD,,\n"
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for member, text in [*files.items(), (f"{dist}/RECORD", record)]:
+            archive.writestr(member, text)
+    return buffer.getvalue()
+
+
+def _publish(index: IndexServer, wheels: Dict[str, bytes]) -> None:
+    projects: Dict[str, List[str]] = {}
+    for filename, data in wheels.items():
+        index.add(f"/files/{filename}", data, "application/octet-stream")
+        digest = hashlib.sha256(data).hexdigest()
+        projects.setdefault(filename.split("-")[0], []).append(
+            f'<a href="/files/{filename}#sha256={digest}">{filename}</a>'
+        )
+    for project, links in projects.items():
+        index.add(f"/simple/{project}/", ("<html><body>" + "".join(links) + "</body></html>").encode())
+
+
+def test_a_lock_from_a_local_index_installs_those_bytes_or_fails(tmp_path: Path) -> None:
+    """The whole path on a real PEP 503 index on 127.0.0.1 and a real pip: the lock reads
+    the wheels' METADATA by range requests, the rendered RUN command installs them with
+    --require-hashes, and the same command fails once the index serves other bytes."""
+    wheels = {
+        "mlccprobe-1.0-py3-none-any.whl": _wheel("mlccprobe", "1.0", ["mlccdep>=1.0"]),
+        "mlccdep-1.0-py3-none-any.whl": _wheel("mlccdep", "1.0", []),
+        "mlccdep-1.1-py3-none-any.whl": _wheel("mlccdep", "1.1", []),
+    }
+    for index in serve():
+        _publish(index, wheels)
+        client = IndexClient(index.url + "/simple/", cache=str(tmp_path / "cache"))
+        locker = Locker(client, metadata_cache="")
+        python = f"{sys.version_info[0]}.{sys.version_info[1]}"
+        packages, _ = locker.resolve(
+            LockTarget(python, "x86_64", "2.17"), PipInstall(("mlccprobe==1.0",)), EMPTY
+        )
+        assert [(p["name"], p["version"], p["requested"]) for p in packages] == [
+            ("mlccdep", "1.1", False),
+            ("mlccprobe", "1.0", True),
+        ]
+        assert packages[0]["dependencies_from"].startswith("the wheel's METADATA (read by range requests")
+        assert packages[0]["sha256"] == hashlib.sha256(wheels["mlccdep-1.1-py3-none-any.whl"]).hexdigest()
+        assert any(hit.startswith("/files/") for hit in index.hits)
+        locked = parse_install("x" * 16, {"requirements": ["mlccprobe==1.0"], "packages": packages})
+        command = locked_pip_command(f"{sys.executable} -m pip install --no-cache-dir", locked)
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "PIP_CONFIG_FILE": os.devnull,
+            "PIP_INDEX_URL": index.url + "/simple/",
+            "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        }
+        good = subprocess.run(
+            ["bash", "-c", command],
+            env={**env, "PIP_TARGET": str(tmp_path / "good")},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert good.returncode == 0, good.stderr
+        assert (tmp_path / "good" / "mlccdep" / "__init__.py").exists()
+        # the same release, other bytes: what a compromised or rebuilt index would serve
+        _publish(index, {**wheels, "mlccdep-1.1-py3-none-any.whl": _wheel("mlccdep", "1.1", [], "changed")})
+        bad = subprocess.run(
+            ["bash", "-c", command],
+            env={**env, "PIP_TARGET": str(tmp_path / "bad")},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert bad.returncode != 0
+        assert "DO NOT MATCH THE HASHES" in bad.stderr and "mlccdep" in bad.stderr
+        assert not (tmp_path / "bad" / "mlccdep").exists()
+        # `mlcc kb lock --verify` sees it too: the index no longer gives the locked bytes
+        root = tmp_path / "recipes"
+        (root / "locks").mkdir(parents=True)
+        document = {"format": LOCK_FORMAT, "installs": {"x" * 16: {"packages": packages}}}
+        (root / "locks" / "pip-test.json").write_text(json.dumps(document))
+        fresh = IndexClient(index.url + "/simple/", cache="")
+        problems, checked = verify(str(root), [], fresh)
+        assert checked == 2 and len(problems) == 1
+        assert (
+            "mlccdep-1.1-py3-none-any.whl the sha256" in problems[0]
+            and "recipes/locks/pip-test.json" in problems[0]
+        )
+        _publish(index, wheels)
+        assert verify(str(root), [], IndexClient(index.url + "/simple/", cache="")) == ([], 2)
