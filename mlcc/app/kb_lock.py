@@ -304,10 +304,8 @@ class Locker:
     ) -> Chosen:
         name = requirement.name
         url = self.client.project_url(name)
-        try:
-            page = self.client.page(url)
-        except IndexUnreachable as exc:
-            raise Unlockable(f"{url} could not be read ({exc.message})") from None
+        # an unreachable index stops the whole lock (IndexUnreachable): no file is written
+        page = self.client.page(url)
         check_target = kb_check.Target(target.python, target.arch, target.glibc)
         python = Version(target.python + ".99")
         by_version: Dict[Version, List[IndexFile]] = {}
@@ -369,8 +367,14 @@ class Locker:
             if text is None:
                 try:
                     text = _wheel_metadata(file.url, self.client.timeout)
-                except (OSError, ValueError, zipfile.BadZipFile, urllib.error.URLError) as exc:
-                    return (), f"no core metadata on the index and the wheel could not be read ({exc})", False
+                except (ValueError, zipfile.BadZipFile) as exc:
+                    return (
+                        (),
+                        f"no core metadata on the index and the wheel's METADATA is unreadable ({exc})",
+                        False,
+                    )
+                except OSError as exc:  # urllib's errors too: the network, not the wheel
+                    raise IndexUnreachable(file.url, str(getattr(exc, "reason", exc))) from None
                 self._store(f"wheel-metadata:{file.url}", text)
             source = "the wheel's METADATA (read by range requests: the index serves none beside it)"
         message = email.parser.Parser().parsestr(text, headersonly=True)

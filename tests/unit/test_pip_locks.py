@@ -19,7 +19,8 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from mlcc.app.kb_check import NOTE, WARNING, Checker, Pin, Target
-from mlcc.app.kb_lock import EMPTY, Locker, matrix_stacks, stale_installs, verify
+from mlcc.app.kb_lock import EMPTY, Locker, lock, matrix_stacks, stale_installs, verify
+from mlcc.errors import IndexUnreachable
 from mlcc.kb.index import IndexClient
 from mlcc.kb.pip_locks import LOCK_FORMAT, LockTarget, PipInstall, parse_install
 from mlcc.lint.dockerfile import lint_dockerfile
@@ -301,3 +302,11 @@ def test_a_lock_from_a_local_index_installs_those_bytes_or_fails(tmp_path: Path)
         )
         _publish(index, wheels)
         assert verify(str(root), [], IndexClient(index.url + "/simple/", cache="")) == ([], 2)
+
+
+def test_an_unreachable_index_stops_the_lock_instead_of_recording_it(kb, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = tmp_path / "recipes"
+    client = IndexClient("http://127.0.0.1:9/simple/", cache="", timeout=5)
+    with pytest.raises(IndexUnreachable):
+        lock(kb, matrix_stacks(kb)[:1], client)
+    assert not root.exists()
