@@ -17,6 +17,21 @@ An install the index cannot lock (a VCS checkout, a local directory, a wheel hos
 that cannot be reached from here) is recorded with ``unlocked``: the reason, which
 the renderers print as a ``DF011`` waiver and lint reports as such.
 
+File format (``format: 1``, sorted JSON)::
+
+    {"format": 1, "generated_by": "mlcc kb lock", "index": "https://pypi.org/simple/",
+     "target": {"python": "3.6", "arch": "x86_64", "glibc": "2.17"},
+     "installs": {"<id>": {
+        "after": "<id of the pip install before it>" | null,
+        "environment": "venv" | "conda", "index": "<index URL>", "requirements": [...],
+        "stacks": ["<benchmark>/<variant>", ...],
+        "packages": [{"name", "version", "file", "url", "index": "<the project page read>",
+                      "sha256", "requested", "dependencies": [...], "dependencies_from"}
+                     | {"name", "version", "requested": true, "earlier": true,
+                        "installed_by_earlier": [...]}],   # a pin an earlier VCS install provides
+        "satisfied": [{"name", "version"}],   # kept from earlier installs, not downloaded
+        "unlocked": "<why this install cannot be hash-locked>"}}}   # instead of packages
+
 This module is read on the render path: the standard library only, files read once.
 """
 
