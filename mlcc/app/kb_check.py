@@ -73,6 +73,7 @@ class Pin(NamedTuple):
     after_urls: Tuple[str, ...] = ()  # URL/VCS requirements the stack installed before this pin
     installs: FrozenSet[str] = frozenset()  # the system packages the image installs
     family: str = "rhel"  # the base's package family: which package names apply
+    reason: Optional[str] = None  # conda: the recipe's reason why no build is named
 
 
 class FactFinding(NamedTuple):
@@ -194,6 +195,7 @@ def pins_of(stack: Stack, kb: KnowledgeBase) -> List[Pin]:
                     extra_index=install.index_url or install.extra_index_url,
                     find_links=install.find_links,
                     kind=kind,
+                    reason=install.builds_unavailable if kind == "conda" else None,
                 )
             )
         if install.method == "source":
@@ -290,6 +292,8 @@ class Checker:
         parts = pin.requirement.replace("==", "=").split("=")
         if len(parts) >= 3 and parts[2]:
             return None
+        if pin.reason:
+            return NOTE, f"names no build (name=version=build), as the recipe says why: {pin.reason}"
         return (
             WARNING,
             "names no build (name=version=build): the channel may hold several builds of this version",

@@ -9,6 +9,7 @@ from typing import Optional
 import click
 
 from mlcc.app.kb_check import published_stacks, run, sampled_stacks
+from mlcc.app.kb_lock import lock, matrix_stacks, verify, write
 from mlcc.app.kb_offline import RECORD_FILE, checked_pins, write_record
 from mlcc.app.kb_offline import record as record_of
 from mlcc.cli.context import kb_of
@@ -116,3 +117,74 @@ def check_command(
             f"kb check: {len(report.errors)} pin(s) the package index contradicts",
             hint="fix the recipe lines named above; each says what the index offers instead",
         )
+
+
+@kb_group.command("lock")
+@click.option(
+    "--index-url",
+    metavar="URL",
+    envvar="PIP_INDEX_URL",
+    help="Simple index to read (PEP 503/691). Env: PIP_INDEX_URL. Default: PyPI.",
+)
+@click.option("--refresh", is_flag=True, help="Ignore cached index answers and ask again.")
+@click.option(
+    "--ttl",
+    type=click.FloatRange(min=0),
+    default=24.0,
+    show_default=True,
+    metavar="HOURS",
+    help="Reuse cached index answers this long.",
+)
+@click.option(
+    "--verify",
+    "verify_only",
+    is_flag=True,
+    help="Write nothing: check that every install has a lock and every locked file is still on "
+    "the index with the same sha256; exit 10 if not.",
+)
+@click.option(
+    "--sample",
+    type=click.IntRange(min=0),
+    default=60,
+    show_default=True,
+    metavar="N",
+    help="Also lock up to N stacks of the full cross product, the same deterministic sample "
+    "`mlcc kb check --sample N` checks; 0: the matrix only.",
+)
+@click.pass_context
+def lock_command(
+    ctx: click.Context, index_url: Optional[str], refresh: bool, ttl: float, verify_only: bool, sample: int
+) -> None:
+    """Hash-lock the pip installs of every stack recipes/matrix.yaml resolves (and a sample
+    of the cross product): resolve each install's requirements and their dependencies for
+    the stack's Python, CPU arch and glibc against the index, and write the sha256 of each
+    file pip takes to recipes/locks/ (one JSON file per target). Generated images then
+    install with --require-hashes. Installs that cannot be locked (VCS checkouts,
+    unreachable hosts) are recorded with the reason. --verify checks the committed locks
+    instead (CI): exit 10 when an install has none or a locked file changed on the index.
+
+    \b
+    Examples:
+      mlcc kb lock && mlcc gen --all
+      mlcc kb lock --verify
+    """
+    kb = kb_of(ctx)
+    client = IndexClient(index_url, ttl=ttl * 3600, refresh=refresh)
+    stacks = matrix_stacks(kb) + sampled_stacks(kb, sample)
+    if verify_only:
+        problems, checked = verify(kb.root, stacks, client)
+        for problem in problems:
+            click.echo(problem)
+        click.echo(f"{checked} locked files checked against the index: {len(problems)} problems")
+        if problems:
+            raise FactError("the pip locks do not hold", hint="run `mlcc kb lock && mlcc gen --all`")
+        return
+    locker, report = lock(kb, stacks, client)
+    documents = locker.documents()
+    summary = (
+        f"{report.installs} pip installs of {report.stacks} stacks: {report.locked} hash-locked "
+        f"({report.packages} files), {report.unlocked} unlocked with a recorded reason; "
+        f"{len(documents)} lock files ({report.requests} index requests)"
+    )
+    write(kb.root, documents)
+    click.echo(summary)

@@ -643,6 +643,7 @@ def _framework_build(
             wheels=_wheels(doc, (*b_path, "install", "wheels"), install.get("wheels", {}), build, release),
             wheels_origin=doc.where((*b_path, "install", "wheels")) if "wheels" in install else None,
             wheels_sha256_unavailable=install.get("wheels_sha256_unavailable"),
+            builds_unavailable=install.get("builds_unavailable"),
         ),
         prov=prov,
         cudnn=_spec(doc, (*b_path, "cudnn"), build.get("cudnn")),

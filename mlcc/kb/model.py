@@ -248,6 +248,7 @@ class Install(NamedTuple):
     wheels: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()  # (python, exact wheel URLs)
     wheels_origin: Optional[str] = None
     wheels_sha256_unavailable: Optional[str] = None  # why the wheel URLs carry no #sha256=
+    builds_unavailable: Optional[str] = None  # conda: why the packages name no build
 
     def wheels_for(self, python: str) -> Tuple[str, ...]:
         return dict(self.wheels).get(python, ())

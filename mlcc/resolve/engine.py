@@ -29,6 +29,7 @@ from functools import lru_cache
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.errors import ConflictError, RecipeError
+from mlcc.kb import pip_locks
 from mlcc.kb.model import (
     UNCONFIRMED,
     Base,
@@ -41,6 +42,7 @@ from mlcc.kb.model import (
     PythonOption,
     PythonTooling,
 )
+from mlcc.kb.pip_locks import PipLocks
 from mlcc.resolve import gpu as gpu_rule
 from mlcc.resolve.explain import explain_conflict
 from mlcc.resolve.reasons import explain_choices
@@ -909,8 +911,14 @@ class Resolver:
             installer=self.installer(arch) if build and build.install.method == "conda" else None,
             framework_module=self.kb.frameworks[build.framework].import_name if build else None,
             gpu_capability=self.kb.gpus[req.gpu].compute_capability if req.gpu else None,
+            pip_locks=self._pip_locks(python, arch, base),
         )
         return stack._replace(choices=explain_choices(self, stack))
+
+    def _pip_locks(self, python: Optional[PythonOption], arch: str, base: Base) -> Optional[PipLocks]:
+        if python is None:
+            return None
+        return pip_locks.load(self.kb.root, pip_locks.LockTarget(python.version, arch, base.glibc))
 
     def _repositories(
         self, cuda: Optional[CudaRelease], cudnn: Optional[LibBuild], nccl: Optional[LibBuild]
