@@ -29,6 +29,7 @@ class Flag(NamedTuple):
     # Turns what click hands over (a string, a tuple of strings) into the field's value.
     convert: Optional[Callable[[Any], Any]] = None
     group: str = ""  # which commands take it, when a type spans several (e.g. "run")
+    short: Optional[str] = None  # "-v" beside "--verbose"
 
 
 def flag(default: Any, name: str, help: str, **shape: Any) -> Any:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import tempfile
 from pathlib import Path
 from typing import Dict, Iterable, List, NamedTuple, Sequence, Tuple
 
@@ -172,10 +171,27 @@ def check_writable(root: Path, flag: str = "-o DIR") -> None:
         )
 
 
+# What tempfile.mkstemp opens with; importing tempfile (shutil, random and their imports)
+# cost every `mlcc gen` start-up more than the few lines it saves.
+_EXCLUSIVE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _new_temporary(target: Path) -> Tuple[int, str]:
+    """A new file of mode 0600 next to ``target``, named ``.<name>.<random>.mlcc-tmp``,
+    that nobody else created: opened exclusively, a fresh random name on a collision."""
+    for _ in range(100):
+        tmp = str(target.parent / f".{target.name}.{os.urandom(6).hex()}{TEMP_SUFFIX}")
+        try:
+            return os.open(tmp, _EXCLUSIVE, 0o600), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no unused temporary name next to {target}")
+
+
 def _atomic_write(target: Path, content: str, *, executable: bool) -> None:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=target.parent)
+        fd, tmp = _new_temporary(target)
         try:
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
                 handle.write(content)

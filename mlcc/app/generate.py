@@ -13,8 +13,6 @@ import re
 from pathlib import Path
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
 
-import yaml
-
 from mlcc.errors import OutputError, StaleError, UsageError
 from mlcc.flags import flag
 from mlcc.kb.model import KnowledgeBase
@@ -240,6 +238,10 @@ def _benchmark_lists(generated: Sequence[Generated], root: Path, *, from_disk: b
 
 
 def _read_build_objects(path: Path) -> Sequence[Any]:
+    # Only a variant written next to others already on disk reads YAML back; a fresh
+    # folder or `gen --all` never does, and PyYAML costs ~15 ms of start-up.
+    import yaml
+
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # reading only: libyaml is fine
     try:
         document = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)

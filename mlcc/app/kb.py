@@ -8,8 +8,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from typing import Any, Dict, List, Optional
 
+from mlcc.flags import flag
 from mlcc.kb import KnowledgeBase, load, recipes_root
 from mlcc.kb.model import Provenance
 from mlcc.resolve import Resolver, Stack
@@ -19,6 +22,14 @@ from mlcc.versions import parse_version
 LISTABLE = ("benchmarks", "bases", "cuda", "cudnn", "nccl", "frameworks", "arches")
 
 
+@dataclasses.dataclass(frozen=True)
+class ResolveView:
+    """How ``mlcc resolve`` shows its stack; the click command and mlcc.fastpath read these flags."""
+
+    json: bool = flag(False, "--json", "Print the stack (or the conflict) as one JSON object.", is_flag=True)
+    verbose: bool = flag(False, "--verbose", "Show where each fact comes from.", is_flag=True, short="-v")
+
+
 def knowledge_base(recipes: Optional[str] = None) -> KnowledgeBase:
     return load(recipes_root(recipes) if recipes else None)
 
@@ -26,6 +37,11 @@ def knowledge_base(recipes: Optional[str] = None) -> KnowledgeBase:
 def resolve(kb: KnowledgeBase, benchmark: str, pins: Optional[Pins] = None) -> Stack:
     """The stack for ``benchmark`` and the pins, or ConflictError saying why there is none."""
     return Resolver(kb).resolve((pins or Pins()).request(kb, benchmark))
+
+
+def resolved_json(stack: Stack) -> str:
+    """What ``mlcc resolve --json`` prints for a stack."""
+    return json.dumps(stack.to_dict(), indent=2)
 
 
 def _provenance(prov: Provenance) -> Dict[str, Any]:

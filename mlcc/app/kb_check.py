@@ -38,15 +38,14 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
+from mlcc.app.kb_bundles import ERROR, NOTE, WARNING, bundle_findings
 from mlcc.errors import ConflictError, IndexUnreachable, UsageError
 from mlcc.kb.index import IndexClient, IndexFile, Page
-from mlcc.kb.model import KnowledgeBase
+from mlcc.kb.model import FrameworkBuild, KnowledgeBase
+from mlcc.kb.wheel import WheelReader
 from mlcc.matrix import evaluate, expand, load_matrix
 from mlcc.resolve import Resolver, Stack, build_request
 
-ERROR = "error"
-WARNING = "warning"
-NOTE = "note"
 SAMPLE_DEFAULT = 40
 
 
@@ -74,6 +73,7 @@ class Pin(NamedTuple):
     after_urls: Tuple[str, ...] = ()  # URL/VCS requirements the stack installed before this pin
     installs: FrozenSet[str] = frozenset()  # the system packages the image installs
     family: str = "rhel"  # the base's package family: which package names apply
+    reason: Optional[str] = None  # conda: the recipe's reason why no build is named
 
 
 class FactFinding(NamedTuple):
@@ -195,6 +195,7 @@ def pins_of(stack: Stack, kb: KnowledgeBase) -> List[Pin]:
                     extra_index=install.index_url or install.extra_index_url,
                     find_links=install.find_links,
                     kind=kind,
+                    reason=install.builds_unavailable if kind == "conda" else None,
                 )
             )
         if install.method == "source":
@@ -291,6 +292,8 @@ class Checker:
         parts = pin.requirement.replace("==", "=").split("=")
         if len(parts) >= 3 and parts[2]:
             return None
+        if pin.reason:
+            return NOTE, f"names no build (name=version=build), as the recipe says why: {pin.reason}"
         return (
             WARNING,
             "names no build (name=version=build): the channel may hold several builds of this version",
@@ -575,18 +578,28 @@ def framework_pins(kb: KnowledgeBase) -> Dict[Pin, List[str]]:
 
 
 def run(
-    kb: KnowledgeBase, stacks: Iterable[Stack], client: IndexClient, *, all_builds: bool = True
+    kb: KnowledgeBase,
+    stacks: Iterable[Stack],
+    client: IndexClient,
+    *,
+    all_builds: bool = True,
+    wheels: Optional[WheelReader] = None,
 ) -> Report:
+    """The findings for ``stacks``; with ``wheels``, also each pip framework build's
+    ``bundles:`` claim against its wheel (those the stacks use and every build that claims)."""
     started = time.monotonic()
     checker = Checker(client, kb)
     by_pin: Dict[Pin, List[str]] = {}
     downloads: Dict[Tuple[str, str, bool], List[str]] = {}
     labels: Set[str] = set()
+    builds: List[FrameworkBuild] = []
     for stack in stacks:
         label = stack_label(stack)
         if label in labels:
             continue
         labels.add(label)
+        if stack.framework is not None:
+            builds.append(stack.framework)
         for pin in pins_of(stack, kb):
             by_pin.setdefault(pin, []).append(label)
         for download in downloads_of(stack, kb):
@@ -616,13 +629,16 @@ def run(
                     tuple(sorted(set(stack_labels))),
                 )
             )
+    if wheels is not None:
+        builds += [b for f in kb.frameworks.values() for b in f.builds if b.bundles]
+        findings += [FactFinding(*f) for f in bundle_findings(kb, client, wheels, builds)]
     order = {ERROR: 0, WARNING: 1, NOTE: 2}
     findings.sort(key=lambda f: (order[f.severity], _origin_key(f.origin), f.subject, f.message))
     return Report(
         stacks=len(labels),
         pins=len(by_pin),
         findings=tuple(findings),
-        requests=client.requests,
+        requests=client.requests + (wheels.requests if wheels is not None else 0),
         seconds=time.monotonic() - started,
         index_url=client.index_url,
     )

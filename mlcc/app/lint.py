@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import List, Optional, Sequence
 
+from mlcc.app.kb_offline import RECORD_FILE, load_record, offline_pin_errors, unrecorded_pages
 from mlcc.errors import LintError, UsageError
+from mlcc.kb import load
 from mlcc.lint import RULES, Finding, lint_paths
 
 DEFAULT_TARGETS = (Path("dockerfiles"), Path("buildconfigs"))
@@ -24,7 +26,36 @@ def lint(paths: Sequence[str], *, schema_dir: Optional[str], openshift: Optional
     schemas = Path(schema_dir) if schema_dir else None
     if schemas is not None and not schemas.is_dir():
         raise UsageError(f"--schema-dir: {schema_dir} is not a folder", hint="a folder of JSON Schemas")
-    return lint_paths(targets, schema_dir=schemas, openshift=openshift)
+    knowledge = [p for p in targets if (p / "matrix.yaml").is_file()]
+    found = lint_paths([p for p in targets if p not in knowledge], schema_dir=schemas, openshift=openshift)
+    for recipes in knowledge:
+        found += lint_pins(recipes)
+    return found
+
+
+def lint_pins(recipes: Path) -> List[Finding]:
+    """A recipes folder: the pins of the published set against the index record that
+    `mlcc kb check --record` keeps there (offline); without a record, one warning."""
+    data = load_record(str(recipes))
+    if data is None:
+        message = f"no {RECORD_FILE}: pins are checked online only (mlcc kb check --record writes it)"
+        return [Finding(str(recipes / RECORD_FILE), 0, "KB001", message, warning=True)]
+    kb = load(str(recipes))
+    findings = []
+    missing = unrecorded_pages(kb, data)
+    if missing:
+        message = (
+            f"{len(missing)} pinned project(s) not in the record, not checked offline "
+            f"({', '.join(missing[:3])} ...): run mlcc kb check --record"
+        )
+        findings.append(Finding(str(recipes / RECORD_FILE), 0, "KB001", message, warning=True))
+    for fact in offline_pin_errors(kb, data):
+        path, _, line = fact.origin.rpartition(":")
+        where = path if path else fact.origin
+        findings.append(
+            Finding(where, int(line) if line.isdigit() else 0, "KB001", f"{fact.subject}: {fact.message}")
+        )
+    return findings
 
 
 def lint_error(findings: Sequence[Finding]) -> Optional[LintError]:

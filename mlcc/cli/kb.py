@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import Optional
 
 import click
 
 from mlcc.app.kb_check import published_stacks, run, sampled_stacks
+from mlcc.app.kb_lock import lock, matrix_stacks, verify, write
+from mlcc.app.kb_offline import RECORD_FILE, checked_pins, write_record
+from mlcc.app.kb_offline import record as record_of
 from mlcc.cli.context import kb_of
 from mlcc.errors import FactError
 from mlcc.kb.index import IndexClient
+from mlcc.kb.loader import recipes_root
+from mlcc.kb.wheel import WheelReader
 
 
 @click.group("kb")
@@ -43,6 +49,12 @@ def kb_group() -> None:
     help="Also check up to N stacks of the full cross product (benchmark x framework build x "
     "arch x CUDA line), chosen deterministically; 0: the published set only.",
 )
+@click.option(
+    "--record",
+    is_flag=True,
+    help=f"Also write recipes/{RECORD_FILE}: the file names the index offers for each pinned "
+    "version, which `mlcc lint recipes` checks the pins against offline.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as one JSON object.")
 @click.option("-v", "--verbose", is_flag=True, help="Also list notes (pins that build from source).")
 @click.pass_context
@@ -52,24 +64,36 @@ def check_command(
     refresh: bool,
     ttl: float,
     sample: int,
+    record: bool,
     as_json: bool,
     verbose: bool,
 ) -> None:
     """Check every pip pin, wheel URL, find-links page, conda pin and download of the
     stacks recipes/matrix.yaml publishes (and a sample of the cross product) against the
-    package index: a distribution must exist for the stack's Python and CPU arch. Findings
-    name the recipe's file:line. Exit 10 on errors, 5 when the index cannot be reached.
+    package index: a distribution must exist for the stack's Python and CPU arch. Each pip
+    framework build's `bundles:` claim (the CUDA runtime, cuDNN and NCCL it loads itself) is
+    checked against its wheel, read with range requests. Findings name the recipe's
+    file:line. Exit 10 on errors, 5 when the index cannot be reached.
 
     \b
     Examples:
       mlcc kb check
       mlcc kb check --refresh --sample 0
+      mlcc kb check --record     # then: mlcc lint recipes (offline)
       PIP_INDEX_URL=https://mirror.example/simple mlcc kb check --json
     """
     kb = kb_of(ctx)
     client = IndexClient(index_url, ttl=ttl * 3600, refresh=refresh)
     stacks = published_stacks(kb) + sampled_stacks(kb, sample)
-    report = run(kb, stacks, client)
+    wheels = WheelReader(
+        cache=os.path.join(client.cache, "wheels") if client.cache else "", ttl=ttl * 3600, refresh=refresh
+    )
+    report = run(kb, stacks, client, wheels=wheels)
+    if record:
+        written = write_record(
+            recipes_root(ctx.find_root().params.get("recipes")), record_of(client, checked_pins(kb, stacks))
+        )
+        click.echo(f"recorded the index's files of the pinned versions in {written}", err=True)
     if as_json:
         click.echo(
             json.dumps(
@@ -93,3 +117,74 @@ def check_command(
             f"kb check: {len(report.errors)} pin(s) the package index contradicts",
             hint="fix the recipe lines named above; each says what the index offers instead",
         )
+
+
+@kb_group.command("lock")
+@click.option(
+    "--index-url",
+    metavar="URL",
+    envvar="PIP_INDEX_URL",
+    help="Simple index to read (PEP 503/691). Env: PIP_INDEX_URL. Default: PyPI.",
+)
+@click.option("--refresh", is_flag=True, help="Ignore cached index answers and ask again.")
+@click.option(
+    "--ttl",
+    type=click.FloatRange(min=0),
+    default=24.0,
+    show_default=True,
+    metavar="HOURS",
+    help="Reuse cached index answers this long.",
+)
+@click.option(
+    "--verify",
+    "verify_only",
+    is_flag=True,
+    help="Write nothing: check that every install has a lock and every locked file is still on "
+    "the index with the same sha256; exit 10 if not.",
+)
+@click.option(
+    "--sample",
+    type=click.IntRange(min=0),
+    default=60,
+    show_default=True,
+    metavar="N",
+    help="Also lock up to N stacks of the full cross product, the same deterministic sample "
+    "`mlcc kb check --sample N` checks; 0: the matrix only.",
+)
+@click.pass_context
+def lock_command(
+    ctx: click.Context, index_url: Optional[str], refresh: bool, ttl: float, verify_only: bool, sample: int
+) -> None:
+    """Hash-lock the pip installs of every stack recipes/matrix.yaml resolves (and a sample
+    of the cross product): resolve each install's requirements and their dependencies for
+    the stack's Python, CPU arch and glibc against the index, and write the sha256 of each
+    file pip takes to recipes/locks/ (one JSON file per target). Generated images then
+    install with --require-hashes. Installs that cannot be locked (VCS checkouts,
+    unreachable hosts) are recorded with the reason. --verify checks the committed locks
+    instead (CI): exit 10 when an install has none or a locked file changed on the index.
+
+    \b
+    Examples:
+      mlcc kb lock && mlcc gen --all
+      mlcc kb lock --verify
+    """
+    kb = kb_of(ctx)
+    client = IndexClient(index_url, ttl=ttl * 3600, refresh=refresh)
+    stacks = matrix_stacks(kb) + sampled_stacks(kb, sample)
+    if verify_only:
+        problems, checked = verify(kb.root, stacks, client)
+        for problem in problems:
+            click.echo(problem)
+        click.echo(f"{checked} locked files checked against the index: {len(problems)} problems")
+        if problems:
+            raise FactError("the pip locks do not hold", hint="run `mlcc kb lock && mlcc gen --all`")
+        return
+    locker, report = lock(kb, stacks, client)
+    documents = locker.documents()
+    summary = (
+        f"{report.installs} pip installs of {report.stacks} stacks: {report.locked} hash-locked "
+        f"({report.packages} files), {report.unlocked} unlocked with a recorded reason; "
+        f"{len(documents)} lock files ({report.requests} index requests)"
+    )
+    write(kb.root, documents)
+    click.echo(summary)

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from mlcc.app.kb import LISTABLE, list_rows, resolve
+from mlcc.app.kb import LISTABLE, ResolveView, list_rows, resolve, resolved_json
 from mlcc.cli.context import benchmark_argument, kb_of
 from mlcc.cli.options import options
 from mlcc.cli.output import list_table, stack_table
@@ -31,10 +31,9 @@ def list_command(ctx: click.Context, what: str, as_json: bool) -> None:
 @click.command("resolve")
 @benchmark_argument()
 @options(Pins, "pins")
-@click.option("--json", "as_json", is_flag=True, help="Print the stack (or the conflict) as one JSON object.")
-@click.option("-v", "--verbose", is_flag=True, help="Show where each fact comes from.")
+@options(ResolveView, "view")
 @click.pass_context
-def resolve_command(ctx: click.Context, benchmark: str, pins: Pins, as_json: bool, verbose: bool) -> None:
+def resolve_command(ctx: click.Context, benchmark: str, pins: Pins, view: ResolveView) -> None:
     """Resolve a compatible stack for BENCHMARK and the pins given.
 
     \b
@@ -47,10 +46,10 @@ def resolve_command(ctx: click.Context, benchmark: str, pins: Pins, as_json: boo
     try:
         stack = resolve(kb_of(ctx), benchmark, pins)
     except ConflictError as conflict:
-        if as_json and hasattr(conflict, "to_dict"):
+        if view.json and hasattr(conflict, "to_dict"):
             click.echo(json.dumps(conflict.to_dict(), indent=2))
         raise
-    if as_json:
-        click.echo(json.dumps(stack.to_dict(), indent=2))
+    if view.json:
+        click.echo(resolved_json(stack))
     else:
-        click.echo(stack_table(stack, verbose=verbose))
+        click.echo(stack_table(stack, verbose=view.verbose))

@@ -23,6 +23,8 @@ COMPLETERS: Dict[str, Completer] = {}
 
 def _option(dest: str, spec: Flag, default: Any) -> Callable[[F], F]:
     names = [f"{spec.name}/{spec.secondary}"] if spec.secondary else [spec.name]
+    if spec.short:
+        names.insert(0, spec.short)
     kwargs: Dict[str, Any] = {"help": spec.help, "show_default": spec.show_default}
     if spec.secondary:
         kwargs["default"] = default

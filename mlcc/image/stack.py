@@ -12,6 +12,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.errors import DriftError
 from mlcc.image.content import INSTALLED_FILE, OCI_ARCH_NAMES, STACK_FILE, ImageContent
+from mlcc.kb.model import UNCONFIRMED  # how stack.json names a bundled library's unknown version
 from mlcc.stackfile.document import (
     Components,
     CudaRecord,
@@ -246,20 +247,46 @@ def _framework_libraries(components: Components, installed: Dict[str, Any]) -> L
         expected = stamped.version if stamped else ""
         found = _text(recorded.get(library))
         what = f"{title} the framework loads"
+        if expected == UNCONFIRMED:
+            # the recipe knows the framework brings its own copy but no source names the
+            # version: what the framework reports is the first evidence, worth recording
+            if found:
+                problems.append(
+                    Mismatch(
+                        what, "a version no source confirmed", found, "installed.json (framework)", "note"
+                    )
+                )
+            continue
         if expected and not found:
             problems.append(Mismatch(what, expected, "none reported", "installed.json (framework)", "note"))
         elif found and not expected:
             problems.append(Mismatch(what, "none in the stack", found, "installed.json (framework)"))
         elif found and not _same_release(expected, found):
             problems.append(Mismatch(what, expected, found, "installed.json (framework)"))
-    return problems
+    return problems + _framework_runtime(framework, recorded)
+
+
+def _framework_runtime(framework: Optional[FrameworkRecord], recorded: Dict[str, Any]) -> List[Mismatch]:
+    """The CUDA runtime the framework reports (torch.version.cuda) against the one its build
+    brings (``loads.cuda_runtime``: a wheel's own libcudart, a conda channel's cudatoolkit)."""
+    expected = _text(dict(framework.loads).get("cuda_runtime")) if framework else ""
+    found = _text(recorded.get("cuda"))
+    if not expected or not found:
+        return []
+    what = "CUDA runtime the framework loads"
+    if expected == UNCONFIRMED:
+        return [Mismatch(what, "a version no source confirmed", found, "installed.json (framework)", "note")]
+    if not _same_release(expected, found):
+        return [Mismatch(what, expected, found, "installed.json (framework)")]
+    return []
 
 
 def _same_release(expected: str, found: str) -> bool:
-    """Equal as far as the framework says (TensorFlow reports cuDNN "8" or "8.1")."""
+    """Equal as far as both say: TensorFlow reports cuDNN "8" or "8.1", and a recipe may know
+    only the minor a conda channel brings ("7.6" while torch reports 7.6.3)."""
     wanted = expected.split(".")
     got = found.split(".")
-    depth = min(len(got), 3)
+    depth = min(len(wanted), len(got), 3)
     return wanted[:depth] == got[:depth]
 
 

@@ -643,12 +643,19 @@ def _framework_build(
             wheels=_wheels(doc, (*b_path, "install", "wheels"), install.get("wheels", {}), build, release),
             wheels_origin=doc.where((*b_path, "install", "wheels")) if "wheels" in install else None,
             wheels_sha256_unavailable=install.get("wheels_sha256_unavailable"),
+            builds_unavailable=install.get("builds_unavailable"),
         ),
         prov=prov,
         cudnn=_spec(doc, (*b_path, "cudnn"), build.get("cudnn")),
         gcc=_spec(doc, (*b_path, "gcc"), build.get("gcc")),
         companions=tuple(sorted(release.get("companions", {}).items())),
         bundles=tuple(sorted(build.get("bundles", {}).items())),
+        bundles_origin=doc.where((*b_path, "bundles")) if "bundles" in build else None,
+        bundles_origins=tuple(
+            sorted(
+                (library, doc.where((*b_path, "bundles", library))) for library in build.get("bundles", {})
+            )
+        ),
     )
 
 

@@ -105,6 +105,10 @@ class IndexClient:
         self._memory[url] = page
         return page
 
+    def pages_read(self) -> Tuple[Page, ...]:
+        """Every page this client answered, in the order first asked (``kb check --record``)."""
+        return tuple(self._memory.values())
+
     # network -------------------------------------------------------------------
 
     def _fetch(self, url: str) -> Page:

@@ -7,9 +7,12 @@ cannot afford.
 Every fact carries a :class:`Provenance`: the citations it rests on, whether it was
 verified, and ``origin`` (``recipes/cuda.yaml:182``) so that a conflict can point at the
 exact line a rule comes from.
-"""
 
-from __future__ import annotations
+No ``from __future__ import annotations`` here: typing.NamedTuple compiles every string
+annotation into a ForwardRef (some 250 compiles for these records, a third of this
+module's import time, which every ``mlcc resolve`` and ``mlcc gen`` pays); evaluated
+annotations cost nothing extra.
+"""
 
 from typing import Dict, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
@@ -191,6 +194,11 @@ class CudaRelease(NamedTuple):
         return tuple(p for p in chosen if p.name not in missing)
 
 
+# A bundled library known to be brought by a framework build whose version no source
+# names (recipes write it so; stacks and labels then claim no version).
+UNCONFIRMED = "unconfirmed"
+
+
 class LibBuild(NamedTuple):
     """A cuDNN or NCCL build for one CUDA release prefix, repository distro and arches."""
 
@@ -207,6 +215,11 @@ class LibBuild(NamedTuple):
     sha256: Optional[str] = None
     sha256_unavailable: Optional[str] = None  # why no checksum can exist
     evidence: Optional[str] = None
+
+    @property
+    def confirmed(self) -> bool:
+        """False for a framework-bundled library whose version no source names."""
+        return self.version != UNCONFIRMED
 
     @property
     def major(self) -> int:
@@ -235,6 +248,7 @@ class Install(NamedTuple):
     wheels: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()  # (python, exact wheel URLs)
     wheels_origin: Optional[str] = None
     wheels_sha256_unavailable: Optional[str] = None  # why the wheel URLs carry no #sha256=
+    builds_unavailable: Optional[str] = None  # conda: why the packages name no build
 
     def wheels_for(self, python: str) -> Tuple[str, ...]:
         return dict(self.wheels).get(python, ())
@@ -254,9 +268,21 @@ class FrameworkBuild(NamedTuple):
     companions: Tuple[Tuple[str, str], ...] = ()
     # libraries the build brings and loads itself: (cuda_runtime | cudnn | nccl, version)
     bundles: Tuple[Tuple[str, str], ...] = ()
+    bundles_origin: Optional[str] = None  # file:line of ``bundles:`` (mlcc kb check)
+    bundles_origins: Tuple[Tuple[str, str], ...] = ()  # (library, file:line of its entry)
+
+    def bundle_origin(self, library: str) -> str:
+        """Where the recipe states what the build brings of ``library`` (for findings)."""
+        return dict(self.bundles_origins).get(library) or self.bundles_origin or self.prov.origin
 
     def bundled(self, library: str) -> Optional[str]:
+        """The version of ``library`` the build brings (``UNCONFIRMED`` when no source names it)."""
         return dict(self.bundles).get(library)
+
+    def bundled_versions(self, library: str) -> Tuple[str, ...]:
+        """The confirmed version the build brings of ``library``, if any (for comparisons)."""
+        version = self.bundled(library)
+        return (version,) if version is not None and version != UNCONFIRMED else ()
 
     @property
     def is_cpu(self) -> bool:

@@ -7,18 +7,15 @@ waiting to happen, so recipes are composed into nodes and converted here.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
-from typing import Any, Dict, List, Tuple, Union
-
-import yaml
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Tuple, Union
 
 from mlcc.errors import RecipeError
 from mlcc.safeio import UnreadableFile, read_text
 
-try:  # libyaml is several times faster; fall back to pure Python where it is missing
-    from yaml import CSafeLoader as _Loader
-except ImportError:  # pragma: no cover - depends on how PyYAML was built
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+if TYPE_CHECKING:
+    import yaml
 
 PathKey = Tuple[Union[str, int], ...]
 # Untrusted YAML (recipes taken from elsewhere, --matrix-file, lint input): an alias bomb
@@ -28,8 +25,21 @@ MAX_DEPTH = 64
 MAX_NODES = 100_000  # 16 times the largest recipe (cuda.yaml)
 LineMap = Dict[PathKey, int]
 
-# Typed as Any: older types-PyYAML releases leave construct_object untyped.
-_scalar_constructor: Any = yaml.constructor.SafeConstructor()
+
+class _PyYAML(NamedTuple):
+    yaml: Any
+    loader: Any  # libyaml's CSafeLoader is several times faster; pure Python where it is missing
+    scalars: Any  # typed as Any: older types-PyYAML releases leave construct_object untyped
+
+
+@functools.cache
+def _pyyaml() -> _PyYAML:
+    """PyYAML, imported on the first YAML read: `mlcc gen` and `mlcc resolve` read the
+    knowledge base from its cache and write YAML themselves, and PyYAML costs ~15-25 ms
+    of their start-up (importing this module for ``line_of`` must not pay it)."""
+    import yaml
+
+    return _PyYAML(yaml, getattr(yaml, "CSafeLoader", yaml.SafeLoader), yaml.constructor.SafeConstructor())
 
 
 def load_yaml(path: Path, display: str) -> Tuple[Any, LineMap]:
@@ -48,7 +58,8 @@ def load_yaml(path: Path, display: str) -> Tuple[Any, LineMap]:
 def _check_shape(text: str, display: str) -> None:
     """Walk the event stream (no recursion) and refuse deep nesting before composing."""
     depth = 0
-    for event in yaml.parse(text, Loader=_Loader):
+    yaml, loader, _ = _pyyaml()
+    for event in yaml.parse(text, Loader=loader):
         if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
             depth += 1
             if depth > MAX_DEPTH:
@@ -66,9 +77,10 @@ class _Budget:
 
 
 def parse_yaml(text: str, display: str) -> Tuple[Any, LineMap]:
+    yaml, loader, _ = _pyyaml()
     try:
         _check_shape(text, display)
-        node = yaml.compose(text, Loader=_Loader)
+        node = yaml.compose(text, Loader=loader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
@@ -84,9 +96,10 @@ def parse_yaml(text: str, display: str) -> Tuple[Any, LineMap]:
 
 def parse_yaml_all(text: str, display: str) -> List[Tuple[Any, LineMap]]:
     """Every document of a multi-document YAML text, each with its line map."""
+    yaml, loader, _ = _pyyaml()
     try:
         _check_shape(text, display)
-        nodes = list(yaml.compose_all(text, Loader=_Loader))
+        nodes = list(yaml.compose_all(text, Loader=loader))
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "syntax error"
@@ -113,6 +126,7 @@ def _convert(
     if len(active) >= MAX_DEPTH:
         raise RecipeError(display, lines[path], f"nested deeper than {MAX_DEPTH} levels")
     inner = (*active, id(node))
+    yaml, _, scalars = _pyyaml()
     if isinstance(node, yaml.MappingNode):
         return _convert_mapping(node, path, lines, display, budget, inner)
     if isinstance(node, yaml.SequenceNode):
@@ -120,7 +134,7 @@ def _convert(
             _convert(item, (*path, i), lines, display, budget, inner) for i, item in enumerate(node.value)
         ]
     try:
-        return _scalar_constructor.construct_object(node, deep=True)
+        return scalars.construct_object(node, deep=True)
     except yaml.constructor.ConstructorError as exc:
         raise RecipeError(display, lines[path], f"bad value: {exc.problem}") from None
 
@@ -134,11 +148,12 @@ def _convert_mapping(
     active: Tuple[int, ...],
 ) -> Dict[str, Any]:
     result: Dict[str, Any] = {}
+    scalar_node = _pyyaml().yaml.ScalarNode
     for key_node, value_node in node.value:
         line = key_node.start_mark.line + 1
         if key_node.tag == "tag:yaml.org,2002:merge":
             raise RecipeError(display, line, "YAML merge keys (<<) are not allowed in recipes")
-        if not isinstance(key_node, yaml.ScalarNode):
+        if not isinstance(key_node, scalar_node):
             raise RecipeError(display, line, "mapping keys must be plain strings")
         key = key_node.value
         if key in result:

@@ -18,7 +18,13 @@ from mlcc.lint.kube import KUBE_RULES, SchemaStore, lint_yaml
 __all__ = ["RULES", "Finding", "lint_paths"]
 
 
-RULES: Dict[str, str] = {**DOCKERFILE_RULES, **KUBE_RULES}
+RULES: Dict[str, str] = {
+    **DOCKERFILE_RULES,
+    **KUBE_RULES,
+    # `mlcc lint recipes` (mlcc.app.lint): the offline half of `mlcc kb check`
+    "KB001": "a pip pin of the published set has no distribution for the stack's Python and arch "
+    "(checked against recipes/index-files.json, the record `mlcc kb check --record` writes)",
+}
 
 
 def _is_dockerfile(path: Path) -> bool:

@@ -48,6 +48,7 @@ DOCKERFILE_RULES: Dict[str, str] = {
     "DF008": "the image carries the OCI and io.mlcc labels",
     "DF009": "the image runs as a non-root user (OpenShift's restricted SCC)",
     "DF010": "every download is checked with sha256sum -c in the RUN that fetches it",
+    "DF011": "every pip install is hash-locked (--require-hashes, recipes/locks/ by `mlcc kb lock`)",
     "DL/SC": "hadolint's rules (https://github.com/hadolint/hadolint#rules), on every Dockerfile",
 }
 DOCKERFILE_WARNINGS = {"DF009"}
@@ -144,6 +145,7 @@ def _check_run(value: str) -> Iterator[Hit]:
     for words in commands:
         yield from _check_packages(words)
         yield from _check_pip_git(words)
+        yield from _check_pip_hashes(words)
     yield from _check_downloads(commands)
     yield from _check_git(value, commands)
 
@@ -195,6 +197,16 @@ def _check_pip_git(words: List[str]) -> Iterator[Hit]:
                 yield "DF006", f"pip requirement {word!r} is not pinned to a full commit"
         elif "://" in word and _ARCHIVE.search(word) and "#sha256=" not in word:
             yield "DF010", f"pip downloads {word!r} without a #sha256= checksum"
+
+
+def _check_pip_hashes(words: List[str]) -> Iterator[Hit]:
+    """pip takes whatever the index serves unless every file's sha256 is given."""
+    if _is_pip_install(words) and "--require-hashes" not in words:
+        what = " ".join(w for w in words[words.index("install") + 1 :] if not w.startswith("-"))
+        yield (
+            "DF011",
+            f"pip install {what or '(nothing)'} is not hash-locked (--require-hashes): run `mlcc kb lock`",
+        )
 
 
 def _downloads(words: List[str]) -> bool:

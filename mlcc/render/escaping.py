@@ -29,16 +29,14 @@ def assignments(pairs: Sequence[Tuple[str, str]], separator: str) -> str:
 
 
 def literal_assignments(pairs: Sequence[Tuple[str, str]], separator: str) -> str:
-    """Like :func:`assignments`, with ``$`` escaped: a LABEL holds the exact text.
+    """Like :func:`assignments`, with every ``$`` escaped: a LABEL holds the exact text.
 
     A builder expands ``$NAME`` in LABEL values, so a recipe title with ``$`` would make
     the image's label differ from the stack.json stamped beside it.
     """
-    return separator.join([f"{name}={_no_expansion(double_quoted(value))}" for name, value in pairs])
-
-
-def _no_expansion(word: str) -> str:
-    return word.replace("$", "\\$")
+    # one pass over the whole body: names (label keys) are expanded by builders too
+    text = assignments(pairs, separator)
+    return text.replace("$", "\\$") if "$" in text else text
 
 
 def exec_form(words: Sequence[str]) -> str:

@@ -19,6 +19,7 @@ from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, TypeVar
 
 from mlcc.errors import MlccError
 from mlcc.kb.model import BuildStep, LibBuild, PackageManager, PinnedPackage
+from mlcc.kb.pip_locks import LockedInstall, LockTarget, PipInstall, environment_id, install_id
 from mlcc.render.manifest import labels
 from mlcc.render.mirror import (
     HOST_MIRRORS,
@@ -40,6 +41,10 @@ RECORDER = "/usr/local/bin/mlcc-record"
 SCRIPTS = "/opt/mlcc/scripts"
 NON_ROOT_UID = "1001"
 CONDA_FORGE = "https://conda.anaconda.org/conda-forge"  # `-c conda-forge`, spelled out to be mirrorable
+LOCAL_SOURCE = (
+    "the benchmark's own package from its source checkout (pinned by full commit above):"
+    " pip cannot hash a directory, and the dependencies its setup.py declares are not locked"
+)
 
 
 # The stages of a build, in order. "stack" is the prefix every benchmark on the same base +
@@ -82,6 +87,8 @@ class Plan(NamedTuple):
     # Mirror build arguments besides NVIDIA_MIRROR, each with its default (None: declared
     # without one, e.g. pip's PIP_INDEX_URL, which pip reads only when it is set).
     build_args: Tuple[Tuple[str, Optional[str]], ...] = ()
+    # Every pip install of the build, in order: (id, id of the one before, what it asks).
+    pip_installs: Tuple[Tuple[str, Optional[str], PipInstall], ...] = ()
 
     @property
     def runtime_env(self) -> Tuple[Tuple[str, str], ...]:
@@ -146,6 +153,12 @@ class _Planner:
         self.arch = stack.arch.name
         self.library_path: List[str] = []
         self.steps: List[Step] = []
+        python = stack.python.version if stack.python else ""
+        self.pip_target = LockTarget(python, self.arch, self.base.glibc)
+        self.pip_previous: Optional[str] = None  # the id of the last pip install
+        self.pip_environment = "venv"
+        self.pip_installs: List[Tuple[str, Optional[str], PipInstall]] = []
+        self.pending_notes: List[str] = []  # lock notes of the pip commands of the next step
 
     # helpers ------------------------------------------------------------------
 
@@ -173,6 +186,8 @@ class _Planner:
         notes: Sequence[str] = (),
         workdir: Optional[str] = None,
     ) -> None:
+        notes = [*notes, *self.pending_notes]
+        self.pending_notes = []
         self.steps.append(
             Step(title, tuple(commands), tuple(env), tuple(copies), stage, tuple(notes), workdir)
         )
@@ -186,8 +201,24 @@ class _Planner:
         find_links: Optional[str] = None,
         no_deps: bool = False,
         env: Sequence[Tuple[str, str]] = (),
+        origins: Sequence[str] = (),
+        python: str = "python",
+        unlockable: Optional[str] = None,
     ) -> str:
-        words = ["python", "-m", "pip", "install", "--no-cache-dir"]
+        """One pip install: hash-locked when recipes/locks/ has it, else with the reason why
+        not as a note of the step (a ``DF011`` waiver when the lock states one)."""
+        install = PipInstall(
+            tuple(requirements),
+            index,
+            extra_index,
+            find_links,
+            no_deps,
+            self.pip_environment,
+            tuple(origins),
+            unlockable,
+        )
+        locked = self.record_pip(install)
+        words = [python, "-m", "pip", "install", "--no-cache-dir"]
         if no_deps:
             words.append("--no-deps")
         line = _sh(words)
@@ -198,8 +229,30 @@ class _Planner:
         ):
             if url:
                 line += f" {flag} {_url_word(through_mirrors(url, self.stack.download_host))}"
-        line += " " + " ".join(_requirement_word(r) for r in requirements)
-        return _env_prefix(env) + line
+        if locked is not None and locked.unlocked is None and locked.packages:
+            return locked_pip_command(_env_prefix(env) + line, locked)
+        if unlockable is not None:
+            self.pending_notes.append(f"mlcc: DF011 waived: {' '.join(unlockable.split())}")
+        elif locked is not None and locked.unlocked:
+            self.pending_notes.append(f"mlcc: DF011 waived: {' '.join(locked.unlocked.split())}")
+        else:
+            where = self.stack.pip_locks.path if self.stack.pip_locks else "recipes/locks/"
+            self.pending_notes.append(f"mlcc: not hash-locked: {where} has no lock for this pip install")
+        return _env_prefix(env) + line + " " + " ".join(_requirement_word(r) for r in requirements)
+
+    def record_pip(self, install: PipInstall) -> Optional[LockedInstall]:
+        """Chain ``install`` after the previous pip install; what the lock says of it."""
+        previous = self.pip_previous
+        ident = install_id(previous, self.pip_target, install)
+        self.pip_installs.append((ident, previous, install))
+        self.pip_previous = ident
+        locks = self.stack.pip_locks
+        return locks.get(ident) if locks is not None else None
+
+    def new_environment(self, name: str, what: Sequence[str]) -> None:
+        """pip installs after this go into another interpreter's site-packages (conda)."""
+        self.pip_environment = name
+        self.pip_previous = environment_id(self.pip_target, [name, *what])
 
     # sections -----------------------------------------------------------------
 
@@ -332,8 +385,11 @@ class _Planner:
             *self.install(list(python.setup_packages)),
             *self.install(list(python.packages)),
             f"{python.executable} -m venv {VENV}",
-            f"{VENV}/bin/python -m pip install --no-cache-dir "
-            + _sh([f"pip=={tooling.pip}", f"setuptools=={tooling.setuptools}", f"wheel=={tooling.wheel}"]),
+            self.pip(
+                [f"pip=={tooling.pip}", f"setuptools=={tooling.setuptools}", f"wheel=={tooling.wheel}"],
+                origins=[tooling.prov.origin] * 3,
+                python=f"{VENV}/bin/python",
+            ),
         ]
         env = [("VIRTUAL_ENV", VENV), ("PATH", f"{VENV}/bin:${{PATH}}")]
         if python.prefix:
@@ -376,6 +432,10 @@ class _Planner:
                         index=install.index_url,
                         extra_index=install.extra_index_url,
                         find_links=install.find_links,
+                        origins=[
+                            *[install.wheels_origin or build.prov.origin] * len(wheels),
+                            *(install.origins or [build.prov.origin] * len(install.packages)),
+                        ],
                     )
                 ],
                 stage="framework",
@@ -422,12 +482,22 @@ class _Planner:
             + _sh([f"python={python.version}", *packages]),
             f"{CONDA_ROOT}/bin/conda clean -afy",
         ]
+        self.new_environment("conda", [*channels, *packages])
+        builds_unknown = self.stack.framework.install.builds_unavailable if self.stack.framework else None
+        unbuilt = [p for p in packages if len(p.replace("==", "=").split("=")) < 3]
         self.add(
             title,
             commands,
             [("PATH", f"{CONDA_ENV}/bin:${{PATH}}"), *build_env],
             stage="framework",
             workdir="/tmp",
+            notes=(
+                [f"mlcc: conda builds not named ({', '.join(unbuilt)}): {' '.join(builds_unknown.split())}"]
+                if unbuilt and builds_unknown
+                else [f"mlcc: conda builds not named ({', '.join(unbuilt)}) and no reason recorded"]
+                if unbuilt
+                else []
+            ),
         )
 
     def source_build(self, title: str) -> None:
@@ -437,7 +507,7 @@ class _Planner:
         env = self.gpu_arch(build.install.build_env)
         commands = []
         if build.install.packages:
-            commands.append(self.pip(build.install.packages))
+            commands.append(self.pip(build.install.packages, origins=build.install.origins))
         commands += [
             *_git_checkout(build.install.git_url, build.install.git_ref),
             "git submodule update --init --recursive",
@@ -446,7 +516,7 @@ class _Planner:
         ]
         companions = [f"{name}=={version}" for name, version in build.companions]
         if companions:
-            commands.append(self.pip(companions, no_deps=True))
+            commands.append(self.pip(companions, no_deps=True, origins=[build.prov.origin] * len(companions)))
         notes = []
         if build.install.git_ref_unresolved:
             reason = " ".join(build.install.git_ref_unresolved.split())
@@ -520,7 +590,15 @@ class _Planner:
             title = f"{bench}: pip install {', '.join(names[:4])}" + (", ..." if len(names) > 4 else "")
             self.add(
                 title,
-                [self.pip(step.packages, extra_index=step.pip_index, no_deps=step.no_deps, env=step.env)],
+                [
+                    self.pip(
+                        step.packages,
+                        extra_index=step.pip_index,
+                        no_deps=step.no_deps,
+                        env=step.env,
+                        origins=step.origins,
+                    )
+                ],
             )
         elif step.kind == "git":
             assert step.git_url and step.git_ref and step.dest
@@ -537,10 +615,13 @@ class _Planner:
             )
         elif step.kind == "install":
             flag = "-e ." if step.install == "editable" else "."
+            # pip hashes files, not a directory: the source itself is the pinned checkout
+            self.record_pip(PipInstall((flag,), environment=self.pip_environment, unlockable=LOCAL_SOURCE))
             self.add(
                 f"{bench}: its own package ({step.install})",
                 [_env_prefix(step.env) + f"python -m pip install --no-cache-dir {flag}"],
                 workdir=workdir,
+                notes=[f"mlcc: DF011 waived: {LOCAL_SOURCE}"],
             )
         elif step.kind == "make":
             args = " ".join(f'"{a}"' for a in step.make_args)
@@ -579,8 +660,21 @@ class _Planner:
             user=None if (build is None or build.run_as_root) else NON_ROOT_UID,
             entrypoint=build.entrypoint if build else (),
             cmd=build.cmd if build else (),
+            pip_installs=tuple(self.pip_installs),
             build_args=mirror_args(self.steps, self.options),
         )
+
+
+def locked_pip_command(pip_install: str, locked: LockedInstall) -> str:
+    """``pip install --require-hashes`` of the lock's list, written by the same RUN: pip
+    then takes exactly those files or fails (a requirements file also carries the hashes
+    that a command line cannot)."""
+    listing = f"/tmp/mlcc-pip-{locked.id}.txt"
+    lines = " \\\n    ".join(_quote(p.line()) for p in locked.packages)
+    return (
+        f"printf '%s\\n' \\\n    {lines} \\\n    > {listing}"
+        f" && {pip_install} --require-hashes -r {listing} && rm -f {listing}"
+    )
 
 
 def declare_args(steps: Sequence[Step], options: Options) -> Tuple[Step, ...]:

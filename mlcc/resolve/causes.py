@@ -159,11 +159,12 @@ def _lib_text(library: str) -> Callable[[Resolver, Request, Benchmark], Optional
             return f"no {title} build matches it on {arch}"
         said = f"selects {title} {_versions(selected)} on {arch}"
         builds = _builds(resolver, request, bench)
-        brought = sorted({v for b in builds for v in [b.bundled(library)] if v}, key=parse_version)
+        brought = sorted({v for b in builds for v in b.bundled_versions(library)}, key=parse_version)
         own = bool(builds) and all(b.bundled(library) for b in builds)
         if own and not any(pin.matches(v) for v in brought):
             who = _who(request, bench)
-            return f"{said}, but {who} on {arch} bring and load their own {title} {', '.join(brought)}"
+            which = ", ".join(brought) if brought else "(version unconfirmed)"
+            return f"{said}, but {who} on {arch} bring and load their own {title} {which}"
         if library == "cudnn":
             needs = sorted({b.cudnn for b in _builds(resolver, request, bench) if b.cudnn})
             if needs and not any(any(_ok(v, spec) for v in selected) for spec in needs):

@@ -29,7 +29,9 @@ from functools import lru_cache
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.errors import ConflictError, RecipeError
+from mlcc.kb import pip_locks
 from mlcc.kb.model import (
+    UNCONFIRMED,
     Base,
     Benchmark,
     CudaRelease,
@@ -40,6 +42,7 @@ from mlcc.kb.model import (
     PythonOption,
     PythonTooling,
 )
+from mlcc.kb.pip_locks import PipLocks
 from mlcc.resolve import gpu as gpu_rule
 from mlcc.resolve.explain import explain_conflict
 from mlcc.resolve.reasons import explain_choices
@@ -714,6 +717,9 @@ class Resolver:
         version = build.bundled(library) if build is not None else None
         if build is None or version is None:
             return None
+        evidence = f"brought by {build.label} ({build.install.method})"
+        if version == UNCONFIRMED:
+            evidence += "; no source names its version, so the stack claims none"
         return LibBuild(
             library=library,
             version=version,
@@ -722,7 +728,7 @@ class Resolver:
             arches=(arch,),
             method="bundled",
             prov=build.prov,
-            evidence=f"brought by {build.label} ({build.install.method})",
+            evidence=evidence,
         )
 
     def lib_candidates(self, library: str, cuda: CudaRelease, distro: str, arch: str) -> Tuple[LibBuild, ...]:
@@ -746,13 +752,14 @@ class Resolver:
             assert cuda is not None
             bundled = self._bundled(library, build, base, arch)
             if bundled is not None:
-                if pin is None or pin.matches(bundled.version):
+                if pin is None or (bundled.confirmed and pin.matches(bundled.version)):
                     return _Pick(bundled)
                 assert build is not None
                 title = "cuDNN" if library == "cudnn" else "NCCL"
+                own = f"{title} {bundled.version}" if bundled.confirmed else f"{title} (version unconfirmed)"
                 failure = Failure(
                     f"{library}-pin",
-                    f"--{library} {pin}: {build.label} brings and loads its own {title} {bundled.version}",
+                    f"--{library} {pin}: {build.label} brings and loads its own {own}",
                     build.prov.origin,
                     pin=True,
                 )
@@ -904,8 +911,14 @@ class Resolver:
             installer=self.installer(arch) if build and build.install.method == "conda" else None,
             framework_module=self.kb.frameworks[build.framework].import_name if build else None,
             gpu_capability=self.kb.gpus[req.gpu].compute_capability if req.gpu else None,
+            pip_locks=self._pip_locks(python, arch, base),
         )
         return stack._replace(choices=explain_choices(self, stack))
+
+    def _pip_locks(self, python: Optional[PythonOption], arch: str, base: Base) -> Optional[PipLocks]:
+        if python is None:
+            return None
+        return pip_locks.load(self.kb.root, pip_locks.LockTarget(python.version, arch, base.glibc))
 
     def _repositories(
         self, cuda: Optional[CudaRelease], cudnn: Optional[LibBuild], nccl: Optional[LibBuild]

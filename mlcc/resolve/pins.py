@@ -115,8 +115,8 @@ def stack_meets(request: Request, stack: Stack) -> bool:
         return False
     checks = (
         _meets(request.cuda, stack.cuda.version if stack.cuda else None),
-        _meets(request.cudnn, stack.cudnn.version if stack.cudnn else None),
-        _meets(request.nccl, stack.nccl.version if stack.nccl else None),
+        _meets(request.cudnn, stack.cudnn.version if stack.cudnn and stack.cudnn.confirmed else None),
+        _meets(request.nccl, stack.nccl.version if stack.nccl and stack.nccl.confirmed else None),
         _meets(request.python, stack.python.version if stack.python else None),
         _meets(request.gcc, stack.gcc.version),
         request.base is None or request.base == stack.base.name,

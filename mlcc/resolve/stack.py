@@ -16,6 +16,7 @@ from mlcc.kb.model import (
     PythonTooling,
     Toolset,
 )
+from mlcc.kb.pip_locks import PipLocks
 from mlcc.resolve.request import Request
 from mlcc.versions import parse_version
 
@@ -95,6 +96,9 @@ class Stack(NamedTuple):
     framework_module: Optional[str] = None
     # The compute capability of the GPU asked (--gpu): source builds compile for it.
     gpu_capability: Optional[str] = None
+    # The hash locks of the pip installs for this stack's Python, arch and glibc
+    # (recipes/locks/): the renderers install with --require-hashes where they lock.
+    pip_locks: Optional[PipLocks] = None
 
     @property
     def accelerator(self) -> str:
@@ -131,9 +135,9 @@ class Stack(NamedTuple):
         else:
             line = self.cuda.minor if self.cuda_newest_in_line else self.cuda.version
             parts.append(f"cuda{line}")
-            if self.cudnn is not None:
+            if self.cudnn is not None and self.cudnn.confirmed:
                 parts.append(f"cudnn{self.cudnn.major}")
-            elif self.nccl is not None:
+            elif self.nccl is not None and self.nccl.confirmed:
                 parts.append("nccl" + ".".join(self.nccl.version.split(".")[:2]))
         parts += [self.base.name, self.arch.name]
         if req.cudnn is not None and self.cudnn is not None:

@@ -109,3 +109,22 @@ def test_clean_up_leaves_another_writers_temp_file_alone(tmp_path: Path) -> None
     stale.write_text("stale")
     write_tree(tmp_path, [("b/v/Dockerfile", "FROM x\n")], prune=["b/v"])
     assert in_flight.exists() and not stale.exists()
+
+
+def test_temporary_files_are_new_private_and_named_for_clean_up(tmp_path: Path) -> None:
+    """The atomic writer's own mkstemp: exclusive, mode 0600, a name clean-up recognises."""
+    from mlcc import output
+
+    target = tmp_path / "Dockerfile"
+    made = []
+    for _ in range(3):
+        fd, name = output._new_temporary(target)
+        os.close(fd)
+        made.append(Path(name))
+    assert len(set(made)) == 3
+    for path in made:
+        assert path.parent == tmp_path and (path.stat().st_mode & 0o777) == 0o600
+        assert output._in_flight(path) and path.name.startswith(".Dockerfile.")
+    output.write_tree(tmp_path, [("Dockerfile", "FROM x\n")])
+    assert (tmp_path / "Dockerfile").read_text() == "FROM x\n"
+    assert (tmp_path / "Dockerfile").stat().st_mode & 0o777 == 0o644

@@ -27,6 +27,7 @@ CLEAN = (
     "ARG BASE_IMAGE=registry.access.redhat.com/ubi8/ubi:8.10\n"
     "FROM ${BASE_IMAGE}\n"
     "RUN dnf install -y cuda-cudart-10-1-10.1.243-1 gcc && dnf clean all\n"
+    "# mlcc: DF011 waived: a VCS checkout pinned by full commit: pip cannot hash a checkout\n"
     "RUN python -m pip install --no-cache-dir numpy==1.16.3 "
     "'git+https://github.com/NVIDIA/cocoapi.git@cdbf99a5a75c090aac82dabd2b62396a8906d4a3#subdirectory=PythonAPI'\n"
     "RUN curl -fsSL -o /tmp/x.tgz https://example.com/x.tgz "
@@ -94,6 +95,8 @@ def test_clean_generated_dockerfile_has_no_findings() -> None:
         ("RUN wget -q https://example.com/x.tgz\n", "DF010"),
         ("ADD https://example.com/x.tgz /tmp/\n", "DF010"),
         ("RUN pip install --no-cache-dir https://github.com/mlperf/training/archive/abc.zip\n", "DF010"),
+        ("RUN python -m pip install --no-cache-dir numpy==1.16.3\n", "DF011"),
+        ("RUN pip3 install -r /tmp/requirements.txt\n", "DF011"),
     ],
 )
 def test_rule_fires(line: str, rule: str) -> None:
@@ -191,3 +194,12 @@ def test_every_ignored_hadolint_rule_gives_its_reason() -> None:
             before = [entry.strip() for entry in lines[:index]]
             comment = [entry for entry in before if entry.startswith("#") and line.strip()[2:] in entry]
             assert comment, f"{line.strip()} is ignored without a reason"
+
+
+def test_a_hash_locked_pip_install_passes() -> None:
+    locked = (
+        "RUN printf '%s\\n' 'numpy==1.16.3 --hash=sha256:" + "0" * 64 + "' > /tmp/r.txt"
+        " && python -m pip install --no-cache-dir --require-hashes -r /tmp/r.txt && rm -f /tmp/r.txt\n"
+    )
+    text = CLEAN.replace("FROM ${BASE_IMAGE}\n", "FROM ${BASE_IMAGE}\n" + locked)
+    assert _rules(text) == []

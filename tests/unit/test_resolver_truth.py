@@ -271,14 +271,14 @@ def test_wmlce_stacks_name_the_cudnn_the_framework_loads(kb, resolver) -> None: 
     assert "libcudnn" not in rendered["Dockerfile"]  # no system cuDNN nothing would load
     assert 'io.mlcc.cudnn="7.6"' in rendered["Dockerfile"]
     loads = json_loads(rendered["stack.json"])["components"]["framework"]["loads"]
-    assert loads == {"cuda_runtime": "10.1.168", "cudnn": "7.6"}
+    assert loads == {"cuda_runtime": "10.1.168", "cudnn": "7.6", "nccl": "unconfirmed"}
 
 
 def test_wmlce_1_7_facts_follow_the_channel(kb) -> None:  # type: ignore[no-untyped-def]
     # corrections-2 / IBM/powerai#261: WML CE 1.7.0 ships cudatoolkit 10.2.89 and cudnn 7.6.5_10.2
     for framework in ("pytorch", "tensorflow"):
         [build] = [b for b in kb.frameworks[framework].builds if b.variant == "wmlce1.7.0"]
-        assert dict(build.bundles) == {"cuda_runtime": "10.2.89", "cudnn": "7.6.5"}
+        assert dict(build.bundles) == {"cuda_runtime": "10.2.89", "cudnn": "7.6.5", "nccl": "2.5.6"}
 
 
 def test_a_cudnn_pin_against_a_bundled_cudnn_names_the_framework(kb, resolver) -> None:  # type: ignore[no-untyped-def]

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
 
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from ruamel.yaml import YAML
 
+from mlcc.render.openshift import yamlout
 from mlcc.render.openshift.yamlout import dumps
 
 texts = st.text(max_size=30) | st.sampled_from(
@@ -100,3 +104,56 @@ def test_layout_matches_what_oc_prints() -> None:
         "port: 8\n"
         "version: '8.10'\n"
     )
+
+
+# The plain-scalar rule is mlcc's own; these check it against the real readers. Strings
+# are drawn from the characters that make numbers, timestamps, booleans and nulls.
+_TYPED_ALPHABET = "0123456789_.:-+ \teExXoObBTtZ<=~yYnNaAlLsSuUrRfFiI"
+_TIMESTAMPISH = r"([ Tt][0-9]{1,2}(:[0-9]{2}){0,2}(\.[0-9]*)?)?( ?(Z|[-+][0-9]{1,2}))?"
+typed_texts = st.text(alphabet=_TYPED_ALPHABET, max_size=14) | st.from_regex(
+    rf"\A[-+]?[0-9]{{1,4}}([-:.][0-9]{{1,2}}){{0,3}}{_TIMESTAMPISH}\Z"
+)
+
+
+def _pyyaml_reads_string(text: str) -> bool:
+    resolved = yaml.resolver.Resolver().resolve(yaml.ScalarNode, text, (True, False))
+    return bool(resolved == "tag:yaml.org,2002:str")
+
+
+@settings(max_examples=1000, deadline=None)
+@given(typed_texts | texts.filter(lambda t: "\n" not in t))
+def test_plain_rule_matches_pyyaml_and_go_quoting(text: str) -> None:
+    """The rule is exactly what the writer used when it asked PyYAML's resolver: PyYAML's
+    verdict, narrowed by YAML 1.1's case-insensitive booleans and nulls, Go's y/n and
+    whatever looks numeric to YAML 1.2 or Go (so the output stays byte for byte the same)."""
+    expected = (
+        text.lower() not in yamlout._NOT_STRINGS_11
+        and not yamlout._looks_numeric(text)
+        and _pyyaml_reads_string(text)
+    )
+    assert yamlout.reads_as_string(text) == expected
+
+
+@settings(max_examples=500, deadline=None)
+@given(typed_texts)
+def test_plain_scalars_read_back_as_strings_in_yaml_11_and_12(text: str) -> None:
+    """Whatever is written plain loads as the same string in PyYAML (1.1) and ruamel.yaml (1.2)."""
+    written = dumps({"k": text})
+    if written.startswith("k: ") and written[3] not in "'\"":
+        for loader in _loaders():
+            assert yaml.load(written, Loader=loader) == {"k": text}, written
+        assert YAML(typ="safe", pure=True).load(written) == {"k": text}, written
+
+
+def test_plain_rule_quotes_what_resolvers_type() -> None:
+    typed = ["0b_", "0x_", "1:20.5", "2001-12-14 21:59:43.10 -5", "2001-12-14t21:59:43Z", "<<", "=", ".NaN"]
+    typed += ["-.inf", "+.INF", "190:20:30", "0o17", "1e3", "y", "N", "oFF", "~", ""]
+    assert [t for t in typed if yamlout.reads_as_string(t)] == []
+    assert all(yamlout.reads_as_string(t) for t in ["-.nan", "inf", "nan", "x1", "1.2.3", "v1", "1-2", "a=b"])
+
+
+def test_the_writer_does_not_import_pyyaml() -> None:
+    """PyYAML costs ~15 ms of `mlcc gen` start-up; the writer only needs its own rule."""
+    code = "import sys, mlcc.render.openshift.yamlout; print('yaml' in sys.modules)"
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert found.stdout.strip() == "False"

@@ -61,7 +61,11 @@ export NCCL_ROOT_DIR="/opt/nccl"
 dnf install -y --setopt=install_weak_deps=False --nodocs python3 python3-devel python3-pip
 dnf clean all && rm -rf /var/cache/dnf /var/cache/yum
 /usr/bin/python3.6 -m venv /opt/mlcc/venv
-/opt/mlcc/venv/bin/python -m pip install --no-cache-dir pip==21.3.1 setuptools==59.6.0 wheel==0.37.1
+printf '%s\n' \
+    'pip==21.3.1 --hash=sha256:deaf32dcd9ab821e359cd8330786bcd077604b5c5730c0b096eda46f95c24a2d' \
+    'setuptools==59.6.0 --hash=sha256:4ce92f1e1f8f01233ee9952c04f6b81d1e02939d6e1b488428154974a4d0783e' \
+    'wheel==0.37.1 --hash=sha256:4bdcd7d840138086126cd09254dc6195fb4fc6f01c050a1d7236f2630db1d22a' \
+    > /tmp/mlcc-pip-120ca1e287b092bf.txt && /opt/mlcc/venv/bin/python -m pip install --no-cache-dir --require-hashes -r /tmp/mlcc-pip-120ca1e287b092bf.txt && rm -f /tmp/mlcc-pip-120ca1e287b092bf.txt
 export VIRTUAL_ENV="/opt/mlcc/venv"
 export PATH="/opt/mlcc/venv/bin:${PATH}"
 
@@ -69,14 +73,24 @@ export PATH="/opt/mlcc/venv/bin:${PATH}"
 # mlcc: DF006 waived: 828a6a3 is a short hash: only the short hash is known (NGC 19.05's version string 1.1.0a0+828a6a3); the pytorch/pytorch history (4 GB) could not be fetched here to resolve it, and NGC's tree is NVIDIA's own (corrections-2: unconfirmed). The build checks that HEAD starts with it.
 mkdir -p /opt/src/pytorch
 cd /opt/src/pytorch
-python -m pip install --no-cache-dir numpy==1.16.3 PyYAML==5.1 cmake==3.14.4 ninja==1.9.0 cffi==1.12.3 typing==3.6.6
+printf '%s\n' \
+    'cffi==1.12.3 --hash=sha256:59b4dc008f98fc6ee2bb4fd7fc786a8d70000d058c2bbe2698275bc53a8d3fa7' \
+    'cmake==3.14.4 --hash=sha256:d3cf88424c65b460767fb8281df8be7c61585bb9ea2cd71f6aaedacb9ff78fda' \
+    'ninja==1.9.0 --hash=sha256:f66e5ee063df446a656d2441fe07f28f94c4ec8bf943c80b30aabe434f52c322' \
+    'numpy==1.16.3 --hash=sha256:4b4f2924b36d857cf302aec369caac61e43500c17eeef0d7baacad1084c0ee84' \
+    'pycparser==2.21 --hash=sha256:8ee45429555515e1f6b185e78100aea234072576aa43ab53aefcae078162fca9' \
+    'pyyaml==5.1 --hash=sha256:436bc774ecf7c103814098159fbb84c2715d25980175292c648f2da143909f95' \
+    'typing==3.6.6 --hash=sha256:57dcf675a99b74d64dacf6fba08fb17cf7e3d5fdff53d4a30ea2a5e7e52543d4' \
+    > /tmp/mlcc-pip-5346e0157d2845c5.txt && python -m pip install --no-cache-dir --require-hashes -r /tmp/mlcc-pip-5346e0157d2845c5.txt && rm -f /tmp/mlcc-pip-5346e0157d2845c5.txt
 git clone -q "${GIT_MIRROR}/pytorch/pytorch.git" .
 git checkout -q --detach 828a6a3
 expr "$(git rev-parse HEAD)" : 828a6a3 > /dev/null
 git submodule update --init --recursive
 PYTORCH_BUILD_NUMBER=0 PYTORCH_BUILD_VERSION=1.1.0a0+828a6a3 TORCH_CUDA_ARCH_LIST='6.0 7.0+PTX' USE_SYSTEM_NCCL=1 python setup.py install
 rm -rf /opt/src/pytorch/build
-python -m pip install --no-cache-dir --no-deps torchvision==0.2.1
+printf '%s\n' \
+    'torchvision==0.2.1 --hash=sha256:ba0a5e7fa1646d4e7f2e5ad5802d123e17e42a1a9c026d0f79d2fd3a976afba1' \
+    > /tmp/mlcc-pip-f97afcd52a523ab6.txt && python -m pip install --no-cache-dir --no-deps --require-hashes -r /tmp/mlcc-pip-f97afcd52a523ab6.txt && rm -f /tmp/mlcc-pip-f97afcd52a523ab6.txt
 cd /
 
 # maskrcnn: system packages
@@ -117,7 +131,12 @@ rm -rf /tmp/mlcc-source /workspace/object_detection/.git
 cd /
 
 # maskrcnn: pip install Cython, numpy, Pillow, ninja
-python -m pip install --no-cache-dir Cython==0.29.7 numpy==1.16.3 Pillow==6.0.0 ninja==1.9.0
+printf '%s\n' \
+    'cython==0.29.7 --hash=sha256:0d67964b747ac09758ba31fe25da2f66f575437df5f121ff481889a7a4485f56' \
+    'ninja==1.9.0 --hash=sha256:f66e5ee063df446a656d2441fe07f28f94c4ec8bf943c80b30aabe434f52c322' \
+    'numpy==1.16.3 --hash=sha256:4b4f2924b36d857cf302aec369caac61e43500c17eeef0d7baacad1084c0ee84' \
+    'pillow==6.0.0 --hash=sha256:33c79b6dd6bc7f65079ab9ca5bebffb5f5d1141c689c9c6a7855776d1b09b7e8' \
+    > /tmp/mlcc-pip-45d1abd257cfc139.txt && python -m pip install --no-cache-dir --require-hashes -r /tmp/mlcc-pip-45d1abd257cfc139.txt && rm -f /tmp/mlcc-pip-45d1abd257cfc139.txt
 
 # maskrcnn: apex @ 9f64bf27802e --cuda_ext --cpp_ext --bnp
 mkdir -p /opt/src/apex
@@ -131,15 +150,22 @@ rm -rf /opt/src/apex/build
 cd /
 
 # maskrcnn: pip install PythonAPI (github.com)
+# mlcc: DF011 waived: git+https://github.com/NVIDIA/cocoapi.git@cdbf99a5a75c090aac82dabd2b62396a8906d4a3 is a VCS checkout (pinned by full commit and verified): pip cannot hash a checkout, and the dependencies it declares are not locked
 python -m pip install --no-cache-dir "git+${GIT_MIRROR}/NVIDIA/cocoapi.git@cdbf99a5a75c090aac82dabd2b62396a8906d4a3#subdirectory=PythonAPI"
 
 # maskrcnn: pip install compliance (github.com)
+# mlcc: DF011 waived: git+https://github.com/mlperf/training.git@6289993e1e9f0f5c4534336df83ff199bd0cdb75 is a VCS checkout (pinned by full commit and verified): pip cannot hash a checkout, and the dependencies it declares are not locked
 python -m pip install --no-cache-dir "git+${GIT_MIRROR}/mlperf/training.git@6289993e1e9f0f5c4534336df83ff199bd0cdb75#subdirectory=compliance"
 
 # maskrcnn: pip install mlperf-compliance, opencv-python, yacs
-python -m pip install --no-cache-dir mlperf-compliance==0.6.0 opencv-python==3.4.1.15 yacs==0.1.6
+printf '%s\n' \
+    mlperf-compliance==0.6.0 \
+    'opencv-python==3.4.1.15 --hash=sha256:0fd4c86dbce58bdda149f5175093d50a0396ee5a981675c21b14a30aa667b97f' \
+    'yacs==0.1.6 --hash=sha256:77cb0f9a638dca68b0e9d49e3d51a986dc5741651316df8608d5127b92278e9a' \
+    > /tmp/mlcc-pip-2f4c84978c41740c.txt && python -m pip install --no-cache-dir --require-hashes -r /tmp/mlcc-pip-2f4c84978c41740c.txt && rm -f /tmp/mlcc-pip-2f4c84978c41740c.txt
 
 # maskrcnn: its own package (editable)
+# mlcc: DF011 waived: the benchmark's own package from its source checkout (pinned by full commit above): pip cannot hash a directory, and the dependencies its setup.py declares are not locked
 mkdir -p /workspace/object_detection
 cd /workspace/object_detection
 python -m pip install --no-cache-dir -e .
@@ -204,7 +230,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "framework:pytorch",
-      "origin": "recipes/frameworks/pytorch.yaml:48",
+      "origin": "recipes/frameworks/pytorch.yaml:57",
       "reason": "the build maskrcnn's reference run used (pytorch 1.1.0a0+828a6a3); ngc19.05-src build (source) for x86_64",
       "sources": [
         "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_19-05.html (PyTorch 1.1.0a0+828a6a3, CUDA 10.1.163, cuDNN 7.6.0, NCCL 2.4.6, Python 3.6)",

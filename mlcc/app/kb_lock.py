@@ -1,0 +1,730 @@
+"""``mlcc kb lock``: hash locks for every pip install of the stacks the matrix resolves.
+
+For each stack, the build plan lists its pip installs in order (mlcc/render/plan.py);
+each is resolved the way pip resolves it in the image, for the stack's Python, CPU arch
+and glibc, against the package index:
+
+- what an earlier install of the same environment already put there and satisfies a
+  requirement is kept (pip says "already satisfied" and downloads nothing);
+- otherwise the newest release the specifiers allow, whose Requires-Python admits the
+  target, with a file for the target: the wheel whose tag pip ranks highest
+  (:func:`mlcc.app.kb_check.supported_tags`), else the sdist;
+- a wheel's dependencies come from its core metadata as the index serves it beside the
+  file (PEP 658/714: nothing big is downloaded); an sdist's from the metadata pip builds
+  from it on this machine's Python, which the lock says, since a setup.py may declare
+  other dependencies on the target's Python.
+
+Resolution is breadth-first without backtracking: a later requirement that the version
+already chosen does not satisfy is recorded as a conflict (the install stays unlocked
+with that reason) rather than guessed. Installs the index cannot lock (a VCS checkout,
+a local directory, a host that cannot be reached from here) are recorded as unlocked
+with the reason. Output: one JSON file per target under recipes/locks/, sorted.
+"""
+
+from __future__ import annotations
+
+import email.parser
+import hashlib
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import tarfile
+import tempfile
+import urllib.error
+import urllib.request
+import zipfile
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
+
+from packaging.markers import default_environment
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import (
+    InvalidSdistFilename,
+    InvalidWheelFilename,
+    canonicalize_name,
+    parse_sdist_filename,
+    parse_wheel_filename,
+)
+from packaging.version import InvalidVersion, Version
+
+from mlcc.app import kb_check
+from mlcc.errors import IndexUnreachable
+from mlcc.kb import pip_locks
+from mlcc.kb.index import IndexClient, IndexFile
+from mlcc.kb.model import KnowledgeBase
+from mlcc.kb.pip_locks import LOCK_DIR, LOCK_FORMAT, LockTarget, PipInstall
+from mlcc.matrix import evaluate, expand, load_matrix
+from mlcc.render.plan import build_plan
+from mlcc.resolve import Stack
+
+VCS_PREFIXES = ("git+", "hg+", "svn+", "bzr+")
+
+
+class Chosen(NamedTuple):
+    name: str  # as the index spells the file's project
+    version: str
+    file: IndexFile
+    page: str  # the index page the file was read from
+    requires: Tuple[str, ...]
+    requires_from: str  # where the dependencies were read, or why they are unknown
+    known: bool
+
+
+class Unlockable(Exception):
+    """The install cannot be hash-locked: the message says why."""
+
+
+class State(NamedTuple):
+    """What an environment holds after an install: name -> (version, lock entry)."""
+
+    installed: Dict[str, Tuple[str, Optional[Dict[str, Any]]]]
+    unknown: Tuple[str, ...]  # earlier installs whose contents the lock cannot know
+
+
+EMPTY = State({}, ())
+
+
+def matrix_stacks(kb: KnowledgeBase) -> List[Stack]:
+    """Every stack of the matrix that resolves, published or not, in matrix order."""
+    return [o.stack for o in evaluate(kb, expand(load_matrix(kb))) if o.stack is not None]
+
+
+def target_of(stack: Stack) -> Optional[LockTarget]:
+    if stack.python is None:
+        return None
+    return LockTarget(stack.python.version, stack.arch.name, stack.base.glibc)
+
+
+def marker_environment(target: LockTarget) -> Dict[str, str]:
+    env = {key: str(value) for key, value in default_environment().items()}
+    env.update(
+        python_version=target.python,
+        # the patch release is not a fact of the stack: .0 is the most conservative
+        python_full_version=f"{target.python}.0",
+        platform_machine=target.arch,
+        sys_platform="linux",
+        platform_system="Linux",
+        os_name="posix",
+        implementation_name="cpython",
+        platform_python_implementation="CPython",
+        implementation_version=f"{target.python}.0",
+    )
+    return env
+
+
+class Locker:
+    def __init__(self, client: IndexClient, *, metadata_cache: Optional[str] = None) -> None:
+        self.client = client
+        self.ranker = kb_check._Ranker()
+        self.states: Dict[str, State] = {}
+        self.records: Dict[LockTarget, Dict[str, Dict[str, Any]]] = {}
+        self.metadata_cache = (
+            metadata_cache if metadata_cache is not None else os.path.join(client.cache, "metadata")
+        )
+        self.unreachable: Dict[str, str] = {}
+
+    # the stacks ----------------------------------------------------------------
+
+    def lock_stack(self, stack: Stack, label: str) -> None:
+        target = target_of(stack)
+        if target is None:
+            return
+        records = self.records.setdefault(target, {})
+        plan = build_plan(stack)
+        wheels_reason = stack.framework.install.wheels_sha256_unavailable if stack.framework else None
+        for ident, previous, install in plan.pip_installs:
+            record = records.get(ident)
+            if record is None:
+                state = self.states.get(previous, EMPTY) if previous else EMPTY
+                record, after = self.lock_install(target, install, state, wheels_reason)
+                record["after"] = previous
+                records[ident] = record
+                self.states[ident] = after
+            record["stacks"] = sorted(set(record.get("stacks", [])) | {label})
+
+    def lock_install(
+        self, target: LockTarget, install: PipInstall, state: State, wheels_reason: Optional[str]
+    ) -> Tuple[Dict[str, Any], State]:
+        record: Dict[str, Any] = {
+            "requirements": list(install.requirements),
+            "environment": install.environment,
+            "index": install.index_url or self.client.index_url,
+        }
+        for key in ("extra_index", "find_links"):
+            if getattr(install, key):
+                record[key] = getattr(install, key)
+        if install.no_deps:
+            record["no_deps"] = True
+        label = " ".join(install.requirements)
+        try:
+            if install.unlockable:
+                raise Unlockable(install.unlockable)
+            self._check_sources(install, wheels_reason)
+            packages, satisfied = self.resolve(target, install, state)
+        except Unlockable as exc:
+            record["unlocked"] = str(exc)
+            return record, State(state.installed, (*state.unknown, label))
+        record["packages"] = packages
+        if satisfied:
+            record["satisfied"] = satisfied
+        installed = dict(state.installed)
+        for entry in packages:
+            installed[canonicalize_name(entry["name"])] = (entry["version"], entry)
+        return record, State(installed, state.unknown)
+
+    def _check_sources(self, install: PipInstall, wheels_reason: Optional[str]) -> None:
+        reasons: List[str] = []
+        for requirement in install.requirements:
+            head = requirement.split(";", 1)[0].strip()
+            url = head.split(" @ ", 1)[1].strip() if " @ " in head else head
+            if url.startswith(VCS_PREFIXES):
+                reasons.append(
+                    f"{url.split('#', 1)[0]} is a VCS checkout (pinned by full commit and verified): "
+                    "pip cannot hash a checkout, and the dependencies it declares are not locked"
+                )
+            elif "://" in url:
+                host = url.split("/")[2]
+                why = " ".join((wheels_reason or "").split())
+                reasons.append(
+                    f"{url.split('#', 1)[0].rsplit('/', 1)[-1]} is installed by URL from {host}, which "
+                    "could not be read where the lock was made" + (f": {why}" if why else "")
+                )
+        for what, page in (
+            ("index", install.index_url),
+            ("extra index", install.extra_index),
+            ("find-links page", install.find_links),
+        ):
+            if page and page.rstrip("/") + "/" != self.client.index_url:
+                # the page itself is in the record: a mirrored file must not name its host
+                reasons.append(
+                    f"the install reads a further {what} besides {self.client.index_url}, which the lock "
+                    "does not read (files there are not hashed here)"
+                )
+        if reasons:
+            raise Unlockable("; ".join(dict.fromkeys(reasons)))
+
+    # resolution ----------------------------------------------------------------
+
+    def resolve(
+        self, target: LockTarget, install: PipInstall, state: State
+    ) -> Tuple[List[Dict[str, Any]], List[Dict[str, str]]]:
+        env = marker_environment(target)
+        queue: List[Tuple[Requirement, str]] = []
+        for text in install.requirements:
+            try:
+                queue.append((Requirement(text), "the recipe"))
+            except InvalidRequirement as exc:
+                raise Unlockable(f"{text!r} is not a valid requirement ({exc})") from None
+        chosen: Dict[str, Chosen] = {}
+        requested: Set[str] = set()
+        satisfied: Dict[str, Dict[str, str]] = {}
+        carried: Dict[str, Dict[str, Any]] = {}  # requested pins an earlier install provides
+        top = len(queue)
+        position = 0
+        while position < len(queue):
+            requirement, parent = queue[position]
+            is_top = position < top
+            position += 1
+            name = canonicalize_name(requirement.name)
+            if (
+                is_top
+                and requirement.marker is not None
+                and not requirement.marker.evaluate({**env, "extra": ""})
+            ):
+                continue  # pip skips it for this target, as the recipe intends
+            if is_top:
+                requested.add(name)
+            if name in chosen:
+                if not requirement.specifier.contains(chosen[name].version, prereleases=True):
+                    raise Unlockable(
+                        f"resolution conflict: {parent} needs {requirement}, but {chosen[name].name} "
+                        f"{chosen[name].version} was chosen first (the lock does not backtrack)"
+                    )
+                continue
+            have = state.installed.get(name)
+            if have is not None and requirement.specifier.contains(have[0], prereleases=True):
+                satisfied[name] = {"name": requirement.name, "version": have[0]}
+                if is_top and have[1] is not None:
+                    carried[name] = have[1]
+                continue
+            try:
+                pick = self.choose(target, requirement, parent, state, no_deps=install.no_deps)
+            except Unlockable:
+                version = kb_check._exact_version(requirement.specifier)
+                if not (is_top and state.unknown and version is not None):
+                    raise
+                # pip finds it installed by an earlier install the lock cannot see into (the
+                # VCS checkout of the same package): a hashless line, which pip accepts in
+                # hash-checking mode only when it is already installed, so a build proves it
+                carried[name] = {
+                    "name": requirement.name,
+                    "version": str(version),
+                    "installed_by_earlier": list(state.unknown),
+                }
+                continue
+            chosen[name] = pick
+            if install.no_deps:
+                continue
+            for dependency in pick.requires:
+                parsed = _requirement(dependency, pick)
+                # a dependency of an extra applies only when that extra was asked for
+                wanted = {""} | set(requirement.extras)
+                if parsed.marker is None or any(parsed.marker.evaluate({**env, "extra": e}) for e in wanted):
+                    queue.append((parsed, f"{pick.name} {pick.version}"))
+        packages = [self._entry(pick, canonicalize_name(pick.name) in requested) for pick in chosen.values()]
+        packages += [dict(entry, requested=True, earlier=True) for entry in carried.values()]
+        if not chosen and not packages:
+            raise Unlockable("nothing to install: every requirement is skipped on this target")
+        packages.sort(key=lambda p: canonicalize_name(p["name"]))
+        return packages, [satisfied[n] for n in sorted(satisfied) if n not in carried]
+
+    def _entry(self, pick: Chosen, requested: bool) -> Dict[str, Any]:
+        sha256 = pick.file.hash("sha256")
+        if not sha256:
+            raise Unlockable(f"{pick.page} gives no sha256 for {pick.file.filename}")
+        entry: Dict[str, Any] = {
+            "name": pick.name,
+            "version": pick.version,
+            "file": pick.file.filename,
+            "url": pick.file.url,
+            "index": pick.page,
+            "sha256": sha256,
+            "requested": requested,
+            "dependencies": sorted(pick.requires),
+            "dependencies_from": pick.requires_from,
+        }
+        if not pick.known:
+            entry["dependencies_unknown"] = True
+        return entry
+
+    def choose(
+        self, target: LockTarget, requirement: Requirement, parent: str, state: State, *, no_deps: bool
+    ) -> Chosen:
+        name = requirement.name
+        url = self.client.project_url(name)
+        # an unreachable index stops the whole lock (IndexUnreachable): no file is written
+        page = self.client.page(url)
+        check_target = kb_check.Target(target.python, target.arch, target.glibc)
+        python = Version(target.python + ".99")
+        by_version: Dict[Version, List[IndexFile]] = {}
+        for file in page.files if page.found else ():
+            version = kb_check._version_of(file, name)
+            if version is not None:
+                by_version.setdefault(version, []).append(file)
+        exact = kb_check._exact_version(requirement.specifier) is not None
+        allowed = sorted(
+            (v for v in by_version if requirement.specifier.contains(v, prereleases=exact or None)),
+            reverse=True,
+        )
+        for version in allowed:
+            files = [
+                f
+                for f in by_version[version]
+                if (exact or not f.yanked)
+                and (not f.requires_python or kb_check._python_ok(f.requires_python, python))
+            ]
+            wheels = []
+            for f in files:
+                if f.filename.endswith(".whl"):
+                    rank = self.ranker.rank(check_target, kb_check._wheel_name(f.filename)[3])
+                    if rank is not None:
+                        wheels.append((rank, f.filename, f))
+            if wheels:
+                file = sorted(wheels)[0][2]
+                requires, source, known = (
+                    ((), "not read (--no-deps)", True) if no_deps else self.wheel_requires(file)
+                )
+            else:
+                sdists = sorted((f.filename, f) for f in files if not f.filename.endswith(".whl"))
+                if not sdists:
+                    continue
+                file = sdists[0][1]
+                requires, source, known = (
+                    ((), "not read (--no-deps)", True) if no_deps else self.sdist_requires(name, str(version))
+                )
+            if not known:
+                raise Unlockable(f"{file.filename}: {source}")
+            return Chosen(
+                _project_name(file.filename, name), str(version), file, url, requires, source, known
+            )
+        earlier = f"; an earlier install may provide it ({', '.join(state.unknown)})" if state.unknown else ""
+        raise Unlockable(
+            f"{requirement} (asked by {parent}) has no release with a file for Python {target.python} "
+            f"on {target.arch} on {url}{earlier}"
+        )
+
+    # metadata ------------------------------------------------------------------
+
+    def wheel_requires(self, file: IndexFile) -> Tuple[Tuple[str, ...], str, bool]:
+        """Requires-Dist from the core metadata the index serves beside the wheel (PEP 658)."""
+        text = self._get(file.url + ".metadata")
+        source = "the wheel's core metadata as the index serves it (PEP 658)"
+        if text is None:
+            # read METADATA out of the wheel by HTTP range requests, as pip's lazy wheel does
+            text = self._cached(f"wheel-metadata:{file.url}")
+            if text is None:
+                try:
+                    text = _wheel_metadata(file.url, self.client.timeout)
+                except (ValueError, zipfile.BadZipFile) as exc:
+                    return (
+                        (),
+                        f"no core metadata on the index and the wheel's METADATA is unreadable ({exc})",
+                        False,
+                    )
+                except OSError as exc:  # urllib's errors too: the network, not the wheel
+                    raise IndexUnreachable(file.url, str(getattr(exc, "reason", exc))) from None
+                self._store(f"wheel-metadata:{file.url}", text)
+            source = "the wheel's METADATA (read by range requests: the index serves none beside it)"
+        message = email.parser.Parser().parsestr(text, headersonly=True)
+        return tuple(message.get_all("Requires-Dist") or ()), source, True
+
+    def sdist_requires(self, name: str, version: str) -> Tuple[Tuple[str, ...], str, bool]:
+        """An sdist's dependencies: the metadata pip prepares from it on this machine."""
+        key = f"sdist:{self.client.index_url}:{canonicalize_name(name)}=={version}"
+        cached = self._cached(key)
+        if cached is not None:
+            data = json.loads(cached)
+            return tuple(data["requires"]), data["source"], bool(data["known"])
+        python = f"{sys.version_info[0]}.{sys.version_info[1]}"
+        with tempfile.TemporaryDirectory(prefix="mlcc-lock-") as tmp:
+            report = os.path.join(tmp, "report.json")
+            command = [
+                sys.executable, "-m", "pip", "install", "--isolated", "--quiet", "--dry-run",
+                "--disable-pip-version-check",
+                "--ignore-installed", "--no-deps", "--no-binary", name, "--index-url",
+                self.client.index_url, "--report", report, f"{name}=={version}",
+            ]  # fmt: skip
+            done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+            if done.returncode != 0 or not os.path.exists(report):
+                result = self.sdist_egg_info(name, version, f"on Python {python}: {_pip_error(done.stderr)}")
+            else:
+                with open(report, encoding="utf-8") as handle:
+                    installs = json.load(handle).get("install") or [{}]
+                metadata = installs[0].get("metadata") or {}
+                result = (
+                    tuple(metadata.get("requires_dist") or ()),
+                    f"the metadata pip built from the sdist on Python {python} (a setup.py may "
+                    "declare other dependencies on the target's Python)",
+                    True,
+                )
+        self._store(key, json.dumps({"requires": result[0], "source": result[1], "known": result[2]}))
+        return result
+
+    def sdist_egg_info(self, name: str, version: str, failure: str) -> Tuple[Tuple[str, ...], str, bool]:
+        """The requires.txt setuptools wrote into the sdist when it was made (its
+        install_requires, markers as sections), when pip cannot prepare it here."""
+        page = self.client.project(name)
+        files = [
+            f
+            for f in page.files
+            if kb_check._version_of(f, name) == Version(version) and f.filename.endswith((".tar.gz", ".zip"))
+        ]
+        if not files:
+            return (), f"its metadata could not be prepared ({failure}) and no sdist was found", False
+        file = sorted(files)[0]
+        request = urllib.request.Request(file.url, headers={"User-Agent": "mlcc-kb-lock (urllib)"})
+        try:
+            with urllib.request.urlopen(request, timeout=self.client.timeout) as response:
+                data = response.read(64 * 1024 * 1024)
+        except (urllib.error.URLError, OSError) as exc:
+            return (), f"its metadata could not be prepared ({failure}) nor the sdist read ({exc})", False
+        if hashlib.sha256(data).hexdigest() != file.hash("sha256"):
+            return (), f"its metadata could not be prepared ({failure}); the sdist's sha256 differs", False
+        found = _egg_requires(file.filename, data)
+        if found is None:
+            return (), f"its metadata could not be prepared ({failure}) and the sdist has no egg-info", False
+        return found, "the sdist's egg-info/requires.txt (pip could not prepare it here)", True
+
+    def _get(self, url: str) -> Optional[str]:
+        cached = self._cached(url)
+        if cached is not None:
+            return None if cached == "\0404" else cached
+        request = urllib.request.Request(url, headers={"User-Agent": "mlcc-kb-lock (urllib)"})
+        try:
+            with urllib.request.urlopen(request, timeout=self.client.timeout) as response:
+                text = str(response.read().decode("utf-8", errors="replace"))
+        except urllib.error.HTTPError as exc:
+            if exc.code in (404, 410):
+                self._store(url, "\0404")
+                return None
+            raise IndexUnreachable(url, f"HTTP {exc.code} {exc.reason}") from None
+        except (urllib.error.URLError, OSError) as exc:
+            raise IndexUnreachable(url, str(getattr(exc, "reason", exc))) from None
+        self._store(url, text)
+        return text
+
+    def _path(self, key: str) -> str:
+        return os.path.join(self.metadata_cache, hashlib.sha256(key.encode()).hexdigest()[:32])
+
+    def _cached(self, key: str) -> Optional[str]:
+        if self.client.refresh or not self.metadata_cache:
+            return None
+        try:
+            with open(self._path(key), encoding="utf-8") as handle:
+                return handle.read()
+        except OSError:
+            return None
+
+    def _store(self, key: str, text: str) -> None:
+        if not self.metadata_cache:
+            return
+        try:
+            os.makedirs(self.metadata_cache, mode=0o700, exist_ok=True)
+            tmp = f"{self._path(key)}.{os.getpid()}.tmp"
+            with open(tmp, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            os.replace(tmp, self._path(key))
+        except OSError:
+            return
+
+    # output --------------------------------------------------------------------
+
+    def documents(self) -> Dict[str, str]:
+        """File name -> the lock file's text, for every target seen."""
+        out: Dict[str, str] = {}
+        for target, records in sorted(self.records.items(), key=lambda kv: kv[0].file_name):
+            document = {
+                "format": LOCK_FORMAT,
+                "generated_by": pip_locks.REFRESH_COMMAND,
+                "about": "sha256 of every file the pip installs of these stacks download; "
+                "regenerate with `mlcc kb lock`, never edit",
+                "target": {"python": target.python, "arch": target.arch, "glibc": target.glibc},
+                "index": self.client.index_url,
+                "installs": records,
+            }
+            out[target.file_name] = json.dumps(document, indent=1, sort_keys=True) + "\n"
+        return out
+
+
+class LockReport(NamedTuple):
+    stacks: int
+    installs: int
+    locked: int
+    unlocked: int
+    packages: int
+    files: Tuple[str, ...]
+    requests: int
+
+
+def lock(kb: KnowledgeBase, stacks: Sequence[Stack], client: IndexClient) -> Tuple[Locker, LockReport]:
+    locker = Locker(client)
+    labels: Set[str] = set()
+    for stack in stacks:
+        label = kb_check.stack_label(stack)
+        if label in labels:
+            continue
+        labels.add(label)
+        locker.lock_stack(stack, label)
+    records = [r for rs in locker.records.values() for r in rs.values()]
+    report = LockReport(
+        stacks=len(labels),
+        installs=len(records),
+        locked=sum(1 for r in records if "unlocked" not in r),
+        unlocked=sum(1 for r in records if "unlocked" in r),
+        packages=len({p["sha256"] for r in records for p in r.get("packages", []) if p.get("sha256")}),
+        files=tuple(sorted(locker.documents())),
+        requests=client.requests,
+    )
+    return locker, report
+
+
+def write(root: str, documents: Dict[str, str]) -> List[str]:
+    """Write the lock files (all or nothing) and remove the ones no stack uses any more."""
+    folder = os.path.join(root, LOCK_DIR)
+    os.makedirs(folder, exist_ok=True)
+    written: List[str] = []
+    temps = []
+    for name, text in sorted(documents.items()):
+        tmp = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        temps.append((tmp, os.path.join(folder, name)))
+    for tmp, path in temps:
+        os.replace(tmp, path)
+        written.append(path)
+    for name in sorted(os.listdir(folder)):
+        if name.startswith("pip-") and name.endswith(".json") and name not in documents:
+            os.remove(os.path.join(folder, name))
+    return written
+
+
+class _RangeFile(io.RawIOBase):
+    """A remote file read by HTTP range requests: zipfile finds METADATA in a few KiB."""
+
+    def __init__(self, url: str, timeout: float) -> None:
+        super().__init__()
+        self.url, self.timeout, self.position = url, timeout, 0
+        # the first byte's answer names the size (Content-Range: bytes 0-0/SIZE)
+        headers = {"Range": "bytes=0-0", "User-Agent": "mlcc-kb-lock (urllib)"}
+        with urllib.request.urlopen(
+            urllib.request.Request(url, headers=headers), timeout=timeout
+        ) as response:
+            total = str(response.headers.get("Content-Range", "")).rpartition("/")[2]
+            if response.status != 206 or not total.isdigit():
+                raise OSError(f"{url}: the server ignores range requests")
+            self.size = int(total)
+
+    def seekable(self) -> bool:
+        return True
+
+    def readable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.position
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        base = {0: 0, 1: self.position, 2: self.size}[whence]
+        self.position = max(0, base + offset)
+        return self.position
+
+    def read(self, size: int = -1) -> bytes:
+        end = self.size if size < 0 else min(self.size, self.position + size)
+        if end <= self.position:
+            return b""
+        headers = {"Range": f"bytes={self.position}-{end - 1}", "User-Agent": "mlcc-kb-lock (urllib)"}
+        with urllib.request.urlopen(
+            urllib.request.Request(self.url, headers=headers), timeout=self.timeout
+        ) as r:
+            if r.status != 206:
+                raise OSError(f"{self.url}: the server ignores range requests")
+            data = bytes(r.read())
+        self.position += len(data)
+        return data
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def _wheel_metadata(url: str, timeout: float) -> str:
+    with zipfile.ZipFile(_RangeFile(url, timeout)) as wheel:
+        names = [n for n in wheel.namelist() if n.count("/") == 1 and n.endswith(".dist-info/METADATA")]
+        if not names:
+            raise ValueError("the wheel has no .dist-info/METADATA")
+        return wheel.read(names[0]).decode("utf-8", errors="replace")
+
+
+def _requirement(text: str, pick: Chosen) -> Requirement:
+    """A Requires-Dist line; an old one with a version pip no longer parses (``pytz
+    (>=2011k)``) keeps its name and marker: pip's legacy parsing accepted any version."""
+    try:
+        return Requirement(text)
+    except InvalidRequirement:
+        head, _, marker = text.partition(";")
+        name = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", head)
+        if name is None:
+            raise Unlockable(f"{pick.name} {pick.version} declares an invalid requirement {text!r}") from None
+        try:
+            return Requirement(name.group(1) + (f"; {marker}" if marker.strip() else ""))
+        except InvalidRequirement:
+            raise Unlockable(f"{pick.name} {pick.version} declares an invalid requirement {text!r}") from None
+
+
+def _pip_error(stderr: str) -> str:
+    """The line of pip's output that says what failed (its last error, else its last line)."""
+    lines = [x.strip() for x in stderr.splitlines() if x.strip() and not x.startswith("[notice]")]
+    raised = [x for x in lines if re.match(r"^[A-Za-z_.]*(Error|Exception): ", x)]  # the setup.py's own
+    errors = [x for x in lines if x.lower().startswith("error") and "subprocess-exited-with-error" not in x]
+    return (raised or errors or lines or ["pip said nothing"])[-1][:200]
+
+
+def _egg_requires(filename: str, data: bytes) -> Optional[Tuple[str, ...]]:
+    """Requires-Dist lines from ``<name>.egg-info/requires.txt`` (sections ``[extra:marker]``);
+    () when the egg-info exists without one, None when there is no egg-info at all."""
+    members: Dict[str, bytes] = {}
+    if filename.endswith(".zip"):
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            members = {
+                n: archive.read(n) for n in archive.namelist() if ".egg-info/" in n and n.count("/") == 2
+            }
+    else:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as archive:
+            for member in archive.getmembers():
+                if ".egg-info/" in member.name and member.name.count("/") == 2 and member.isfile():
+                    handle = archive.extractfile(member)
+                    if handle is not None:
+                        members[member.name] = handle.read()
+    if not members:
+        return None
+    text = next((v for k, v in sorted(members.items()) if k.endswith("/requires.txt")), b"").decode()
+    found: List[str] = []
+    section = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            section = line[1:-1]
+            continue
+        extra, _, marker = section.partition(":")
+        conditions = [f"({marker})"] if marker else []
+        if extra:
+            conditions.append(f'extra == "{extra}"')
+        found.append(line + (f"; {' and '.join(conditions)}" if conditions else ""))
+    return tuple(found)
+
+
+def _project_name(filename: str, fallback: str) -> str:
+    """The project's name as its file spells it (``Cython``), for the requirements line."""
+    try:
+        if filename.endswith(".whl"):
+            return str(parse_wheel_filename(filename)[0])
+        return str(parse_sdist_filename(filename)[0])
+    except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
+        return fallback
+
+
+def stale_installs(stacks: Sequence[Stack]) -> List[str]:
+    """Offline: every pip install of ``stacks`` that recipes/locks/ does not have (a pin
+    changed since the lock was made), named by the recipe line that asks for it."""
+    problems: Dict[str, None] = {}
+    for stack in stacks:
+        locks = stack.pip_locks
+        if locks is None:
+            continue
+        for ident, _, install in build_plan(stack).pip_installs:
+            if locks.get(ident) is None:
+                origin = install.origins[0] if install.origins else locks.path
+                problems[
+                    f"{origin}: pip install {' '.join(install.requirements)} has no lock in {locks.path} "
+                    f"({kb_check.stack_label(stack)}): run `{pip_locks.REFRESH_COMMAND} && mlcc gen --all`"
+                ] = None
+    return list(problems)
+
+
+def verify(root: str, stacks: Sequence[Stack], client: IndexClient) -> Tuple[List[str], int]:
+    """The committed locks still hold: every install of ``stacks`` has one (offline), and
+    every locked file is still on the index page it was read from, with the same sha256.
+    A lock is a record: a newer release on the index does not make it wrong."""
+    problems = stale_installs(stacks)
+    checked = 0
+    folder = os.path.join(root, LOCK_DIR)
+    names = sorted(n for n in os.listdir(folder) if n.startswith("pip-") and n.endswith(".json"))
+    for name in names if os.path.isdir(folder) else []:
+        display = f"recipes/{LOCK_DIR}/{name}"
+        with open(os.path.join(folder, name), encoding="utf-8") as handle:
+            data = json.load(handle)
+        for ident, install in sorted(dict(data.get("installs") or {}).items()):
+            for package in install.get("packages") or ():
+                if not package.get("sha256"):
+                    continue
+                checked += 1
+                try:
+                    page = client.page(package["index"])
+                except IndexUnreachable as exc:
+                    problems.append(f"{display}: install {ident}: {exc.message}")
+                    continue
+                offered = {f.filename: f.hash("sha256") for f in page.files}
+                file, where, sha256 = package["file"], package["index"], package["sha256"]
+                if file not in offered:
+                    problems.append(f"{display}: install {ident}: {file} is gone from {where}")
+                elif offered[file] != sha256:
+                    problems.append(
+                        f"{display}: install {ident}: {where} now gives {file} the sha256 {offered[file]}, "
+                        f"the lock {sha256}"
+                    )
+    return problems, checked

@@ -1,0 +1,167 @@
+"""The pin check without a network: ``mlcc kb check --record`` keeps, in
+``recipes/index-files.json``, the names of the files the index offers for every pinned
+``name==version`` (a wheel's file name carries its tags); ``mlcc lint recipes`` then runs the
+same judgement as ``mlcc kb check`` against that record, so a pin with no distribution for a
+stack's arch or Python is reported with its recipe line before any build and offline.
+
+The record is small on purpose: file names, Requires-Python and yanked marks of the pinned
+versions only, per page the check read; no URLs or hashes (the hash locks are another
+file's job). Pins whose page is not in the record are not judged offline.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
+
+from packaging.utils import (
+    InvalidSdistFilename,
+    InvalidWheelFilename,
+    canonicalize_name,
+    parse_sdist_filename,
+    parse_wheel_filename,
+)
+
+from mlcc.app.kb_bundles import ERROR
+from mlcc.app.kb_check import FactFinding, Pin, framework_pins, pins_of, published_stacks, run
+from mlcc.errors import IndexUnreachable
+from mlcc.kb.index import IndexClient, IndexFile, Page
+from mlcc.kb.model import KnowledgeBase
+
+RECORD_FILE = "index-files.json"
+RECORD_FORMAT = 1
+
+
+def record_path(recipes: str) -> str:
+    return os.path.join(recipes, RECORD_FILE)
+
+
+def _name_version(filename: str) -> Optional[Tuple[str, str]]:
+    try:
+        if filename.endswith(".whl"):
+            name, version, _, _ = parse_wheel_filename(filename)
+        else:
+            name, version = parse_sdist_filename(filename)
+    except (InvalidWheelFilename, InvalidSdistFilename):
+        return None
+    return str(name), str(version)
+
+
+def _for_linux(filename: str) -> bool:
+    """Stacks are Linux images: macOS and Windows wheels can never be their answer."""
+    if not filename.endswith(".whl"):
+        return True
+    return any(
+        t.platform == "any" or t.platform.startswith(("linux", "manylinux"))
+        for t in parse_wheel_filename(filename)[3]
+    )
+
+
+def pinned_versions(pins: Iterable[Pin]) -> Set[Tuple[str, str]]:
+    found: Set[Tuple[str, str]] = set()
+    for pin in pins:
+        name, sep, version = pin.requirement.partition("==")
+        if sep and pin.kind == "pip" and ";" not in version and "@" not in name:
+            found.add((canonicalize_name(name.split("[", 1)[0].strip()), version.strip()))
+    return found
+
+
+def record(client: IndexClient, pins: Iterable[Pin]) -> Dict[str, Any]:
+    """What the check read, narrowed to the pinned versions, as the JSON the file holds."""
+    wanted = pinned_versions(pins)
+    pages: Dict[str, Any] = {}
+    for page in client.pages_read():
+        files = []
+        for file in page.files:
+            key = _name_version(file.filename)
+            if (
+                key is not None
+                and (canonicalize_name(key[0]), key[1]) in wanted
+                and _for_linux(file.filename)
+            ):
+                files.append([file.filename, file.requires_python, file.yanked])
+        pages[page.url] = {"found": page.found, "files": sorted(files, key=lambda f: str(f[0]))}
+    return {
+        "about": "file names the package index offered for each pinned version; written by "
+        "`mlcc kb check --record`, read offline by `mlcc lint recipes`; never edit",
+        "format": RECORD_FORMAT,
+        "index": client.index_url,
+        "pages": dict(sorted(pages.items())),
+    }
+
+
+def write_record(recipes: str, data: Dict[str, Any]) -> str:
+    path = record_path(recipes)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, indent=1, sort_keys=True)
+        handle.write("\n")
+    os.replace(tmp, path)
+    return path
+
+
+class RecordedIndex(IndexClient):
+    """An index client that answers from the record only (no network, no cache)."""
+
+    def __init__(self, data: Dict[str, Any]) -> None:
+        super().__init__(str(data.get("index") or "https://pypi.org/simple/"), cache="")
+        # project pages are looked up under the recorded index's URLs; index_url names the
+        # record instead, so that a page it lacks is "not judged", never "index unreachable"
+        self._base = self.index_url
+        self.index_url = f"{RECORD_FILE} of {self._base}"
+        self._recorded: Dict[str, Page] = {}
+        for url, entry in (data.get("pages") or {}).items():
+            files = tuple(
+                IndexFile(str(f[0]), url.rsplit("/", 1)[0] + "/" + str(f[0]), f[1] or None, bool(f[2]))
+                for f in entry.get("files", [])
+            )
+            self._recorded[str(url)] = Page(str(url), bool(entry.get("found")), files)
+
+    def project_url(self, name: str) -> str:
+        return self._base + canonicalize_name(name) + "/"
+
+    def page(self, url: str) -> Page:
+        page = self._recorded.get(url)
+        if page is None:
+            raise IndexUnreachable(url, f"not in {RECORD_FILE} (refresh it with mlcc kb check --record)")
+        return page
+
+
+def load_record(recipes: str) -> Optional[Dict[str, Any]]:
+    try:
+        with open(record_path(recipes), encoding="utf-8") as handle:
+            data = json.load(handle)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise IndexUnreachable(record_path(recipes), f"unreadable: {exc}") from None
+    if not isinstance(data, dict) or data.get("format") != RECORD_FORMAT:
+        raise IndexUnreachable(record_path(recipes), "not a record mlcc kb check --record wrote")
+    return data
+
+
+def offline_pin_errors(kb: KnowledgeBase, data: Dict[str, Any]) -> List[FactFinding]:
+    """The errors ``mlcc kb check`` would report for the published set, from the record:
+    only what the record can settle (pins whose page it holds)."""
+    report = run(kb, published_stacks(kb), RecordedIndex(data), all_builds=True)
+    return [f for f in report.findings if f.severity == ERROR]
+
+
+def unrecorded_pages(kb: KnowledgeBase, data: Dict[str, Any]) -> List[str]:
+    """Index pages the pins of the published set need that the record lacks (a stale record)."""
+    client = RecordedIndex(data)
+    missing: List[str] = []
+    for pin in checked_pins(kb, published_stacks(kb)):
+        name, sep, _ = pin.requirement.partition("==")
+        if not sep or pin.kind != "pip" or pin.extra_index or "@" in name or "/" in name:
+            continue
+        url = client.project_url(name.split("[", 1)[0].strip())
+        if url not in data.get("pages", {}) and url not in missing:
+            missing.append(url)
+    return sorted(missing)
+
+
+def checked_pins(kb: KnowledgeBase, stacks: Iterable[Any]) -> List[Pin]:
+    """The pins of ``stacks`` and of every framework build (what ``--record`` keeps)."""
+    return [pin for stack in stacks for pin in pins_of(stack, kb)] + list(framework_pins(kb))

@@ -1,0 +1,180 @@
+"""Hash locks of the pip installs in generated images (recipes/locks/pip-*.json).
+
+``mlcc kb lock`` (mlcc/app/kb_lock.py) resolves, for every stack the matrix resolves,
+what each pip install of its image downloads (the requirements the recipes pin and
+their dependencies) for that stack's Python, CPU arch and C library, and records the
+sha256 of the one file pip takes. The renderers then install with ``--require-hashes``:
+an image built next year gets the same bytes or fails.
+
+One lock file per target (Python, arch, glibc), because the files pip takes depend on
+nothing else. An install is named by a chained id: a hash of what it asks for (the
+requirements, the index options) and of the id of the pip install before it in the
+same environment, since what is already installed decides what pip still downloads.
+Two stacks that share a prefix of pip installs (every benchmark on one framework build)
+share those ids and so render byte-identical prefixes.
+
+An install the index cannot lock (a VCS checkout, a local directory, a wheel host
+that cannot be reached from here) is recorded with ``unlocked``: the reason, which
+the renderers print as a ``DF011`` waiver and lint reports as such.
+
+File format (``format: 1``, sorted JSON)::
+
+    {"format": 1, "generated_by": "mlcc kb lock", "index": "https://pypi.org/simple/",
+     "target": {"python": "3.6", "arch": "x86_64", "glibc": "2.17"},
+     "installs": {"<id>": {
+        "after": "<id of the pip install before it>" | null,
+        "environment": "venv" | "conda", "index": "<index URL>", "requirements": [...],
+        "stacks": ["<benchmark>/<variant>", ...],
+        "packages": [{"name", "version", "file", "url", "index": "<the project page read>",
+                      "sha256", "requested", "dependencies": [...], "dependencies_from"}
+                     | {"name", "version", "requested": true, "earlier": true,
+                        "installed_by_earlier": [...]}],   # a pin an earlier VCS install provides
+        "satisfied": [{"name", "version"}],   # kept from earlier installs, not downloaded
+        "unlocked": "<why this install cannot be hash-locked>"}}}   # instead of packages
+
+This module is read on the render path: the standard library only, files read once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from functools import lru_cache
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+
+from mlcc.errors import RecipeError
+
+LOCK_FORMAT = 1
+LOCK_DIR = "locks"
+REFRESH_COMMAND = "mlcc kb lock"
+DEFAULT_INDEX = "https://pypi.org/simple/"
+
+
+class LockTarget(NamedTuple):
+    """Where pip installs: the interpreter, the CPU arch and the C library."""
+
+    python: str  # "3.6"
+    arch: str  # "x86_64"
+    glibc: Optional[str]  # "2.17"; None: the base does not say
+
+    @property
+    def file_name(self) -> str:
+        return f"pip-py{self.python}-{self.arch}-glibc{self.glibc or 'unknown'}.json"
+
+
+class PipInstall(NamedTuple):
+    """One ``pip install`` of an image, as the recipes ask for it."""
+
+    requirements: Tuple[str, ...]
+    index_url: Optional[str] = None  # --index-url (None: PyPI)
+    extra_index: Optional[str] = None
+    find_links: Optional[str] = None
+    no_deps: bool = False
+    environment: str = "venv"  # venv | conda: which interpreter's site-packages
+    origins: Tuple[str, ...] = ()  # recipes/<file>:<line> of the requirements (not in the id)
+    # Known at plan time: why the index cannot lock it (a local directory). None: ask the lock.
+    unlockable: Optional[str] = None
+
+    def key(self) -> Dict[str, Any]:
+        return {
+            "requirements": list(self.requirements),
+            "index": self.index_url,
+            "extra_index": self.extra_index,
+            "find_links": self.find_links,
+            "no_deps": self.no_deps,
+            "environment": self.environment,
+        }
+
+
+class LockedPackage(NamedTuple):
+    name: str
+    version: str
+    filename: str
+    sha256: str
+
+    def line(self) -> str:
+        """The requirements-file line pip checks: ``name==version --hash=sha256:...``; without
+        a hash for a pin an earlier install provides (pip accepts that only when installed)."""
+        return f"{self.name}=={self.version}" + (f" --hash=sha256:{self.sha256}" if self.sha256 else "")
+
+
+class LockedInstall(NamedTuple):
+    """What the lock file says of one install."""
+
+    id: str
+    requirements: Tuple[str, ...]
+    packages: Tuple[LockedPackage, ...]
+    unlocked: Optional[str]  # the reason it cannot be hash-locked; None: locked
+
+
+def install_id(previous: Optional[str], target: LockTarget, install: PipInstall) -> str:
+    """The chained id of ``install``, made after ``previous`` (None: the first)."""
+    text = json.dumps([LOCK_FORMAT, previous, list(target), install.key()], sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def environment_id(target: LockTarget, what: List[str]) -> str:
+    """The id that starts a new environment (a conda env): its installs chain after it."""
+    text = json.dumps([LOCK_FORMAT, "environment", list(target), what], sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+class PipLocks(NamedTuple):
+    """The lock file of one target, as the resolver hands it to the renderers."""
+
+    path: str  # recipes/locks/<file>, relative, for messages
+    installs: Tuple[Tuple[str, LockedInstall], ...] = ()
+
+    def get(self, install: str) -> Optional[LockedInstall]:
+        return _index(self.installs).get(install)
+
+
+@lru_cache(maxsize=64)
+def _index(installs: Tuple[Tuple[str, LockedInstall], ...]) -> Dict[str, LockedInstall]:
+    return dict(installs)
+
+
+def lock_path(root: str, target: LockTarget) -> str:
+    return os.path.join(root, LOCK_DIR, target.file_name)
+
+
+def load(root: str, target: LockTarget) -> PipLocks:
+    """The lock file for ``target`` under the recipes folder ``root`` (empty when none)."""
+    path = lock_path(root, target)
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return PipLocks(f"recipes/{LOCK_DIR}/{target.file_name}")
+    return _load(path, stat.st_mtime_ns, stat.st_size, f"recipes/{LOCK_DIR}/{target.file_name}")
+
+
+@lru_cache(maxsize=64)
+def _load(path: str, mtime: int, size: int, display: str) -> PipLocks:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError) as exc:
+        raise RecipeError(
+            display, None, f"is not a readable lock file ({exc})", hint=REFRESH_COMMAND
+        ) from None
+    if not isinstance(data, dict) or data.get("format") != LOCK_FORMAT:
+        raise RecipeError(display, None, f"is not a lock file of format {LOCK_FORMAT}", hint=REFRESH_COMMAND)
+    installs: List[Tuple[str, LockedInstall]] = []
+    for key, entry in sorted(dict(data.get("installs") or {}).items()):
+        installs.append((key, parse_install(key, entry)))
+    return PipLocks(display, tuple(installs))
+
+
+def parse_install(key: str, entry: Dict[str, Any]) -> LockedInstall:
+    packages = tuple(
+        LockedPackage(str(p["name"]), str(p["version"]), str(p.get("file", "")), str(p.get("sha256", "")))
+        for p in entry.get("packages") or ()
+        if p.get("sha256") or p.get("installed_by_earlier")
+    )
+    return LockedInstall(
+        key,
+        tuple(str(r) for r in entry.get("requirements") or ()),
+        packages,
+        entry.get("unlocked") or None,
+    )

@@ -1,0 +1,165 @@
+"""Issue 11 item 2: libraries a framework build brings itself (WML CE's NCCL; pip wheels that
+bundle cuDNN/NCCL) are what the stack names, and the image installs no system copy."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any, Dict
+
+import pytest
+
+from mlcc.image.content import INSTALLED_FILE, STACK_FILE, ImageContent
+from mlcc.image.stack import verify
+from mlcc.kb.model import UNCONFIRMED
+from mlcc.resolve import build_request
+from mlcc.resolve.explain import StackConflict
+
+
+def _wmlce(kb, framework: str, release: str):  # type: ignore[no-untyped-def]
+    [build] = [b for b in kb.frameworks[framework].builds if b.variant == f"wmlce{release}"]
+    return build
+
+
+@pytest.mark.parametrize("framework", ["pytorch", "tensorflow"])
+def test_wmlce_1_7_loads_the_channels_nccl_2_5_6(kb, framework: str) -> None:  # type: ignore[no-untyped-def]
+    # IBM/powerai#267: a WML CE 1.7.0 environment holds the channel's nccl-2.5.6-645.g51c2e94
+    build = _wmlce(kb, framework, "1.7.0")
+    assert build.bundled("nccl") == "2.5.6"
+    assert "bundles.nccl" not in build.prov.unverified_fields
+
+
+@pytest.mark.parametrize("framework", ["pytorch", "tensorflow"])
+@pytest.mark.parametrize("release", ["1.6.0", "1.6.1", "1.6.2"])
+def test_wmlce_1_6_nccl_is_bundled_but_unconfirmed(kb, framework: str, release: str) -> None:  # type: ignore[no-untyped-def]
+    # no source names the 1.6.x channel's nccl version: the data says so rather than guess
+    build = _wmlce(kb, framework, release)
+    assert build.bundled("nccl") == UNCONFIRMED
+    assert "bundles.nccl" in build.prov.unverified_fields
+    assert not build.prov.verified
+
+
+@pytest.mark.parametrize("benchmark", ["ssd", "gnmt", "transformer", "ncf"])
+def test_wmlce_stacks_install_no_system_nccl(kb, resolver, benchmark: str) -> None:  # type: ignore[no-untyped-def]
+    from mlcc.render import render
+
+    stack = resolver.resolve(build_request(kb, benchmark, arch="ppc64le"))
+    assert stack.framework.variant.startswith("wmlce1.6")
+    assert stack.nccl.method == "bundled" and not stack.nccl.confirmed
+    rendered = dict(render(stack).files)
+    dockerfile = rendered["Dockerfile"]
+    assert "nccl_2." not in dockerfile and "/opt/nccl" not in dockerfile  # no system tarball
+    assert 'io.mlcc.nccl="unconfirmed"' in dockerfile  # no version nobody confirmed
+    assert "--header nccl=" not in dockerfile  # mlcc-record reads the framework's own report
+    document = json.loads(rendered["stack.json"])
+    assert document["components"]["nccl"]["method"] == "bundled"
+    assert document["components"]["framework"]["loads"]["nccl"] == UNCONFIRMED
+    [choice] = [c for c in document["choices"] if c["component"] == "nccl"]
+    assert "bundles.nccl" in choice["unverified_fields"] and choice["verified"] is False
+
+
+def test_nccl_tests_still_builds_against_the_system_nccl(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    stack = resolver.resolve(build_request(kb, "nccl-tests", arch="ppc64le"))
+    assert stack.framework is None and stack.nccl.method in ("rpm", "tarball")
+
+
+def test_an_nccl_pin_against_an_unconfirmed_bundle_says_so(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(StackConflict) as caught:
+        resolver.resolve(build_request(kb, "ssd", arch="ppc64le", nccl="2.8"))
+    first = str(caught.value).splitlines()
+    assert any("bring and load their own NCCL (version unconfirmed)" in line for line in first)
+
+
+def _wmlce_image(kb, resolver, **libraries: Any) -> ImageContent:  # type: ignore[no-untyped-def]
+    from mlcc.render import render
+
+    rendered = render(resolver.resolve(build_request(kb, "ssd", arch="ppc64le")))
+    stack = json.loads(rendered.content("stack.json"))
+    labels = dict(
+        __import__("dockerfile_parse")
+        .DockerfileParser(fileobj=io.BytesIO(rendered.content("Dockerfile").encode()))
+        .labels
+    )
+    packages: Dict[str, str] = {}
+    for pin in stack["components"]["cuda"]["packages"]:
+        name, _, rest = pin.partition("-10.1.243") if "-10.1.243" in pin else pin.partition("-10.2.1.243")
+        packages[name] = ("10.1.243" if "10.1.243" in pin else "10.2.1.243") + rest
+    installed = {
+        "format": 1,
+        "arch": "ppc64le",
+        "os": {"id": "rhel", "version_id": "7.9"},
+        "packages": packages,
+        "headers": {},
+        "nvcc": "10.1.243",
+        "gcc": "8.3.1",
+        "python": "3.6.8",
+        "modules": {"torch": {"version": "1.1.0", "cuda": "10.1.168", **libraries}},
+    }
+    files = {STACK_FILE: json.dumps(stack).encode(), INSTALLED_FILE: json.dumps(installed).encode()}
+    return ImageContent("test", None, "linux", "ppc64le", labels, files)
+
+
+def test_verify_reports_what_an_unconfirmed_bundle_turned_out_to_be(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    found = verify(_wmlce_image(kb, resolver, cudnn="7.6.3", nccl="2.4.7"))
+    # the framework's own report is the first evidence of the version: a note, not drift
+    assert [(m.component, m.found, m.severity) for m in found] == [
+        ("NCCL the framework loads", "2.4.7", "note")
+    ]
+    drift = verify(_wmlce_image(kb, resolver, cudnn="8.0.5", nccl="2.4.7"))
+    assert ("cuDNN the framework loads", "drift") in [(m.component, m.severity) for m in drift]
+
+
+def test_verify_compares_the_cuda_runtime_the_framework_reports(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    # WML CE 1.6.1's channel brings cudatoolkit 10.1.168 while the image's toolkit is 10.1.243
+    assert verify(_wmlce_image(kb, resolver, cudnn="7.6.3")) == []
+    image = _wmlce_image(kb, resolver, cudnn="7.6.3")
+    recorded = json.loads(image.files[INSTALLED_FILE])
+    recorded["modules"]["torch"]["cuda"] = "10.1.243"  # the system toolkit, not the channel's runtime
+    drift = verify(image._replace(files={**image.files, INSTALLED_FILE: json.dumps(recorded).encode()}))
+    assert [(m.component, m.expected, m.found) for m in drift] == [
+        ("CUDA runtime the framework loads", "10.1.168", "10.1.243")
+    ]
+
+
+# ------------------------------------------------------------------ pip wheels
+
+
+def _pip(kb, version: str, variant: str):  # type: ignore[no-untyped-def]
+    [build] = [b for b in kb.frameworks["pytorch"].builds if b.version == version and b.variant == variant]
+    return build
+
+
+def test_pypi_torch_wheels_bring_what_their_contents_say(kb) -> None:  # type: ignore[no-untyped-def]
+    # read from the wheels themselves (mlcc kb check; test_kb_bundles reads them live)
+    assert dict(_pip(kb, "1.1.0", "cu90").bundles) == {"cuda_runtime": "9.0.176"}  # torch/version.py
+    assert dict(_pip(kb, "1.2.0", "cu100").bundles) == {"cuda_runtime": "10.0.130"}
+    assert dict(_pip(kb, "1.13.1", "cu117").bundles) == {"cuda_runtime": "11.7", "cudnn": "8.5.0.96"}
+    assert dict(_pip(kb, "2.0.1", "cu117").bundles) == {
+        "cuda_runtime": "11.7",
+        "cudnn": "8.5.0.96",  # Requires-Dist nvidia-cudnn-cu11==8.5.0.96
+        "nccl": "2.14.3",  # Requires-Dist nvidia-nccl-cu11==2.14.3
+    }
+
+
+def test_download_pytorch_org_wheels_are_marked_unchecked(kb) -> None:  # type: ignore[no-untyped-def]
+    for version in ("1.0.0", "1.0.1", "1.1.0"):
+        build = _pip(kb, version, "cu100")
+        assert build.bundled("cuda_runtime") == "10.0" and "bundles" in build.prov.unverified_fields
+
+
+def test_a_pip_build_that_brings_cudnn_and_nccl_installs_neither(recipes_copy) -> None:  # type: ignore[no-untyped-def]
+    from mlcc.kb import load
+    from mlcc.render import render
+    from mlcc.resolve import Resolver
+
+    recipe = recipes_copy / "benchmarks" / "ncf.yaml"
+    text = recipe.read_text(encoding="utf-8")
+    recipe.write_text(text.replace('versions: ">=1.0,<1.2"', 'versions: ">=2.0,<2.1"'), encoding="utf-8")
+    kb = load(str(recipes_copy), use_cache=False)
+    stack = Resolver(kb, host_arch="x86_64").resolve(build_request(kb, "ncf", with_=["pytorch=2.0.1"]))
+    assert stack.framework.variant == "cu117"
+    assert (stack.cudnn.method, stack.cudnn.version) == ("bundled", "8.5.0.96")
+    assert (stack.nccl.method, stack.nccl.version) == ("bundled", "2.14.3")
+    dockerfile = dict(render(stack).files)["Dockerfile"]
+    assert "libcudnn" not in dockerfile and "libnccl" not in dockerfile and "nccl_2." not in dockerfile
+    assert 'io.mlcc.cudnn="8.5.0.96"' in dockerfile and 'io.mlcc.nccl="2.14.3"' in dockerfile

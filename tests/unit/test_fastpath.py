@@ -1,0 +1,167 @@
+"""The click-free `mlcc resolve --json` (mlcc.fastpath) parses exactly as click does, and
+falls back to click for everything else."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import List, Optional, Sequence
+
+import click
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mlcc.app.kb import ResolveView
+from mlcc.cli import _refuse_repeats
+from mlcc.cli.knowledge import resolve_command
+from mlcc.fastpath import ResolveArgs, _options, parse_resolve
+from mlcc.flags import flags_of, from_flags
+from mlcc.resolve.pins import Pins
+from tests.conftest import REPO
+
+SPELLINGS = sorted(_options())
+values = st.text(max_size=8) | st.sampled_from(["10.1", "7", ">=10.1,<11", "tensorflow=1.13", "-x", "", "="])
+tokens = st.one_of(
+    st.sampled_from(SPELLINGS),
+    st.builds(lambda name, value: f"{name}={value}", st.sampled_from(SPELLINGS), values),
+    values,
+    st.sampled_from(["maskrcnn", "--", "-", "--help", "-h", "-vx", "--nope", "--cud", "--recipes"]),
+)
+
+
+def _click_parse(argv: Sequence[str]) -> Optional[ResolveArgs]:
+    """What the click command receives, or None when click refuses the arguments."""
+    try:
+        _refuse_repeats(resolve_command, argv)
+        ctx = resolve_command.make_context("resolve", list(argv), resilient_parsing=False)
+    except (click.exceptions.ClickException, click.exceptions.Exit, Exception):
+        return None
+    params = ctx.params
+
+    def build(cls: type, argument: str) -> object:
+        return from_flags(cls, {name: params[f"{argument}__{name}"] for name in flags_of(cls)})
+
+    return ResolveArgs(params["benchmark"], build(Pins, "pins"), build(ResolveView, "view"))  # type: ignore[arg-type]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(tokens, max_size=7))
+def test_whatever_the_fast_parser_accepts_click_parses_the_same(argv: List[str]) -> None:
+    fast = parse_resolve(argv)
+    if fast is not None:
+        assert _click_parse(argv) == fast
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(["maskrcnn", "ssd", "minigo"]),
+    st.lists(st.sampled_from(SPELLINGS), max_size=6, unique=True),
+    st.lists(st.sampled_from(["10.1", "7", "tensorflow=1.13", ">=2.4"]), min_size=6, max_size=6),
+    st.booleans(),
+)
+def test_the_plain_forms_take_the_fast_path(
+    benchmark: str, names: List[str], picked: List[str], inline: bool
+) -> None:
+    """Not vacuous: the forms users type are accepted (and so compared with click above)."""
+    options = _options()
+    argv = [benchmark]
+    for name, value in zip(names, picked):
+        spec = options[name][2]
+        if spec.is_flag:
+            argv.append(name)
+        else:
+            argv += [f"{name}={value}"] if inline else [name, value]
+    spelled = {options[name][:2] for name in names}
+    if len(spelled) < len(names):  # -v and --verbose both: click refuses a repeat
+        return
+    fast = parse_resolve(argv)
+    assert fast is not None and fast == _click_parse(argv)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["maskrcnn", "--cuda"],  # a value missing
+        ["maskrcnn", "--cuda", "--cpu"],  # click takes --cpu as the value; we do not guess
+        ["maskrcnn", "--cuda", "1", "--cuda", "2"],
+        ["maskrcnn", "--json", "--json"],
+        ["maskrcnn", "ssd"],
+        ["maskrcnn", "--", "--cuda"],
+        ["maskrcnn", "-vx"],
+        ["maskrcnn", "--cpu=yes"],
+        ["maskrcnn", "--help"],
+        ["maskrcnn", "--nope", "1"],
+    ],
+)
+def test_anything_unusual_goes_to_click(argv: List[str]) -> None:
+    assert parse_resolve(argv) is None
+
+
+def test_the_parse_of_a_typical_line() -> None:
+    parsed = parse_resolve(
+        ["maskrcnn", "--cuda", "10.1", "--with=tensorflow=1.13", "--with", "x=1", "--json"]
+    )
+    assert parsed == ResolveArgs(
+        "maskrcnn", Pins(cuda="10.1", with_=("tensorflow=1.13", "x=1")), ResolveView(json=True)
+    )
+
+
+def _mlcc(
+    args: Sequence[str], *, click_only: bool, env: Optional[dict] = None
+) -> subprocess.CompletedProcess:  # type: ignore[type-arg]
+    entry = "from mlcc.cli import main" if click_only else "from mlcc._entry import main"
+    code = f"import sys\n{entry}\nsys.argv = ['mlcc', *sys.argv[1:]]\nmain()"
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["resolve", "maskrcnn", "--cuda", "10.1", "--json"],
+        ["resolve", "maskrcnn", "--cuda=10.1", "--json", "-v"],
+        ["resolve", "maskrcnn", "--cuda", "9.9", "--json"],  # a conflict: click prints it
+        ["resolve", "no-such-benchmark", "--json"],
+        ["resolve", "maskrcnn", "--cuda", "10.1"],  # the table: click
+    ],
+)
+def test_output_and_exit_code_are_the_click_cli_s(args: List[str]) -> None:
+    fast, slow = _mlcc(args, click_only=False), _mlcc(args, click_only=True)
+    assert (fast.returncode, fast.stdout, fast.stderr) == (slow.returncode, slow.stdout, slow.stderr)
+    assert fast.stdout or fast.stderr
+
+
+def test_the_fast_path_imports_no_click(tmp_path: Path) -> None:
+    code = (
+        "import sys\nfrom mlcc.fastpath import run\n"
+        "code = run(['resolve', 'maskrcnn', '--cuda', '10.1', '--json'])\n"
+        "print(code, 'click' in sys.modules, file=sys.stderr)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True
+    )
+    assert done.stderr.strip() == "0 False"
+    assert '"variant": "cuda10.1-cudnn7-ubi8-x86_64"' in done.stdout
+
+
+def test_mlcc_recipes_in_the_environment_goes_to_click() -> None:
+    code = (
+        "import sys\nfrom mlcc.fastpath import run\n"
+        "print(run(['resolve', 'maskrcnn', '--json']), 'click' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "MLCC_RECIPES": str(REPO / "recipes")},
+        check=True,
+    )
+    assert done.stdout.strip() == "None False"

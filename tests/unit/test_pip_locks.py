@@ -1,0 +1,312 @@
+"""Hash locks of pip installs: the committed lock files (offline), the published set that
+renders them, lint's DF011, and `mlcc kb lock` against the real PyPI."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+from mlcc.app.kb_check import NOTE, WARNING, Checker, Pin, Target
+from mlcc.app.kb_lock import EMPTY, Locker, lock, matrix_stacks, stale_installs, verify
+from mlcc.errors import IndexUnreachable
+from mlcc.kb.index import IndexClient
+from mlcc.kb.pip_locks import LOCK_FORMAT, LockTarget, PipInstall, parse_install
+from mlcc.lint.dockerfile import lint_dockerfile
+from mlcc.render.plan import locked_pip_command
+
+from .simple_index import IndexServer, serve
+
+ROOT = Path(__file__).resolve().parents[2]
+LOCKS = ROOT / "recipes" / "locks"
+HEX64 = re.compile(r"^[0-9a-f]{64}\Z")
+
+
+def _locks() -> Dict[str, Dict[str, Any]]:
+    return {p.name: json.loads(p.read_text(encoding="utf-8")) for p in sorted(LOCKS.glob("pip-*.json"))}
+
+
+def test_lock_files_are_sorted_json_of_the_current_format() -> None:
+    locks = _locks()
+    assert locks, "recipes/locks/ holds no lock file: run `mlcc kb lock`"
+    for name, data in locks.items():
+        text = (LOCKS / name).read_text(encoding="utf-8")
+        assert text == json.dumps(data, indent=1, sort_keys=True) + "\n", f"{name} is not canonical"
+        assert data["format"] == LOCK_FORMAT
+        target = LockTarget(data["target"]["python"], data["target"]["arch"], data["target"]["glibc"])
+        assert target.file_name == name
+
+
+def test_every_install_is_locked_with_hashes_or_says_why_not() -> None:
+    locked = unlocked = 0
+    for name, data in _locks().items():
+        for ident, install in data["installs"].items():
+            assert re.match(r"^[0-9a-f]{16}\Z", ident), (name, ident)
+            assert install["stacks"] and install["requirements"], (name, ident)
+            if "unlocked" in install:
+                assert len(install["unlocked"].split()) >= 5, f"{name} {ident}: a reason, not a word"
+                unlocked += 1
+                continue
+            locked += 1
+            assert install["packages"], (name, ident)
+            for package in install["packages"]:
+                if package.get("installed_by_earlier"):
+                    assert package["requested"] and "sha256" not in package
+                    continue
+                assert HEX64.match(package["sha256"]), package
+                # each file cites the index page it was read from, and is a file of that project
+                assert package["index"].endswith(f"/{canonicalize_name(package['name'])}/"), package
+                assert package["url"].split("#")[0].endswith("/" + package["file"]), package
+    assert locked >= 20 and unlocked >= 1
+
+
+def test_locked_installs_take_the_versions_the_recipes_pin() -> None:
+    for name, data in _locks().items():
+        for ident, install in data["installs"].items():
+            if "unlocked" in install:
+                continue
+            have = {canonicalize_name(p["name"]): p["version"] for p in install["packages"]}
+            have.update({canonicalize_name(p["name"]): p["version"] for p in install.get("satisfied", [])})
+            for text in install["requirements"]:
+                requirement = Requirement(text)
+                if requirement.marker is not None and not requirement.marker.evaluate(
+                    {"python_version": data["target"]["python"], "platform_machine": data["target"]["arch"]}
+                ):
+                    continue
+                version = have.get(canonicalize_name(requirement.name))
+                assert version is not None, f"{name} {ident}: {text} is not in the lock"
+                assert requirement.specifier.contains(version, prereleases=True), (name, ident, text, version)
+
+
+def test_every_matrix_stack_finds_its_installs_in_the_lock(kb) -> None:  # type: ignore[no-untyped-def]
+    assert stale_installs(matrix_stacks(kb)) == []
+
+
+def test_a_changed_pin_is_a_stale_lock_naming_the_recipe_line(kb) -> None:  # type: ignore[no-untyped-def]
+    stack = matrix_stacks(kb)[0]
+    assert stack.python_tooling is not None
+    changed = stack._replace(python_tooling=stack.python_tooling._replace(pip="99.0"))
+    problems = stale_installs([changed])
+    assert problems, "a pin the lock never saw must be reported"
+    first = problems[0]
+    assert first.startswith(stack.python_tooling.prov.origin + ": pip install pip==99.0")
+    assert "mlcc kb lock" in first and stack.pip_locks is not None and stack.pip_locks.path in first
+
+
+def _published_dockerfiles() -> List[Path]:
+    return sorted((ROOT / "dockerfiles").glob("*/*/Dockerfile"))
+
+
+def test_published_set_every_pip_install_is_hash_locked_or_waived_with_a_reason() -> None:
+    files = _published_dockerfiles()
+    assert files
+    locked = waived = 0
+    for path in files:
+        assert [f for f in lint_dockerfile(path) if f.rule == "DF011"] == [], path
+        text = path.read_text(encoding="utf-8")
+        assert "not hash-locked" not in text, path
+        locked += text.count("--require-hashes -r ")
+        waived += len(re.findall(r"^# mlcc: DF011 waived: \S.{20,}$", text, re.M))
+    assert locked > len(files)  # the venv's pip tooling at least, in every file
+    assert waived > 0
+
+
+def test_lint_flags_a_pip_install_without_hashes_unless_waived(tmp_path: Path) -> None:
+    path = _published_dockerfiles()[0]
+    text = path.read_text(encoding="utf-8")
+    plain = text.replace("--require-hashes -r ", "-r ", 1)
+    findings = [f for f in lint_dockerfile(path, content=plain) if f.rule == "DF011"]
+    assert len(findings) == 1 and "mlcc kb lock" in findings[0].message
+    lines = plain.splitlines(keepends=True)
+    run = max(i for i, line in enumerate(lines) if line.startswith("RUN ") and i < _line_of(lines))
+    waived = "".join([*lines[:run], "# mlcc: DF011 waived: a reason\n", *lines[run:]])
+    assert [f for f in lint_dockerfile(path, content=waived) if f.rule == "DF011"] == []
+
+
+def _line_of(lines: List[str]) -> int:
+    return next(i for i, line in enumerate(lines) if "-r /tmp/mlcc-pip" in line and "--require" not in line)
+
+
+def test_real_pypi_resolves_dependencies_with_markers_and_hashes(tmp_path: Path) -> None:
+    client = IndexClient("https://pypi.org/simple/", cache=str(tmp_path / "index"))
+    locker = Locker(client)
+    target = LockTarget("3.6", "x86_64", "2.17")
+    packages, satisfied = locker.resolve(target, PipInstall(("requests==2.21.0",)), EMPTY)
+    names = {canonicalize_name(p["name"]): p for p in packages}
+    # requests 2.21.0 declares chardet<3.1,>=3.0.2, idna<2.9,>=2.5, urllib3<1.25,>=1.21.1, certifi
+    assert set(names) == {"requests", "chardet", "idna", "urllib3", "certifi"}
+    assert names["requests"]["requested"] and not names["idna"]["requested"]
+    assert names["chardet"]["version"].startswith("3.0.") and names["urllib3"]["version"].startswith("1.24.")
+    page = client.project("urllib3")
+    offered = {f.filename: f.hash("sha256") for f in page.files}
+    assert offered[names["urllib3"]["file"]] == names["urllib3"]["sha256"]
+    assert satisfied == []
+
+
+@pytest.mark.parametrize("python", ["3.6"])
+def test_an_earlier_install_satisfies_a_pin_without_downloading_it(tmp_path: Path, python: str) -> None:
+    client = IndexClient("https://pypi.org/simple/", cache=str(tmp_path / "index"))
+    locker = Locker(client)
+    target = LockTarget(python, "x86_64", "2.17")
+    first, _ = locker.resolve(target, PipInstall(("six==1.12.0",)), EMPTY)
+    state = EMPTY._replace(installed={"six": ("1.12.0", first[0])})
+    packages, satisfied = locker.resolve(target, PipInstall(("six==1.12.0", "python-dateutil==2.8.0")), state)
+    assert [p["name"] for p in packages if not p.get("earlier")] == ["python_dateutil"] or [
+        canonicalize_name(p["name"]) for p in packages if not p.get("earlier")
+    ] == ["python-dateutil"]
+    six = [p for p in packages if canonicalize_name(p["name"]) == "six"]
+    assert six and six[0]["earlier"] and six[0]["sha256"] == first[0]["sha256"]
+    assert satisfied == []
+
+
+def test_published_conda_installs_name_builds_or_say_why_not() -> None:
+    seen = 0
+    for path in _published_dockerfiles():
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for number, line in enumerate(lines):
+            if "conda create" not in line:
+                continue
+            seen += 1
+            words = line.split("conda create", 1)[1].split()
+            unbuilt = [w for w in words if "=" in w and not w.startswith("python=") and w.count("=") < 2]
+            if not unbuilt:
+                continue
+            start = max(
+                i for i in range(number) if lines[i].startswith("# ") and not lines[i].startswith("# mlcc")
+            )
+            notes = [x for x in lines[start:number] if x.startswith("# mlcc: conda builds not named")]
+            assert notes, f"{path}:{number + 1}: {unbuilt} name no build and no reason is given"
+            assert "no reason recorded" not in notes[0] and len(notes[0].split(": ", 2)[2].split()) >= 10
+    assert seen > 0
+
+
+def test_kb_check_turns_a_recorded_conda_reason_into_a_note(kb) -> None:  # type: ignore[no-untyped-def]
+    checker = Checker(IndexClient("http://127.0.0.1:9/simple/", cache=""), kb)
+    target = Target("3.6", "ppc64le", "2.17")
+    bare = Pin("pytorch=1.1.0", "recipes/frameworks/pytorch.yaml:1", target, kind="conda")
+    verdict = checker.judge(bare)
+    assert verdict is not None and verdict[0] == WARNING
+    explained = checker.judge(bare._replace(reason="the channel cannot be read from here"))
+    assert explained is not None and explained[0] == NOTE and "cannot be read" in explained[1]
+    assert checker.judge(bare._replace(requirement="pytorch=1.1.0=py36_123.gabc")) is None
+
+
+def _wheel(name: str, version: str, requires: List[str], payload: str = "") -> bytes:
+    """A real, minimal py3-none-any wheel (no PEP 658 file beside it on the index)."""
+    dist = f"{name}-{version}.dist-info"
+    metadata = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n" + "".join(
+        f"Requires-Dist: {r}\n" for r in requires
+    )
+    files = {
+        f"{name}/__init__.py": f"VALUE = {payload!r}\n",
+        f"{dist}/METADATA": metadata,
+        f"{dist}/WHEEL": (
+            "Wheel-Version: 1.0\nGenerator: mlcc-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        ),
+    }
+    record = "".join(f"{n},,\n" for n in files) + f"{dist}/RECORD,,\n"
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for member, text in [*files.items(), (f"{dist}/RECORD", record)]:
+            archive.writestr(member, text)
+    return buffer.getvalue()
+
+
+def _publish(index: IndexServer, wheels: Dict[str, bytes]) -> None:
+    projects: Dict[str, List[str]] = {}
+    for filename, data in wheels.items():
+        index.add(f"/files/{filename}", data, "application/octet-stream")
+        digest = hashlib.sha256(data).hexdigest()
+        projects.setdefault(filename.split("-")[0], []).append(
+            f'<a href="/files/{filename}#sha256={digest}">{filename}</a>'
+        )
+    for project, links in projects.items():
+        index.add(f"/simple/{project}/", ("<html><body>" + "".join(links) + "</body></html>").encode())
+
+
+def test_a_lock_from_a_local_index_installs_those_bytes_or_fails(tmp_path: Path) -> None:
+    """The whole path on a real PEP 503 index on 127.0.0.1 and a real pip: the lock reads
+    the wheels' METADATA by range requests, the rendered RUN command installs them with
+    --require-hashes, and the same command fails once the index serves other bytes."""
+    wheels = {
+        "mlccprobe-1.0-py3-none-any.whl": _wheel("mlccprobe", "1.0", ["mlccdep>=1.0"]),
+        "mlccdep-1.0-py3-none-any.whl": _wheel("mlccdep", "1.0", []),
+        "mlccdep-1.1-py3-none-any.whl": _wheel("mlccdep", "1.1", []),
+    }
+    for index in serve():
+        _publish(index, wheels)
+        client = IndexClient(index.url + "/simple/", cache=str(tmp_path / "cache"))
+        locker = Locker(client, metadata_cache="")
+        python = f"{sys.version_info[0]}.{sys.version_info[1]}"
+        packages, _ = locker.resolve(
+            LockTarget(python, "x86_64", "2.17"), PipInstall(("mlccprobe==1.0",)), EMPTY
+        )
+        assert [(p["name"], p["version"], p["requested"]) for p in packages] == [
+            ("mlccdep", "1.1", False),
+            ("mlccprobe", "1.0", True),
+        ]
+        assert packages[0]["dependencies_from"].startswith("the wheel's METADATA (read by range requests")
+        assert packages[0]["sha256"] == hashlib.sha256(wheels["mlccdep-1.1-py3-none-any.whl"]).hexdigest()
+        assert any(hit.startswith("/files/") for hit in index.hits)
+        locked = parse_install("x" * 16, {"requirements": ["mlccprobe==1.0"], "packages": packages})
+        command = locked_pip_command(f"{sys.executable} -m pip install --no-cache-dir", locked)
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "PIP_CONFIG_FILE": os.devnull,
+            "PIP_INDEX_URL": index.url + "/simple/",
+            "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        }
+        good = subprocess.run(
+            ["bash", "-c", command],
+            env={**env, "PIP_TARGET": str(tmp_path / "good")},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert good.returncode == 0, good.stderr
+        assert (tmp_path / "good" / "mlccdep" / "__init__.py").exists()
+        # the same release, other bytes: what a compromised or rebuilt index would serve
+        _publish(index, {**wheels, "mlccdep-1.1-py3-none-any.whl": _wheel("mlccdep", "1.1", [], "changed")})
+        bad = subprocess.run(
+            ["bash", "-c", command],
+            env={**env, "PIP_TARGET": str(tmp_path / "bad")},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert bad.returncode != 0
+        assert "DO NOT MATCH THE HASHES" in bad.stderr and "mlccdep" in bad.stderr
+        assert not (tmp_path / "bad" / "mlccdep").exists()
+        # `mlcc kb lock --verify` sees it too: the index no longer gives the locked bytes
+        root = tmp_path / "recipes"
+        (root / "locks").mkdir(parents=True)
+        document = {"format": LOCK_FORMAT, "installs": {"x" * 16: {"packages": packages}}}
+        (root / "locks" / "pip-test.json").write_text(json.dumps(document))
+        fresh = IndexClient(index.url + "/simple/", cache="")
+        problems, checked = verify(str(root), [], fresh)
+        assert checked == 2 and len(problems) == 1
+        assert (
+            "mlccdep-1.1-py3-none-any.whl the sha256" in problems[0]
+            and "recipes/locks/pip-test.json" in problems[0]
+        )
+        _publish(index, wheels)
+        assert verify(str(root), [], IndexClient(index.url + "/simple/", cache="")) == ([], 2)
+
+
+def test_an_unreachable_index_stops_the_lock_instead_of_recording_it(kb, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = tmp_path / "recipes"
+    client = IndexClient("http://127.0.0.1:9/simple/", cache="", timeout=5)
+    with pytest.raises(IndexUnreachable):
+        lock(kb, matrix_stacks(kb)[:1], client)
+    assert not root.exists()
