@@ -477,6 +477,8 @@ class Benchmark(NamedTuple):
     needs_python: bool = True
     origins: Tuple[Tuple[str, str], ...] = ()
     reference_stack: Optional[ReferenceStack] = None
+    # libraries a build step links itself: the system copy stays even when the framework bundles one
+    links: Tuple[str, ...] = ()
 
     def origin_of(self, key: str) -> str:
         """Where the rule ``key`` (arches, python, framework ...) is written."""

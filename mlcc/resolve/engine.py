@@ -687,7 +687,7 @@ class Resolver:
     ) -> bool:
         if cuda is None:
             return False
-        if getattr(req, library) is not None or library in bench.requires:
+        if getattr(req, library) is not None or library in bench.requires or library in bench.links:
             return True
         return library == "cudnn" and build is not None and build.cudnn is not None
 
@@ -750,7 +750,8 @@ class Resolver:
             if not self.lib_needed(library, bench, req, build, cuda):
                 return _Pick(None)
             assert cuda is not None
-            bundled = self._bundled(library, build, base, arch)
+            # a benchmark step linking the library itself (horovod) needs the system copy
+            bundled = None if library in bench.links else self._bundled(library, build, base, arch)
             if bundled is not None:
                 if pin is None or (bundled.confirmed and pin.matches(bundled.version)):
                     return _Pick(bundled)

@@ -131,7 +131,7 @@ def _pip(kb, version: str, variant: str):  # type: ignore[no-untyped-def]
 
 def test_pypi_torch_wheels_bring_what_their_contents_say(kb) -> None:  # type: ignore[no-untyped-def]
     # read from the wheels themselves (mlcc kb check; test_kb_bundles reads them live)
-    assert dict(_pip(kb, "1.1.0", "cu90").bundles) == {"cuda_runtime": "9.0.176"}  # torch/version.py
+    assert _pip(kb, "1.1.0", "cu90").bundled("cuda_runtime") == "9.0.176"  # torch/version.py
     assert dict(_pip(kb, "1.2.0", "cu100").bundles) == {"cuda_runtime": "10.0.130"}
     assert dict(_pip(kb, "1.13.1", "cu117").bundles) == {"cuda_runtime": "11.7", "cudnn": "8.5.0.96"}
     assert dict(_pip(kb, "2.0.1", "cu117").bundles) == {
@@ -163,3 +163,86 @@ def test_a_pip_build_that_brings_cudnn_and_nccl_installs_neither(recipes_copy) -
     dockerfile = dict(render(stack).files)["Dockerfile"]
     assert "libcudnn" not in dockerfile and "libnccl" not in dockerfile and "nccl_2." not in dockerfile
     assert 'io.mlcc.cudnn="8.5.0.96"' in dockerfile and 'io.mlcc.nccl="2.14.3"' in dockerfile
+
+
+# ------------------------------------------------ libraries linked statically
+
+
+@pytest.mark.parametrize("version", ["1.0.0", "1.0.1"])
+@pytest.mark.parametrize("variant", ["cu90", "cu100"])
+def test_torch_1_0_links_cudnn_7_4_and_nccl_2_3_7(kb, version: str, variant: str) -> None:  # type: ignore[no-untyped-def]
+    # pytorch/builder manywheel/build.sh: USE_STATIC_CUDNN=1, USE_STATIC_NCCL=1; its build images
+    # held cuDNN 7.4.1.5 then 7.4.2.24 and NCCL 2.3.7-1 (which patch, and that the wheels came from
+    # these images, is unconfirmed: the recipe says so)
+    build = _pip(kb, version, variant)
+    assert (build.bundled("cudnn"), build.bundled("nccl")) == ("7.4", "2.3.7")
+    unverified = build.prov.unverified_fields
+    assert "bundles" in unverified or {"bundles.cudnn", "bundles.nccl"} <= set(unverified)
+    assert any(s.startswith("github:pytorch/builder") for s in build.prov.source)
+
+
+@pytest.mark.parametrize("variant", ["cu90", "cu100"])
+def test_torch_1_1_0_static_libraries_are_unconfirmed(kb, variant: str) -> None:  # type: ignore[no-untyped-def]
+    # the build images moved to cuDNN 7.5.1 and a source-built NCCL two days before 1.1.0
+    build = _pip(kb, "1.1.0", variant)
+    assert (build.bundled("cudnn"), build.bundled("nccl")) == (UNCONFIRMED, UNCONFIRMED)
+
+
+@pytest.mark.parametrize("variant", ["cu90", "cu92", "cu100", "cu101"])
+def test_mxnet_1_5_1_links_cudnn_7_6_0_64_and_nccl_2_4_7(kb, variant: str) -> None:  # type: ignore[no-untyped-def]
+    # apache/mxnet 1.5.1 tools/setup_gpu_build_tools.sh: the static archives of
+    # libcudnn7-dev 7.6.0.64 and libnccl-dev 2.4.7
+    [build] = [b for b in kb.frameworks["mxnet"].builds if b.version == "1.5.1" and b.variant == variant]
+    assert dict(build.bundles) == {"cudnn": "7.6.0.64", "nccl": "2.4.7"}
+    assert any("tools/setup_gpu_build_tools.sh" in s for s in build.prov.source)
+
+
+def test_ncf_cuda10_0_installs_no_system_cudnn_or_nccl(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    from mlcc.render import render
+
+    stack = resolver.resolve(build_request(kb, "ncf"))
+    assert (stack.framework.version, stack.framework.variant) == ("1.0.1", "cu100")
+    assert (stack.cudnn.method, stack.cudnn.version) == ("bundled", "7.4")
+    assert (stack.nccl.method, stack.nccl.version) == ("bundled", "2.3.7")
+    dockerfile = dict(render(stack).files)["Dockerfile"]
+    assert "libcudnn7" not in dockerfile and "libnccl" not in dockerfile
+    assert "machine-learning" not in dockerfile  # NVIDIA's cuDNN/NCCL repository is not even configured
+    assert 'io.mlcc.cudnn="7.4"' in dockerfile and 'io.mlcc.nccl="2.3.7"' in dockerfile
+
+
+def test_resnet50_keeps_the_system_nccl_horovod_links(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    from mlcc.render import render
+
+    stack = resolver.resolve(build_request(kb, "resnet50"))
+    assert (stack.framework.version, stack.framework.variant) == ("1.5.1", "cu101")
+    assert (stack.cudnn.method, stack.cudnn.version) == ("bundled", "7.6.0.64")
+    assert stack.nccl.method in ("rpm", "tarball")  # horovod's NCCL allreduce is built against it
+    dockerfile = dict(render(stack).files)["Dockerfile"]
+    assert "# cuDNN" not in dockerfile and "CUDNN_VERSION=" not in dockerfile  # no system cuDNN step
+    assert "# NCCL " in dockerfile and "NCCL_HOME=" in dockerfile  # horovod's build reads NCCL_HOME
+    assert 'io.mlcc.cudnn="7.6.0.64"' in dockerfile and f'io.mlcc.nccl="{stack.nccl.version}"' in dockerfile
+
+
+def test_without_links_resnet50_would_take_the_frameworks_nccl(recipes_copy) -> None:  # type: ignore[no-untyped-def]
+    from mlcc.kb import load
+    from mlcc.resolve import Resolver
+
+    recipe = recipes_copy / "benchmarks" / "resnet50.yaml"
+    text = recipe.read_text(encoding="utf-8")
+    assert "  links: [nccl]" in text
+    recipe.write_text(text.replace("  links: [nccl]", "  links: []"), encoding="utf-8")
+    kb = load(str(recipes_copy), use_cache=False)
+    stack = Resolver(kb, host_arch="x86_64").resolve(build_request(kb, "resnet50"))
+    assert (stack.nccl.method, stack.nccl.version) == ("bundled", "2.4.7")
+
+
+def test_a_static_claim_the_wheel_cannot_show_is_a_note(kb) -> None:  # type: ignore[no-untyped-def]
+    from mlcc.app.kb_bundles import NOTE, Evidence, judge
+
+    [build] = [b for b in kb.frameworks["mxnet"].builds if b.version == "1.5.1" and b.variant == "cu101"]
+    # what the PyPI mxnet-cu101 1.5.1 wheel shows: no libcudnn / libnccl file of its own
+    findings = judge(build, "here", Evidence("mxnet_cu101-1.5.1-py2.py3-none-manylinux1_x86_64.whl", ()))
+    assert sorted((f.severity, f.message.split(":")[0]) for f in findings) == [
+        (NOTE, "cudnn 7.6.0.64"),
+        (NOTE, "nccl 2.4.7"),
+    ]

@@ -239,8 +239,8 @@ def test_chain_wires_stack_framework_benchmark_by_image_change(kb, resolver) -> 
         ).structure
         staged += [(i["instruction"], i["value"]) for i in parsed if i["instruction"] in ("RUN", "COPY")]
     assert staged == [(i["instruction"], i["value"]) for i in flat if i["instruction"] in ("RUN", "COPY")]
-    # the stack stage is shared: another benchmark on the same stack names the same BuildConfig
-    other = _objects(render_openshift(_rendered(kb, resolver, "resnet50"), ClusterOptions(chain=True)))
+    # the stack stage is shared: another benchmark on the same stack (gnmt: same CUDA, cuDNN, NCCL) names it
+    other = _objects(render_openshift(_rendered(kb, resolver, "gnmt"), ClusterOptions(chain=True)))
     assert configs[0]["metadata"]["name"] in {c["metadata"]["name"] for c in _by_kind(other, "BuildConfig")}
 
 
