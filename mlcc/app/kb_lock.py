@@ -182,7 +182,12 @@ class Locker:
             if url.startswith(VCS_PREFIXES):
                 reasons.append(
                     f"{url.split('#', 1)[0]} is a VCS checkout (pinned by full commit and verified): "
-                    "pip cannot hash a checkout, and the dependencies it declares are not locked"
+                    + (
+                        "pip cannot hash a checkout; it is installed with --no-deps, so nothing "
+                        "unhashed comes from the index with it"
+                        if install.no_deps
+                        else "pip cannot hash a checkout, and the dependencies it declares are not locked"
+                    )
                 )
             elif "://" in url:
                 host = url.split("/")[2]
@@ -386,7 +391,8 @@ class Locker:
         cached = self._cached(key)
         if cached is not None:
             data = json.loads(cached)
-            return tuple(data["requires"]), data["source"], bool(data["known"])
+            if data["known"]:  # a failure is tried again: a later mlcc may read more of an sdist
+                return tuple(data["requires"]), data["source"], True
         python = f"{sys.version_info[0]}.{sys.version_info[1]}"
         with tempfile.TemporaryDirectory(prefix="mlcc-lock-") as tmp:
             report = os.path.join(tmp, "report.json")
@@ -433,9 +439,11 @@ class Locker:
         if hashlib.sha256(data).hexdigest() != file.hash("sha256"):
             return (), f"its metadata could not be prepared ({failure}); the sdist's sha256 differs", False
         found = _egg_requires(file.filename, data)
-        if found is None:
-            return (), f"its metadata could not be prepared ({failure}) and the sdist has no egg-info", False
-        return found, "the sdist's egg-info/requires.txt (pip could not prepare it here)", True
+        if found is not None:
+            return found, "the sdist's egg-info/requires.txt (pip could not prepare it here)", True
+        if _declares_no_requires(file.filename, data):
+            return (), NO_REQUIRES_SOURCE, True
+        return (), f"its metadata could not be prepared ({failure}) and the sdist has no egg-info", False
 
     def _get(self, url: str) -> Optional[str]:
         cached = self._cached(url)
@@ -666,6 +674,33 @@ def _egg_requires(filename: str, data: bytes) -> Optional[Tuple[str, ...]]:
             conditions.append(f'extra == "{extra}"')
         found.append(line + (f"; {' and '.join(conditions)}" if conditions else ""))
     return tuple(found)
+
+
+NO_REQUIRES_SOURCE = (
+    "the sdist's setup.py, read as text: it never names install_requires, and the sdist has no "
+    "setup.cfg or pyproject.toml, so it declares no dependencies (pip could not prepare it here)"
+)
+
+
+def _declares_no_requires(filename: str, data: bytes) -> bool:
+    """True when the sdist cannot declare dependencies: a top-level setup.py that never names
+    ``install_requires`` and no setup.cfg or pyproject.toml (where they could be declared)."""
+    tops: Dict[str, bytes] = {}
+    if filename.endswith(".zip"):
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            for name in archive.namelist():
+                if name.count("/") == 1:
+                    tops[name.split("/", 1)[1]] = archive.read(name)
+    else:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as archive:
+            for member in archive.getmembers():
+                if member.name.count("/") == 1 and member.isfile():
+                    handle = archive.extractfile(member)
+                    if handle is not None:
+                        tops[member.name.split("/", 1)[1]] = handle.read()
+    if "setup.py" not in tops or "setup.cfg" in tops or "pyproject.toml" in tops:
+        return False
+    return b"install_requires" not in tops["setup.py"]
 
 
 def _project_name(filename: str, fallback: str) -> str:

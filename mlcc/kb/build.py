@@ -904,7 +904,7 @@ def _build_step(doc: _Doc, data: Dict[str, Any], path: PathKey) -> BuildStep:
             setup_options=tuple(data.get("setup", ())),
         )
     if "install" in data:
-        return step._replace(kind="install", install=data["install"])
+        return step._replace(kind="install", install=data["install"], no_deps=data.get("no_deps", False))
     if "make" in data:
         return step._replace(kind="make", make_args=tuple(data["make"]))
     return step._replace(script=data["script"])

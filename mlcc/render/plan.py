@@ -45,6 +45,11 @@ LOCAL_SOURCE = (
     "the benchmark's own package from its source checkout (pinned by full commit above):"
     " pip cannot hash a directory, and the dependencies its setup.py declares are not locked"
 )
+LOCAL_SOURCE_NO_DEPS = (
+    "the benchmark's own package from its source checkout (pinned by full commit above):"
+    " pip cannot hash a directory; it is installed with --no-deps, since the steps before it"
+    " install the dependencies its setup.py declares (the recipe's note names them)"
+)
 
 
 # The stages of a build, in order. "stack" is the prefix every benchmark on the same base +
@@ -616,12 +621,16 @@ class _Planner:
         elif step.kind == "install":
             flag = "-e ." if step.install == "editable" else "."
             # pip hashes files, not a directory: the source itself is the pinned checkout
-            self.record_pip(PipInstall((flag,), environment=self.pip_environment, unlockable=LOCAL_SOURCE))
+            reason = LOCAL_SOURCE_NO_DEPS if step.no_deps else LOCAL_SOURCE
+            self.record_pip(
+                PipInstall((flag,), no_deps=step.no_deps, environment=self.pip_environment, unlockable=reason)
+            )
+            no_deps = " --no-deps" if step.no_deps else ""
             self.add(
                 f"{bench}: its own package ({step.install})",
-                [_env_prefix(step.env) + f"python -m pip install --no-cache-dir {flag}"],
+                [_env_prefix(step.env) + f"python -m pip install --no-cache-dir{no_deps} {flag}"],
                 workdir=workdir,
-                notes=[f"mlcc: DF011 waived: {LOCAL_SOURCE}"],
+                notes=[f"mlcc: DF011 waived: {reason}"],
             )
         elif step.kind == "make":
             args = " ".join(f'"{a}"' for a in step.make_args)

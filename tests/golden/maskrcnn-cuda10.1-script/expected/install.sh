@@ -154,21 +154,21 @@ cd /
 python -m pip install --no-cache-dir "git+${GIT_MIRROR}/NVIDIA/cocoapi.git@cdbf99a5a75c090aac82dabd2b62396a8906d4a3#subdirectory=PythonAPI"
 
 # maskrcnn: pip install compliance (github.com)
-# mlcc: DF011 waived: git+https://github.com/mlperf/training.git@6289993e1e9f0f5c4534336df83ff199bd0cdb75 is a VCS checkout (pinned by full commit and verified): pip cannot hash a checkout, and the dependencies it declares are not locked
-python -m pip install --no-cache-dir "git+${GIT_MIRROR}/mlperf/training.git@6289993e1e9f0f5c4534336df83ff199bd0cdb75#subdirectory=compliance"
+# mlcc: DF011 waived: git+https://github.com/mlperf/training.git@6289993e1e9f0f5c4534336df83ff199bd0cdb75 is a VCS checkout (pinned by full commit and verified): pip cannot hash a checkout; it is installed with --no-deps, so nothing unhashed comes from the index with it
+python -m pip install --no-cache-dir --no-deps "git+${GIT_MIRROR}/mlperf/training.git@6289993e1e9f0f5c4534336df83ff199bd0cdb75#subdirectory=compliance"
 
 # maskrcnn: pip install mlperf-compliance, opencv-python, yacs
 printf '%s\n' \
     mlperf-compliance==0.6.0 \
     'opencv-python==3.4.1.15 --hash=sha256:0fd4c86dbce58bdda149f5175093d50a0396ee5a981675c21b14a30aa667b97f' \
     'yacs==0.1.6 --hash=sha256:77cb0f9a638dca68b0e9d49e3d51a986dc5741651316df8608d5127b92278e9a' \
-    > /tmp/mlcc-pip-2f4c84978c41740c.txt && python -m pip install --no-cache-dir --require-hashes -r /tmp/mlcc-pip-2f4c84978c41740c.txt && rm -f /tmp/mlcc-pip-2f4c84978c41740c.txt
+    > /tmp/mlcc-pip-606984ae1d98b91f.txt && python -m pip install --no-cache-dir --require-hashes -r /tmp/mlcc-pip-606984ae1d98b91f.txt && rm -f /tmp/mlcc-pip-606984ae1d98b91f.txt
 
 # maskrcnn: its own package (editable)
-# mlcc: DF011 waived: the benchmark's own package from its source checkout (pinned by full commit above): pip cannot hash a directory, and the dependencies its setup.py declares are not locked
+# mlcc: DF011 waived: the benchmark's own package from its source checkout (pinned by full commit above): pip cannot hash a directory; it is installed with --no-deps, since the steps before it install the dependencies its setup.py declares (the recipe's note names them)
 mkdir -p /workspace/object_detection
 cd /workspace/object_detection
-python -m pip install --no-cache-dir -e .
+python -m pip install --no-cache-dir --no-deps -e .
 cd /
 
 # maskrcnn: link-coco.sh (/coco linked at build time, so run_and_time.sh needs no root)
