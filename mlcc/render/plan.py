@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import shlex
 from functools import cache
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, TypeVar
+from typing import Dict, List, NamedTuple, Optional, Sequence, Set, Tuple, TypeVar
 
 from mlcc.errors import MlccError
 from mlcc.kb.model import BuildStep, LibBuild, PackageManager, PinnedPackage
@@ -690,13 +690,12 @@ def declare_args(steps: Sequence[Step], options: Options) -> Tuple[Step, ...]:
     """Each mirror build arg declared with the first step that uses it. A Dockerfile ARG
     takes part in the cache key of every RUN after it: declared at the top, GIT_MIRROR would
     split the stack prefix that benchmarks share into one per set of hosts they fetch from."""
-    pending = dict(mirror_args(steps, options))
+    declared: Set[str] = set()
     placed: List[Step] = []
     for step in steps:
-        first = tuple((name, value) for name, value in mirror_args([step], options) if name in pending)
-        for name, _value in first:
-            del pending[name]
-        placed.append(step._replace(args=first))
+        first = tuple((name, value) for name, value in mirror_args([step], options) if name not in declared)
+        declared.update(name for name, _value in first)
+        placed.append(step._replace(args=first) if first or step.args else step)
     return tuple(placed)
 
 
@@ -704,12 +703,15 @@ def mirror_args(steps: Sequence[Step], options: Options) -> Tuple[Tuple[str, Opt
     """The mirror build arguments ``steps`` use, with their defaults: the mirror asked for,
     else the public host; pip's own settings (no default) when a step runs pip. Only those
     used: a chained build's shared stages stay byte-identical across benchmarks."""
-    chosen = dict(options.mirrors)
     text = "\n".join(command for step in steps for command in step.commands)
+    pip = " pip install " in text
+    if not pip and "${" not in text:
+        return ()  # most steps fetch nothing from a mirrored host: skip the table
+    chosen = dict(options.mirrors)
     found: List[Tuple[str, Optional[str]]] = [
         (m.var, chosen.get(m.var, m.public)) for m in HOST_MIRRORS if "${" + m.var + "}" in text
     ]
-    if " pip install " in text:
+    if pip:
         found += [(p.var, chosen.get(p.var)) for p in PIP_SETTINGS]
     return tuple(found)
 
