@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Optional
+from typing import Any, Callable, Optional, TypeVar
 
 import click
 
@@ -18,6 +18,28 @@ from mlcc.kb.index import IndexClient
 from mlcc.kb.loader import recipes_root
 from mlcc.kb.wheel import WheelReader
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def index_options(command: F) -> F:
+    """--index-url, --refresh and --ttl: how `kb check` and `kb lock` reach the index."""
+    command = click.option(
+        "--ttl",
+        type=click.FloatRange(min=0),
+        default=24.0,
+        show_default=True,
+        metavar="HOURS",
+        help="Reuse cached index answers this long.",
+    )(command)
+    refresh_help = "Ignore cached index answers and ask again."
+    command = click.option("--refresh", is_flag=True, help=refresh_help)(command)
+    return click.option(
+        "--index-url",
+        metavar="URL",
+        envvar="PIP_INDEX_URL",
+        help="Simple index to ask (PEP 503/691), e.g. a mirror. Env: PIP_INDEX_URL. Default: PyPI.",
+    )(command)
+
 
 @click.group("kb")
 def kb_group() -> None:
@@ -25,21 +47,7 @@ def kb_group() -> None:
 
 
 @kb_group.command("check")
-@click.option(
-    "--index-url",
-    metavar="URL",
-    envvar="PIP_INDEX_URL",
-    help="Simple index to ask (PEP 503/691), e.g. a mirror. Env: PIP_INDEX_URL. Default: PyPI.",
-)
-@click.option("--refresh", is_flag=True, help="Ignore cached index answers and ask again.")
-@click.option(
-    "--ttl",
-    type=click.FloatRange(min=0),
-    default=24.0,
-    show_default=True,
-    metavar="HOURS",
-    help="Reuse cached index answers this long.",
-)
+@index_options
 @click.option(
     "--sample",
     type=click.IntRange(min=0),
@@ -120,21 +128,7 @@ def check_command(
 
 
 @kb_group.command("lock")
-@click.option(
-    "--index-url",
-    metavar="URL",
-    envvar="PIP_INDEX_URL",
-    help="Simple index to read (PEP 503/691). Env: PIP_INDEX_URL. Default: PyPI.",
-)
-@click.option("--refresh", is_flag=True, help="Ignore cached index answers and ask again.")
-@click.option(
-    "--ttl",
-    type=click.FloatRange(min=0),
-    default=24.0,
-    show_default=True,
-    metavar="HOURS",
-    help="Reuse cached index answers this long.",
-)
+@index_options
 @click.option(
     "--verify",
     "verify_only",
