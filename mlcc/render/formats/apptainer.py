@@ -7,7 +7,7 @@ from typing import List
 
 import mlcc
 from mlcc.render.escaping import double_quoted
-from mlcc.render.formats import Context, header, mirror_exports
+from mlcc.render.formats import Context, header, mirror_exports, shell_body, shell_heading
 from mlcc.render.plan import Plan, Step
 
 DEFINITION = "Singularity.def"
@@ -42,14 +42,5 @@ def write(plan: Plan, context: Context) -> str:
 
 
 def _step(step: Step, out: List[str]) -> None:
-    out.append(f"\n{INDENT}# {step.title}\n")
-    for note in step.notes:
-        out.append(f"{INDENT}# {note}\n")
-    if step.workdir:
-        out.append(f"{INDENT}mkdir -p {step.workdir}\n{INDENT}cd {step.workdir}\n")
-    for command in step.commands:
-        out.append(f"{INDENT}{command}\n")
-    if step.workdir:
-        out.append(f"{INDENT}cd /\n")
-    for name, value in step.env:
-        out.append(f"{INDENT}export {name}={double_quoted(value)}\n")
+    shell_heading(step, INDENT, out)
+    shell_body(step, INDENT, out)

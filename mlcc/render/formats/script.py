@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import List, Mapping
 
 import mlcc
-from mlcc.render.escaping import double_quoted
-from mlcc.render.formats import Context, header, mirror_exports
+from mlcc.render.formats import Context, header, mirror_exports, shell_body, shell_heading
 from mlcc.render.plan import Plan, Step
 
 SCRIPT = "install.sh"
@@ -40,17 +39,8 @@ def write(plan: Plan, context: Context) -> str:
 
 
 def _step(step: Step, files: Mapping[str, str], out: List[str]) -> None:
-    out.append(f"\n# {step.title}\n")
-    for note in step.notes:
-        out.append(f"# {note}\n")
+    shell_heading(step, "", out)
     # no build context on a host: the files a Dockerfile COPYs are written from the script
     for source, target in step.copies:
         out.append(f"install -D -m 0644 /dev/stdin {target} <<'{EOF_MARK}'\n{files[source]}{EOF_MARK}\n")
-    if step.workdir:
-        out.append(f"mkdir -p {step.workdir}\ncd {step.workdir}\n")
-    for command in step.commands:
-        out.append(f"{command}\n")
-    if step.workdir:
-        out.append("cd /\n")
-    for name, value in step.env:
-        out.append(f"export {name}={double_quoted(value)}\n")
+    shell_body(step, "", out)
