@@ -19,7 +19,7 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 import mlcc
 from mlcc.errors import RecipeError
-from mlcc.kb import schema_check
+from mlcc.kb import pip_locks, schema_check
 from mlcc.kb.layout import OTHER_FILES
 from mlcc.kb.model import (
     Arch,
@@ -170,6 +170,7 @@ def build(root: str, files: Sequence[Tuple[str, str]]) -> KnowledgeBase:
         files=tuple(f"recipes/{rel}" for rel, _ in files),
         source_builds=_source_builds(docs["tools"][0]),
         gpus=_gpus(docs["gpus"][0]),
+        pip_locks=pip_locks.read_lock_files(root),
     )
 
 

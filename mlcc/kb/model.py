@@ -16,6 +16,7 @@ annotations cost nothing extra.
 
 from typing import Dict, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
+from mlcc.kb.pip_locks import LockFiles
 from mlcc.versions import parse_version, satisfies
 
 
@@ -573,6 +574,7 @@ class KnowledgeBase(NamedTuple):
     gpus: Dict[str, Gpu]
     files: Tuple[str, ...] = ()
     source_builds: Tuple[SourceBuild, ...] = ()
+    pip_locks: LockFiles = LockFiles()  # recipes/locks/, parsed
 
     def packaging(self, package_format: str) -> Family:
         """The family whose packages have ``package_format`` (a cuDNN/NCCL build's method)."""

@@ -18,8 +18,9 @@ from functools import cache
 from typing import Dict, List, NamedTuple, Optional, Sequence, Set, Tuple, TypeVar
 
 from mlcc.errors import MlccError
+from mlcc.kb.lock_ids import environment_id, install_id
 from mlcc.kb.model import BuildStep, LibBuild, PackageManager, PinnedPackage
-from mlcc.kb.pip_locks import LockedInstall, LockTarget, PipInstall, environment_id, install_id
+from mlcc.kb.pip_locks import LockedInstall, LockTarget, PipInstall
 from mlcc.render.manifest import labels
 from mlcc.render.mirror import (
     HOST_MIRRORS,

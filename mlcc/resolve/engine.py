@@ -919,7 +919,7 @@ class Resolver:
     def _pip_locks(self, python: Optional[PythonOption], arch: str, base: Base) -> Optional[PipLocks]:
         if python is None:
             return None
-        return pip_locks.load(self.kb.root, pip_locks.LockTarget(python.version, arch, base.glibc))
+        return self.kb.pip_locks.for_target(pip_locks.LockTarget(python.version, arch, base.glibc))
 
     def _repositories(
         self, cuda: Optional[CudaRelease], cudnn: Optional[LibBuild], nccl: Optional[LibBuild]
