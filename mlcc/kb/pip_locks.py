@@ -37,7 +37,8 @@ pickled with it, so the resolve and render paths parse no JSON; the chained ids 
 :mod:`mlcc.kb.lock_ids` (hashlib is not on the resolve path).
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: string annotations make every NamedTuple field
+# a ForwardRef compiled at import, and this module is on every start-up path.
 
 import json
 import os
