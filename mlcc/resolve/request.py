@@ -6,7 +6,6 @@ mean", malformed versions are rejected, contradictory pins are usage errors (exi
 
 from __future__ import annotations
 
-import difflib
 import re
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -94,6 +93,8 @@ _FIELD_INDEX = {
 
 
 def did_you_mean(value: str, choices: Iterable[str]) -> Optional[str]:
+    import difflib  # only for a name the recipes do not know: not on a resolve's path
+
     close = difflib.get_close_matches(value, list(choices), n=1, cutoff=0.6)
     return f"did you mean {close[0]!r}?" if close else None
 
