@@ -8,13 +8,12 @@ that builds every variant of the benchmark present.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from pathlib import Path
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from mlcc.errors import OutputError, StaleError, UsageError
-from mlcc.flags import flag
+from mlcc.flags import flag, options_type
 from mlcc.kb.model import KnowledgeBase
 from mlcc.matrix import CellResult, evaluate, expand, load_matrix
 from mlcc.output import Change, check_writable, compare_tree, refuse_symlinks, remove_folder, write_tree
@@ -58,26 +57,28 @@ def _pip_help(setting: PipSetting) -> str:
     return f"URL of {setting.what} (also a build arg: {setting.var}, which pip reads)."
 
 
-@dataclasses.dataclass(frozen=True)
+@options_type
 class SourceFlags:
     """Where a build fetches from: a mirrored base image, a mirror of NVIDIA's files."""
 
     base_image: Optional[str] = flag(
-        None, "--base-image", "Build FROM this (mirrored) image instead of the base's.", metavar="REF"
+        "--base-image", "Build FROM this (mirrored) image instead of the base's.", default=None, metavar="REF"
     )
     mirror: Optional[str] = flag(
-        None,
         "--mirror",
         "Fetch NVIDIA packages and files from URL instead of "
         "https://developer.download.nvidia.com (also a build arg: NVIDIA_MIRROR).",
+        default=None,
         metavar="URL",
     )
-    pip_index_url: Optional[str] = flag(None, INDEX.flag, _pip_help(INDEX), metavar="URL")
-    pip_extra_index_url: Optional[str] = flag(None, EXTRA_INDEX.flag, _pip_help(EXTRA_INDEX), metavar="URL")
-    git_mirror: Optional[str] = flag(None, GIT.flag, _host_help(GIT), metavar="URL")
-    conda_mirror: Optional[str] = flag(None, CONDA.flag, _host_help(CONDA), metavar="URL")
-    wmlce_mirror: Optional[str] = flag(None, WMLCE.flag, _host_help(WMLCE), metavar="URL")
-    pytorch_mirror: Optional[str] = flag(None, PYTORCH.flag, _host_help(PYTORCH), metavar="URL")
+    pip_index_url: Optional[str] = flag(INDEX.flag, _pip_help(INDEX), default=None, metavar="URL")
+    pip_extra_index_url: Optional[str] = flag(
+        EXTRA_INDEX.flag, _pip_help(EXTRA_INDEX), default=None, metavar="URL"
+    )
+    git_mirror: Optional[str] = flag(GIT.flag, _host_help(GIT), default=None, metavar="URL")
+    conda_mirror: Optional[str] = flag(CONDA.flag, _host_help(CONDA), default=None, metavar="URL")
+    wmlce_mirror: Optional[str] = flag(WMLCE.flag, _host_help(WMLCE), default=None, metavar="URL")
+    pytorch_mirror: Optional[str] = flag(PYTORCH.flag, _host_help(PYTORCH), default=None, metavar="URL")
 
     def options(self) -> Options:
         options = check_options(self.base_image, self.mirror)
