@@ -65,6 +65,13 @@ def _host_flag(mirror: HostMirror) -> Any:
     return flag(None, mirror.flag, fallback, metavar="URL", describe=describe)
 
 
+def _nvidia_help(kb: KnowledgeBase) -> str:
+    return (
+        f"Fetch NVIDIA packages and files from URL instead of {kb.download_host}"
+        " (also a build arg: NVIDIA_MIRROR)."
+    )
+
+
 def _pip_help(setting: PipSetting) -> str:
     return f"URL of {setting.what} (also a build arg: {setting.var}, which pip reads)."
 
@@ -79,9 +86,10 @@ class SourceFlags:
     mirror: Optional[str] = flag(
         None,
         "--mirror",
-        "Fetch NVIDIA packages and files from URL instead of "
-        "https://developer.download.nvidia.com (also a build arg: NVIDIA_MIRROR).",
+        "Fetch NVIDIA packages and files from URL instead of NVIDIA's download host"
+        " (recipes/cuda.yaml download_host; also a build arg: NVIDIA_MIRROR).",
         metavar="URL",
+        describe=_nvidia_help,
     )
     pip_index_url: Optional[str] = flag(None, INDEX.flag, _pip_help(INDEX), metavar="URL")
     pip_extra_index_url: Optional[str] = flag(None, EXTRA_INDEX.flag, _pip_help(EXTRA_INDEX), metavar="URL")
@@ -158,7 +166,7 @@ def check_options(base_image: Optional[str], mirror: Optional[str]) -> Options:
     if base_image is not None and base_image.endswith(":latest"):
         raise UsageError(f"--base-image: {base_image!r} uses latest; pin a release tag or a digest")
     if mirror is not None:
-        mirror = check_mirror("--mirror", mirror, "https://developer.download.nvidia.com")
+        mirror = check_mirror("--mirror", mirror, "NVIDIA's download host")
     return Options(base_image=base_image, mirror=mirror)
 
 

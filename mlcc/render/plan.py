@@ -308,8 +308,9 @@ class _Planner:
             if command.startswith("curl ") and repo.key_sha256_unavailable:
                 reason = " ".join(repo.key_sha256_unavailable.split())
                 notes.append(f"mlcc: DF010 waived: {repo.key(self.base.family)}: {reason}")
+        nvidia_host = self.stack.download_host.split("://", 1)[-1]
         self.add(
-            "NVIDIA package repositories (NVIDIA_MIRROR replaces developer.download.nvidia.com)",
+            f"NVIDIA package repositories (NVIDIA_MIRROR replaces {nvidia_host})",
             commands,
             stage="stack",
             notes=notes,

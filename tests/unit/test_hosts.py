@@ -144,6 +144,7 @@ def test_help_names_each_host_from_the_recipes(kb, cli) -> None:  # type: ignore
         for mirror in HOST_MIRRORS:
             host = kb.hosts[mirror.host]
             assert _unwrapped(f"{mirror.flag} URL Fetch {host.serves} from URL instead of {host.url}") in text
+        assert _unwrapped(f"instead of {kb.download_host} (also a build arg: NVIDIA_MIRROR)") in text
 
 
 def test_help_read_from_other_recipes_names_their_hosts(recipes_copy: Path, cli) -> None:  # type: ignore[no-untyped-def]
