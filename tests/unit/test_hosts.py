@@ -2,11 +2,13 @@
 
 The knowledge base holds one host for each mirror option (HOST_MIRRORS) and refuses a
 hosts.yaml that lacks one or names one mlcc has no option for; the renderers take the hosts
-from the Stack; --help names each host from the recipes.
+from the Stack; --help names each host from the recipes; and no host's URL is written in
+mlcc's code, not even in a docstring or comment.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,17 @@ from mlcc.render.mirror import host_mirrored, routes
 from tests.conftest import REPO
 
 HOSTS = REPO / "recipes" / "hosts.yaml"
+
+
+def _public_urls() -> list[str]:
+    """Every public host the recipes name as such: hosts.yaml's and NVIDIA's download host."""
+    hosts = yaml.safe_load(HOSTS.read_text(encoding="utf-8"))["hosts"]
+    cuda = yaml.safe_load((REPO / "recipes" / "cuda.yaml").read_text(encoding="utf-8"))
+    return [host["url"] for host in hosts] + [cuda["download_host"]]
+
+
+def _hostname(url: str) -> str:
+    return url.split("://", 1)[1].split("/", 1)[0]
 
 
 def _unwrapped(text: str) -> str:
@@ -44,6 +57,20 @@ def test_the_recipes_name_one_host_per_mirror_option(kb) -> None:  # type: ignor
     for host in kb.hosts.values():
         assert host.url.startswith("https://") and not host.url.endswith("/")
         assert host.prov.source and host.prov.origin.startswith("recipes/hosts.yaml:")
+
+
+def test_no_public_host_is_written_in_the_code() -> None:
+    """Every occurrence of a public host name in mlcc/**/*.py, code, docstring or comment:
+    the hosts are facts of the recipes, and the code reads them from the Stack."""
+    names = sorted({_hostname(url) for url in _public_urls()})
+    assert "github.com" in names and len(names) >= 5  # the probe reads the recipes
+    found = []
+    for path in sorted((REPO / "mlcc").rglob("*.py")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            for name in names:
+                if re.search(r"(?<![A-Za-z0-9.-])" + re.escape(name) + r"(?![A-Za-z0-9-])", line):
+                    found.append(f"{path.relative_to(REPO)}:{number}: {name}")
+    assert found == []
 
 
 def test_a_hosts_file_without_a_host_names_the_file_the_line_and_the_hosts_allowed(
