@@ -11,7 +11,10 @@ Nothing here imports click: the Python API uses these types without the CLI.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Dict, NamedTuple, Optional, Sequence, Tuple, Type, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Dict, NamedTuple, Optional, Sequence, Tuple, Type, TypeVar
+
+if TYPE_CHECKING:
+    from mlcc.kb.model import KnowledgeBase
 
 T = TypeVar("T")
 
@@ -30,6 +33,9 @@ class Flag(NamedTuple):
     convert: Optional[Callable[[Any], Any]] = None
     group: str = ""  # which commands take it, when a type spans several (e.g. "run")
     short: Optional[str] = None  # "-v" beside "--verbose"
+    # Help that names facts of the recipes (a public host): written from the knowledge base
+    # when --help is shown, never at start; ``help`` stands when the recipes cannot load.
+    describe: Optional[Callable[[KnowledgeBase], str]] = None
 
 
 def flag(default: Any, name: str, help: str, **shape: Any) -> Any:
