@@ -128,7 +128,10 @@ class Registry:
             if urllib.parse.urlsplit(url).netloc != self.host:
                 # the request carries our credentials: they go to this registry, nowhere else
                 where = printable(urllib.parse.urlsplit(url).netloc)[:100]
-                raise RegistryError(f"registry {self.host} sent {method} {path} elsewhere ({where}): refused")
+                raise RegistryError(
+                    f"registry {self.host} directed {method} {path} to another host ({where}): refused",
+                    hint="mlcc sends a registry's credentials to that registry only",
+                )
         for attempt in range(3):
             sent = dict(headers or {})
             authorization = self._authorization(scope)

@@ -46,6 +46,10 @@ _OCI_ARCH = {"x86_64": "amd64", "ppc64le": "ppc64le", "aarch64": "arm64"}
 # the namespace of the serial numbers (RFC 4122 name-based UUIDs of the document's digest)
 _SERIAL_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "mlcc:sbom")
 _MAX_TEXT = 4096  # no field of installed.json is longer; a longer one is not mlcc's
+# what a package name and version may be before it enters a purl (rpm, dpkg, PEP 440 and
+# PEP 508 spellings); anything else in installed.json is not what a package database said
+_PACKAGE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,199}\Z")
+_VERSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+~:^!-]{0,199}\Z")
 
 
 class ImageName(NamedTuple):
@@ -93,6 +97,14 @@ def _strings(value: Any, what: str) -> Tuple[Tuple[str, Optional[str]], ...]:
     return tuple(sorted((str(k)[:_MAX_TEXT], _text(v, f"{what}/{k}")) for k, v in value.items()))
 
 
+def _packages_of(value: Any, what: str) -> Tuple[Tuple[str, Optional[str]], ...]:
+    found = _strings(value, what)
+    for name, version in found:
+        if not _PACKAGE.match(name) or (version is not None and not _VERSION.match(version)):
+            raise _error(f"{what}/{name[:80]} is not a package name and version")
+    return found
+
+
 def read_installed(data: Any, what: str = f"/{INSTALLED_FILE}") -> Installed:
     """installed.json from an image, checked; wrong shapes are errors naming the field."""
     if not isinstance(data, dict):
@@ -110,6 +122,8 @@ def read_installed(data: Any, what: str = f"/{INSTALLED_FILE}") -> Installed:
         version = _text(entry.get("version"), f"{what}: pip/{index}/version")
         if not name or not version:
             raise _error(f"{what}: pip/{index} names no distribution and version")
+        if not _PACKAGE.match(name) or not _VERSION.match(version):
+            raise _error(f"{what}: pip/{index} is not a distribution name and version: {name[:80]!r}")
         listed.append((name, version))
     modules = data.get("modules")
     if modules is not None and not isinstance(modules, dict):
@@ -118,7 +132,7 @@ def read_installed(data: Any, what: str = f"/{INSTALLED_FILE}") -> Installed:
         arch=_text(data.get("arch"), f"{what}: arch"),
         os_id=_text(os_info.get("id"), f"{what}: os/id"),
         os_version=_text(os_info.get("version_id"), f"{what}: os/version_id"),
-        packages=_strings(data.get("packages"), f"{what}: packages"),
+        packages=_packages_of(data.get("packages"), f"{what}: packages"),
         headers=_strings(data.get("headers"), f"{what}: headers"),
         nvcc=_text(data.get("nvcc"), f"{what}: nvcc"),
         gcc=_text(data.get("gcc"), f"{what}: gcc"),
@@ -356,7 +370,8 @@ def _library(name: str, lib: Optional[LibraryRecord], installed: Installed, fram
                 external=((("distribution", url),) if url else ()),
             )
         ]
-    loaded = next((str(m.get(name)) for n, m in installed.modules if n == framework and m.get(name)), None)
+    reported = [m.get(name) for n, m in installed.modules if n == framework]
+    loaded = next((v[:_MAX_TEXT] for v in reported if isinstance(v, str) and v), None)
     return [
         _component(
             "library",

@@ -6,15 +6,18 @@ The e2e suite pushes one beside a real image (tests/e2e/test_build.py)."""
 from __future__ import annotations
 
 import hashlib
+import http.server
 import io
 import json
 import re
 import subprocess
 import sys
 import tarfile
+import threading
+import urllib.parse
 from importlib import resources
 from pathlib import Path
-from typing import Any, Dict, Tuple
+from typing import Any, ClassVar, Dict, Iterator, List, Tuple
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -24,10 +27,14 @@ from packageurl import PackageURL
 from referencing import Registry as SchemaRegistry
 from referencing import Resource
 
-from mlcc.app.images import sbom_document, sbom_tag, sbom_time
+from mlcc.app.images import Attached, sbom_document, sbom_tag, sbom_time
 from mlcc.cli import run
-from mlcc.errors import EXIT_DRIFT, DriftError, UsageError
+from mlcc.engines.base import BuildJob, BuildPolicy, BuildResult, EngineSettings, ImageEngine, Log, job_for
+from mlcc.errors import EXIT_DRIFT, DriftError, RegistryError, UsageError
+from mlcc.image.auth import Credentials
+from mlcc.image.base import ResolvedBase
 from mlcc.image.content import INSTALLED_FILE, STACK_FILE, ImageContent
+from mlcc.image.registry import OCI_MANIFEST, Manifest, Registry
 from mlcc.image.sbom import ImageName, cyclonedx, for_image, purl, sbom_bytes
 
 DIGEST = "sha256:" + "ab" * 32
@@ -253,6 +260,10 @@ def test_names_and_versions_are_encoded_in_purls() -> None:
         ({"python": ["3.6"]}, "python is not a string"),
         ({"gcc": "x" * 5000}, "gcc is not a string"),
         ({"modules": []}, "modules is not a JSON object"),
+        ({"pip": [{"name": "a/b", "version": "1"}]}, "pip/0 is not a distribution name and version"),
+        ({"pip": [{"name": "numpy", "version": "1 2"}]}, "pip/0 is not a distribution name and version"),
+        ({"packages": {"libnccl": "2.8\n"}}, "packages/libnccl is not a package name and version"),
+        ({"packages": {"../x": "1"}}, "packages/../x is not a package name and version"),
     ],
 )
 def test_a_damaged_record_is_an_error_naming_the_field(
@@ -407,3 +418,158 @@ def test_mlcc_sbom_refuses_bad_images_with_exit_6(
     assert run(["sbom", f"oci:{layout}"]) == 6
     captured = capsys.readouterr()
     assert captured.out == "" and message in captured.err and "Traceback" not in captured.err
+
+
+# ----------------------------------------------------------------------------- the push
+
+
+class _FakeRegistry(http.server.BaseHTTPRequestHandler):
+    """Just enough of the distribution API for a blob upload and a manifest put; it records
+    each request and sends uploads wherever ``upload_host`` says."""
+
+    requests: ClassVar[List[Tuple[str, str, Dict[str, str], bytes]]] = []
+    blobs: ClassVar[Dict[str, bytes]] = {}
+    upload_host: ClassVar[str] = ""
+
+    def _answer(self, code: int, headers: Dict[str, str]) -> None:
+        self.send_response(code)
+        for name, value in {"Content-Length": "0", **headers}.items():
+            self.send_header(name, value)
+        self.end_headers()
+
+    def _record(self) -> bytes:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.requests.append((self.command, self.path, dict(self.headers), body))
+        return body
+
+    def do_HEAD(self) -> None:
+        self._record()
+        digest = self.path.rsplit("/", 1)[-1]
+        self._answer(200 if self.path == "/v2/" or digest in self.blobs else 404, {})
+
+    def do_GET(self) -> None:
+        self.do_HEAD()
+
+    def do_POST(self) -> None:
+        self._record()
+        host = self.upload_host or self.headers["Host"]
+        self._answer(202, {"Location": f"http://{host}/v2/r/blobs/uploads/u1?_state=x"})
+
+    def do_PUT(self) -> None:
+        body = self._record()
+        if "/manifests/" in self.path:
+            digest = "sha256:" + hashlib.sha256(body).hexdigest()
+            self._answer(201, {"Docker-Content-Digest": digest})
+            return
+        digest = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.path).query))["digest"]
+        assert digest == "sha256:" + hashlib.sha256(body).hexdigest()
+        self.blobs[digest] = body
+        self._answer(201, {})
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def fake_registry() -> Iterator[str]:
+    _FakeRegistry.requests, _FakeRegistry.blobs, _FakeRegistry.upload_host = [], {}, ""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _FakeRegistry)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_an_artifact_names_its_subject(fake_registry: str) -> None:
+    registry = Registry(fake_registry, tls_verify=False)
+    subject = Manifest(OCI_MANIFEST, DIGEST, b"x" * 123)
+    data = b'{"bomFormat": "CycloneDX"}\n'
+    digest = registry.put_artifact(
+        "r",
+        "sha256-x.sbom",
+        artifact_type="application/vnd.cyclonedx+json",
+        data=data,
+        title="s.json",
+        subject=subject,
+        annotations={"org.opencontainers.image.created": "2024-01-02T03:04:05Z"},
+    )
+    [put] = [r for r in _FakeRegistry.requests if r[0] == "PUT" and "/manifests/" in r[1]]
+    assert put[1] == "/v2/r/manifests/sha256-x.sbom"
+    assert put[2]["Content-Type"] == OCI_MANIFEST and digest == "sha256:" + hashlib.sha256(put[3]).hexdigest()
+    manifest = json.loads(put[3])
+    assert manifest["artifactType"] == "application/vnd.cyclonedx+json"
+    assert manifest["subject"] == {"mediaType": OCI_MANIFEST, "digest": DIGEST, "size": 123}
+    assert manifest["config"] == {
+        "mediaType": "application/vnd.oci.empty.v1+json",
+        "digest": "sha256:" + hashlib.sha256(b"{}").hexdigest(),
+        "size": 2,
+    }
+    assert manifest["layers"][0]["digest"] == "sha256:" + hashlib.sha256(data).hexdigest()
+    assert _FakeRegistry.blobs[manifest["layers"][0]["digest"]] == data
+    # a blob the repository has is not uploaded again
+    uploads = len([r for r in _FakeRegistry.requests if r[0] == "POST"])
+    registry.put_blob("r", data)
+    assert len([r for r in _FakeRegistry.requests if r[0] == "POST"]) == uploads
+
+
+def test_an_upload_sent_to_another_host_is_refused(fake_registry: str) -> None:
+    _FakeRegistry.upload_host = "203.0.113.9:5000"  # TEST-NET-3: nothing answers there
+    registry = Registry(fake_registry, tls_verify=False, credentials=Credentials("me", "s3cret", "test"))
+    with pytest.raises(
+        RegistryError, match=r"directed PUT r/blobs/uploads/ to another host \(203.0.113.9:5000\)"
+    ) as raised:
+        registry.put_blob("r", b"data")
+    assert "s3cret" not in str(raised.value)
+
+
+class _Stored(ImageEngine):
+    """An engine whose registry already holds every image: run_job skips, then attaches."""
+
+    name = "stored"
+
+    def check(self) -> None: ...
+    def build_image(self, spec: Any, log: Any) -> str:
+        raise AssertionError("nothing is built")
+
+    def tag(self, image: str, ref: str) -> None: ...
+    def push(self, ref: Any, *, tls_verify: bool, credentials: Any, log: Any) -> None: ...
+    def exists(self, ref: str) -> bool:
+        return True
+
+    def save(self, ref: str, destination: Path) -> Path:
+        raise AssertionError("nothing is saved")
+
+    def find_built(self, job: BuildJob, policy: BuildPolicy) -> BuildResult:
+        return BuildResult(job, "skipped", "in the registry", 0.0, DIGEST)
+
+
+@pytest.mark.parametrize(("flags", "attached"), [({}, 1), ({"sbom": False}, 0), ({"push": False}, 0)])
+def test_a_pushed_build_attaches_its_sbom_unless_told_not_to(
+    kb: Any, resolver: Any, monkeypatch: Any, flags: Dict[str, Any], attached: int
+) -> None:
+    from mlcc.api import Pins, request_for
+    from mlcc.app import build
+    from mlcc.render import render
+
+    calls: List[Tuple[str, str]] = []
+
+    def attach(registry: Registry, image: Any, digest: str) -> Any:
+        calls.append((str(image), digest))
+        return Attached(image.with_tag(sbom_tag(digest)), "sha256:" + "0" * 64, True)
+
+    monkeypatch.setattr(build, "attach_sbom", attach)
+    policy = BuildPolicy(**{"registry": "127.0.0.1:5000/t", "push": True, **flags})
+    rendered = render(resolver.resolve(request_for(kb, "maskrcnn", Pins(cuda="10.1"))))
+    base = ResolvedBase(
+        "registry.access.redhat.com/ubi8/ubi:8.10", "sha256:" + "1" * 64, "x86_64", ("rhel",), "8.10"
+    )
+    job = job_for(rendered, policy, "maskrcnn")._replace(base=base)
+    lines: List[str] = []
+    result = build.run_job(_Stored(EngineSettings()), job, policy, Log(lines.append))
+    assert result.status == "skipped" and len(calls) == attached
+    if attached:
+        assert calls == [(str(job.readable), DIGEST)]
+        assert any(
+            line.startswith(f"SBOM {job.readable.with_tag(sbom_tag(DIGEST))} pushed") for line in lines
+        )
