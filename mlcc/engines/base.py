@@ -64,6 +64,13 @@ class BuildPolicy:
         secondary="--no-tls-verify",
         show_default=True,
     )
+    sbom: bool = flag(
+        True,
+        "--sbom",
+        "With --push: push the image's SBOM (CycloneDX) beside it, tagged sha256-<hex>.sbom.",
+        secondary="--no-sbom",
+        show_default=True,
+    )
     no_cache: bool = flag(False, "--no-cache", "Build without the engine's layer cache.", is_flag=True)
     network: Optional[str] = flag(None, "--network", "Network mode of RUN steps (e.g. host).", metavar="MODE")
 
