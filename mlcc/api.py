@@ -30,7 +30,15 @@ from mlcc.app.generate import (
     write_all,
 )
 from mlcc.app.history import history_rows, open_history
-from mlcc.app.images import diff_rows, drift_error, inspect_document, open_image, verify_image
+from mlcc.app.images import (
+    attach_sbom,
+    diff_rows,
+    drift_error,
+    inspect_document,
+    open_image,
+    sbom_document,
+    verify_image,
+)
 from mlcc.app.kb import LISTABLE, knowledge_base, list_rows
 from mlcc.app.lint import lint, lint_error
 from mlcc.app.matrix import MatrixFilters, cell_results
@@ -90,6 +98,7 @@ __all__ = [
     "StackManifest",
     "StackSource",
     "add_results",
+    "attach_sbom",
     "cell_results",
     "check_all",
     "compare_results",
@@ -113,6 +122,7 @@ __all__ = [
     "resolve",
     "run_job",
     "run_jobs",
+    "sbom_document",
     "score_logs",
     "single_jobs",
     "verify_image",

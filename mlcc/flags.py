@@ -35,6 +35,8 @@ from typing import (
 
 if TYPE_CHECKING:
     from typing_extensions import dataclass_transform
+
+    from mlcc.kb.model import KnowledgeBase
 else:
 
     def dataclass_transform(**_kwargs: Any) -> Callable[[Any], Any]:
@@ -58,6 +60,9 @@ class Flag(NamedTuple):
     convert: Optional[Callable[[Any], Any]] = None
     group: str = ""  # which commands take it, when a type spans several (e.g. "run")
     short: Optional[str] = None  # "-v" beside "--verbose"
+    # Help that names facts of the recipes (a public host): written from the knowledge base
+    # when --help is shown, never at start; ``help`` stands when the recipes cannot load.
+    describe: Optional[Callable[[KnowledgeBase], str]] = None
 
 
 class Field(NamedTuple):

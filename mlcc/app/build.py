@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Callable, Dict, Iterator, List, Optional, Sequence
 
 import mlcc
+from mlcc.app.images import attach_sbom
 from mlcc.app.matrix import MatrixFilters, cell_results, published
 from mlcc.engines.base import (
     BuildJob,
@@ -90,8 +91,9 @@ def matrix_jobs(
 def run_job(
     engine: Engine, job: BuildJob, policy: BuildPolicy, log: Log, history: Optional[History] = None
 ) -> BuildResult:
-    """Pin the base, lock, skip what is built, build; a failure raises (run_jobs turns it
-    into a result)."""
+    """Pin the base, lock, skip what is built, build, and with --push put the image's SBOM
+    beside it (a skipped image too, when the registry lacks its SBOM); a failure raises
+    (run_jobs turns it into a result)."""
     start = time.monotonic()
     job = pin_base(engine, job, policy, log)
     with content_lock(job.digest, log):
@@ -104,6 +106,10 @@ def run_job(
             result = result._replace(reason=f"{moved}; {result.reason}") if moved else result
         else:
             result = found
+        if policy.push and policy.sbom and isinstance(engine, ImageEngine) and result.digest:
+            attached = attach_sbom(registry_for(job.readable, policy), job.readable, result.digest)
+            state = "pushed" if attached.pushed else "already in the registry"
+            log(f"SBOM {attached.tag} {state} ({attached.digest})")
     return result._replace(seconds=time.monotonic() - start)
 
 

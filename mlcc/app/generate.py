@@ -14,12 +14,12 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from mlcc.errors import OutputError, StaleError, UsageError
 from mlcc.flags import flag, options_type
-from mlcc.kb.model import KnowledgeBase
+from mlcc.kb.model import CONDA, GIT, PYTORCH, WMLCE, HostMirror, KnowledgeBase
 from mlcc.matrix import CellResult, evaluate, expand, load_matrix
 from mlcc.output import Change, check_writable, compare_tree, refuse_symlinks, remove_folder, write_tree
 from mlcc.render import DEFAULT_OPTIONS, Options, Rendered, render
 from mlcc.render.manifest import DIGEST_PLACEHOLDER
-from mlcc.render.mirror import CONDA, GIT, PIP_SETTINGS, PYTORCH, WMLCE, HostMirror, PipSetting
+from mlcc.render.mirror import PIP_SETTINGS, PipSetting
 from mlcc.render.openshift import BUILD_FILE, ClusterOptions, OpenShiftFiles, benchmark_list, render_openshift
 from mlcc.resolve import Stack
 
@@ -49,8 +49,26 @@ class Roots(NamedTuple):
     openshift: Optional[Path]
 
 
-def _host_help(mirror: HostMirror) -> str:
-    return f"Fetch {mirror.what} from URL instead of {mirror.public} (also a build arg: {mirror.var})."
+def _host_flag(mirror: HostMirror) -> Any:
+    """The option of one public host: its --help names the host and what it serves, both
+    read from recipes/hosts.yaml when the help is shown."""
+
+    def describe(kb: KnowledgeBase) -> str:
+        host = kb.hosts[mirror.host]
+        return f"Fetch {host.serves} from URL instead of {host.url} (also a build arg: {mirror.var})."
+
+    fallback = (
+        f"Fetch from URL what the {mirror.host!r} host of recipes/hosts.yaml serves"
+        f" (also a build arg: {mirror.var})."
+    )
+    return flag(mirror.flag, fallback, default=None, metavar="URL", describe=describe)
+
+
+def _nvidia_help(kb: KnowledgeBase) -> str:
+    return (
+        f"Fetch NVIDIA packages and files from URL instead of {kb.download_host}"
+        " (also a build arg: NVIDIA_MIRROR)."
+    )
 
 
 def _pip_help(setting: PipSetting) -> str:
@@ -66,31 +84,39 @@ class SourceFlags:
     )
     mirror: Optional[str] = flag(
         "--mirror",
-        "Fetch NVIDIA packages and files from URL instead of "
-        "https://developer.download.nvidia.com (also a build arg: NVIDIA_MIRROR).",
+        "Fetch NVIDIA packages and files from URL instead of NVIDIA's download host"
+        " (recipes/cuda.yaml download_host; also a build arg: NVIDIA_MIRROR).",
         default=None,
         metavar="URL",
+        describe=_nvidia_help,
     )
     pip_index_url: Optional[str] = flag(INDEX.flag, _pip_help(INDEX), default=None, metavar="URL")
     pip_extra_index_url: Optional[str] = flag(
         EXTRA_INDEX.flag, _pip_help(EXTRA_INDEX), default=None, metavar="URL"
     )
-    git_mirror: Optional[str] = flag(GIT.flag, _host_help(GIT), default=None, metavar="URL")
-    conda_mirror: Optional[str] = flag(CONDA.flag, _host_help(CONDA), default=None, metavar="URL")
-    wmlce_mirror: Optional[str] = flag(WMLCE.flag, _host_help(WMLCE), default=None, metavar="URL")
-    pytorch_mirror: Optional[str] = flag(PYTORCH.flag, _host_help(PYTORCH), default=None, metavar="URL")
+    git_mirror: Optional[str] = _host_flag(GIT)
+    conda_mirror: Optional[str] = _host_flag(CONDA)
+    wmlce_mirror: Optional[str] = _host_flag(WMLCE)
+    pytorch_mirror: Optional[str] = _host_flag(PYTORCH)
 
     def options(self) -> Options:
         options = check_options(self.base_image, self.mirror)
         given = (
-            (INDEX, self.pip_index_url),
-            (EXTRA_INDEX, self.pip_extra_index_url),
-            (GIT, self.git_mirror),
-            (CONDA, self.conda_mirror),
-            (WMLCE, self.wmlce_mirror),
-            (PYTORCH, self.pytorch_mirror),
+            (INDEX.var, INDEX.flag, INDEX.what, self.pip_index_url),
+            (EXTRA_INDEX.var, EXTRA_INDEX.flag, EXTRA_INDEX.what, self.pip_extra_index_url),
+            *(
+                (m.var, m.flag, f"the {m.host} host (recipes/hosts.yaml)", url)
+                for m, url in (
+                    (GIT, self.git_mirror),
+                    (CONDA, self.conda_mirror),
+                    (WMLCE, self.wmlce_mirror),
+                    (PYTORCH, self.pytorch_mirror),
+                )
+            ),
         )
-        mirrors = tuple((m.var, check_mirror(m.flag, url, m.what)) for m, url in given if url is not None)
+        mirrors = tuple(
+            (var, check_mirror(option, url, what)) for var, option, what, url in given if url is not None
+        )
         return options._replace(mirrors=mirrors)
 
 
@@ -141,7 +167,7 @@ def check_options(base_image: Optional[str], mirror: Optional[str]) -> Options:
     if base_image is not None and base_image.endswith(":latest"):
         raise UsageError(f"--base-image: {base_image!r} uses latest; pin a release tag or a digest")
     if mirror is not None:
-        mirror = check_mirror("--mirror", mirror, "https://developer.download.nvidia.com")
+        mirror = check_mirror("--mirror", mirror, "NVIDIA's download host")
     return Options(base_image=base_image, mirror=mirror)
 
 

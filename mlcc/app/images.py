@@ -1,4 +1,5 @@
-"""Images after the build as use cases: inspect, diff and verify.
+"""Images after the build as use cases: inspect, diff, verify, and an image's SBOM
+(printed, or pushed beside the image as an OCI artifact).
 
 An image is a registry reference, an archive (``oci-archive:PATH``, ``docker-archive:PATH``,
 ``oci:DIR``) or ``local:REF`` for an image in a local engine's storage, saved to a
@@ -7,13 +8,16 @@ temporary archive through that engine.
 
 from __future__ import annotations
 
+import os
 import tempfile
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
+import mlcc
 from mlcc import engines
 from mlcc.engines.base import ImageEngine
-from mlcc.errors import DriftError, UsageError
+from mlcc.errors import DriftError, RegistryError, UsageError
 from mlcc.image import open_image as open_remote
 from mlcc.image.content import (
     INSTALLED_FILE,
@@ -21,9 +25,14 @@ from mlcc.image.content import (
     STACK_FILE,
     ImageContent,
     read_archive,
+    read_from_registry,
     split_transport,
 )
+from mlcc.image.reference import Reference
+from mlcc.image.registry import Registry
+from mlcc.image.sbom import MEDIA_TYPE, for_image, is_timestamp, sbom_bytes
 from mlcc.image.stack import Mismatch, summary, verify
+from mlcc.render.manifest import source_date_epoch
 
 
 def open_image(
@@ -107,12 +116,87 @@ def drift_error(image: str, verified: List[Verified]) -> Optional[DriftError]:
     return DriftError(f"{image} drifted from its stack: {len(drift)} mismatch(es)", details=drift[:30])
 
 
+# ----------------------------------------------------------------------------- SBOM
+
+SBOM_FILE = "sbom.cdx.json"  # the artifact layer's title
+
+
+def sbom_time(content: ImageContent) -> Optional[str]:
+    """When the SBOM says it was made: SOURCE_DATE_EPOCH when set, else the image's own
+    creation time (its label, else its config), never the clock; None when none is known."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch:
+        moment = datetime.fromtimestamp(source_date_epoch(epoch), tz=timezone.utc)
+        return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    for candidate in (content.labels.get("org.opencontainers.image.created"), content.created):
+        if candidate and is_timestamp(candidate):
+            return candidate
+    return None
+
+
+def sbom_document(contents: List[ImageContent], text: str) -> Dict[str, Any]:
+    """The CycloneDX document of one image (a multi-arch image needs --arch)."""
+    if len(contents) != 1:
+        arches = ", ".join(arch_of(c) for c in contents)
+        raise UsageError(f"{text} is a multi-arch image ({arches}): pick one with --arch")
+    content = contents[0]
+    return for_image(content, timestamp=sbom_time(content), tool_version=mlcc.__version__)
+
+
+def sbom_tag(digest: str) -> str:
+    """Where cosign's convention puts an image's SBOM: ``sha256-<hex>.sbom``."""
+    algorithm, _, value = digest.partition(":")
+    return f"{algorithm}-{value}.sbom"
+
+
+class Attached(NamedTuple):
+    tag: Reference  # <repository>:sha256-<hex>.sbom
+    digest: str  # the artifact manifest's
+    pushed: bool  # False: the registry had it already
+
+
+def attach_sbom(registry: Registry, image: Reference, digest: str) -> Attached:
+    """Push the SBOM of ``image`` (its manifest ``digest``, in ``registry``) beside it, as
+    an OCI artifact whose subject is the image and tagged by cosign's convention. An SBOM
+    already there is kept: an image's SBOM depends on nothing but the image."""
+    tag = image.with_tag(sbom_tag(digest))
+    found = registry.exists(tag.repository, tag.tag or "")
+    if found is not None:
+        return Attached(tag, found, False)
+    subject = registry.manifest(image.repository, digest)
+    if subject is None:
+        raise RegistryError(f"{image.name}@{digest} is not in registry {image.registry}")
+    if subject.is_index:
+        raise UsageError(f"{image.name}@{digest} is a multi-arch index: attach an SBOM to each image")
+    # read by digest (the tag may move meanwhile), described by the name it was pushed as
+    named = str(image._replace(digest=None))
+    contents = [
+        c._replace(reference=named) for c in read_from_registry(registry, image._replace(digest=digest))
+    ]
+    document = sbom_document(contents, str(image))
+    created = document["metadata"].get("timestamp")
+    pushed = registry.put_artifact(
+        tag.repository,
+        tag.tag or "",
+        artifact_type=MEDIA_TYPE,
+        data=sbom_bytes(document),
+        title=SBOM_FILE,
+        subject=subject,
+        annotations={"org.opencontainers.image.created": created} if created else None,
+    )
+    return Attached(tag, pushed, True)
+
+
 __all__ = [
+    "Attached",
     "Verified",
+    "attach_sbom",
     "diff_rows",
     "drift_error",
     "inspect_document",
     "open_image",
+    "sbom_document",
+    "sbom_tag",
     "summary",
     "verify_image",
 ]

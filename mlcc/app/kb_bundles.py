@@ -11,7 +11,7 @@ system library) is checked against that evidence, read with range requests
 - a library the wheel evidently brings that the recipe does not claim is a warning (the
   stack would install and name a system copy the framework does not load);
 - a claim the wheel cannot show (a library linked statically shows no file of its own) is a
-  note, and a wheel on a host the check cannot reach (download.pytorch.org) is a warning
+  note, and a wheel on a host the check cannot reach (PyTorch's own wheel host) is a warning
   saying so: the recipe must then mark the claim unverified.
 """
 

@@ -35,6 +35,7 @@ COMMANDS: Dict[str, str] = {
     "inspect": "mlcc.cli.images:inspect_command",
     "diff": "mlcc.cli.images:diff_command",
     "verify": "mlcc.cli.images:verify_command",
+    "sbom": "mlcc.cli.sbom:sbom_command",
     "matrix": "mlcc.cli.matrix:matrix_command",
     "history": "mlcc.cli.history:history_command",
     "report": "mlcc.cli.matrix:report_command",

@@ -6,21 +6,12 @@ from typing import Any, Callable, List, TypeVar
 
 import click
 
-from mlcc.app.kb import knowledge_base
-from mlcc.cli.options import COMPLETERS
-from mlcc.kb.model import KnowledgeBase
+from mlcc.cli.options import COMPLETERS, kb_of
+
+# kb_of lives with the options (an option's --help may read the knowledge base); commands take it from here
+__all__ = ["benchmark_argument", "complete_base", "complete_benchmark", "kb_of"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def kb_of(ctx: click.Context) -> KnowledgeBase:
-    """The knowledge base of ``--recipes`` (or the shipped one), loaded once per run."""
-    root = ctx.find_root()
-    kb = root.meta.get("mlcc.kb")
-    if kb is None:
-        kb = knowledge_base(root.params.get("recipes"))
-        root.meta["mlcc.kb"] = kb
-    return kb
 
 
 def complete_benchmark(ctx: click.Context, param: click.Parameter, incomplete: str) -> List[str]:

@@ -2,23 +2,56 @@
 
 ``@options(Pins, "pins")`` adds one click option per field of ``Pins`` and hands the
 command a single ``pins: Pins`` argument built from them: commands take typed values, never
-a bag of keyword arguments popped in an order that matters.
+a bag of keyword arguments popped in an order that matters. An option whose help names
+facts of the recipes (``Flag.describe``) writes it from the knowledge base when --help shows
+it: nothing is loaded for it otherwise.
 """
 
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Dict, List, Optional, Sequence, TypeVar
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
 
 import click
 
+from mlcc.app.kb import knowledge_base
+from mlcc.errors import MlccError
 from mlcc.flags import Flag, flags_of, from_flags
+from mlcc.kb.model import KnowledgeBase
 
 F = TypeVar("F", bound=Callable[..., Any])
 Completer = Callable[[click.Context, click.Parameter, str], List[str]]
 
 # Shell completion for flags whose values the knowledge base knows.
 COMPLETERS: Dict[str, Completer] = {}
+
+
+def kb_of(ctx: click.Context) -> KnowledgeBase:
+    """The knowledge base of ``--recipes`` (or the shipped one), loaded once per run."""
+    root = ctx.find_root()
+    kb = root.meta.get("mlcc.kb")
+    if kb is None:
+        kb = knowledge_base(root.params.get("recipes"))
+        root.meta["mlcc.kb"] = kb
+    return kb
+
+
+class KnowledgeHelpOption(click.Option):
+    """An option whose help is written from the knowledge base when --help shows it."""
+
+    def __init__(self, *args: Any, describe: Callable[[KnowledgeBase], str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.describe = describe
+
+    def get_help_record(self, ctx: click.Context) -> Optional[Tuple[str, str]]:
+        record = super().get_help_record(ctx)
+        if record is None or not self.help:
+            return record
+        try:
+            text = self.describe(kb_of(ctx))
+        except MlccError:  # recipes that do not load: the help without their facts
+            return record
+        return record[0], record[1].replace(self.help, text, 1)
 
 
 def _option(dest: str, spec: Flag, default: Any) -> Callable[[F], F]:
@@ -43,6 +76,8 @@ def _option(dest: str, spec: Flag, default: Any) -> Callable[[F], F]:
             kwargs["type"] = spec.value_type
     if spec.name in COMPLETERS:
         kwargs["shell_complete"] = COMPLETERS[spec.name]
+    if spec.describe is not None:
+        kwargs.update(cls=KnowledgeHelpOption, describe=spec.describe)
     return click.option(*names, dest, **kwargs)
 
 

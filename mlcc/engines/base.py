@@ -67,6 +67,13 @@ class BuildPolicy:
         secondary="--no-tls-verify",
         show_default=True,
     )
+    sbom: bool = flag(
+        "--sbom",
+        "With --push: push the image's SBOM (CycloneDX) beside it, tagged sha256-<hex>.sbom.",
+        default=True,
+        secondary="--no-sbom",
+        show_default=True,
+    )
     no_cache: bool = flag(
         "--no-cache", "Build without the engine's layer cache.", default=False, is_flag=True
     )

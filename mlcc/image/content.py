@@ -36,6 +36,7 @@ class ImageContent(NamedTuple):
     labels: Dict[str, str]
     files: Dict[str, bytes]  # path (no leading /) -> content, for the files found
     size: Optional[int] = None  # compressed layers plus config, when known
+    created: Optional[str] = None  # the image config's creation time, as it says it (untrusted)
 
     def json_file(self, path: str) -> Optional[Any]:
         data = self.files.get(path)
@@ -150,7 +151,7 @@ def _content(
 ) -> ImageContent:
 
     labels = as_object(as_object(config.get("config")).get("Labels"))
-    os_name, arch = config.get("os"), config.get("architecture")
+    os_name, arch, created = config.get("os"), config.get("architecture"), config.get("created")
     return ImageContent(
         reference=reference,
         digest=digest,
@@ -159,6 +160,7 @@ def _content(
         labels={str(k): str(v) for k, v in labels.items()},
         files=files,
         size=size,
+        created=created if isinstance(created, str) else None,
     )
 
 

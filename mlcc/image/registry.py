@@ -2,7 +2,8 @@
 
 What mlcc needs from a registry and nothing more: does a tag exist (skip-if-built), read
 a manifest, config and layers (inspect and verify without pulling into an engine), put a
-manifest (retag, multi-arch index). Basic and Bearer-token auth; TLS verified unless the
+manifest (retag, multi-arch index), upload a blob and put an artifact that names its
+subject (an image's SBOM). Basic and Bearer-token auth; TLS verified unless the
 caller asks otherwise, then https without verification is tried before plain http.
 Every failure becomes a RegistryError that says which registry and what to do.
 """
@@ -28,6 +29,9 @@ OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 DOCKER_LIST = "application/vnd.docker.distribution.manifest.list.v2+json"
 DOCKER_MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
 INDEX_TYPES = (OCI_INDEX, DOCKER_LIST)
+# OCI 1.1's empty descriptor: the config of an artifact that needs none
+OCI_EMPTY = "application/vnd.oci.empty.v1+json"
+EMPTY_CONFIG = b"{}"
 ACCEPT = ", ".join((OCI_INDEX, OCI_MANIFEST, DOCKER_LIST, DOCKER_MANIFEST))
 TIMEOUT = 30.0
 
@@ -114,9 +118,20 @@ class Registry:
         data: Optional[bytes] = None,
         ok: Tuple[int, ...] = (200,),
         stream: bool = False,
+        location: Optional[str] = None,
     ) -> Tuple[int, Any, Any]:
-        """(status, headers, body bytes or an open response when ``stream``) for /v2/<path>."""
+        """(status, headers, body bytes or an open response when ``stream``) for /v2/<path>,
+        or for ``location``, a URL the registry gave (an upload's), on this registry only."""
         url = f"{self._scheme_for(path)}://{self.host}/v2/{path}"
+        if location is not None:
+            url = urllib.parse.urljoin(url, location)
+            if urllib.parse.urlsplit(url).netloc != self.host:
+                # the request carries our credentials: they go to this registry, nowhere else
+                where = printable(urllib.parse.urlsplit(url).netloc)[:100]
+                raise RegistryError(
+                    f"registry {self.host} directed {method} {path} to another host ({where}): refused",
+                    hint="mlcc sends a registry's credentials to that registry only",
+                )
         for attempt in range(3):
             sent = dict(headers or {})
             authorization = self._authorization(scope)
@@ -260,6 +275,73 @@ class Registry:
             ok=(201, 200),
         )
         return str(headers.get("Docker-Content-Digest") or "sha256:" + hashlib.sha256(body).hexdigest())
+
+    def has_blob(self, repository: str, digest: str) -> bool:
+        status, _, _ = self.request(
+            "HEAD", f"{repository}/blobs/{digest}", scope=f"repository:{repository}:pull", ok=(200, 404)
+        )
+        return status == 200
+
+    def put_blob(self, repository: str, data: bytes) -> str:
+        """Upload ``data`` as a blob (unless the repository has it) and return its digest:
+        a POST that opens the upload, a PUT of the bytes that closes it."""
+        digest = "sha256:" + hashlib.sha256(data).hexdigest()
+        if self.has_blob(repository, digest):
+            return digest
+        scope = f"repository:{repository}:pull,push"
+        path = f"{repository}/blobs/uploads/"
+        _, headers, _ = self.request("POST", path, scope=scope, data=b"", ok=(202,))
+        location = headers.get("Location") if headers else None
+        if not location:
+            raise RegistryError(f"registry {self.host}: POST {path} gave no upload location")
+        location += ("&" if "?" in location else "?") + urllib.parse.urlencode({"digest": digest})
+        self.request(
+            "PUT",
+            path,
+            scope=scope,
+            headers={"Content-Type": "application/octet-stream"},
+            data=data,
+            ok=(201, 204),
+            location=location,
+        )
+        return digest
+
+    def put_artifact(
+        self,
+        repository: str,
+        tag: str,
+        *,
+        artifact_type: str,
+        data: bytes,
+        title: str,
+        subject: Manifest,
+        annotations: Optional[Dict[str, str]] = None,
+    ) -> str:
+        """``data`` as an OCI 1.1 artifact about ``subject``, tagged ``tag``: an image
+        manifest of ``artifact_type`` with the empty config, ``data`` as its one layer and
+        ``subject`` naming the manifest it describes (registries with the referrers API list
+        it there; the tag finds it on the others). Returns the artifact's digest."""
+        config_digest = self.put_blob(repository, EMPTY_CONFIG)
+        layer_digest = self.put_blob(repository, data)
+        manifest: Dict[str, Any] = {
+            "schemaVersion": 2,
+            "mediaType": OCI_MANIFEST,
+            "artifactType": artifact_type,
+            "config": {"mediaType": OCI_EMPTY, "digest": config_digest, "size": len(EMPTY_CONFIG)},
+            "layers": [
+                {
+                    "mediaType": artifact_type,
+                    "digest": layer_digest,
+                    "size": len(data),
+                    "annotations": {"org.opencontainers.image.title": title},
+                }
+            ],
+            "subject": {"mediaType": subject.media_type, "digest": subject.digest, "size": len(subject.body)},
+        }
+        if annotations:
+            manifest["annotations"] = dict(sorted(annotations.items()))
+        body = json.dumps(manifest, sort_keys=True, separators=(",", ":")).encode()
+        return self.put_manifest(repository, tag, body, OCI_MANIFEST)
 
     def blob(self, repository: str, digest: str) -> IO[bytes]:
         """An open stream of a blob (close it when done)."""

@@ -22,6 +22,7 @@ from mlcc.errors import RecipeError
 from mlcc.kb import pip_locks, schema_check
 from mlcc.kb.layout import OTHER_FILES
 from mlcc.kb.model import (
+    HOST_MIRRORS,
     Arch,
     Base,
     Benchmark,
@@ -45,6 +46,7 @@ from mlcc.kb.model import (
     PackageManager,
     PinnedPackage,
     Provenance,
+    PublicHost,
     PythonOption,
     PythonTooling,
     ReferenceRun,
@@ -170,6 +172,7 @@ def build(root: str, files: Sequence[Tuple[str, str]]) -> KnowledgeBase:
         files=tuple(f"recipes/{rel}" for rel, _ in files),
         source_builds=_source_builds(docs["tools"][0]),
         gpus=_gpus(docs["gpus"][0]),
+        hosts=_hosts(docs["hosts"][0]),
         pip_locks=pip_locks.read_lock_files(root),
     )
 
@@ -295,6 +298,39 @@ def _gpus(doc: _Doc) -> Dict[str, Gpu]:
             prov=doc.prov(entry, path),
         )
     return found
+
+
+def _hosts(doc: _Doc) -> Dict[str, PublicHost]:
+    """One host per mirror option mlcc has (HOST_MIRRORS), no more and no fewer: a host
+    without an option could not be mirrored, an option without a host has no default."""
+    options = {m.host: m.flag for m in HOST_MIRRORS}
+    allowed = ", ".join(f"{name} ({flag})" for name, flag in options.items())
+    found: Dict[str, PublicHost] = {}
+    for index, entry in enumerate(doc.data["hosts"]):
+        path: PathKey = ("hosts", index)
+        name = entry["name"]
+        if name not in options:
+            raise doc.error(
+                (*path, "name"),
+                f"host {name!r} has no mirror option in mlcc, so a build could not fetch it from a mirror",
+                hint=f"the hosts mlcc has a mirror option for: {allowed}",
+            )
+        if name in found:
+            raise doc.error(path, f"host {name!r} is listed twice")
+        same = [h.name for h in found.values() if h.url == entry["url"]]
+        if same:
+            raise doc.error((*path, "url"), f"host {name!r} has the url of host {same[0]!r}")
+        found[name] = PublicHost(name, entry["url"], entry["serves"], doc.prov(entry, path))
+    missing = [m for m in HOST_MIRRORS if m.host not in found]
+    if missing:
+        raise doc.error(
+            ("hosts",),
+            "no host for mlcc's "
+            + ", ".join(f"{m.flag} (name: {m.host})" for m in missing)
+            + ": the option would have no public host to stand for",
+            hint=f"add an entry with name, url, serves, source and verified for each; the hosts: {allowed}",
+        )
+    return {m.host: found[m.host] for m in HOST_MIRRORS}
 
 
 def _repositories(doc: _Doc) -> Dict[str, NvidiaRepo]:

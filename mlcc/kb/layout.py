@@ -17,6 +17,7 @@ SINGLE_FILES = {
     "nccl.yaml": "nccl",
     "tools.yaml": "tools",
     "gpus.yaml": "gpus",
+    "hosts.yaml": "hosts",
 }
 FOLDERS = {"frameworks": "framework", "benchmarks": "benchmark"}
 # Files other stages own (the matrix is read by mlcc.matrix); part of the cache key.

@@ -553,6 +553,33 @@ class Gpu(NamedTuple):
         return "sm_" + self.compute_capability.replace(".", "")
 
 
+class PublicHost(NamedTuple):
+    """A public host the recipes fetch from, which a mirror can replace (recipes/hosts.yaml)."""
+
+    name: str  # the mirror option it belongs to (HOST_MIRRORS): git, conda ...
+    url: str  # the URL prefix, no trailing slash
+    serves: str  # what comes from there, for --help
+    prov: Provenance
+
+
+class HostMirror(NamedTuple):
+    """mlcc's mirror option for one public host: its own interface, not a fact. Where the
+    host is and what it serves are in recipes/hosts.yaml, which must name one host for
+    each of :data:`HOST_MIRRORS` and no other (the knowledge base refuses a mismatch)."""
+
+    host: str  # the host's name in recipes/hosts.yaml
+    var: str  # the build argument
+    flag: str  # the `mlcc gen` / `mlcc build` option
+
+
+GIT = HostMirror("git", "GIT_MIRROR", "--git-mirror")
+CONDA = HostMirror("conda", "CONDA_MIRROR", "--conda-mirror")
+WMLCE = HostMirror("wmlce", "WMLCE_MIRROR", "--wmlce-mirror")
+PYTORCH = HostMirror("pytorch", "PYTORCH_MIRROR", "--pytorch-mirror")
+# In this order the build arguments are declared and passed.
+HOST_MIRRORS: Tuple[HostMirror, ...] = (GIT, CONDA, WMLCE, PYTORCH)
+
+
 class KnowledgeBase(NamedTuple):
     """Everything mlcc knows, loaded and validated. Treat the mappings as read-only."""
 
@@ -572,6 +599,8 @@ class KnowledgeBase(NamedTuple):
     downloads: Dict[str, Download]
     families: Dict[str, Family]
     gpus: Dict[str, Gpu]
+    # The public hosts by name, in HOST_MIRRORS order.
+    hosts: Dict[str, PublicHost]
     files: Tuple[str, ...] = ()
     source_builds: Tuple[SourceBuild, ...] = ()
     pip_locks: LockFiles = LockFiles()  # recipes/locks/, parsed

@@ -49,7 +49,7 @@ DOCKERFILE_RULES: Dict[str, str] = {
     "DF009": "the image runs as a non-root user (OpenShift's restricted SCC)",
     "DF010": "every download is checked with sha256sum -c in the RUN that fetches it",
     "DF011": "every pip install is hash-locked (--require-hashes, recipes/locks/ by `mlcc kb lock`)",
-    "DL/SC": "hadolint's rules (https://github.com/hadolint/hadolint#rules), on every Dockerfile",
+    "DL/SC": "hadolint's rules (the Rules table of hadolint's README), on every Dockerfile",
 }
 DOCKERFILE_WARNINGS = {"DF009"}
 

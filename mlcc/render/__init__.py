@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Dict, NamedTuple, Optional, Tuple
 
 from mlcc.errors import UsageError
+from mlcc.kb.model import HOST_MIRRORS
 from mlcc.render import digest as digests
 from mlcc.render.formats import Context, Writer, apptainer, dockerfile, script
 from mlcc.render.manifest import dumps, stack_document
-from mlcc.render.mirror import HOST_MIRRORS, PIP_SETTINGS
+from mlcc.render.mirror import PIP_SETTINGS
 from mlcc.render.plan import DEFAULT_OPTIONS, Options, Plan, build_plan
 from mlcc.resolve.stack import Stack
 

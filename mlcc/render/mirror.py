@@ -1,10 +1,11 @@
 """Mirrors: where a build fetches what the public hosts serve, shared by the planner and stack.json.
 
 NVIDIA's downloads go through ``$NVIDIA_MIRROR``; the other public hosts the recipes fetch
-from each have a build argument of their own (:data:`HOST_MIRRORS`), whose default is the
-public host, so a generated file builds as published unless a mirror is asked for. pip's
-index is pip's own setting (``PIP_INDEX_URL``, ``PIP_EXTRA_INDEX_URL``): the build
-arguments are declared, and pip reads them from the environment.
+from (recipes/hosts.yaml, carried by the Stack) each have a build argument of their own
+(:data:`mlcc.kb.model.HOST_MIRRORS`), whose default is the public host, so a generated
+file builds as published unless a mirror is asked for. pip's index is pip's own setting
+(``PIP_INDEX_URL``, ``PIP_EXTRA_INDEX_URL``): the build arguments are declared, and pip
+reads them from the environment.
 
 A mirror only changes where bytes come from, never which: downloads keep their sha256,
 wheels their ``#sha256=``, git checkouts their full-SHA check.
@@ -12,40 +13,18 @@ wheels their ``#sha256=``, git checkouts their full-SHA check.
 
 from __future__ import annotations
 
-from typing import NamedTuple, Tuple
+from typing import NamedTuple, Sequence, Tuple
+
+from mlcc.kb.model import HOST_MIRRORS, PublicHost
 
 MIRROR_VAR = "${NVIDIA_MIRROR}"
 
 
-class HostMirror(NamedTuple):
-    var: str  # the build argument
-    flag: str  # the `mlcc gen` / `mlcc build` option
-    public: str  # the URL prefix it replaces (no trailing slash)
-    what: str  # what comes from there, for --help and README
+class Route(NamedTuple):
+    """A public host's URL prefix and the build argument written in its place."""
 
-
-GIT = HostMirror(
-    "GIT_MIRROR",
-    "--git-mirror",
-    "https://github.com",
-    "git sources, pip git+ requirements and release files (<URL>/<owner>/<repo>)",
-)
-CONDA = HostMirror(
-    "CONDA_MIRROR",
-    "--conda-mirror",
-    "https://conda.anaconda.org",
-    "conda channels by name (<URL>/conda-forge)",
-)
-WMLCE = HostMirror(
-    "WMLCE_MIRROR",
-    "--wmlce-mirror",
-    "https://public.dhe.ibm.com/ibmdl/export/pub/software/server/ibm-ai/conda",
-    "IBM's WML CE conda channel (ppc64le)",
-)
-PYTORCH = HostMirror(
-    "PYTORCH_MIRROR", "--pytorch-mirror", "https://download.pytorch.org", "PyTorch's wheel files"
-)
-HOST_MIRRORS: Tuple[HostMirror, ...] = (GIT, CONDA, WMLCE, PYTORCH)
+    var: str  # GIT_MIRROR
+    public: str  # the host's URL prefix (no trailing slash)
 
 
 class PipSetting(NamedTuple):
@@ -60,6 +39,14 @@ PIP_SETTINGS: Tuple[PipSetting, ...] = (
 )
 
 
+def routes(hosts: Sequence[PublicHost]) -> Tuple[Route, ...]:
+    """Each mirrored host's route, in :data:`HOST_MIRRORS` order (the order the build
+    arguments are declared in). ``hosts`` are a Stack's: the knowledge base holds one for
+    every mirror option, so none is missing."""
+    urls = {host.name: host.url for host in hosts}
+    return tuple(Route(m.var, urls[m.host]) for m in HOST_MIRRORS)
+
+
 def mirrored(url: str, host: str) -> str:
     """Route NVIDIA downloads through ``$NVIDIA_MIRROR`` (https), others stay as they are."""
     for scheme in ("https://", "http://"):
@@ -69,15 +56,15 @@ def mirrored(url: str, host: str) -> str:
     return url
 
 
-def host_mirrored(url: str) -> str:
-    """A URL on one of :data:`HOST_MIRRORS` written through its variable (``git+`` kept in front)."""
+def host_mirrored(url: str, hosts: Sequence[Route]) -> str:
+    """A URL on one of ``hosts`` written through its variable (``git+`` kept in front)."""
     vcs = "git+" if url.startswith("git+") else ""
     bare = url[len(vcs) :]
-    for mirror in HOST_MIRRORS:
-        if bare == mirror.public or bare.startswith(mirror.public + "/"):
-            return vcs + "${" + mirror.var + "}" + bare[len(mirror.public) :]
+    for route in hosts:
+        if bare == route.public or bare.startswith(route.public + "/"):
+            return vcs + "${" + route.var + "}" + bare[len(route.public) :]
     return url
 
 
-def through_mirrors(url: str, nvidia_host: str) -> str:
-    return host_mirrored(mirrored(url, nvidia_host))
+def through_mirrors(url: str, nvidia_host: str, hosts: Sequence[Route]) -> str:
+    return host_mirrored(mirrored(url, nvidia_host), hosts)

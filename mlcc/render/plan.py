@@ -19,15 +19,16 @@ from typing import Dict, List, NamedTuple, Optional, Sequence, Set, Tuple, TypeV
 
 from mlcc.errors import MlccError
 from mlcc.kb.lock_ids import environment_id, install_id
-from mlcc.kb.model import BuildStep, LibBuild, PackageManager, PinnedPackage
+from mlcc.kb.model import CONDA, BuildStep, LibBuild, PackageManager, PinnedPackage
 from mlcc.kb.pip_locks import LockedInstall, LockTarget, PipInstall
 from mlcc.render.manifest import labels
 from mlcc.render.mirror import (
-    HOST_MIRRORS,
     MIRROR_VAR,
     PIP_SETTINGS,
+    Route,
     host_mirrored,
     mirrored,
+    routes,
     through_mirrors,
 )
 from mlcc.resolve.stack import Stack
@@ -41,7 +42,9 @@ MANIFEST_DIR = "/etc/mlcc"
 RECORDER = "/usr/local/bin/mlcc-record"
 SCRIPTS = "/opt/mlcc/scripts"
 NON_ROOT_UID = "1001"
-CONDA_FORGE = "https://conda.anaconda.org/conda-forge"  # `-c conda-forge`, spelled out to be mirrorable
+# Miniforge's channel: `-c conda-forge` is spelled out as a URL on the conda host (the one
+# conda's channel_alias names), so that --conda-mirror replaces it
+CONDA_FORGE = "conda-forge"
 LOCAL_SOURCE = (
     "the benchmark's own package from its source checkout (pinned by full commit above):"
     " pip cannot hash a directory, and the dependencies its setup.py declares are not locked"
@@ -141,9 +144,9 @@ def _url_word(url: str) -> str:
     return f'"{head}}}{rest}"'
 
 
-def _requirement_word(requirement: str) -> str:
+def _requirement_word(requirement: str, hosts: Sequence[Route]) -> str:
     """A pip requirement as one shell word, a URL on a mirrored host through its variable."""
-    routed = host_mirrored(requirement)
+    routed = host_mirrored(requirement, hosts)
     return _url_word(routed) if routed != requirement else _quote(requirement)
 
 
@@ -157,6 +160,7 @@ class _Planner:
         self.base = stack.base
         self.manager = stack.base.packaging.manager(stack.base.package_manager)
         self.arch = stack.arch.name
+        self.hosts = routes(stack.hosts)  # a URL on one of them goes through its build arg
         self.library_path: List[str] = []
         self.steps: List[Step] = []
         python = stack.python.version if stack.python else ""
@@ -234,7 +238,7 @@ class _Planner:
             ("--find-links", find_links),
         ):
             if url:
-                line += f" {flag} {_url_word(through_mirrors(url, self.stack.download_host))}"
+                line += f" {flag} {_url_word(through_mirrors(url, self.stack.download_host, self.hosts))}"
         if locked is not None and locked.unlocked is None and locked.packages:
             return locked_pip_command(_env_prefix(env) + line, locked)
         if unlockable is not None:
@@ -244,7 +248,9 @@ class _Planner:
         else:
             where = self.stack.pip_locks.path if self.stack.pip_locks else "recipes/locks/"
             self.pending_notes.append(f"mlcc: not hash-locked: {where} has no lock for this pip install")
-        return _env_prefix(env) + line + " " + " ".join(_requirement_word(r) for r in requirements)
+        return (
+            _env_prefix(env) + line + " " + " ".join(_requirement_word(r, self.hosts) for r in requirements)
+        )
 
     def record_pip(self, install: PipInstall) -> Optional[LockedInstall]:
         """Chain ``install`` after the previous pip install; what the lock says of it."""
@@ -303,8 +309,9 @@ class _Planner:
             if command.startswith("curl ") and repo.key_sha256_unavailable:
                 reason = " ".join(repo.key_sha256_unavailable.split())
                 notes.append(f"mlcc: DF010 waived: {repo.key(self.base.family)}: {reason}")
+        nvidia_host = self.stack.download_host.split("://", 1)[-1]
         self.add(
-            "NVIDIA package repositories (NVIDIA_MIRROR replaces developer.download.nvidia.com)",
+            f"NVIDIA package repositories (NVIDIA_MIRROR replaces {nvidia_host})",
             commands,
             stage="stack",
             notes=notes,
@@ -452,6 +459,10 @@ class _Planner:
         else:
             self.source_build(title)
 
+    def _host_url(self, var: str) -> str:
+        """The public URL of the host the build argument ``var`` stands for."""
+        return next(route.public for route in self.hosts if route.var == var)
+
     def _python_version(self) -> str:
         return self.stack.python.version if self.stack.python else ""
 
@@ -467,15 +478,17 @@ class _Planner:
         installer = "/tmp/" + url.rsplit("/", 1)[1]
         python = self.stack.python
         assert python is not None
-        channel_args = " ".join(f"-c {_url_word(host_mirrored(c))}" for c in channels)
-        commands = [f"curl -fsSL -o {installer} {_url_word(host_mirrored(url))}"]
+        channel_args = " ".join(f"-c {_url_word(host_mirrored(c, self.hosts))}" for c in channels)
+        conda_forge = f"{self._host_url(CONDA.var)}/{CONDA_FORGE}"
+        commands = [f"curl -fsSL -o {installer} {_url_word(host_mirrored(url, self.hosts))}"]
         sha256 = miniforge.sha256
         if sha256:
             commands.append(_sha256_check(sha256, installer))
         elif miniforge.checksum_suffix:
             checksum = installer + miniforge.checksum_suffix
+            checksum_url = host_mirrored(url + miniforge.checksum_suffix, self.hosts)
             commands += [
-                f"curl -fsSL -o {checksum} {_url_word(host_mirrored(url + miniforge.checksum_suffix))}",
+                f"curl -fsSL -o {checksum} {_url_word(checksum_url)}",
                 # the file names the installer without its folder: the step runs in /tmp
                 f"sha256sum -c {checksum.rsplit('/', 1)[1]}",
             ]
@@ -484,7 +497,7 @@ class _Planner:
             f"rm -f {installer}*",
             _env_prefix(build_env)
             + f"{CONDA_ROOT}/bin/conda create -y -p {CONDA_ENV} --override-channels"
-            + f" {channel_args} -c {_url_word(host_mirrored(CONDA_FORGE))} "
+            + f" {channel_args} -c {_url_word(host_mirrored(conda_forge, self.hosts))} "
             + _sh([f"python={python.version}", *packages]),
             f"{CONDA_ROOT}/bin/conda clean -afy",
         ]
@@ -515,7 +528,7 @@ class _Planner:
         if build.install.packages:
             commands.append(self.pip(build.install.packages, origins=build.install.origins))
         commands += [
-            *_git_checkout(build.install.git_url, build.install.git_ref),
+            *_git_checkout(build.install.git_url, build.install.git_ref, self.hosts),
             "git submodule update --init --recursive",
             _env_prefix(env) + "python setup.py install",
             f"rm -rf {dest}/build",
@@ -561,7 +574,7 @@ class _Planner:
                 f"{bench.name}: source {src.repository} @ {src.commit[:12]}"
                 + (f" ({src.path})" if src.path else ""),
                 [
-                    *_git_checkout(src.repository + ".git", src.commit),
+                    *_git_checkout(src.repository + ".git", src.commit, self.hosts),
                     f"mkdir -p {build.workdir}",
                     f"cp -a {shlex.quote(folder)}/. {build.workdir}/",
                     f"rm -rf {checkout} {build.workdir}/.git",
@@ -610,7 +623,7 @@ class _Planner:
             assert step.git_url and step.git_ref and step.dest
             name = step.dest.rsplit("/", 1)[1]
             commands = [
-                *_git_checkout(step.git_url, step.git_ref),
+                *_git_checkout(step.git_url, step.git_ref, self.hosts),
                 _env_prefix(step.env) + "python setup.py install " + _sh(step.setup_options),
                 f"rm -rf {step.dest}/build",
             ]
@@ -664,14 +677,14 @@ class _Planner:
         return Plan(
             base_image=self.options.base_image or self.base.ref,
             mirror=(self.options.mirror or self.stack.download_host).rstrip("/"),
-            steps=declare_args(self.steps, self.options),
+            steps=declare_args(self.steps, self.options, self.hosts),
             labels=labels(self.stack),
             workdir=build.workdir if build else None,
             user=None if (build is None or build.run_as_root) else NON_ROOT_UID,
             entrypoint=build.entrypoint if build else (),
             cmd=build.cmd if build else (),
             pip_installs=tuple(self.pip_installs),
-            build_args=mirror_args(self.steps, self.options),
+            build_args=mirror_args(self.steps, self.options, self.hosts),
         )
 
 
@@ -687,30 +700,35 @@ def locked_pip_command(pip_install: str, locked: LockedInstall) -> str:
     )
 
 
-def declare_args(steps: Sequence[Step], options: Options) -> Tuple[Step, ...]:
+def declare_args(steps: Sequence[Step], options: Options, hosts: Sequence[Route]) -> Tuple[Step, ...]:
     """Each mirror build arg declared with the first step that uses it. A Dockerfile ARG
     takes part in the cache key of every RUN after it: declared at the top, GIT_MIRROR would
     split the stack prefix that benchmarks share into one per set of hosts they fetch from."""
     declared: Set[str] = set()
     placed: List[Step] = []
     for step in steps:
-        first = tuple((name, value) for name, value in mirror_args([step], options) if name not in declared)
+        first = tuple(
+            (name, value) for name, value in mirror_args([step], options, hosts) if name not in declared
+        )
         declared.update(name for name, _value in first)
         placed.append(step._replace(args=first) if first or step.args else step)
     return tuple(placed)
 
 
-def mirror_args(steps: Sequence[Step], options: Options) -> Tuple[Tuple[str, Optional[str]], ...]:
+def mirror_args(
+    steps: Sequence[Step], options: Options, hosts: Sequence[Route]
+) -> Tuple[Tuple[str, Optional[str]], ...]:
     """The mirror build arguments ``steps`` use, with their defaults: the mirror asked for,
-    else the public host; pip's own settings (no default) when a step runs pip. Only those
-    used: a chained build's shared stages stay byte-identical across benchmarks."""
+    else the public host (``hosts``: the Stack's, routed); pip's own settings (no default)
+    when a step runs pip. Only those used: a chained build's shared stages stay
+    byte-identical across benchmarks."""
     text = "\n".join(command for step in steps for command in step.commands)
     pip = " pip install " in text
     if not pip and "${" not in text:
         return ()  # most steps fetch nothing from a mirrored host: skip the table
     chosen = dict(options.mirrors)
     found: List[Tuple[str, Optional[str]]] = [
-        (m.var, chosen.get(m.var, m.public)) for m in HOST_MIRRORS if "${" + m.var + "}" in text
+        (h.var, chosen.get(h.var, h.public)) for h in hosts if "${" + h.var + "}" in text
     ]
     if pip:
         found += [(p.var, chosen.get(p.var)) for p in PIP_SETTINGS]
@@ -724,7 +742,7 @@ def _sha256_check(sha256: str, path: str) -> str:
     return f"echo {shlex.quote(sha256 + '  ' + path)} > {listing} && sha256sum -c {listing}"
 
 
-def _git_checkout(url: str, ref: str) -> List[str]:
+def _git_checkout(url: str, ref: str, hosts: Sequence[Route]) -> List[str]:
     """Check out one commit into the (empty) working directory and prove it: HEAD must be
     the pinned commit afterwards.
 
@@ -734,7 +752,7 @@ def _git_checkout(url: str, ref: str) -> List[str]:
     A short hash can only be found in a full clone, and HEAD is then checked to start
     with it. No ``git -C``: RHEL 7's git 1.8.3 lacks it.
     """
-    quoted = _url_word(host_mirrored(url))
+    quoted = _url_word(host_mirrored(url, hosts))
     if len(ref) == 40:
         return [
             "git init -q .",

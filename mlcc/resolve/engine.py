@@ -906,6 +906,7 @@ class Resolver:
             framework=build,
             request=req,
             choices=(),
+            hosts=tuple(self.kb.hosts.values()),
             cuda_newest_in_line=cuda is None or self._newest_in_line[cuda.minor] == cuda.version,
             download_host=self.kb.download_host,
             repositories=self._repositories(cuda, cudnn, nccl),

@@ -12,6 +12,7 @@ from mlcc.kb.model import (
     FrameworkBuild,
     LibBuild,
     NvidiaRepo,
+    PublicHost,
     PythonOption,
     PythonTooling,
     Toolset,
@@ -81,11 +82,14 @@ class Stack(NamedTuple):
     framework: Optional[FrameworkBuild]
     request: Request
     choices: Tuple[Choice, ...]
+    # The public hosts besides NVIDIA's (recipes/hosts.yaml): renderers write a URL on one
+    # through its mirror's build argument, whose default is the host.
+    hosts: Tuple[PublicHost, ...]
+    # Where NVIDIA's downloads live (recipes/cuda.yaml); renderers route them through $NVIDIA_MIRROR.
+    download_host: str
     # False when the CUDA release is not the newest of its minor line: the variant name
     # then spells the full version so that it cannot collide with the newest.
     cuda_newest_in_line: bool = True
-    # Where NVIDIA's downloads live; renderers route them through $NVIDIA_MIRROR.
-    download_host: str = "https://developer.download.nvidia.com"
     # The NVIDIA package repositories the CUDA, cuDNN and NCCL packages come from.
     repositories: Tuple[NvidiaRepo, ...] = ()
     # pip / setuptools / wheel for the Python's virtual environment.

@@ -294,3 +294,52 @@ def test_mlcc_in_the_world_keeps_its_state_in_the_world(world: World) -> None:
     assert len(found) == 2
     for path in found:
         assert Path(path).resolve().is_relative_to(world.root.resolve()), path
+
+
+def test_push_puts_the_sbom_beside_the_image(world: World) -> None:
+    """--push also pushes the image's SBOM: an OCI artifact whose subject is the image,
+    tagged sha256-<hex>.sbom (cosign's convention: docker-registry 2.8 has no referrers
+    API), with credentials that never show; the same bytes `mlcc sbom` prints."""
+    from mlcc.image.auth import Credentials
+
+    assert world.auth_registry.password is not None
+    env = {"MLCC_REGISTRY_USERNAME": "mlcc", "MLCC_REGISTRY_PASSWORD": world.auth_registry.password}
+    namespace = f"{world.auth_registry.host}/sbom"
+    built = mlcc(world, *_args(world, "--backend", "buildah", registry=namespace), env=env)
+    assert built.code == 0, built.err[-3000:]
+    registry = Registry(
+        world.auth_registry.host,
+        tls_verify=False,
+        credentials=Credentials("mlcc", world.auth_registry.password, "test"),
+    )
+    readable = parse_reference(_tag(built.out)).with_tag("cuda12.6-nccl2.23-ubi8-x86_64")
+    digest = registry.exists(readable.repository, readable.tag or "")
+    assert digest is not None
+    tag = "sha256-" + digest.split(":", 1)[1] + ".sbom"
+    assert f"{readable.with_tag(tag)} pushed" in built.out + built.err
+    artifact = registry.manifest(readable.repository, tag)
+    assert artifact is not None
+    manifest = artifact.data
+    assert manifest["artifactType"] == "application/vnd.cyclonedx+json"
+    assert manifest["subject"]["digest"] == digest
+    assert manifest["config"]["mediaType"] == "application/vnd.oci.empty.v1+json"
+    [layer] = manifest["layers"]
+    assert layer["mediaType"] == "application/vnd.cyclonedx+json"
+    with registry.blob(readable.repository, layer["digest"]) as stream:
+        pushed = stream.read()
+    document = json.loads(pushed)
+    assert document["specVersion"] == "1.5"
+    assert document["metadata"]["component"]["version"] == digest
+    refs = {c["bom-ref"] for c in document["components"]}
+    assert {"image", "base-image", "os", "rpm:libnccl", "cuda", "gcc"} <= refs | {"image"}
+
+    printed = mlcc(world, "sbom", str(readable), "--no-tls-verify", env=env)
+    assert printed.code == 0, printed.err
+    assert printed.out.encode() == pushed  # the same image gives the same bytes
+    secret = world.auth_registry.password
+    assert secret not in built.out + built.err + printed.out + printed.err
+
+    again = mlcc(world, *_args(world, "--backend", "buildah", registry=namespace), env=env)
+    assert again.code == 0, again.err[-2000:]
+    assert "skipped" in again.out
+    assert f"{readable.with_tag(tag)} already in the registry" in again.out + again.err

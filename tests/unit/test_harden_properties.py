@@ -26,7 +26,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from mlcc.render.mirror import HOST_MIRRORS, PIP_SETTINGS
+from mlcc.kb.model import HOST_MIRRORS
+from mlcc.render.mirror import PIP_SETTINGS
 from tests.conftest import RECIPES
 from tests.unit.test_harden_yaml import go_reads_as_non_string
 from tests.unit.test_image import _layer, _oci_layout

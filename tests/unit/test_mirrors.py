@@ -17,7 +17,8 @@ from typing import Dict, List
 import pytest
 import yaml
 
-from mlcc.render.mirror import HOST_MIRRORS, PIP_SETTINGS
+from mlcc.kb.model import HOST_MIRRORS
+from mlcc.render.mirror import PIP_SETTINGS, routes
 from tests.conftest import REPO
 
 ALL = {
@@ -58,11 +59,11 @@ def _run_lines(dockerfile: str) -> str:
 
 
 @pytest.mark.parametrize("path", sorted((REPO / "dockerfiles").glob("*/*/Dockerfile")), ids=str)
-def test_the_published_set_fetches_public_hosts_only_through_build_args(path: Path) -> None:
+def test_the_published_set_fetches_public_hosts_only_through_build_args(kb, path: Path) -> None:  # type: ignore[no-untyped-def]
     text = path.read_text()
     commands = _run_lines(text)
     declared = _declared(text)
-    for mirror in HOST_MIRRORS:
+    for mirror in routes(tuple(kb.hosts.values())):
         assert mirror.public not in commands, f"{path}: {mirror.public} not through ${mirror.var}"
         if "${" + mirror.var + "}" in commands:
             assert declared[mirror.var] == mirror.public  # the default keeps the published behaviour
@@ -134,7 +135,7 @@ def test_the_build_passes_the_mirrors_as_build_args(kb, resolver) -> None:  # ty
     assert "PIP_EXTRA_INDEX_URL" not in args  # declared without a default: pip's own default stands
     plain = render(stack)
     assert plain.digest != rendered.digest  # another mirror is another build input
-    assert dict(plain.build_args)["GIT_MIRROR"] == "https://github.com"
+    assert dict(plain.build_args)["GIT_MIRROR"] == kb.hosts["git"].url  # the public host: recipes/hosts.yaml
 
 
 def test_a_mirrored_git_checkout_still_proves_its_full_sha(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -17,6 +17,7 @@ import mlcc
 from mlcc.errors import UsageError
 from mlcc.render import Rendered, gen_command, render_dockerfile
 from mlcc.render.digest import stamp
+from mlcc.render.mirror import routes
 from mlcc.render.openshift import names
 from mlcc.render.openshift.options import ClusterOptions
 from mlcc.render.plan import declare_args, mirror_args
@@ -358,6 +359,7 @@ def chain_specs(
     plan = rendered.plan
     stack = rendered.stack
     command = gen_command(stack, rendered.options, "dockerfile") + " --chain"
+    hosts = routes(stack.hosts)
     specs: List[BuildConfigSpec] = []
     parent = base
     for stage in ("stack", "framework"):
@@ -368,13 +370,13 @@ def chain_specs(
         labels = _stage_labels(rendered, stage)
         stage_plan = plan._replace(
             base_image=parent.name,  # the BuildConfig's `from` replaces it on the cluster
-            steps=declare_args(steps, rendered.options),
+            steps=declare_args(steps, rendered.options, hosts),
             labels=labels,
             workdir=None,
             user=None,
             entrypoint=(),
             cmd=(),
-            build_args=mirror_args(steps, rendered.options),
+            build_args=mirror_args(steps, rendered.options, hosts),
         )
         # no benchmark in the text: every benchmark on this stage must render it byte for byte
         shared = f"mlcc gen BENCHMARK --chain: the {stage} stage every benchmark on it shares"
@@ -399,8 +401,8 @@ def chain_specs(
     final_steps = tuple(s for s in plan.steps if s.stage == "benchmark")
     final_plan = plan._replace(
         base_image=parent.name,  # the BuildConfig's `from` replaces it on the cluster
-        steps=declare_args(final_steps, rendered.options),
-        build_args=mirror_args(final_steps, rendered.options),
+        steps=declare_args(final_steps, rendered.options, hosts),
+        build_args=mirror_args(final_steps, rendered.options, hosts),
     )
     dockerfile = render_dockerfile(final_plan, command=f"{command} (stage: benchmark)")
     files = tuple((n, c) for n, c in rendered.files if n != rendered.main_file)

@@ -382,7 +382,7 @@ def _check_git(options: ClusterOptions) -> None:
     if not _GIT_URI.match(options.git_uri):
         raise UsageError(
             f"--git-uri: {without_userinfo(options.git_uri)!r} is not a Git URL",
-            hint="https://github.com/acme/benchmarks.git or git@github.com:acme/benchmarks.git",
+            hint="https://git.example.com/acme/benchmarks.git or git@git.example.com:acme/benchmarks.git",
         )
     if options.git_ref is not None and (not _GIT_REF.match(options.git_ref) or ".." in options.git_ref):
         raise UsageError(f"--git-ref: {options.git_ref!r} is not a branch, tag or commit")

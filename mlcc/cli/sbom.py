@@ -1,0 +1,44 @@
+"""``mlcc sbom``: an image's software bill of materials (CycloneDX 1.5 JSON)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import click
+
+from mlcc.app.images import open_image, sbom_document
+from mlcc.cli.images import image_options
+from mlcc.image.sbom import sbom_bytes
+from mlcc.output import write_tree
+from mlcc.validate import path_flag
+
+
+@click.command("sbom")
+@click.argument("image")
+@image_options
+@click.option("-o", "--output", metavar="FILE", help="Write the SBOM to FILE instead of standard output.")
+def sbom_command(
+    image: str,
+    tls_verify: bool,
+    image_arch: Optional[str],
+    backend: Optional[str],
+    output: Optional[str],
+) -> None:
+    """Print the SBOM of IMAGE as CycloneDX 1.5 JSON, built from what mlcc stamped into
+    it (/etc/mlcc/stack.json) and what its build recorded as installed
+    (/etc/mlcc/installed.json). The same image gives the same bytes (the time is
+    SOURCE_DATE_EPOCH, else the image's creation time). Exit 6 when the image lacks
+    those files or they are damaged.
+
+    \b
+    IMAGE is a registry reference, local:REF, or oci-archive:PATH / docker-archive:PATH / oci:DIR.
+    `mlcc build --push` also pushes it beside the image (tag sha256-<hex>.sbom).
+    """
+    target = path_flag(output, "-o")
+    contents = open_image(image, tls_verify=tls_verify, arch=image_arch, backend=backend)
+    data = sbom_bytes(sbom_document(contents, image)).decode()
+    if target is None:
+        click.echo(data, nl=False)
+        return
+    write_tree(target.parent, [(target.name, data)], flag="-o FILE")
+    click.echo(f"wrote {target}", err=True)

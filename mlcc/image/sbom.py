@@ -1,0 +1,603 @@
+"""An image's software bill of materials: CycloneDX 1.5 JSON from what the image says of itself.
+
+Built from the two documents every mlcc image carries: ``/etc/mlcc/stack.json`` (what mlcc
+resolved: the base, the CUDA, cuDNN and NCCL releases with their packages or download
+URLs, the framework build, the benchmark's source at a commit) and
+``/etc/mlcc/installed.json`` (what the image's last build step found installed: the OS,
+the versions of the NVIDIA packages, library headers, ``nvcc``, GCC, Python and every
+Python distribution ``pip list`` shows). One component per installed thing, with a purl
+where one names it (``pkg:rpm``, ``pkg:deb``, ``pkg:pypi``, ``pkg:generic`` for a
+tarball, ``pkg:github`` for a source at a commit, ``pkg:oci`` for the image and its
+base) and hashes where the documents carry them (image and base manifest digests).
+
+Pure and deterministic: the same documents and image give the same bytes. The serial
+number is derived from the content, and the timestamp is the caller's (from
+``SOURCE_DATE_EPOCH`` or the image's own creation time), never the clock. Both documents
+come from an image and are untrusted: stack.json is checked against its schema,
+installed.json shape by shape, and a document that is not what mlcc writes is an error
+naming the field, never a traceback.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import uuid
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+from urllib.parse import quote, urlsplit
+
+from mlcc.errors import DriftError
+from mlcc.image.content import INSTALLED_FILE, STACK_FILE, ImageContent
+from mlcc.kb.model import UNCONFIRMED
+from mlcc.render.canonical_json import dumps
+from mlcc.stackfile.document import LibraryRecord, StackManifest
+
+MEDIA_TYPE = "application/vnd.cyclonedx+json"
+SPEC_VERSION = "1.5"
+Json = Dict[str, Any]
+
+# RFC 3339 as CycloneDX's "date-time" needs it, checked before an image's label is used
+_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})\Z")
+_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}\Z")
+_COMMIT = re.compile(r"^[0-9a-f]{40}\Z")
+# mlcc's arch names -> Debian's (pkg:deb's arch qualifier); rpm uses mlcc's own
+_DEB_ARCH = {"x86_64": "amd64", "ppc64le": "ppc64el", "aarch64": "arm64"}
+_OCI_ARCH = {"x86_64": "amd64", "ppc64le": "ppc64le", "aarch64": "arm64"}
+# the namespace of the serial numbers (RFC 4122 name-based UUIDs of the document's digest)
+_SERIAL_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "mlcc:sbom")
+_MAX_TEXT = 4096  # no field of installed.json is longer; a longer one is not mlcc's
+# what a package name and version may be before it enters a purl (rpm, dpkg, PEP 440 and
+# PEP 508 spellings); anything else in installed.json is not what a package database said
+_PACKAGE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,199}\Z")
+_VERSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+~:^!-]{0,199}\Z")
+
+
+class ImageName(NamedTuple):
+    """The image an SBOM describes: as the user named it, and its manifest digest if known."""
+
+    reference: str
+    digest: Optional[str] = None
+
+
+def _error(message: str) -> DriftError:
+    return DriftError(message, hint="rebuild the image with mlcc build (mlcc inspect shows what it holds)")
+
+
+# ----------------------------------------------------------------------------- installed.json
+
+
+class Installed(NamedTuple):
+    """installed.json, each field checked for the shape mlcc-record writes."""
+
+    arch: Optional[str]
+    os_id: Optional[str]
+    os_version: Optional[str]
+    packages: Tuple[Tuple[str, Optional[str]], ...]  # NVIDIA packages -> version (None: absent)
+    headers: Tuple[Tuple[str, Optional[str]], ...]
+    nvcc: Optional[str]
+    gcc: Optional[str]
+    python: Optional[str]
+    pip: Tuple[Tuple[str, str], ...]  # (name, version) as pip list says
+    modules: Tuple[Tuple[str, Json], ...]
+
+
+def _text(value: Any, what: str) -> Optional[str]:
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > _MAX_TEXT:
+        raise _error(f"{what} is not a string of at most {_MAX_TEXT} characters")
+    return value
+
+
+def _strings(value: Any, what: str) -> Tuple[Tuple[str, Optional[str]], ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, dict):
+        raise _error(f"{what} is not a JSON object")
+    return tuple(sorted((str(k)[:_MAX_TEXT], _text(v, f"{what}/{k}")) for k, v in value.items()))
+
+
+def _packages_of(value: Any, what: str) -> Tuple[Tuple[str, Optional[str]], ...]:
+    found = _strings(value, what)
+    for name, version in found:
+        if not _PACKAGE.match(name) or (version is not None and not _VERSION.match(version)):
+            raise _error(f"{what}/{name[:80]} is not a package name and version")
+    return found
+
+
+def read_installed(data: Any, what: str = f"/{INSTALLED_FILE}") -> Installed:
+    """installed.json from an image, checked; wrong shapes are errors naming the field."""
+    if not isinstance(data, dict):
+        raise _error(f"{what} is not a JSON object")
+    os_info = data.get("os")
+    if os_info is not None and not isinstance(os_info, dict):
+        raise _error(f"{what}: os is not a JSON object")
+    os_info = os_info or {}
+    pip = data.get("pip")
+    if pip is not None and not (isinstance(pip, list) and all(isinstance(p, dict) for p in pip)):
+        raise _error(f"{what}: pip is not a list of JSON objects")
+    listed = []
+    for index, entry in enumerate(pip or []):
+        name = _text(entry.get("name"), f"{what}: pip/{index}/name")
+        version = _text(entry.get("version"), f"{what}: pip/{index}/version")
+        if not name or not version:
+            raise _error(f"{what}: pip/{index} names no distribution and version")
+        if not _PACKAGE.match(name) or not _VERSION.match(version):
+            raise _error(f"{what}: pip/{index} is not a distribution name and version: {name[:80]!r}")
+        listed.append((name, version))
+    modules = data.get("modules")
+    if modules is not None and not isinstance(modules, dict):
+        raise _error(f"{what}: modules is not a JSON object")
+    return Installed(
+        arch=_text(data.get("arch"), f"{what}: arch"),
+        os_id=_text(os_info.get("id"), f"{what}: os/id"),
+        os_version=_text(os_info.get("version_id"), f"{what}: os/version_id"),
+        packages=_packages_of(data.get("packages"), f"{what}: packages"),
+        headers=_strings(data.get("headers"), f"{what}: headers"),
+        nvcc=_text(data.get("nvcc"), f"{what}: nvcc"),
+        gcc=_text(data.get("gcc"), f"{what}: gcc"),
+        python=_text(data.get("python"), f"{what}: python"),
+        pip=tuple(sorted(set(listed), key=lambda p: (_pypi_name(p[0]), p[1]))),
+        modules=tuple(sorted((str(k), v) for k, v in (modules or {}).items() if isinstance(v, dict))),
+    )
+
+
+# ----------------------------------------------------------------------------- purls
+
+
+def _enc(text: str, safe: str = ":") -> str:
+    """A purl component, percent-encoded as the purl spec (and packageurl-python) spell it."""
+    return quote(text, safe=safe)
+
+
+def purl(
+    kind: str,
+    name: str,
+    version: Optional[str] = None,
+    *,
+    namespace: Optional[str] = None,
+    qualifiers: Optional[Dict[str, Optional[str]]] = None,
+    subpath: Optional[str] = None,
+) -> str:
+    """``pkg:kind/namespace/name@version?qualifiers#subpath``, each part encoded."""
+    text = f"pkg:{kind}/"
+    if namespace:
+        text += "/".join(_enc(part) for part in namespace.split("/") if part) + "/"
+    text += _enc(name)
+    if version:
+        text += "@" + _enc(version)
+    pairs = sorted((k, v) for k, v in (qualifiers or {}).items() if v)
+    if pairs:
+        text += "?" + "&".join(f"{k}={_enc(v, ':/')}" for k, v in pairs)
+    if subpath:
+        parts = [p for p in subpath.split("/") if p not in ("", ".", "..")]
+        if parts:
+            text += "#" + "/".join(_enc(p) for p in parts)
+    return text
+
+
+def _pypi_name(name: str) -> str:
+    """pkg:pypi's name: PEP 503 normalised (lowercase, runs of -_. as one -)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def is_timestamp(text: str) -> bool:
+    """An RFC 3339 time CycloneDX accepts (an image's label is checked before it is used)."""
+    return bool(_TIMESTAMP.match(text))
+
+
+def _oci_purl(reference: str, digest: Optional[str], arch: Optional[str]) -> Optional[str]:
+    """pkg:oci/NAME@sha256:...?repository_url=REGISTRY/PATH&tag=TAG, or None without a digest."""
+    if not digest or not _DIGEST.match(digest):
+        return None
+    name, tag = _split_reference(reference)
+    if not name:
+        return None
+    return purl(
+        "oci",
+        name.rsplit("/", 1)[-1],
+        digest,
+        qualifiers={"repository_url": name, "tag": tag, "arch": _OCI_ARCH.get(arch or "")},
+    )
+
+
+def _split_reference(reference: str) -> Tuple[str, Optional[str]]:
+    """``registry/path:tag@digest`` -> (``registry/path``, tag); transports give ("", None)."""
+    text = reference.removeprefix("docker://")
+    if re.match(r"^[a-z-]+:(?!\d)", text):  # oci-archive:PATH, local:REF ...: no registry name
+        return "", None
+    text = text.split("@", 1)[0]
+    head, slash, last = text.rpartition("/")
+    if not slash:
+        return "", None
+    if ":" in last:
+        last, tag = last.split(":", 1)
+        return f"{head}/{last}".lower(), tag
+    return text.lower(), None
+
+
+def _github(repository: str) -> Optional[Tuple[str, str]]:
+    """(owner, repo) of a https://github.com/OWNER/REPO[.git] URL, else None."""
+    parts = urlsplit(repository)
+    segments = [s for s in parts.path.split("/") if s]
+    if parts.scheme != "https" or parts.hostname != "github.com" or len(segments) != 2:
+        return None
+    # pkg:github names are case-insensitive and spelled in lowercase
+    return segments[0].lower(), segments[1].removesuffix(".git").lower()
+
+
+# ----------------------------------------------------------------------------- components
+
+
+def _property(name: str, value: Optional[str]) -> List[Json]:
+    return [{"name": f"mlcc:{name}", "value": value}] if value else []
+
+
+def _component(
+    kind: str,
+    ref: str,
+    name: str,
+    version: Optional[str],
+    *,
+    package_url: Optional[str] = None,
+    description: Optional[str] = None,
+    hashes: Tuple[Tuple[str, str], ...] = (),
+    properties: Tuple[Json, ...] = (),
+    external: Tuple[Tuple[str, str], ...] = (),
+) -> Json:
+    found: Json = {"type": kind, "bom-ref": ref, "name": name}
+    if version:
+        found["version"] = version
+    if description:
+        found["description"] = description
+    if hashes:
+        found["hashes"] = [{"alg": alg, "content": content} for alg, content in hashes]
+    if package_url:
+        found["purl"] = package_url
+    if external:
+        found["externalReferences"] = [{"type": t, "url": u} for t, u in external]
+    if properties:
+        found["properties"] = list(properties)
+    return found
+
+
+def _sha256(digest: Optional[str]) -> Tuple[Tuple[str, str], ...]:
+    return (("SHA-256", digest.split(":", 1)[1]),) if digest and _DIGEST.match(digest) else ()
+
+
+def _base(stack: StackManifest) -> Json:
+    base = stack.base
+    name, tag = _split_reference(base.image)
+    return _component(
+        "container",
+        "base-image",
+        name or base.image,
+        tag or base.digest,
+        package_url=_oci_purl(base.image, base.digest, stack.arch),
+        description=f"the base image ({base.name})",
+        hashes=_sha256(base.digest),
+        properties=(*_property("image", base.image), *_property("default-image", base.default_image)),
+    )
+
+
+def _operating_system(installed: Installed) -> List[Json]:
+    if not installed.os_id:
+        return []
+    return [
+        _component(
+            "operating-system",
+            "os",
+            installed.os_id,
+            installed.os_version,
+            description="from /etc/os-release",
+        )
+    ]
+
+
+def _packaging(stack: StackManifest, installed: Installed) -> str:
+    """rpm or deb: the stack's pins say it (deb pins are name=version), else the OS."""
+    components = stack.components
+    pins = [
+        *(components.cuda.packages if components.cuda else ()),
+        *(p for lib in (components.cudnn, components.nccl) if lib for p in lib.packages),
+    ]
+    if pins:
+        return "deb" if any("=" in pin for pin in pins) else "rpm"
+    return "deb" if installed.os_id in ("debian", "ubuntu") else "rpm"
+
+
+def _packages(stack: StackManifest, installed: Installed) -> List[Json]:
+    """The NVIDIA packages mlcc-record asked the package database about, as installed."""
+    kind = _packaging(stack, installed)
+    distro = "-".join(p for p in (installed.os_id, installed.os_version) if p) or None
+    arch = installed.arch or stack.arch
+    found = []
+    for name, version in installed.packages:
+        if not version:
+            continue  # recorded as not installed: nothing to list
+        qualifiers = {"arch": _DEB_ARCH.get(arch, arch) if kind == "deb" else arch, "distro": distro}
+        found.append(
+            _component(
+                "library",
+                f"{kind}:{name}",
+                name,
+                version,
+                package_url=purl(kind, name, version, namespace="nvidia", qualifiers=qualifiers),
+                description="from NVIDIA's package repository",
+            )
+        )
+    return found
+
+
+def _cuda(stack: StackManifest, installed: Installed) -> List[Json]:
+    cuda = stack.components.cuda
+    if cuda is None:
+        return []
+    return [
+        _component(
+            "framework",
+            "cuda",
+            "cuda",
+            cuda.version,
+            description="the CUDA toolkit (its packages are listed apart)",
+            properties=(
+                *_property("nvcc", installed.nvcc),
+                *_property("min-driver", cuda.min_driver),
+            ),
+        )
+    ]
+
+
+def _library(name: str, lib: Optional[LibraryRecord], installed: Installed, framework: str) -> List[Json]:
+    """cuDNN or NCCL: a tarball is a component of its own; packages are listed as such;
+    a copy the framework brings is named, with what the framework reports loading."""
+    if lib is None or lib.method in ("rpm", "deb"):
+        return []
+    headers = dict(installed.headers)
+    version = None if lib.version == UNCONFIRMED else lib.version
+    if lib.method == "tarball":
+        url = lib.url or ""
+        file = url.rsplit("/", 1)[-1] if url else name
+        return [
+            _component(
+                "library",
+                f"tarball:{name}",
+                name,
+                version,
+                package_url=purl("generic", name, version, qualifiers={"download_url": url or None}),
+                description=f"from the tarball {file}" if url else "from a tarball",
+                properties=(*_property("headers", headers.get(name)), *_property("for-cuda", lib.for_cuda)),
+                external=((("distribution", url),) if url else ()),
+            )
+        ]
+    reported = [m.get(name) for n, m in installed.modules if n == framework]
+    loaded = next((v[:_MAX_TEXT] for v in reported if isinstance(v, str) and v), None)
+    return [
+        _component(
+            "library",
+            f"bundled:{name}",
+            name,
+            version,
+            description=f"brought by the framework ({lib.method})",
+            properties=(
+                *_property("method", lib.method),
+                *_property("version", lib.version if version is None else None),
+                *_property("framework-loads", loaded),
+            ),
+        )
+    ]
+
+
+def _python(stack: StackManifest, installed: Installed) -> List[Json]:
+    version = installed.python
+    record = stack.components.python
+    if not version and record is None:
+        return []
+    return [
+        _component(
+            "application",
+            "python",
+            "python",
+            version or (record.version if record else None),
+            description="the Python interpreter",
+            properties=tuple(_property("executable", record.executable if record else None)),
+        )
+    ]
+
+
+def _gcc(stack: StackManifest, installed: Installed) -> List[Json]:
+    gcc = stack.components.gcc
+    return [
+        _component(
+            "application",
+            "gcc",
+            "gcc",
+            installed.gcc or gcc.version,
+            description="the C/C++ compiler",
+            properties=tuple(_property("toolset", gcc.toolset)),
+        )
+    ]
+
+
+def _python_packages(stack: StackManifest, installed: Installed) -> List[Json]:
+    """Every distribution pip lists. The framework's own, when conda or a source build put
+    it there, is not a PyPI release: no pkg:pypi for it (pkg:conda without a channel)."""
+    framework = stack.components.framework
+    names = {_pypi_name(framework.module), _pypi_name(framework.name)} if framework else set()
+    found = []
+    seen: Dict[str, int] = {}
+    for name, version in installed.pip:
+        normal = _pypi_name(name)
+        ref = f"pypi:{normal}"
+        seen[ref] = seen.get(ref, 0) + 1
+        if seen[ref] > 1:  # pip lists a name once; a document that repeats it keeps both
+            ref += f"#{seen[ref]}"
+        properties: Tuple[Json, ...] = ()
+        package_url: Optional[str] = purl("pypi", normal, version)
+        if framework is not None and normal in names:
+            properties = (
+                *_property("framework", framework.name),
+                *_property("framework-variant", framework.variant),
+                *_property("install", framework.install),
+                *_property("cuda-lines", ", ".join(framework.cuda)),
+            )
+            if framework.install == "source":
+                package_url = None
+            elif framework.install == "conda":
+                package_url = purl("conda", normal, version)
+        found.append(
+            _component("library", ref, name, version, package_url=package_url, properties=properties)
+        )
+    return found
+
+
+def _framework(stack: StackManifest, installed: Installed) -> List[Json]:
+    """The framework as Python imports it, when pip does not list it (a conda build)."""
+    framework = stack.components.framework
+    if framework is None:
+        return []
+    listed = {_pypi_name(n) for n, _ in installed.pip}
+    if {_pypi_name(framework.module), _pypi_name(framework.name)} & listed:
+        return []
+    recorded = dict(installed.modules).get(framework.module) or {}
+    version = recorded.get("version") if isinstance(recorded.get("version"), str) else None
+    return [
+        _component(
+            "framework",
+            f"framework:{framework.name}",
+            framework.name,
+            version or framework.version,
+            description=f"imported as {framework.module}",
+            properties=(
+                *_property("framework-variant", framework.variant),
+                *_property("install", framework.install),
+                *_property("cuda-lines", ", ".join(framework.cuda)),
+            ),
+        )
+    ]
+
+
+def _benchmark(stack: StackManifest) -> List[Json]:
+    benchmark = stack.benchmark
+    source = benchmark.source
+    if source is None:
+        return []
+    github = _github(source.repository)
+    package_url = None
+    if github is not None and _COMMIT.match(source.commit):
+        package_url = purl("github", github[1], source.commit, namespace=github[0], subpath=source.path)
+    return [
+        _component(
+            "application",
+            f"source:{benchmark.name}",
+            benchmark.name,
+            source.commit,
+            package_url=package_url,
+            description=benchmark.title,
+            properties=(
+                *_property("suite", benchmark.suite),
+                *_property("path", source.path),
+            ),
+            external=(("vcs", source.repository),),
+        )
+    ]
+
+
+# ----------------------------------------------------------------------------- the document
+
+
+def cyclonedx(
+    stack_document: Any,
+    installed_document: Any,
+    image: ImageName,
+    *,
+    timestamp: Optional[str] = None,
+    tool_version: str = "",
+) -> Json:
+    """The CycloneDX 1.5 document of an image from its stack.json and installed.json.
+
+    ``timestamp`` (RFC 3339) is left out when None; the same inputs give the same document.
+    """
+    stack = StackManifest.from_json(stack_document, f"{image.reference}: /{STACK_FILE}", _error)
+    installed = read_installed(installed_document, f"{image.reference}: /{INSTALLED_FILE}")
+    if timestamp is not None and not _TIMESTAMP.match(timestamp):
+        raise _error(f"{image.reference}: the time {timestamp[:40]!r} is not an RFC 3339 time")
+    framework = stack.components.framework
+    module = framework.module if framework else ""
+    components = [
+        _base(stack),
+        *_operating_system(installed),
+        *_cuda(stack, installed),
+        *_packages(stack, installed),
+        *_library("cudnn", stack.components.cudnn, installed, module),
+        *_library("nccl", stack.components.nccl, installed, module),
+        *_gcc(stack, installed),
+        *_python(stack, installed),
+        *_framework(stack, installed),
+        *_python_packages(stack, installed),
+        *_benchmark(stack),
+    ]
+    name, tag = _split_reference(image.reference)
+    subject = _component(
+        "container",
+        "image",
+        name or image.reference,
+        image.digest or tag or stack.variant,
+        package_url=_oci_purl(image.reference, image.digest, stack.arch),
+        description=f"mlcc image of {stack.benchmark.name} ({stack.variant})",
+        hashes=_sha256(image.digest),
+        properties=(
+            *_property("benchmark", stack.benchmark.name),
+            *_property("variant", stack.variant),
+            *_property("arch", stack.arch),
+            *_property("accelerator", stack.accelerator),
+            *_property("stack-generator", f"{stack.generator.name} {stack.generator.version}"),
+            *_property("reference", image.reference),
+        ),
+    )
+    metadata: Json = {
+        "tools": {"components": [{"type": "application", "name": "mlcc", "version": tool_version}]},
+        "component": subject,
+    }
+    if not tool_version:
+        del metadata["tools"]["components"][0]["version"]
+    if timestamp is not None:
+        metadata["timestamp"] = timestamp
+    document: Json = {
+        "bomFormat": "CycloneDX",
+        "specVersion": SPEC_VERSION,
+        "version": 1,
+        "metadata": metadata,
+        "components": components,
+        # what the image is made of; the components' own dependencies are not recorded
+        "dependencies": [{"ref": "image", "dependsOn": [c["bom-ref"] for c in components]}],
+    }
+    digest = hashlib.sha256(dumps(document).encode()).hexdigest()
+    document["serialNumber"] = f"urn:uuid:{uuid.uuid5(_SERIAL_NAMESPACE, digest)}"
+    return document
+
+
+def sbom_bytes(document: Json) -> bytes:
+    """The document's bytes: canonical JSON (sorted keys, two-space indent) and a newline."""
+    return (dumps(document) + "\n").encode()
+
+
+def for_image(content: ImageContent, *, timestamp: Optional[str] = None, tool_version: str = "") -> Json:
+    """The SBOM of an image read by :mod:`mlcc.image.content`; an image without mlcc's
+    files, or with damaged ones, is a DriftError saying which."""
+    for path in (STACK_FILE, INSTALLED_FILE):
+        if path not in content.files:
+            raise DriftError(
+                f"{content.reference} has no /{path}: not an image mlcc built",
+                hint="mlcc sbom reads what mlcc stamps into its images (mlcc inspect shows what is there)",
+            )
+        problem = (content.json_file(path) or {}).get("error")
+        if problem:
+            raise _error(f"{content.reference}: {problem}")
+    return cyclonedx(
+        content.json_file(STACK_FILE),
+        content.json_file(INSTALLED_FILE),
+        ImageName(content.reference, content.digest),
+        timestamp=timestamp,
+        tool_version=tool_version,
+    )

@@ -1,0 +1,575 @@
+"""An image's SBOM: CycloneDX 1.5 from stack.json and installed.json, checked against the
+real CycloneDX 1.5 JSON schema (shipped by cyclonedx-python-lib, the `test` extra) and its
+purls against packageurl-python; deterministic; untrusted input refused with exit 6.
+The e2e suite pushes one beside a real image (tests/e2e/test_build.py)."""
+
+from __future__ import annotations
+
+import hashlib
+import http.server
+import io
+import json
+import re
+import subprocess
+import sys
+import tarfile
+import threading
+import urllib.parse
+from importlib import resources
+from pathlib import Path
+from typing import Any, ClassVar, Dict, Iterator, List, Tuple
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft7Validator, FormatChecker
+from packageurl import PackageURL
+from referencing import Registry as SchemaRegistry
+from referencing import Resource
+
+from mlcc.app.images import Attached, sbom_document, sbom_tag, sbom_time
+from mlcc.cli import run
+from mlcc.engines.base import BuildJob, BuildPolicy, BuildResult, EngineSettings, ImageEngine, Log, job_for
+from mlcc.errors import EXIT_DRIFT, DriftError, RegistryError, UsageError
+from mlcc.image.auth import Credentials
+from mlcc.image.base import ResolvedBase
+from mlcc.image.content import INSTALLED_FILE, STACK_FILE, ImageContent
+from mlcc.image.registry import OCI_MANIFEST, Manifest, Registry
+from mlcc.image.sbom import ImageName, cyclonedx, for_image, purl, sbom_bytes
+
+DIGEST = "sha256:" + "ab" * 32
+IMAGE = ImageName("127.0.0.1:5000/probe/maskrcnn:cuda10.1-cudnn7-ubi8-x86_64", DIGEST)
+
+# benchmark, pins: one stack per way a library gets into an image
+STACKS = {
+    "rpm-tarball-source": ("maskrcnn", {"cuda": "10.1"}),
+    "rpm-nccl": ("ssd", {"newest": True}),
+    "deb": ("nccl-tests", {"base": "ubuntu2204"}),
+    "bundled-conda-ppc64le": ("tf_cnn_benchmarks", {"arch": "ppc64le"}),
+}
+
+
+@pytest.fixture(scope="module")
+def validator() -> Any:
+    """The CycloneDX 1.5 JSON schema with the SPDX and JSF schemas it references."""
+    folder = resources.files("cyclonedx.schema") / "_res"
+
+    def load(name: str) -> Any:
+        return json.loads((folder / name).read_text(encoding="utf-8"))
+
+    schema = load("bom-1.5.SNAPSHOT.schema.json")
+    assert schema["$id"] == "http://cyclonedx.org/schema/bom-1.5.schema.json"
+    registry: SchemaRegistry = SchemaRegistry().with_resources(
+        (f"http://cyclonedx.org/schema/{name}", Resource.from_contents(load(name)))
+        for name in ("spdx.SNAPSHOT.schema.json", "jsf-0.82.SNAPSHOT.schema.json")
+    )
+    return Draft7Validator(schema, registry=registry, format_checker=FormatChecker())
+
+
+def _stack(kb: Any, resolver: Any, benchmark: str, pins: Dict[str, Any]) -> Dict[str, Any]:
+    from mlcc.api import Pins, request_for
+    from mlcc.render import render
+
+    stack = resolver.resolve(request_for(kb, benchmark, Pins(**pins)))
+    document: Dict[str, Any] = json.loads(render(stack).content("stack.json"))
+    return document
+
+
+def _installed(stack: Dict[str, Any]) -> Dict[str, Any]:
+    """What mlcc-record would write for a build that installed exactly the stack."""
+    components = stack["components"]
+    pins = [
+        *(components["cuda"] or {}).get("packages", []),
+        *(p for key in ("cudnn", "nccl") for p in (components[key] or {}).get("packages", [])),
+    ]
+    packages = {}
+    for pin in pins:
+        name, version = pin.split("=", 1) if "=" in pin else re.split(r"-(?=\d+\.\d)", pin, maxsplit=1)
+        packages[name] = version
+    deb = any("=" in p for p in pins)
+    framework = components["framework"]
+    pip = [{"name": "pip", "version": "21.3.1"}, {"name": "PyYAML", "version": "5.1"}]
+    modules = {}
+    if framework:
+        pip.append({"name": framework["module"], "version": framework["version"]})
+        modules[framework["module"]] = {"version": framework["version"], "cuda": "10.1", "cudnn": "7.6.5"}
+    return {
+        "format": 1,
+        "arch": stack["arch"],
+        "os": {"id": "ubuntu", "version_id": "22.04"} if deb else {"id": "rhel", "version_id": "8.10"},
+        "packages": packages,
+        "headers": {"cudnn": "7.6.5", "nccl": "2.8.4"},
+        "nvcc": "10.1.243",
+        "gcc": components["gcc"]["version"],
+        "python": "3.6.8",
+        "pip": pip,
+        "modules": modules,
+    }
+
+
+def _components(document: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
+    return {c["bom-ref"]: c for c in document["components"]}
+
+
+def _check(document: Dict[str, Any], validator: Any) -> None:
+    """Valid CycloneDX 1.5, canonical purls, unique references, an RFC 3339 time."""
+    errors = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
+    assert not errors, [f"{list(e.absolute_path)}: {e.message[:200]}" for e in errors[:5]]
+    everything = [document["metadata"]["component"], *document["components"]]
+    refs = [c["bom-ref"] for c in everything]
+    assert len(refs) == len(set(refs))
+    for component in everything:
+        if "purl" in component:
+            assert PackageURL.from_string(component["purl"]).to_string() == component["purl"]
+    assert set(document["dependencies"][0]["dependsOn"]) == set(refs[1:])
+    if "timestamp" in document["metadata"]:
+        assert re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z\Z", document["metadata"]["timestamp"])
+
+
+@pytest.mark.parametrize("case", sorted(STACKS))
+def test_every_kind_of_stack_gives_a_valid_deterministic_sbom(
+    kb: Any, resolver: Any, validator: Any, case: str
+) -> None:
+    stack = _stack(kb, resolver, *STACKS[case])
+    installed = _installed(stack)
+    document = cyclonedx(stack, installed, IMAGE, timestamp="2024-01-02T03:04:05Z", tool_version="0.1.0")
+    _check(document, validator)
+    again = cyclonedx(
+        json.loads(json.dumps(stack)),
+        dict(installed),
+        IMAGE,
+        timestamp="2024-01-02T03:04:05Z",
+        tool_version="0.1.0",
+    )
+    assert sbom_bytes(again) == sbom_bytes(document)
+    # the serial number follows the content: another record, another number
+    installed["pip"] = [*installed["pip"], {"name": "six", "version": "1.16.0"}]
+    other = cyclonedx(stack, installed, IMAGE, timestamp="2024-01-02T03:04:05Z", tool_version="0.1.0")
+    assert other["serialNumber"] != document["serialNumber"]
+    assert re.match(
+        r"^urn:uuid:[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\Z",
+        other["serialNumber"],
+    )
+
+
+def test_the_components_and_their_purls(kb: Any, resolver: Any, validator: Any) -> None:
+    stack = _stack(kb, resolver, "maskrcnn", {"cuda": "10.1"})
+    stack["base"]["digest"] = "sha256:" + "cd" * 32  # as mlcc build stamps it
+    document = cyclonedx(stack, _installed(stack), IMAGE)
+    _check(document, validator)
+    assert "timestamp" not in document["metadata"]  # no time given: none, never the clock
+    found = _components(document)
+    image = document["metadata"]["component"]
+    assert image["type"] == "container" and image["version"] == DIGEST
+    assert image["purl"] == (
+        "pkg:oci/maskrcnn@sha256:" + "ab" * 32 + "?arch=amd64&repository_url=127.0.0.1:5000/probe/maskrcnn"
+        "&tag=cuda10.1-cudnn7-ubi8-x86_64"
+    )
+    assert image["hashes"] == [{"alg": "SHA-256", "content": "ab" * 32}]
+    base = found["base-image"]
+    assert base["purl"].startswith("pkg:oci/ubi@sha256:" + "cd" * 32 + "?arch=amd64&repository_url=")
+    assert base["hashes"] == [{"alg": "SHA-256", "content": "cd" * 32}]
+    assert found["rpm:cuda-cudart-10-1"]["purl"] == (
+        "pkg:rpm/nvidia/cuda-cudart-10-1@10.1.243-1?arch=x86_64&distro=rhel-8.10"
+    )
+    assert found["tarball:cudnn"]["purl"] == (
+        "pkg:generic/cudnn@7.6.5.32?download_url=https://developer.download.nvidia.com/compute/redist/"
+        "cudnn/v7.6.5/cudnn-10.1-linux-x64-v7.6.5.32.tgz"
+    )
+    assert found["tarball:nccl"]["version"] == "2.8.4"
+    assert found["source:maskrcnn"]["purl"] == (
+        "pkg:github/mlcommons/training_results_v0.6@f312518c2d6107eec983750eed23950f1f0c8a0e"
+        "#NVIDIA/benchmarks/maskrcnn/implementations/pytorch"
+    )
+    assert found["pypi:pyyaml"]["purl"] == "pkg:pypi/pyyaml@5.1"
+    # PyTorch built from source in the image is no PyPI release: no pkg:pypi for it
+    assert "purl" not in found["pypi:torch"] and found["pypi:torch"]["version"] == "1.1.0a0+828a6a3"
+    assert {"name": "mlcc:install", "value": "source"} in found["pypi:torch"]["properties"]
+    assert found["os"] == {
+        "type": "operating-system",
+        "bom-ref": "os",
+        "name": "rhel",
+        "version": "8.10",
+        "description": "from /etc/os-release",
+    }
+    assert found["gcc"]["version"] == "8.5.0" and found["python"]["version"] == "3.6.8"
+
+
+def test_deb_and_bundled_libraries(kb: Any, resolver: Any) -> None:
+    deb = _components(
+        cyclonedx(*_with_installed(_stack(kb, resolver, "nccl-tests", {"base": "ubuntu2204"})), IMAGE)
+    )
+    assert (
+        deb["deb:libnccl2"]["purl"]
+        == "pkg:deb/nvidia/libnccl2@2.23.4-1%2Bcuda12.6?arch=amd64&distro=ubuntu-22.04"
+    )
+    conda = _stack(kb, resolver, "tf_cnn_benchmarks", {"arch": "ppc64le"})
+    found = _components(cyclonedx(*_with_installed(conda), IMAGE))
+    assert found["bundled:cudnn"]["description"] == "brought by the framework (bundled)"
+    assert {"name": "mlcc:framework-loads", "value": "7.6.5"} in found["bundled:cudnn"]["properties"]
+    # a conda build of the framework is named as such, not as a PyPI release
+    assert found["pypi:tensorflow"]["purl"].startswith("pkg:conda/tensorflow@")
+    assert found["rpm:cuda-cudart-10-2"]["purl"].endswith("?arch=ppc64le&distro=rhel-8.10")
+
+
+def _with_installed(stack: Dict[str, Any]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    return stack, _installed(stack)
+
+
+def test_a_real_record_of_this_python(kb: Any, resolver: Any, validator: Any) -> None:
+    """installed.json as mlcc-record really writes it (this interpreter's pip list)."""
+    from mlcc.render import FILES
+
+    result = subprocess.run(
+        ["sh", str(FILES / "mlcc-record"), "--python", sys.executable, "--module", "jsonschema"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    record = json.loads(result.stdout)
+    stack = _stack(kb, resolver, "maskrcnn", {"cuda": "10.1"})
+    document = cyclonedx(stack, record, IMAGE, timestamp="2024-01-02T03:04:05.123456789Z")
+    _check(document, validator)
+    found = _components(document)
+    assert found["pypi:jsonschema"]["purl"].startswith("pkg:pypi/jsonschema@")
+    assert len([r for r in found if r.startswith("pypi:")]) == len(record["pip"])
+
+
+def test_names_and_versions_are_encoded_in_purls() -> None:
+    text = purl("pypi", "torch", "1.1.0a0+828a6a3", qualifiers={"b": "x y", "a": None})
+    assert text == "pkg:pypi/torch@1.1.0a0%2B828a6a3?b=x%20y"
+    assert PackageURL.from_string(text).version == "1.1.0a0+828a6a3"
+    assert (
+        purl("github", "r", "c" * 40, namespace="o", subpath="a/../b/./c")
+        == "pkg:github/o/r@" + "c" * 40 + "#a/b/c"
+    )
+
+
+# ----------------------------------------------------------------------------- untrusted input
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"pip": "numpy"}, "pip is not a list"),
+        ({"pip": [{"name": "numpy"}]}, "pip/0 names no distribution"),
+        ({"pip": [{"name": 3, "version": "1"}]}, "pip/0/name is not a string"),
+        ({"packages": ["cuda"]}, "packages is not a JSON object"),
+        ({"packages": {"cuda": 10}}, "packages/cuda is not a string"),
+        ({"os": "rhel"}, "os is not a JSON object"),
+        ({"python": ["3.6"]}, "python is not a string"),
+        ({"gcc": "x" * 5000}, "gcc is not a string"),
+        ({"modules": []}, "modules is not a JSON object"),
+        ({"pip": [{"name": "a/b", "version": "1"}]}, "pip/0 is not a distribution name and version"),
+        ({"pip": [{"name": "numpy", "version": "1 2"}]}, "pip/0 is not a distribution name and version"),
+        ({"packages": {"libnccl": "2.8\n"}}, "packages/libnccl is not a package name and version"),
+        ({"packages": {"../x": "1"}}, "packages/../x is not a package name and version"),
+    ],
+)
+def test_a_damaged_record_is_an_error_naming_the_field(
+    kb: Any, resolver: Any, change: Dict[str, Any], message: str
+) -> None:
+    stack = _stack(kb, resolver, "maskrcnn", {"cuda": "10.1"})
+    installed = {**_installed(stack), **change}
+    with pytest.raises(DriftError, match=re.escape(message)) as raised:
+        cyclonedx(stack, installed, IMAGE)
+    assert raised.value.exit_code == EXIT_DRIFT == 6
+
+
+def test_a_stack_json_mlcc_did_not_write_is_refused(kb: Any, resolver: Any) -> None:
+    stack = _stack(kb, resolver, "maskrcnn", {"cuda": "10.1"})
+    installed = _installed(stack)
+    broken = {**stack, "variant": "cuda10.1\n"}
+    with pytest.raises(DriftError, match="not a stack manifest mlcc wrote"):
+        cyclonedx(broken, installed, IMAGE)
+    with pytest.raises(DriftError):
+        cyclonedx([], installed, IMAGE)
+    with pytest.raises(DriftError, match="RFC 3339"):
+        cyclonedx(stack, installed, IMAGE, timestamp="yesterday")
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=10,
+)
+_FIELDS = st.sampled_from(["arch", "os", "packages", "headers", "nvcc", "gcc", "python", "pip", "modules"])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(changes=st.dictionaries(_FIELDS, _JSON, max_size=4))
+def test_any_record_gives_a_valid_sbom_or_a_clear_error(
+    kb: Any, resolver: Any, validator: Any, changes: Dict[str, Any]
+) -> None:
+    stack = _STACK_CACHE.setdefault("s", _stack(kb, resolver, "maskrcnn", {"cuda": "10.1"}))
+    try:
+        document = cyclonedx(stack, {**_installed(stack), **changes}, IMAGE)
+    except DriftError:
+        return
+    _check(document, validator)
+
+
+_STACK_CACHE: Dict[str, Dict[str, Any]] = {}
+
+
+# ----------------------------------------------------------------------------- the time
+
+
+def _content(kb: Any, resolver: Any, **kwargs: Any) -> ImageContent:
+    stack = _stack(kb, resolver, "maskrcnn", {"cuda": "10.1"})
+    files = {STACK_FILE: json.dumps(stack).encode(), INSTALLED_FILE: json.dumps(_installed(stack)).encode()}
+    return ImageContent(IMAGE.reference, DIGEST, "linux", "amd64", {}, files)._replace(**kwargs)
+
+
+def test_the_time_comes_from_source_date_epoch_or_the_image(kb: Any, resolver: Any, monkeypatch: Any) -> None:
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    content = _content(kb, resolver)
+    assert sbom_time(content) is None
+    created = content._replace(created="2026-11-26T07:12:08.123456789Z")
+    assert sbom_time(created) == "2026-11-26T07:12:08.123456789Z"
+    labelled = created._replace(labels={"org.opencontainers.image.created": "2020-01-01T00:00:00Z"})
+    assert sbom_time(labelled) == "2020-01-01T00:00:00Z"
+    assert sbom_time(content._replace(created="next tuesday")) is None  # untrusted: ignored
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    assert sbom_time(labelled) == "2023-11-14T22:13:20Z"
+    assert sbom_document([labelled], "x")["metadata"]["timestamp"] == "2023-11-14T22:13:20Z"
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "soon")
+    with pytest.raises(UsageError):
+        sbom_time(labelled)
+
+
+def test_images_without_mlcc_files_or_with_damaged_ones(kb: Any, resolver: Any) -> None:
+    content = _content(kb, resolver)
+    with pytest.raises(DriftError, match=f"has no /{INSTALLED_FILE}"):
+        for_image(content._replace(files={STACK_FILE: content.files[STACK_FILE]}))
+    with pytest.raises(DriftError, match=f"/{STACK_FILE} is not JSON"):
+        for_image(content._replace(files={**content.files, STACK_FILE: b"{"}))
+    with pytest.raises(UsageError, match="multi-arch"):
+        sbom_document([content, content], "x")
+
+
+def test_cosigns_tag_for_an_sbom() -> None:
+    assert sbom_tag(DIGEST) == "sha256-" + "ab" * 32 + ".sbom"
+
+
+# ----------------------------------------------------------------------------- the command
+
+
+def _layer(files: Dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def _oci_layout(folder: Path, files: Dict[str, bytes]) -> Path:
+    blobs = folder / "blobs" / "sha256"
+    blobs.mkdir(parents=True)
+
+    def put(data: bytes) -> Dict[str, Any]:
+        digest = hashlib.sha256(data).hexdigest()
+        (blobs / digest).write_bytes(data)
+        return {"digest": f"sha256:{digest}", "size": len(data)}
+
+    config = {"architecture": "amd64", "os": "linux", "created": "2025-05-05T05:05:05Z", "config": {}}
+    manifest = {
+        "schemaVersion": 2,
+        "config": put(json.dumps(config).encode()),
+        "layers": [put(_layer(files))],
+    }
+    entry = put(json.dumps(manifest).encode())
+    (folder / "index.json").write_text(json.dumps({"schemaVersion": 2, "manifests": [entry]}))
+    return folder
+
+
+def test_mlcc_sbom_prints_or_writes_it(
+    kb: Any, resolver: Any, validator: Any, tmp_path: Path, monkeypatch: Any, capsys: Any
+) -> None:
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    stack = _stack(kb, resolver, "maskrcnn", {"cuda": "10.1"})
+    files = {STACK_FILE: json.dumps(stack).encode(), INSTALLED_FILE: json.dumps(_installed(stack)).encode()}
+    layout = _oci_layout(tmp_path / "img", files)
+    assert run(["sbom", f"oci:{layout}"]) == 0
+    printed = capsys.readouterr().out
+    document = json.loads(printed)
+    _check(document, validator)
+    assert document["metadata"]["timestamp"] == "2025-05-05T05:05:05Z"  # the image's own time
+    target = tmp_path / "out" / "sbom.cdx.json"
+    assert run(["sbom", f"oci:{layout}", "-o", str(target)]) == 0
+    assert target.read_text(encoding="utf-8") == printed  # the same bytes, run after run
+    assert run(["sbom", f"oci:{layout}", "-o", ""]) == 2
+
+
+@pytest.mark.parametrize(
+    ("files", "message"),
+    [
+        ({"etc/hostname": b"x"}, "has no /etc/mlcc/stack.json: not an image mlcc built"),
+        ({STACK_FILE: b"[1]", INSTALLED_FILE: b"{}"}, "/etc/mlcc/stack.json is not a JSON object"),
+        ({STACK_FILE: b'{"format": 1}', INSTALLED_FILE: b"{}"}, "is not a stack manifest mlcc wrote"),
+    ],
+)
+def test_mlcc_sbom_refuses_bad_images_with_exit_6(
+    tmp_path: Path, capsys: Any, files: Dict[str, bytes], message: str
+) -> None:
+    layout = _oci_layout(tmp_path / "img", files)
+    assert run(["sbom", f"oci:{layout}"]) == 6
+    captured = capsys.readouterr()
+    assert captured.out == "" and message in captured.err and "Traceback" not in captured.err
+
+
+# ----------------------------------------------------------------------------- the push
+
+
+class _FakeRegistry(http.server.BaseHTTPRequestHandler):
+    """Just enough of the distribution API for a blob upload and a manifest put; it records
+    each request and sends uploads wherever ``upload_host`` says."""
+
+    requests: ClassVar[List[Tuple[str, str, Dict[str, str], bytes]]] = []
+    blobs: ClassVar[Dict[str, bytes]] = {}
+    upload_host: ClassVar[str] = ""
+
+    def _answer(self, code: int, headers: Dict[str, str]) -> None:
+        self.send_response(code)
+        for name, value in {"Content-Length": "0", **headers}.items():
+            self.send_header(name, value)
+        self.end_headers()
+
+    def _record(self) -> bytes:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.requests.append((self.command, self.path, dict(self.headers), body))
+        return body
+
+    def do_HEAD(self) -> None:
+        self._record()
+        digest = self.path.rsplit("/", 1)[-1]
+        self._answer(200 if self.path == "/v2/" or digest in self.blobs else 404, {})
+
+    def do_GET(self) -> None:
+        self.do_HEAD()
+
+    def do_POST(self) -> None:
+        self._record()
+        host = self.upload_host or self.headers["Host"]
+        self._answer(202, {"Location": f"http://{host}/v2/r/blobs/uploads/u1?_state=x"})
+
+    def do_PUT(self) -> None:
+        body = self._record()
+        if "/manifests/" in self.path:
+            digest = "sha256:" + hashlib.sha256(body).hexdigest()
+            self._answer(201, {"Docker-Content-Digest": digest})
+            return
+        digest = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.path).query))["digest"]
+        assert digest == "sha256:" + hashlib.sha256(body).hexdigest()
+        self.blobs[digest] = body
+        self._answer(201, {})
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def fake_registry() -> Iterator[str]:
+    _FakeRegistry.requests, _FakeRegistry.blobs, _FakeRegistry.upload_host = [], {}, ""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _FakeRegistry)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_an_artifact_names_its_subject(fake_registry: str) -> None:
+    registry = Registry(fake_registry, tls_verify=False)
+    subject = Manifest(OCI_MANIFEST, DIGEST, b"x" * 123)
+    data = b'{"bomFormat": "CycloneDX"}\n'
+    digest = registry.put_artifact(
+        "r",
+        "sha256-x.sbom",
+        artifact_type="application/vnd.cyclonedx+json",
+        data=data,
+        title="s.json",
+        subject=subject,
+        annotations={"org.opencontainers.image.created": "2024-01-02T03:04:05Z"},
+    )
+    [put] = [r for r in _FakeRegistry.requests if r[0] == "PUT" and "/manifests/" in r[1]]
+    assert put[1] == "/v2/r/manifests/sha256-x.sbom"
+    assert put[2]["Content-Type"] == OCI_MANIFEST and digest == "sha256:" + hashlib.sha256(put[3]).hexdigest()
+    manifest = json.loads(put[3])
+    assert manifest["artifactType"] == "application/vnd.cyclonedx+json"
+    assert manifest["subject"] == {"mediaType": OCI_MANIFEST, "digest": DIGEST, "size": 123}
+    assert manifest["config"] == {
+        "mediaType": "application/vnd.oci.empty.v1+json",
+        "digest": "sha256:" + hashlib.sha256(b"{}").hexdigest(),
+        "size": 2,
+    }
+    assert manifest["layers"][0]["digest"] == "sha256:" + hashlib.sha256(data).hexdigest()
+    assert _FakeRegistry.blobs[manifest["layers"][0]["digest"]] == data
+    # a blob the repository has is not uploaded again
+    uploads = len([r for r in _FakeRegistry.requests if r[0] == "POST"])
+    registry.put_blob("r", data)
+    assert len([r for r in _FakeRegistry.requests if r[0] == "POST"]) == uploads
+
+
+def test_an_upload_sent_to_another_host_is_refused(fake_registry: str) -> None:
+    _FakeRegistry.upload_host = "203.0.113.9:5000"  # TEST-NET-3: nothing answers there
+    registry = Registry(fake_registry, tls_verify=False, credentials=Credentials("me", "s3cret", "test"))
+    with pytest.raises(
+        RegistryError, match=r"directed PUT r/blobs/uploads/ to another host \(203.0.113.9:5000\)"
+    ) as raised:
+        registry.put_blob("r", b"data")
+    assert "s3cret" not in str(raised.value)
+
+
+class _Stored(ImageEngine):
+    """An engine whose registry already holds every image: run_job skips, then attaches."""
+
+    name = "stored"
+
+    def check(self) -> None: ...
+    def build_image(self, spec: Any, log: Any) -> str:
+        raise AssertionError("nothing is built")
+
+    def tag(self, image: str, ref: str) -> None: ...
+    def push(self, ref: Any, *, tls_verify: bool, credentials: Any, log: Any) -> None: ...
+    def exists(self, ref: str) -> bool:
+        return True
+
+    def save(self, ref: str, destination: Path) -> Path:
+        raise AssertionError("nothing is saved")
+
+    def find_built(self, job: BuildJob, policy: BuildPolicy) -> BuildResult:
+        return BuildResult(job, "skipped", "in the registry", 0.0, DIGEST)
+
+
+@pytest.mark.parametrize(("flags", "attached"), [({}, 1), ({"sbom": False}, 0), ({"push": False}, 0)])
+def test_a_pushed_build_attaches_its_sbom_unless_told_not_to(
+    kb: Any, resolver: Any, monkeypatch: Any, flags: Dict[str, Any], attached: int
+) -> None:
+    from mlcc.api import Pins, request_for
+    from mlcc.app import build
+    from mlcc.render import render
+
+    calls: List[Tuple[str, str]] = []
+
+    def attach(registry: Registry, image: Any, digest: str) -> Any:
+        calls.append((str(image), digest))
+        return Attached(image.with_tag(sbom_tag(digest)), "sha256:" + "0" * 64, True)
+
+    monkeypatch.setattr(build, "attach_sbom", attach)
+    policy = BuildPolicy(**{"registry": "127.0.0.1:5000/t", "push": True, **flags})
+    rendered = render(resolver.resolve(request_for(kb, "maskrcnn", Pins(cuda="10.1"))))
+    base = ResolvedBase(
+        "registry.access.redhat.com/ubi8/ubi:8.10", "sha256:" + "1" * 64, "x86_64", ("rhel",), "8.10"
+    )
+    job = job_for(rendered, policy, "maskrcnn")._replace(base=base)
+    lines: List[str] = []
+    result = build.run_job(_Stored(EngineSettings()), job, policy, Log(lines.append))
+    assert result.status == "skipped" and len(calls) == attached
+    if attached:
+        assert calls == [(str(job.readable), DIGEST)]
+        assert any(
+            line.startswith(f"SBOM {job.readable.with_tag(sbom_tag(DIGEST))} pushed") for line in lines
+        )
