@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Callable, Dict, Iterator, List, Optional, Sequence
 
 import mlcc
-from mlcc.app.images import attach_sbom
+from mlcc.app.images import attach_sbom, repository_types
 from mlcc.app.matrix import MatrixFilters, cell_results, published
 from mlcc.engines.base import (
     BuildJob,
@@ -107,7 +107,8 @@ def run_job(
         else:
             result = found
         if policy.push and policy.sbom and isinstance(engine, ImageEngine) and result.digest:
-            attached = attach_sbom(registry_for(job.readable, policy), job.readable, result.digest)
+            types = repository_types(job.rendered.stack.hosts)
+            attached = attach_sbom(registry_for(job.readable, policy), job.readable, result.digest, types)
             state = "pushed" if attached.pushed else "already in the registry"
             log(f"SBOM {attached.tag} {state} ({attached.digest})")
     return result._replace(seconds=time.monotonic() - start)

@@ -12,7 +12,7 @@ import os
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple
 
 import mlcc
 from mlcc import engines
@@ -30,8 +30,9 @@ from mlcc.image.content import (
 )
 from mlcc.image.reference import Reference
 from mlcc.image.registry import Registry
-from mlcc.image.sbom import MEDIA_TYPE, for_image, is_timestamp, sbom_bytes
+from mlcc.image.sbom import MEDIA_TYPE, RepositoryTypes, for_image, is_timestamp, sbom_bytes
 from mlcc.image.stack import Mismatch, summary, verify
+from mlcc.kb.model import PublicHost
 from mlcc.render.manifest import source_date_epoch
 
 
@@ -134,13 +135,21 @@ def sbom_time(content: ImageContent) -> Optional[str]:
     return None
 
 
-def sbom_document(contents: List[ImageContent], text: str) -> Dict[str, Any]:
-    """The CycloneDX document of one image (a multi-arch image needs --arch)."""
+def repository_types(hosts: Iterable[PublicHost]) -> RepositoryTypes:
+    """(host URL, Package URL type) of the public hosts whose repositories have one."""
+    return tuple((host.url, host.purl_type) for host in hosts if host.purl_type)
+
+
+def sbom_document(contents: List[ImageContent], text: str, types: RepositoryTypes = ()) -> Dict[str, Any]:
+    """The CycloneDX document of one image (a multi-arch image needs --arch); ``types``
+    (:func:`repository_types`) names the benchmark's source by its host's purl type."""
     if len(contents) != 1:
         arches = ", ".join(arch_of(c) for c in contents)
         raise UsageError(f"{text} is a multi-arch image ({arches}): pick one with --arch")
     content = contents[0]
-    return for_image(content, timestamp=sbom_time(content), tool_version=mlcc.__version__)
+    return for_image(
+        content, timestamp=sbom_time(content), tool_version=mlcc.__version__, repository_types=types
+    )
 
 
 def sbom_tag(digest: str) -> str:
@@ -155,7 +164,7 @@ class Attached(NamedTuple):
     pushed: bool  # False: the registry had it already
 
 
-def attach_sbom(registry: Registry, image: Reference, digest: str) -> Attached:
+def attach_sbom(registry: Registry, image: Reference, digest: str, types: RepositoryTypes = ()) -> Attached:
     """Push the SBOM of ``image`` (its manifest ``digest``, in ``registry``) beside it, as
     an OCI artifact whose subject is the image and tagged by cosign's convention. An SBOM
     already there is kept: an image's SBOM depends on nothing but the image."""
@@ -173,7 +182,7 @@ def attach_sbom(registry: Registry, image: Reference, digest: str) -> Attached:
     contents = [
         c._replace(reference=named) for c in read_from_registry(registry, image._replace(digest=digest))
     ]
-    document = sbom_document(contents, str(image))
+    document = sbom_document(contents, str(image), types)
     created = document["metadata"].get("timestamp")
     pushed = registry.put_artifact(
         tag.repository,

@@ -6,7 +6,8 @@ from typing import Optional
 
 import click
 
-from mlcc.app.images import open_image, sbom_document
+from mlcc.app.images import open_image, repository_types, sbom_document
+from mlcc.cli.context import kb_of
 from mlcc.cli.images import image_options
 from mlcc.image.sbom import sbom_bytes
 from mlcc.output import write_tree
@@ -17,7 +18,9 @@ from mlcc.validate import path_flag
 @click.argument("image")
 @image_options
 @click.option("-o", "--output", metavar="FILE", help="Write the SBOM to FILE instead of standard output.")
+@click.pass_context
 def sbom_command(
+    ctx: click.Context,
     image: str,
     tls_verify: bool,
     image_arch: Optional[str],
@@ -36,7 +39,8 @@ def sbom_command(
     """
     target = path_flag(output, "-o")
     contents = open_image(image, tls_verify=tls_verify, arch=image_arch, backend=backend)
-    data = sbom_bytes(sbom_document(contents, image)).decode()
+    types = repository_types(kb_of(ctx).hosts.values())
+    data = sbom_bytes(sbom_document(contents, image, types)).decode()
     if target is None:
         click.echo(data, nl=False)
         return

@@ -216,14 +216,21 @@ def _split_reference(reference: str) -> Tuple[str, Optional[str]]:
     return text.lower(), None
 
 
-def _github(repository: str) -> Optional[Tuple[str, str]]:
-    """(owner, repo) of a https://github.com/OWNER/REPO[.git] URL, else None."""
+# (host URL, Package URL type): where a repository's purl type comes from (recipes/hosts.yaml)
+RepositoryTypes = Tuple[Tuple[str, str], ...]
+
+
+def _repository_purl(repository: str, types: RepositoryTypes) -> Optional[Tuple[str, str, str]]:
+    """(type, owner, repo) of a ``<host URL>/OWNER/REPO[.git]`` URL on a host the recipes
+    give a purl type, else None."""
     parts = urlsplit(repository)
     segments = [s for s in parts.path.split("/") if s]
-    if parts.scheme != "https" or parts.hostname != "github.com" or len(segments) != 2:
-        return None
-    # pkg:github names are case-insensitive and spelled in lowercase
-    return segments[0].lower(), segments[1].removesuffix(".git").lower()
+    for host, kind in types:
+        known = urlsplit(host)
+        if (parts.scheme, parts.hostname) == (known.scheme, known.hostname) and len(segments) == 2:
+            # the github type's names are case-insensitive and spelled in lowercase
+            return kind, segments[0].lower(), segments[1].removesuffix(".git").lower()
+    return None
 
 
 # ----------------------------------------------------------------------------- components
@@ -477,15 +484,16 @@ def _framework(stack: StackManifest, installed: Installed) -> List[Json]:
     ]
 
 
-def _benchmark(stack: StackManifest) -> List[Json]:
+def _benchmark(stack: StackManifest, types: RepositoryTypes) -> List[Json]:
     benchmark = stack.benchmark
     source = benchmark.source
     if source is None:
         return []
-    github = _github(source.repository)
+    found = _repository_purl(source.repository, types)
     package_url = None
-    if github is not None and _COMMIT.match(source.commit):
-        package_url = purl("github", github[1], source.commit, namespace=github[0], subpath=source.path)
+    if found is not None and _COMMIT.match(source.commit):
+        kind, owner, name = found
+        package_url = purl(kind, name, source.commit, namespace=owner, subpath=source.path)
     return [
         _component(
             "application",
@@ -513,6 +521,7 @@ def cyclonedx(
     *,
     timestamp: Optional[str] = None,
     tool_version: str = "",
+    repository_types: RepositoryTypes = (),
 ) -> Json:
     """The CycloneDX 1.5 document of an image from its stack.json and installed.json.
 
@@ -535,7 +544,7 @@ def cyclonedx(
         *_python(stack, installed),
         *_framework(stack, installed),
         *_python_packages(stack, installed),
-        *_benchmark(stack),
+        *_benchmark(stack, repository_types),
     ]
     name, tag = _split_reference(image.reference)
     subject = _component(
@@ -582,7 +591,13 @@ def sbom_bytes(document: Json) -> bytes:
     return (dumps(document) + "\n").encode()
 
 
-def for_image(content: ImageContent, *, timestamp: Optional[str] = None, tool_version: str = "") -> Json:
+def for_image(
+    content: ImageContent,
+    *,
+    timestamp: Optional[str] = None,
+    tool_version: str = "",
+    repository_types: RepositoryTypes = (),
+) -> Json:
     """The SBOM of an image read by :mod:`mlcc.image.content`; an image without mlcc's
     files, or with damaged ones, is a DriftError saying which."""
     for path in (STACK_FILE, INSTALLED_FILE):
@@ -600,4 +615,5 @@ def for_image(content: ImageContent, *, timestamp: Optional[str] = None, tool_ve
         ImageName(content.reference, content.digest),
         timestamp=timestamp,
         tool_version=tool_version,
+        repository_types=repository_types,
     )

@@ -320,7 +320,9 @@ def _hosts(doc: _Doc) -> Dict[str, PublicHost]:
         same = [h.name for h in found.values() if h.url == entry["url"]]
         if same:
             raise doc.error((*path, "url"), f"host {name!r} has the url of host {same[0]!r}")
-        found[name] = PublicHost(name, entry["url"], entry["serves"], doc.prov(entry, path))
+        found[name] = PublicHost(
+            name, entry["url"], entry["serves"], doc.prov(entry, path), entry.get("purl_type")
+        )
     missing = [m for m in HOST_MIRRORS if m.host not in found]
     if missing:
         raise doc.error(

@@ -560,6 +560,8 @@ class PublicHost(NamedTuple):
     url: str  # the URL prefix, no trailing slash
     serves: str  # what comes from there, for --help
     prov: Provenance
+    # the Package URL type of a repository there (pkg:github/<owner>/<repo>), for SBOMs
+    purl_type: Optional[str] = None
 
 
 class HostMirror(NamedTuple):

@@ -27,7 +27,7 @@ from packageurl import PackageURL
 from referencing import Registry as SchemaRegistry
 from referencing import Resource
 
-from mlcc.app.images import Attached, sbom_document, sbom_tag, sbom_time
+from mlcc.app.images import Attached, repository_types, sbom_document, sbom_tag, sbom_time
 from mlcc.cli import run
 from mlcc.engines.base import BuildJob, BuildPolicy, BuildResult, EngineSettings, ImageEngine, Log, job_for
 from mlcc.errors import EXIT_DRIFT, DriftError, RegistryError, UsageError
@@ -155,7 +155,9 @@ def test_every_kind_of_stack_gives_a_valid_deterministic_sbom(
 def test_the_components_and_their_purls(kb: Any, resolver: Any, validator: Any) -> None:
     stack = _stack(kb, resolver, "maskrcnn", {"cuda": "10.1"})
     stack["base"]["digest"] = "sha256:" + "cd" * 32  # as mlcc build stamps it
-    document = cyclonedx(stack, _installed(stack), IMAGE)
+    types = repository_types(kb.hosts.values())
+    assert types, "recipes/hosts.yaml gives no host a purl type"
+    document = cyclonedx(stack, _installed(stack), IMAGE, repository_types=types)
     _check(document, validator)
     assert "timestamp" not in document["metadata"]  # no time given: none, never the clock
     found = _components(document)
@@ -181,6 +183,10 @@ def test_the_components_and_their_purls(kb: Any, resolver: Any, validator: Any) 
         "pkg:github/mlcommons/training_results_v0.6@f312518c2d6107eec983750eed23950f1f0c8a0e"
         "#NVIDIA/benchmarks/maskrcnn/implementations/pytorch"
     )
+    # without the recipes' purl types the source has no purl, only its repository
+    plain = _components(cyclonedx(stack, _installed(stack), IMAGE))["source:maskrcnn"]
+    assert "purl" not in plain
+    assert plain["externalReferences"][0]["url"].endswith("/mlcommons/training_results_v0.6")
     assert found["pypi:pyyaml"]["purl"] == "pkg:pypi/pyyaml@5.1"
     # PyTorch built from source in the image is no PyPI release: no pkg:pypi for it
     assert "purl" not in found["pypi:torch"] and found["pypi:torch"]["version"] == "1.1.0a0+828a6a3"
@@ -553,9 +559,11 @@ def test_a_pushed_build_attaches_its_sbom_unless_told_not_to(
     from mlcc.render import render
 
     calls: List[Tuple[str, str]] = []
+    types_given: List[Any] = []
 
-    def attach(registry: Registry, image: Any, digest: str) -> Any:
+    def attach(registry: Registry, image: Any, digest: str, types: Any) -> Any:
         calls.append((str(image), digest))
+        types_given.append(types)
         return Attached(image.with_tag(sbom_tag(digest)), "sha256:" + "0" * 64, True)
 
     monkeypatch.setattr(build, "attach_sbom", attach)
@@ -570,6 +578,7 @@ def test_a_pushed_build_attaches_its_sbom_unless_told_not_to(
     assert result.status == "skipped" and len(calls) == attached
     if attached:
         assert calls == [(str(job.readable), DIGEST)]
+        assert types_given == [repository_types(kb.hosts.values())]  # the stack's hosts name the purl type
         assert any(
             line.startswith(f"SBOM {job.readable.with_tag(sbom_tag(DIGEST))} pushed") for line in lines
         )
