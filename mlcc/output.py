@@ -39,6 +39,14 @@ class Change(NamedTuple):
     status: str  # "created" | "updated" | "unchanged" | "removed"
 
 
+def change_lines(changes: Sequence[Change], root: str) -> List[str]:
+    """What gen prints: each file with its status, or that nothing under ``root`` changed."""
+    lines = [f"{change.status:9} {change.path}" for change in changes]
+    if all(change.status == "unchanged" for change in changes):
+        lines.append(f"nothing changed under {root}")
+    return lines
+
+
 def write_tree(
     root: Path, files: Iterable[Tuple[str, str]], *, prune: Sequence[str] = (), flag: str = "-o DIR"
 ) -> List[Change]:

@@ -16,7 +16,8 @@ import pytest
 from dockerfile_parse import DockerfileParser
 
 from mlcc.api import Pins, request_for
-from mlcc.app.generate import check_options, generate_all
+from mlcc.app.generate import check_options
+from mlcc.app.published_set import generate_all
 from mlcc.kb import load
 from mlcc.lint.dockerfile import lint_dockerfile
 from mlcc.render import FORMATS, render
