@@ -7,8 +7,6 @@ context files) under ``dockerfiles/<benchmark>/<variant>/`` and OpenShift object
 that builds every variant of the benchmark present.
 """
 
-from __future__ import annotations
-
 import re
 from pathlib import Path
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple

@@ -3,8 +3,6 @@
 The table output, a conflict and every error go to click.
 """
 
-from __future__ import annotations
-
 import sys
 from typing import NamedTuple, Optional, Sequence
 

@@ -11,8 +11,6 @@ stack sharing base + CUDA + cuDNN + NCCL + Python renders the same leading instr
 The compiler, framework and benchmark follow; the manifest and labels come last.
 """
 
-from __future__ import annotations
-
 import shlex
 from functools import cache
 from typing import Dict, List, NamedTuple, Optional, Sequence, Set, Tuple, TypeVar
