@@ -64,7 +64,8 @@ def test_no_record_on_the_fast_paths_compiles_forward_references() -> None:
         "lazy = sorted(f'{m.__name__}.{v.__name__}' for m in list(sys.modules.values())"
         " if getattr(m, '__name__', '').startswith('mlcc') for v in list(vars(m).values())"
         " if isinstance(v, type) and hasattr(v, '_fields') and v.__module__ == m.__name__"
-        " and sum(isinstance(a, typing.ForwardRef) for a in getattr(v, '__annotations__', {}).values()) > 1)\n"
+        " and sum(isinstance(a, typing.ForwardRef)"
+        " for a in getattr(v, '__annotations__', {}).values()) > 1)\n"
         "print(json.dumps(lazy))"
     )
     found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
