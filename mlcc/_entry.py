@@ -12,7 +12,8 @@ import sys
 
 def main() -> None:
     try:
-        # `mlcc resolve ... --json` runs without importing click when its arguments are plain
+        # `mlcc resolve ... --json` and `mlcc gen BENCHMARK [pins]` run without importing
+        # click when their arguments are plain
         from mlcc.fastpath import run
 
         code = run(sys.argv[1:])

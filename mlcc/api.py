@@ -19,16 +19,7 @@ from mlcc.app.build import (
     run_jobs,
     single_jobs,
 )
-from mlcc.app.generate import (
-    Generated,
-    Roots,
-    SourceFlags,
-    check_all,
-    generate,
-    generate_all,
-    write,
-    write_all,
-)
+from mlcc.app.generate import Generated, Roots, SourceFlags, generate, write
 from mlcc.app.history import history_rows, open_history
 from mlcc.app.images import (
     attach_sbom,
@@ -42,6 +33,7 @@ from mlcc.app.images import (
 from mlcc.app.kb import LISTABLE, knowledge_base, list_rows
 from mlcc.app.lint import lint, lint_error
 from mlcc.app.matrix import MatrixFilters, cell_results
+from mlcc.app.published_set import check_all, generate_all, write_all
 from mlcc.app.report import write_report
 from mlcc.app.results import ResultFilters, StackSource, add_results, compare_results, score_logs
 from mlcc.app.select import Selection, walk

@@ -8,12 +8,12 @@ the published set (``mlcc gen --all``), those that do not carry the resolver's r
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 from pathlib import Path
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.errors import ConflictError, RecipeError
+from mlcc.flags import replace
 from mlcc.kb import schema_check
 from mlcc.kb.model import KnowledgeBase
 from mlcc.kb.text_rules import check_text
@@ -237,7 +237,7 @@ def parity(kb: KnowledgeBase, outcomes: Sequence[CellResult], resolver: Resolver
         stack = outcome.stack
         if not outcome.published or stack is None or stack.arch.name != "x86_64":
             continue
-        pins = dataclasses.replace(outcome.cell.pins(), arch="ppc64le")
+        pins = replace(outcome.cell.pins(), arch="ppc64le")
         try:
             other = resolver.resolve(pins.request(kb, outcome.cell.benchmark))
         except ConflictError as conflict:

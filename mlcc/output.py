@@ -5,8 +5,6 @@ file is written to a temporary name in its own directory and renamed into place,
 nothing is written at all until every variant has rendered.
 """
 
-from __future__ import annotations
-
 import contextlib
 import os
 import stat
@@ -37,6 +35,14 @@ def _set_mode(path: Path) -> None:
 class Change(NamedTuple):
     path: Path
     status: str  # "created" | "updated" | "unchanged" | "removed"
+
+
+def change_lines(changes: Sequence[Change], root: str) -> List[str]:
+    """What gen prints: each file with its status, or that nothing under ``root`` changed."""
+    lines = [f"{change.status:9} {change.path}" for change in changes]
+    if all(change.status == "unchanged" for change in changes):
+        lines.append(f"nothing changed under {root}")
+    return lines
 
 
 def write_tree(

@@ -7,8 +7,6 @@ pins are parsed by :mod:`packaging`, whose grammar has no room for ``;``, quotes
 or whitespace tricks.
 """
 
-from __future__ import annotations
-
 import re
 from functools import lru_cache
 from typing import Callable, Dict, Literal, NamedTuple, Optional, Tuple

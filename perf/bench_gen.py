@@ -75,7 +75,7 @@ def bench_cli(runs: int) -> float:
 
 def bench_render(passes: int) -> float:
     sys.path.insert(0, str(REPO))
-    from mlcc.app.generate import published
+    from mlcc.app.published_set import published
     from mlcc.kb import load
     from mlcc.render import render
 

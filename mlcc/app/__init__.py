@@ -1,7 +1,8 @@
 """mlcc's use cases: the one home of what the CLI (and any script) can ask mlcc to do.
 
 - :mod:`mlcc.app.kb`: load the knowledge base, list it, resolve a stack
-- :mod:`mlcc.app.generate`: render and write variant folders, check the published set
+- :mod:`mlcc.app.generate`: render and write variant folders
+- :mod:`mlcc.app.published_set`: the published set (gen --all): rendered, written, checked
 - :mod:`mlcc.app.select`: interactive selection of a stack from menus that resolve
 - :mod:`mlcc.app.matrix`: the published matrix, resolved and filtered
 - :mod:`mlcc.app.build`: build one image, several arches or the matrix on any engine

@@ -13,7 +13,6 @@ joins the arches of one stack. Every image gets two tags: a readable one
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import fcntl
 import hashlib
 import json
@@ -37,6 +36,7 @@ from mlcc.engines.base import (
     registry_for,
 )
 from mlcc.errors import BuildError, MlccError, UsageError
+from mlcc.flags import replace
 from mlcc.history import History, Record
 from mlcc.image.base import mismatch, resolve_base
 from mlcc.image.reference import Reference, parse_reference
@@ -62,7 +62,7 @@ def single_jobs(
     resolver = Resolver(kb)
     jobs = []
     for arch in arches:
-        stack = resolver.resolve(dataclasses.replace(pins, arch=arch).request(kb, benchmark))
+        stack = resolver.resolve(replace(pins, arch=arch).request(kb, benchmark))
         label = stack.request.flags() or benchmark
         jobs.append(job_for(render(stack, options=options), policy, label))
     if len(jobs) > 1:

@@ -1,4 +1,5 @@
-"""`mlcc gen`: resolve, render, and write variant folders (one stack or the published set).
+"""`mlcc gen`: resolve, render, and write variant folders (the published set:
+:mod:`mlcc.app.published_set`).
 
 Two output roots: build files (Dockerfile or script or Apptainer definition, stack.json,
 context files) under ``dockerfiles/<benchmark>/<variant>/`` and OpenShift objects under
@@ -6,23 +7,20 @@ context files) under ``dockerfiles/<benchmark>/<variant>/`` and OpenShift object
 that builds every variant of the benchmark present.
 """
 
-from __future__ import annotations
-
-import dataclasses
 import re
 from pathlib import Path
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
 
-from mlcc.errors import OutputError, StaleError, UsageError
-from mlcc.flags import flag
+from mlcc.errors import OutputError, UsageError
+from mlcc.flags import flag, options_type
 from mlcc.kb.model import CONDA, GIT, PYTORCH, WMLCE, HostMirror, KnowledgeBase
-from mlcc.matrix import CellResult, evaluate, expand, load_matrix
-from mlcc.output import Change, check_writable, compare_tree, refuse_symlinks, remove_folder, write_tree
+from mlcc.output import Change, check_writable, refuse_symlinks, write_tree
 from mlcc.render import DEFAULT_OPTIONS, Options, Rendered, render
 from mlcc.render.manifest import DIGEST_PLACEHOLDER
 from mlcc.render.mirror import PIP_SETTINGS, PipSetting
 from mlcc.render.openshift import BUILD_FILE, ClusterOptions, OpenShiftFiles, benchmark_list, render_openshift
 from mlcc.resolve import Stack
+from mlcc.validate import path_flag
 
 # registry[:port]/path[:tag][@sha256:digest]; no shell metacharacters can pass.
 _IMAGE_REF = re.compile(
@@ -50,6 +48,25 @@ class Roots(NamedTuple):
     openshift: Optional[Path]
 
 
+# where `mlcc gen` writes unless -o / --openshift-output say otherwise
+DEFAULT_BUILD_ROOT = "dockerfiles"
+DEFAULT_OPENSHIFT_ROOT = "buildconfigs"
+
+
+def output_roots(output: str, openshift_output: str, only: Optional[str], fmt: str) -> Roots:
+    """The roots gen writes: build files unless --only openshift; OpenShift objects with
+    --only openshift, or by default for a Dockerfile (scripts and Apptainer files have none)."""
+    openshift = only == "openshift" or (only is None and fmt == "dockerfile")
+    return Roots(
+        build=None if only == "openshift" else path_flag(output, "-o"),
+        openshift=path_flag(openshift_output, "--openshift-output") if openshift else None,
+    )
+
+
+def roots_shown(roots: Roots) -> str:
+    return " and ".join(str(r) for r in roots if r is not None)
+
+
 def _host_flag(mirror: HostMirror) -> Any:
     """The option of one public host: its --help names the host and what it serves, both
     read from recipes/hosts.yaml when the help is shown."""
@@ -62,7 +79,7 @@ def _host_flag(mirror: HostMirror) -> Any:
         f"Fetch from URL what the {mirror.host!r} host of recipes/hosts.yaml serves"
         f" (also a build arg: {mirror.var})."
     )
-    return flag(None, mirror.flag, fallback, metavar="URL", describe=describe)
+    return flag(mirror.flag, fallback, default=None, metavar="URL", describe=describe)
 
 
 def _nvidia_help(kb: KnowledgeBase) -> str:
@@ -76,23 +93,25 @@ def _pip_help(setting: PipSetting) -> str:
     return f"URL of {setting.what} (also a build arg: {setting.var}, which pip reads)."
 
 
-@dataclasses.dataclass(frozen=True)
+@options_type
 class SourceFlags:
     """Where a build fetches from: a mirrored base image, a mirror of NVIDIA's files."""
 
     base_image: Optional[str] = flag(
-        None, "--base-image", "Build FROM this (mirrored) image instead of the base's.", metavar="REF"
+        "--base-image", "Build FROM this (mirrored) image instead of the base's.", default=None, metavar="REF"
     )
     mirror: Optional[str] = flag(
-        None,
         "--mirror",
         "Fetch NVIDIA packages and files from URL instead of NVIDIA's download host"
         " (recipes/cuda.yaml download_host; also a build arg: NVIDIA_MIRROR).",
+        default=None,
         metavar="URL",
         describe=_nvidia_help,
     )
-    pip_index_url: Optional[str] = flag(None, INDEX.flag, _pip_help(INDEX), metavar="URL")
-    pip_extra_index_url: Optional[str] = flag(None, EXTRA_INDEX.flag, _pip_help(EXTRA_INDEX), metavar="URL")
+    pip_index_url: Optional[str] = flag(INDEX.flag, _pip_help(INDEX), default=None, metavar="URL")
+    pip_extra_index_url: Optional[str] = flag(
+        EXTRA_INDEX.flag, _pip_help(EXTRA_INDEX), default=None, metavar="URL"
+    )
     git_mirror: Optional[str] = _host_flag(GIT)
     conda_mirror: Optional[str] = _host_flag(CONDA)
     wmlce_mirror: Optional[str] = _host_flag(WMLCE)
@@ -213,36 +232,18 @@ def generate(
     return Generated(rendered, folder, render_openshift(dockerfile, cluster))
 
 
-def published(kb: KnowledgeBase) -> List[CellResult]:
-    return evaluate(kb, expand(load_matrix(kb)))
-
-
-def generate_all(
-    kb: KnowledgeBase,
-    *,
-    fmt: str = "dockerfile",
-    options: Options = DEFAULT_OPTIONS,
-    cluster: Optional[ClusterOptions] = None,
-) -> List[Generated]:
-    return [
-        generate(kb, o.stack, fmt=fmt, options=options, cluster=cluster)
-        for o in published(kb)
-        if o.published and o.stack
-    ]
-
-
 # ----------------------------------------------------------------------------- writing
 
 
-def _build_files(generated: Sequence[Generated]) -> List[Tuple[str, str]]:
+def build_files(generated: Sequence[Generated]) -> List[Tuple[str, str]]:
     return [item for g in generated for item in g.files()]
 
 
-def _openshift_files(generated: Sequence[Generated]) -> List[Tuple[str, str]]:
+def openshift_files(generated: Sequence[Generated]) -> List[Tuple[str, str]]:
     return [item for g in generated if g.openshift for item in g.openshift.files]
 
 
-def _benchmark_lists(generated: Sequence[Generated], root: Path, *, from_disk: bool) -> List[Tuple[str, str]]:
+def benchmark_lists(generated: Sequence[Generated], root: Path, *, from_disk: bool) -> List[Tuple[str, str]]:
     """``<benchmark>/<benchmark>.yaml`` for each benchmark touched.
 
     With ``from_disk`` the variants already under ``root`` join the new ones, so that one
@@ -285,87 +286,24 @@ def write(roots: Roots, generated: Sequence[Generated]) -> List[Change]:
     """Write one or more variants, leaving other variants of their benchmarks alone."""
     check_roots(roots, generated)
     folders = [g.folder for g in generated]
-    for root, option in _named_roots(roots):
+    for root, option in named_roots(roots):
         refuse_symlinks(root, folders, option)
     changes: List[Change] = []
     if roots.build is not None:
-        changes += write_tree(roots.build, _build_files(generated), prune=folders)
+        changes += write_tree(roots.build, build_files(generated), prune=folders)
     if roots.openshift is not None and any(g.openshift for g in generated):
-        files = _openshift_files(generated)
+        files = openshift_files(generated)
         # the benchmark file reads the other variants from disk: write the variants first
         changes += write_tree(
             roots.openshift, files, prune=[g.folder for g in generated if g.openshift], flag=OPENSHIFT_FLAG
         )
         changes += write_tree(
-            roots.openshift, _benchmark_lists(generated, roots.openshift, from_disk=True), flag=OPENSHIFT_FLAG
+            roots.openshift, benchmark_lists(generated, roots.openshift, from_disk=True), flag=OPENSHIFT_FLAG
         )
     return changes
 
 
-def _named_roots(roots: Roots) -> List[Tuple[Path, str]]:
+def named_roots(roots: Roots) -> List[Tuple[Path, str]]:
     """Each root written, with the option that chose it (for error hints)."""
     named = [(roots.build, BUILD_FLAG), (roots.openshift, OPENSHIFT_FLAG)]
     return [(root, option) for root, option in named if root is not None]
-
-
-def write_all(roots: Roots, generated: Sequence[Generated]) -> List[Change]:
-    """Write the published set and remove variant folders the set no longer has."""
-    check_roots(roots, generated)
-    benchmarks = sorted({g.folder.split("/")[0] for g in generated})
-    for root, option in _named_roots(roots):
-        refuse_symlinks(root, [g.folder for g in generated] + benchmarks, option)
-        refuse_symlinks(root, _variant_folders(root, benchmarks), option)
-    changes: List[Change] = []
-    for root, files in _all_files(roots, generated):
-        option = BUILD_FLAG if root == roots.build else OPENSHIFT_FLAG
-        changes += write_tree(root, files, prune=[g.folder for g in generated], flag=option)
-        changes += _remove_unpublished(root, generated)
-    return changes
-
-
-def _variant_folders(root: Path, benchmarks: Sequence[str]) -> List[str]:
-    """Every entry under each benchmark folder on disk (clean-up may visit any of them)."""
-    found: List[str] = []
-    for bench in benchmarks:
-        directory = root / bench
-        if directory.is_dir() and not directory.is_symlink():
-            found += [f"{bench}/{p.name}" for p in sorted(directory.iterdir())]
-    return found
-
-
-def _all_files(roots: Roots, generated: Sequence[Generated]) -> List[Tuple[Path, List[Tuple[str, str]]]]:
-    found: List[Tuple[Path, List[Tuple[str, str]]]] = []
-    if roots.build is not None:
-        found.append((roots.build, _build_files(generated)))
-    if roots.openshift is not None:
-        files = _openshift_files(generated) + _benchmark_lists(generated, roots.openshift, from_disk=False)
-        found.append((roots.openshift, files))
-    return found
-
-
-def _remove_unpublished(root: Path, generated: Sequence[Generated]) -> List[Change]:
-    keep = {g.folder for g in generated}
-    changes: List[Change] = []
-    for bench in sorted({g.folder.split("/")[0] for g in generated}):
-        directory = root / bench
-        if not directory.is_dir():
-            continue
-        for folder in sorted(p for p in directory.iterdir() if p.is_dir() and not p.is_symlink()):
-            if f"{bench}/{folder.name}" not in keep:
-                changes += remove_folder(folder)
-    return changes
-
-
-def check_all(roots: Roots, generated: Sequence[Generated]) -> None:
-    """Raise StaleError listing every difference between disk and a fresh rendering."""
-    benchmarks = sorted({g.folder.split("/")[0] for g in generated})
-    problems: List[str] = []
-    for root, files in _all_files(roots, generated):
-        problems += compare_tree(root, files, folders=benchmarks)
-    if problems:
-        shown = problems[:40] + ([f"... and {len(problems) - 40} more"] if len(problems) > 40 else [])
-        raise StaleError(
-            f"{len(problems)} generated file(s) differ from the recipes",
-            details=shown,
-            hint="run `mlcc gen --all` and commit the result",
-        )

@@ -8,11 +8,10 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from typing import Any, Dict, List, Optional
 
-from mlcc.flags import flag
+from mlcc.flags import flag, options_type
 from mlcc.kb import KnowledgeBase, load, recipes_root
 from mlcc.kb.model import Provenance
 from mlcc.resolve import Resolver, Stack
@@ -22,12 +21,16 @@ from mlcc.versions import parse_version
 LISTABLE = ("benchmarks", "bases", "cuda", "cudnn", "nccl", "frameworks", "arches")
 
 
-@dataclasses.dataclass(frozen=True)
+@options_type
 class ResolveView:
     """How ``mlcc resolve`` shows its stack; the click command and mlcc.fastpath read these flags."""
 
-    json: bool = flag(False, "--json", "Print the stack (or the conflict) as one JSON object.", is_flag=True)
-    verbose: bool = flag(False, "--verbose", "Show where each fact comes from.", is_flag=True, short="-v")
+    json: bool = flag(
+        "--json", "Print the stack (or the conflict) as one JSON object.", default=False, is_flag=True
+    )
+    verbose: bool = flag(
+        "--verbose", "Show where each fact comes from.", default=False, is_flag=True, short="-v"
+    )
 
 
 def knowledge_base(recipes: Optional[str] = None) -> KnowledgeBase:

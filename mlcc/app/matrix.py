@@ -8,12 +8,11 @@ or, for a cell that does not resolve, against what the cell pinned.
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
 
 from mlcc.errors import UsageError
-from mlcc.flags import flag
+from mlcc.flags import flag, options_type, replace
 from mlcc.kb.model import KnowledgeBase
 from mlcc.matrix import CPU, CellResult, evaluate, expand, load_matrix
 from mlcc.resolve import Resolver
@@ -22,28 +21,28 @@ from mlcc.resolve.request import did_you_mean
 from mlcc.versions import VersionPin, parse_pin, parse_version
 
 
-@dataclasses.dataclass(frozen=True)
+@options_type
 class MatrixFilters:
     """Which cells of the matrix a command looks at; each filter repeatable (any may match)."""
 
     benchmarks: Tuple[str, ...] = flag(
-        (), "--benchmark", "Only this benchmark (repeatable).", metavar="NAME", multiple=True
+        "--benchmark", "Only this benchmark (repeatable).", default=(), metavar="NAME", multiple=True
     )
     bases: Tuple[str, ...] = flag(
-        (), "--base", "Only cells on this base (repeatable).", metavar="NAME", multiple=True
+        "--base", "Only cells on this base (repeatable).", default=(), metavar="NAME", multiple=True
     )
     arches: Tuple[str, ...] = flag(
-        (), "--arch", "Only cells for this arch (repeatable).", metavar="ARCH", multiple=True
+        "--arch", "Only cells for this arch (repeatable).", default=(), metavar="ARCH", multiple=True
     )
     cudas: Tuple[str, ...] = flag(
-        (),
         "--cuda",
         "Only cells whose CUDA meets this pin (10.1, 10.1.243, '>=10.1'), or cpu (repeatable).",
+        default=(),
         metavar="VERSION",
         multiple=True,
     )
     matrix_file: Optional[str] = flag(
-        None, "--matrix-file", "Another matrix file (default: recipes/matrix.yaml).", metavar="FILE"
+        "--matrix-file", "Another matrix file (default: recipes/matrix.yaml).", default=None, metavar="FILE"
     )
 
     def __bool__(self) -> bool:
@@ -81,7 +80,7 @@ class MatrixFilters:
                 raise UsageError(f"--arch {name!r}: unknown", hint=f"arches: {', '.join(kb.arches)}")
         for text in self.cudas:
             _cuda_pin(text)
-        return dataclasses.replace(self, arches=arches)
+        return replace(self, arches=arches)
 
     def matches(self, result: CellResult) -> bool:
         cell, stack = result.cell, result.stack

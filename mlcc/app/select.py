@@ -5,10 +5,10 @@ them). The questions go through a callback, so a script or a test can answer the
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Callable, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.errors import ConflictError
+from mlcc.flags import replace
 from mlcc.kb.model import KnowledgeBase
 from mlcc.matrix import CPU
 from mlcc.resolve import Resolver, Stack
@@ -50,14 +50,14 @@ def _cuda_lines(kb: KnowledgeBase) -> List[str]:
 
 def _apply(pins: Pins, key: str, value: str) -> Pins:
     if key == "cuda" and value == CPU:
-        return dataclasses.replace(pins, cpu=True)
+        return replace(pins, cpu=True)
     if key == "with":
-        return dataclasses.replace(pins, with_=(value,))
+        return replace(pins, with_=(value,))
     if key == "arch":
-        return dataclasses.replace(pins, arch=value)
+        return replace(pins, arch=value)
     if key == "base":
-        return dataclasses.replace(pins, base=value)
-    return dataclasses.replace(pins, cuda=value)
+        return replace(pins, base=value)
+    return replace(pins, cuda=value)
 
 
 def walk(kb: KnowledgeBase, ask: Ask, *, resolver: Optional[Resolver] = None) -> Selection:

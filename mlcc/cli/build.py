@@ -6,7 +6,6 @@ history); this module only turns flags into its arguments and prints what happen
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import List, Optional, Sequence
 
@@ -22,7 +21,7 @@ from mlcc.cli.live import LiveView
 from mlcc.cli.options import options
 from mlcc.engines.base import BuildJob, BuildPolicy, BuildResult, EngineSettings, Log
 from mlcc.errors import UsageError
-from mlcc.flags import given
+from mlcc.flags import given, replace
 from mlcc.history import History
 from mlcc.render.openshift import ClusterOptions, check_cluster_options
 from mlcc.resolve.pins import Pins
@@ -109,7 +108,7 @@ def build_command(
         raise UsageError(
             "the OpenShift options (--namespace, --push-to, --chain ...) go with --backend openshift"
         )
-    settings = dataclasses.replace(connection, cluster=cluster)
+    settings = replace(connection, cluster=cluster)
     history = None if no_history else open_history(history_file)
     kb = kb_of(ctx)
     if matrix_build:

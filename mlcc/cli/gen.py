@@ -8,19 +8,20 @@ from typing import Optional, Sequence
 import click
 
 from mlcc.app import generate as gen
+from mlcc.app import published_set
+from mlcc.app.kb import resolve
 from mlcc.app.select import walk
 from mlcc.cli.context import benchmark_argument, kb_of
 from mlcc.cli.options import options
 from mlcc.errors import UsageError
 from mlcc.kb.model import KnowledgeBase
-from mlcc.output import Change
+from mlcc.output import Change, change_lines
 from mlcc.render import gen_command as regenerate_command
 from mlcc.render.openshift import ClusterOptions, check_cluster_options
 from mlcc.render.plan import DEFAULT_OPTIONS
-from mlcc.resolve import Resolver, Stack
+from mlcc.resolve import Stack
 from mlcc.resolve.pins import Pins
 from mlcc.ui.safe_text import printable
-from mlcc.validate import path_flag
 
 
 @click.command("gen")
@@ -31,14 +32,14 @@ from mlcc.validate import path_flag
     "--output",
     "output",
     metavar="DIR",
-    default="dockerfiles",
+    default=gen.DEFAULT_BUILD_ROOT,
     show_default=True,
     help="Write the build files into DIR/<benchmark>/<variant>/.",
 )
 @click.option(
     "--openshift-output",
     metavar="DIR",
-    default="buildconfigs",
+    default=gen.DEFAULT_OPENSHIFT_ROOT,
     show_default=True,
     help="Write the OpenShift objects into DIR/<benchmark>/<variant>/.",
 )
@@ -97,24 +98,21 @@ def gen_command(
     """
     render_options = source.options()
     cluster = check_cluster_options(cluster)
-    openshift = only == "openshift" or (only is None and fmt == "dockerfile")
-    roots = gen.Roots(
-        build=None if only == "openshift" else path_flag(output, "-o"),
-        openshift=path_flag(openshift_output, "--openshift-output") if openshift else None,
-    )
-    shown = " and ".join(str(r) for r in roots if r is not None)
+    roots = gen.output_roots(output, openshift_output, only, fmt)
+    openshift = roots.openshift is not None
+    shown = gen.roots_shown(roots)
     kb = kb_of(ctx)
     if all_:
         if benchmark is not None or pins:
             raise UsageError("--all regenerates the published set; it takes no benchmark or pins")
-        generated = gen.generate_all(
+        generated = published_set.generate_all(
             kb, fmt=fmt, options=render_options, cluster=cluster if openshift else None
         )
         if check:
-            gen.check_all(roots, generated)
+            published_set.check_all(roots, generated)
             click.echo(f"{len(generated)} variants under {shown} are up to date")
             return
-        echo_changes(gen.write_all(roots, generated), shown)
+        echo_changes(published_set.write_all(roots, generated), shown)
         return
     if check:
         raise UsageError("--check goes with --all")
@@ -125,7 +123,7 @@ def gen_command(
     elif benchmark is None:
         raise UsageError("name a benchmark (mlcc list benchmarks), use -i to choose from menus, or --all")
     else:
-        stack = Resolver(kb).resolve(pins.request(kb, benchmark))
+        stack = resolve(kb, benchmark, pins)
     one = gen.generate(kb, stack, fmt=fmt, options=render_options, cluster=cluster if openshift else None)
     echo_changes(gen.write(roots, [one]), shown)
 
@@ -159,9 +157,6 @@ def _ask_for_stack(kb: KnowledgeBase) -> Stack:
     return selection.stack
 
 
-def echo_changes(changes: Sequence[Change], root: Optional[str]) -> None:
-    written = [c for c in changes if c.status != "unchanged"]
-    for change in changes:
-        click.echo(f"{change.status:9} {change.path}")
-    if not written:
-        click.echo(f"nothing changed under {root}")
+def echo_changes(changes: Sequence[Change], root: str) -> None:
+    for line in change_lines(changes, root):
+        click.echo(line)

@@ -12,7 +12,6 @@ asked over its HTTP API whether a content tag exists.
 from __future__ import annotations
 
 import collections
-import dataclasses
 import hashlib
 import json
 import re
@@ -22,7 +21,7 @@ from pathlib import Path
 from typing import Callable, ClassVar, Deque, NamedTuple, Optional, Tuple
 
 from mlcc.errors import BuildError, MlccError, UsageError
-from mlcc.flags import flag
+from mlcc.flags import field, flag, options_type
 from mlcc.image.auth import Credentials, credentials_for
 from mlcc.image.base import ResolvedBase
 from mlcc.image.reference import Reference, parse_reference, parse_repository
@@ -45,34 +44,42 @@ def _registry(text: Optional[str]) -> Optional[Reference]:
     return parse_repository(text) if text else None
 
 
-@dataclasses.dataclass(frozen=True)
+@options_type
 class BuildPolicy:
     """Where images go and how they are built; the same for every engine and command."""
 
     registry: Optional[str] = flag(
-        None,
         "--registry",
         "Where images go, e.g. quay.io/me or 127.0.0.1:5000.",
+        default=None,
         metavar="REGISTRY[/NS]",
     )
-    push: bool = flag(False, "--push", "Push to --registry (and skip what it already holds).", is_flag=True)
-    force: bool = flag(False, "--force", "Build even if the content tag already exists.", is_flag=True)
+    push: bool = flag(
+        "--push", "Push to --registry (and skip what it already holds).", default=False, is_flag=True
+    )
+    force: bool = flag(
+        "--force", "Build even if the content tag already exists.", default=False, is_flag=True
+    )
     tls_verify: bool = flag(
-        True,
         "--tls-verify",
         "Verify the registry's TLS certificate (--no-tls-verify for a plain-HTTP test registry).",
+        default=True,
         secondary="--no-tls-verify",
         show_default=True,
     )
     sbom: bool = flag(
-        True,
         "--sbom",
         "With --push: push the image's SBOM (CycloneDX) beside it, tagged sha256-<hex>.sbom.",
+        default=True,
         secondary="--no-sbom",
         show_default=True,
     )
-    no_cache: bool = flag(False, "--no-cache", "Build without the engine's layer cache.", is_flag=True)
-    network: Optional[str] = flag(None, "--network", "Network mode of RUN steps (e.g. host).", metavar="MODE")
+    no_cache: bool = flag(
+        "--no-cache", "Build without the engine's layer cache.", default=False, is_flag=True
+    )
+    network: Optional[str] = flag(
+        "--network", "Network mode of RUN steps (e.g. host).", default=None, metavar="MODE"
+    )
 
     def __post_init__(self) -> None:
         _registry(self.registry)  # a malformed --registry is refused before anything runs
@@ -164,20 +171,20 @@ class BuildResult(NamedTuple):
     error: Optional[MlccError] = None  # why it failed, when it did
 
 
-@dataclasses.dataclass(frozen=True)
+@options_type
 class EngineSettings:
     """What an engine may need to connect; local engines need none of it."""
 
     kubeconfig: Optional[str] = flag(
-        None,
         "--kubeconfig",
         "With --backend openshift: the kubeconfig (default: KUBECONFIG).",
+        default=None,
         metavar="FILE",
     )
     context: Optional[str] = flag(
-        None, "--context", "With --backend openshift: the kubeconfig context.", metavar="NAME"
+        "--context", "With --backend openshift: the kubeconfig context.", default=None, metavar="NAME"
     )
-    cluster: ClusterOptions = dataclasses.field(default_factory=ClusterOptions)
+    cluster: ClusterOptions = field(default_factory=ClusterOptions)
 
 
 class EngineBuild(NamedTuple):

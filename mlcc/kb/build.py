@@ -19,7 +19,7 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 import mlcc
 from mlcc.errors import RecipeError
-from mlcc.kb import schema_check
+from mlcc.kb import pip_locks, schema_check
 from mlcc.kb.layout import OTHER_FILES
 from mlcc.kb.model import (
     HOST_MIRRORS,
@@ -173,6 +173,7 @@ def build(root: str, files: Sequence[Tuple[str, str]]) -> KnowledgeBase:
         source_builds=_source_builds(docs["tools"][0]),
         gpus=_gpus(docs["gpus"][0]),
         hosts=_hosts(docs["hosts"][0]),
+        pip_locks=pip_locks.read_lock_files(root),
     )
 
 

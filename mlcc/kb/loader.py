@@ -21,6 +21,7 @@ import mlcc
 from mlcc.errors import RecipeError, UsageError
 from mlcc.kb.layout import FOLDERS, OTHER_FILES, SCHEMA_DIR, SINGLE_FILES
 from mlcc.kb.model import KnowledgeBase
+from mlcc.kb.pip_locks import LOCK_DIR, lock_file_names
 
 RECIPES_ENV = "MLCC_RECIPES"
 CACHE_ENV = "MLCC_CACHE_DIR"
@@ -123,6 +124,7 @@ def _stat_key(root: str, files: Sequence[RecipeFile]) -> str:
     paths = [os.path.join(root, rel) for rel, _ in files]
     paths += [os.path.join(root, f) for f in OTHER_FILES]
     paths += _helper_files(root)
+    paths += [os.path.join(root, LOCK_DIR, name) for name in lock_file_names(root)]
     paths += sorted(os.path.join(SCHEMA_DIR, n) for n in os.listdir(SCHEMA_DIR))
     # the code that builds and defines the pickled model: a changed layout (an editable
     # install between two versions) must not unpickle a stale KnowledgeBase

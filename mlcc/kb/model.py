@@ -16,6 +16,7 @@ annotations cost nothing extra.
 
 from typing import Dict, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
+from mlcc.kb.pip_locks import LockFiles
 from mlcc.versions import parse_version, satisfies
 
 
@@ -604,6 +605,7 @@ class KnowledgeBase(NamedTuple):
     hosts: Dict[str, PublicHost]
     files: Tuple[str, ...] = ()
     source_builds: Tuple[SourceBuild, ...] = ()
+    pip_locks: LockFiles = LockFiles()  # recipes/locks/, parsed
 
     def packaging(self, package_format: str) -> Family:
         """The family whose packages have ``package_format`` (a cuDNN/NCCL build's method)."""

@@ -32,16 +32,17 @@ File format (``format: 1``, sorted JSON)::
         "satisfied": [{"name", "version"}],   # kept from earlier installs, not downloaded
         "unlocked": "<why this install cannot be hash-locked>"}}}   # instead of packages
 
-This module is read on the render path: the standard library only, files read once.
+The lock files are read when the knowledge base is built (:func:`read_lock_files`) and
+pickled with it, so the resolve and render paths parse no JSON; the chained ids are in
+:mod:`mlcc.kb.lock_ids` (hashlib is not on the resolve path).
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: string annotations make every NamedTuple field
+# a ForwardRef compiled at import, and this module is on every start-up path.
 
-import hashlib
 import json
 import os
-from functools import lru_cache
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
 
 from mlcc.errors import RecipeError
 
@@ -108,19 +109,6 @@ class LockedInstall(NamedTuple):
     unlocked: Optional[str]  # the reason it cannot be hash-locked; None: locked
 
 
-@lru_cache(maxsize=4096)  # asked once per install per render; all arguments are immutable
-def install_id(previous: Optional[str], target: LockTarget, install: PipInstall) -> str:
-    """The chained id of ``install``, made after ``previous`` (None: the first)."""
-    text = json.dumps([LOCK_FORMAT, previous, list(target), install.key()], sort_keys=True)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-
-
-def environment_id(target: LockTarget, what: List[str]) -> str:
-    """The id that starts a new environment (a conda env): its installs chain after it."""
-    text = json.dumps([LOCK_FORMAT, "environment", list(target), what], sort_keys=True)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-
-
 class PipLocks(NamedTuple):
     """The lock file of one target, as the resolver hands it to the renderers."""
 
@@ -151,30 +139,66 @@ def lock_path(root: str, target: LockTarget) -> str:
     return os.path.join(root, LOCK_DIR, target.file_name)
 
 
-def load(root: str, target: LockTarget) -> PipLocks:
-    """The lock file for ``target`` under the recipes folder ``root`` (empty when none)."""
-    path = lock_path(root, target)
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return PipLocks(f"recipes/{LOCK_DIR}/{target.file_name}")
-    return _load(path, stat.st_mtime_ns, stat.st_size, f"recipes/{LOCK_DIR}/{target.file_name}")
+def display_path(file_name: str) -> str:
+    return f"recipes/{LOCK_DIR}/{file_name}"
 
 
-@lru_cache(maxsize=64)
-def _load(path: str, mtime: int, size: int, display: str) -> PipLocks:
+def lock_file_names(root: str) -> List[str]:
+    """The lock files under the recipes folder ``root`` (part of the knowledge base)."""
+    directory = os.path.join(root, LOCK_DIR)
+    if not os.path.isdir(directory):
+        return []
+    return sorted(n for n in os.listdir(directory) if n.startswith("pip-") and n.endswith(".json"))
+
+
+class LockFiles(NamedTuple):
+    """Every lock file of a recipes folder, parsed once when the knowledge base is built
+    and pickled with it: a warm ``mlcc resolve`` then parses no JSON (a lock file is up to
+    280 KB). A damaged file is kept as its problem and reported when a stack needs it, so
+    ``mlcc kb lock`` can still rewrite it and every other command still runs."""
+
+    parsed: Tuple[Tuple[str, PipLocks], ...] = ()
+    damaged: Tuple[Tuple[str, str], ...] = ()  # (file name, what is wrong)
+
+    def for_target(self, target: LockTarget) -> PipLocks:
+        """The lock of ``target`` (empty when there is none); RecipeError when damaged."""
+        name = target.file_name
+        for file_name, problem in self.damaged:
+            if file_name == name:
+                raise RecipeError(display_path(name), None, problem, hint=REFRESH_COMMAND)
+        for file_name, locks in self.parsed:
+            if file_name == name:
+                return locks
+        return PipLocks(display_path(name))
+
+
+def read_lock_files(root: str) -> LockFiles:
+    parsed: List[Tuple[str, PipLocks]] = []
+    damaged: List[Tuple[str, str]] = []
+    for name in lock_file_names(root):
+        locks = _parse(os.path.join(root, LOCK_DIR, name), display_path(name))
+        if isinstance(locks, str):
+            damaged.append((name, locks))
+        else:
+            parsed.append((name, locks))
+    return LockFiles(tuple(parsed), tuple(damaged))
+
+
+def _parse(path: str, display: str) -> Union[PipLocks, str]:
+    """One lock file, parsed; or what is wrong with it."""
     try:
         with open(path, encoding="utf-8") as handle:
             data = json.load(handle)
     except (OSError, ValueError) as exc:
-        raise RecipeError(
-            display, None, f"is not a readable lock file ({exc})", hint=REFRESH_COMMAND
-        ) from None
+        return f"is not a readable lock file ({exc})"
     if not isinstance(data, dict) or data.get("format") != LOCK_FORMAT:
-        raise RecipeError(display, None, f"is not a lock file of format {LOCK_FORMAT}", hint=REFRESH_COMMAND)
+        return f"is not a lock file of format {LOCK_FORMAT}"
     installs: List[Tuple[str, LockedInstall]] = []
-    for key, entry in sorted(dict(data.get("installs") or {}).items()):
-        installs.append((key, parse_install(key, entry)))
+    try:
+        for key, entry in sorted(dict(data.get("installs") or {}).items()):
+            installs.append((str(key), parse_install(str(key), entry)))
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        return f"is not a lock file of format {LOCK_FORMAT} ({type(exc).__name__}: {exc})"
     return PipLocks(display, tuple(installs))
 
 

@@ -9,7 +9,7 @@ label, computed over everything else (see :mod:`mlcc.render.digest`).
 from __future__ import annotations
 
 import os
-from datetime import datetime, timezone
+import time
 from typing import Any, Callable, Dict, Optional, Tuple
 
 import mlcc
@@ -83,7 +83,8 @@ def _created() -> Optional[str]:
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     if epoch is None or epoch == "":
         return None
-    return datetime.fromtimestamp(source_date_epoch(epoch), tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    # time, not datetime (~1 ms to import on every gen): the same text for 1970..9999
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(source_date_epoch(epoch)))
 
 
 # 9999-12-31T23:59:59Z: the last moment a four-digit year (and so the label) can name.

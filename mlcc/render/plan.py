@@ -11,15 +11,14 @@ stack sharing base + CUDA + cuDNN + NCCL + Python renders the same leading instr
 The compiler, framework and benchmark follow; the manifest and labels come last.
 """
 
-from __future__ import annotations
-
 import shlex
 from functools import cache
 from typing import Dict, List, NamedTuple, Optional, Sequence, Set, Tuple, TypeVar
 
 from mlcc.errors import MlccError
+from mlcc.kb.lock_ids import environment_id, install_id
 from mlcc.kb.model import CONDA, BuildStep, LibBuild, PackageManager, PinnedPackage
-from mlcc.kb.pip_locks import LockedInstall, LockTarget, PipInstall, environment_id, install_id
+from mlcc.kb.pip_locks import LockedInstall, LockTarget, PipInstall
 from mlcc.render.manifest import labels
 from mlcc.render.mirror import (
     MIRROR_VAR,

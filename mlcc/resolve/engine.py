@@ -22,9 +22,7 @@ uses them to filter, and :mod:`mlcc.resolve.explain` uses the same reasons to sa
 nothing fits.
 """
 
-from __future__ import annotations
-
-import platform
+import os
 from functools import lru_cache
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -91,13 +89,13 @@ def _filter(
     return _Filtered(stage, tuple(accepted), tuple(rejected), tuple(r for _, r in rejected))
 
 
-def _unpinned(ruled: _Filtered, tracker: Optional[Tracker]) -> Tuple[Any, ...]:
+def _unpinned(ruled: _Filtered, tracker: "Optional[Tracker]") -> Tuple[Any, ...]:
     if tracker is not None:
         tracker.extend(ruled.rejections)
     return ruled.accepted
 
 
-def _record(tracker: Optional[Tracker], rejections: Tuple[Rejection, ...]) -> None:
+def _record(tracker: "Optional[Tracker]", rejections: Tuple[Rejection, ...]) -> None:
     if tracker is not None:
         tracker.extend(rejections)
 
@@ -133,7 +131,8 @@ def _carried_note(release: CudaRelease, distro: str) -> str:
 
 def detect_host_arch(kb: KnowledgeBase) -> Optional[str]:
     """The knowledge base's name for this machine's arch (None when it has none)."""
-    return kb.arch_aliases.get(platform.machine().strip().lower())
+    # os.uname is what platform.machine() reads on POSIX, without importing platform (~1 ms)
+    return kb.arch_aliases.get(os.uname().machine.strip().lower())
 
 
 class Resolver:
@@ -920,7 +919,7 @@ class Resolver:
     def _pip_locks(self, python: Optional[PythonOption], arch: str, base: Base) -> Optional[PipLocks]:
         if python is None:
             return None
-        return pip_locks.load(self.kb.root, pip_locks.LockTarget(python.version, arch, base.glibc))
+        return self.kb.pip_locks.for_target(pip_locks.LockTarget(python.version, arch, base.glibc))
 
     def _repositories(
         self, cuda: Optional[CudaRelease], cudnn: Optional[LibBuild], nccl: Optional[LibBuild]
@@ -963,7 +962,7 @@ def _with_source_for(bench: Benchmark, build: Optional[FrameworkBuild]) -> Bench
     return bench._replace(build=bench.build._replace(source=source))
 
 
-def nearness(version: str, reference: str) -> Tuple[int, _Desc]:
+def nearness(version: str, reference: str) -> "Tuple[int, _Desc]":
     """Sort key: versions of the reference's line first (newest of it first), then the
     nearest lines, the newer of two equally near. The line is major.minor, or the major
     when the reference names only that ("7")."""
@@ -989,7 +988,7 @@ class _Desc:
     def __init__(self, value: object) -> None:
         self.value = value
 
-    def __lt__(self, other: _Desc) -> bool:
+    def __lt__(self, other: "_Desc") -> bool:
         return self.value > other.value  # type: ignore[operator,no-any-return]
 
     def __eq__(self, other: object) -> bool:

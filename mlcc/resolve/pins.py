@@ -9,66 +9,67 @@ against it -- so ``--cuda '>=10.1'`` means the same in ``mlcc resolve`` and in
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Optional, Tuple
 
-from mlcc.flags import flag, given
+from mlcc.flags import fields_of, flag, given, options_type
 from mlcc.kb.model import KnowledgeBase
 from mlcc.resolve.request import Request, build_request
 from mlcc.resolve.stack import Stack
 from mlcc.versions import VersionPin, parse_pin
 
 
-@dataclasses.dataclass(frozen=True)
+@options_type
 class Pins:
     """The pins every stack-producing command accepts."""
 
     cuda: Optional[str] = flag(
-        None,
         "--cuda",
         "CUDA release: prefix (10.1), exact (10.1.243) or specifier ('>=10.1,<11').",
+        default=None,
         metavar="VERSION",
     )
-    cudnn: Optional[str] = flag(None, "--cudnn", "cuDNN version pin, e.g. 7 or 7.6.5.", metavar="VERSION")
-    nccl: Optional[str] = flag(None, "--nccl", "NCCL version pin, e.g. 2.8.", metavar="VERSION")
-    python: Optional[str] = flag(None, "--python", "Python version pin, e.g. 3.6.", metavar="VERSION")
+    cudnn: Optional[str] = flag(
+        "--cudnn", "cuDNN version pin, e.g. 7 or 7.6.5.", default=None, metavar="VERSION"
+    )
+    nccl: Optional[str] = flag("--nccl", "NCCL version pin, e.g. 2.8.", default=None, metavar="VERSION")
+    python: Optional[str] = flag("--python", "Python version pin, e.g. 3.6.", default=None, metavar="VERSION")
     gcc: Optional[str] = flag(
-        None,
         "--gcc",
         "Host GCC pin, e.g. 8; picks a toolset when the system GCC does not match.",
+        default=None,
         metavar="VERSION",
     )
-    base: Optional[str] = flag(None, "--base", "Base image name (mlcc list bases).", metavar="NAME")
+    base: Optional[str] = flag("--base", "Base image name (mlcc list bases).", default=None, metavar="NAME")
     arch: Optional[str] = flag(
-        None,
         "--arch",
         "CPU architecture: x86_64, ppc64le or aarch64 (aliases amd64, ppc64el, arm64).",
+        default=None,
         metavar="ARCH",
     )
     driver: Optional[str] = flag(
-        None,
         "--driver",
         "Host NVIDIA driver; only CUDA releases whose minimum driver it meets.",
+        default=None,
         metavar="VERSION",
     )
-    cpu: bool = flag(False, "--cpu", "No CUDA: a CPU-only stack.", is_flag=True)
+    cpu: bool = flag("--cpu", "No CUDA: a CPU-only stack.", default=False, is_flag=True)
     with_: Tuple[str, ...] = flag(
-        (),
         "--with",
         "Pin any other component, e.g. --with tensorflow=1.13 (repeatable).",
+        default=(),
         metavar="NAME=VERSION",
         multiple=True,
     )
     newest: bool = flag(
-        False,
         "--newest",
         "The newest compatible stack, not the one nearest the benchmark's reference run.",
+        default=False,
         is_flag=True,
     )
     gpu: Optional[str] = flag(
-        None,
         "--gpu",
         "GPU generation the stack must run on: v100, t4, a100, h100, ... (recipes/gpus.yaml).",
+        default=None,
         metavar="NAME",
     )
 
@@ -77,7 +78,7 @@ class Pins:
 
     def names_given(self) -> Tuple[str, ...]:
         """The flags set, as the user typed them (``--cuda``, ``--with``)."""
-        fields = {f.name: f.metadata["flag"].name for f in dataclasses.fields(self)}
+        fields = {f.name: f.flag.name for f in fields_of(self) if f.flag}
         return tuple(fields[name] for name in given(self))
 
     def request(self, kb: KnowledgeBase, benchmark: str) -> Request:

@@ -4,9 +4,6 @@ Everything here is validated before the resolver runs: unknown names get a "did 
 mean", malformed versions are rejected, contradictory pins are usage errors (exit 2).
 """
 
-from __future__ import annotations
-
-import difflib
 import re
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -72,7 +69,7 @@ class Request(NamedTuple):
                 parts.append(f"--with {name}={value}")
         return " ".join(parts)
 
-    def without(self, dimension: str) -> Request:
+    def without(self, dimension: str) -> "Request":
         """The same request with one pin dropped (used to find alternatives)."""
         index = _FIELD_INDEX.get(dimension)
         if index is None:  # a framework pin
@@ -81,7 +78,7 @@ class Request(NamedTuple):
         values[index] = False if dimension in ("cpu", "newest") else None
         return tuple.__new__(Request, values)
 
-    def with_pin(self, dimension: str, value: object) -> Request:
+    def with_pin(self, dimension: str, value: object) -> "Request":
         """The same request with one of the version/base/arch pins set to ``value``."""
         values: List[object] = list(self)
         values[_FIELD_INDEX[dimension]] = value
@@ -94,6 +91,8 @@ _FIELD_INDEX = {
 
 
 def did_you_mean(value: str, choices: Iterable[str]) -> Optional[str]:
+    import difflib  # only for a name the recipes do not know: not on a resolve's path
+
     close = difflib.get_close_matches(value, list(choices), n=1, cutoff=0.6)
     return f"did you mean {close[0]!r}?" if close else None
 

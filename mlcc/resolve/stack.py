@@ -1,7 +1,5 @@
 """The resolver's product: one immutable, fully pinned software stack."""
 
-from __future__ import annotations
-
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from mlcc.kb.model import (

@@ -2,8 +2,6 @@
 a candidate (shared by the search, the explanation of a conflict, which ranks rejections
 by how deep they came, and the causes it leads with)."""
 
-from __future__ import annotations
-
 from typing import NamedTuple, Sequence, Tuple
 
 SEARCH_STAGES = ("benchmark", "framework", "cuda", "base", "python", "cudnn", "nccl", "gcc")

@@ -13,8 +13,6 @@ optional keys (``base.digest``, set at build time, and ``framework.loads``) are 
 when empty, as the writer always did.
 """
 
-from __future__ import annotations
-
 import json
 import re
 from functools import lru_cache
@@ -41,7 +39,7 @@ class Generator(NamedTuple):
         return {"name": self.name, "version": self.version}
 
     @classmethod
-    def of(cls, data: Json) -> Generator:
+    def of(cls, data: Json) -> "Generator":
         return cls(data["name"], data["version"])
 
 
@@ -56,7 +54,7 @@ class SourceRecord(NamedTuple):
         return {"repository": self.repository, "commit": self.commit, "path": self.path}
 
     @classmethod
-    def of(cls, data: Json) -> SourceRecord:
+    def of(cls, data: Json) -> "SourceRecord":
         return cls(data["repository"], data["commit"], data["path"])
 
 
@@ -71,7 +69,7 @@ class BenchmarkRecord(NamedTuple):
         return {"name": self.name, "title": self.title, "suite": self.suite, "source": source}
 
     @classmethod
-    def of(cls, data: Json) -> BenchmarkRecord:
+    def of(cls, data: Json) -> "BenchmarkRecord":
         source = SourceRecord.of(data["source"]) if data["source"] is not None else None
         return cls(data["name"], data["title"], data["suite"], source)
 
@@ -89,7 +87,7 @@ class BaseRecord(NamedTuple):
         return found
 
     @classmethod
-    def of(cls, data: Json) -> BaseRecord:
+    def of(cls, data: Json) -> "BaseRecord":
         return cls(data["name"], data["image"], data["default_image"], data.get("digest"))
 
 
@@ -102,7 +100,7 @@ class CudaRecord(NamedTuple):
         return {"version": self.version, "packages": list(self.packages), "min_driver": self.min_driver}
 
     @classmethod
-    def of(cls, data: Json) -> CudaRecord:
+    def of(cls, data: Json) -> "CudaRecord":
         return cls(data["version"], tuple(data["packages"]), data["min_driver"])
 
 
@@ -125,7 +123,7 @@ class LibraryRecord(NamedTuple):
         }
 
     @classmethod
-    def of(cls, data: Json) -> LibraryRecord:
+    def of(cls, data: Json) -> "LibraryRecord":
         return cls(data["version"], data["method"], tuple(data["packages"]), data["url"], data["for_cuda"])
 
 
@@ -138,7 +136,7 @@ class PythonRecord(NamedTuple):
         return {"version": self.version, "packages": list(self.packages), "executable": self.executable}
 
     @classmethod
-    def of(cls, data: Json) -> PythonRecord:
+    def of(cls, data: Json) -> "PythonRecord":
         return cls(data["version"], tuple(data["packages"]), data["executable"])
 
 
@@ -150,7 +148,7 @@ class GccRecord(NamedTuple):
         return {"version": self.version, "toolset": self.toolset}
 
     @classmethod
-    def of(cls, data: Json) -> GccRecord:
+    def of(cls, data: Json) -> "GccRecord":
         return cls(data["version"], data["toolset"])
 
 
@@ -179,7 +177,7 @@ class FrameworkRecord(NamedTuple):
         return found
 
     @classmethod
-    def of(cls, data: Json) -> FrameworkRecord:
+    def of(cls, data: Json) -> "FrameworkRecord":
         return cls(
             data["name"],
             data["module"],
@@ -217,7 +215,7 @@ class Components(NamedTuple):
         }
 
     @classmethod
-    def of(cls, data: Json) -> Components:
+    def of(cls, data: Json) -> "Components":
         def record(kind: Callable[[Json], Any], key: str) -> Any:
             return kind(data[key]) if data[key] is not None else None
 
@@ -254,7 +252,7 @@ class ChoiceRecord(NamedTuple):
         }
 
     @classmethod
-    def of(cls, data: Json) -> ChoiceRecord:
+    def of(cls, data: Json) -> "ChoiceRecord":
         return cls(
             data["component"],
             data["version"],
@@ -303,7 +301,7 @@ class StackManifest(NamedTuple):
     @classmethod
     def from_json(
         cls, data: Any, what: str = "stack.json", error: Callable[[str], MlccError] = DriftError
-    ) -> StackManifest:
+    ) -> "StackManifest":
         """A document from outside (an image, a file), checked against the schema first."""
         problem = problem_of(data)
         if problem is not None:
@@ -311,7 +309,7 @@ class StackManifest(NamedTuple):
         return cls.of(data)
 
     @classmethod
-    def of(cls, data: Json) -> StackManifest:
+    def of(cls, data: Json) -> "StackManifest":
         """A document already checked (:func:`problem_of`), or one mlcc itself wrote."""
         return cls(
             data["format"],
@@ -329,7 +327,7 @@ class StackManifest(NamedTuple):
             tuple(ChoiceRecord.of(c) for c in data["choices"]),
         )
 
-    def with_base_digest(self, digest: str) -> StackManifest:
+    def with_base_digest(self, digest: str) -> "StackManifest":
         """The document as the build stamps it: naming the base manifest it pulled."""
         return self._replace(base=self.base._replace(digest=digest))
 

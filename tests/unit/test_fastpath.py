@@ -1,5 +1,6 @@
-"""The click-free `mlcc resolve --json` (mlcc.fastpath) parses exactly as click does, and
-falls back to click for everything else."""
+"""The click-free `mlcc resolve --json` and `mlcc gen BENCHMARK [pins]` (mlcc.fastpath)
+parse exactly as click does, print what click prints, and fall back to click for
+everything else."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import click
 import pytest
@@ -16,13 +17,16 @@ from hypothesis import strategies as st
 
 from mlcc.app.kb import ResolveView
 from mlcc.cli import _refuse_repeats
+from mlcc.cli.gen import gen_command
 from mlcc.cli.knowledge import resolve_command
-from mlcc.fastpath import ResolveArgs, _options, parse_resolve
+from mlcc.fastpath.gen import GEN_TYPES, GenArgs, parse_gen
+from mlcc.fastpath.parse import spellings
+from mlcc.fastpath.resolve import RESOLVE_TYPES, ResolveArgs, parse_resolve
 from mlcc.flags import flags_of, from_flags
 from mlcc.resolve.pins import Pins
 from tests.conftest import REPO
 
-SPELLINGS = sorted(_options())
+SPELLINGS = sorted(spellings(RESOLVE_TYPES))
 values = st.text(max_size=8) | st.sampled_from(["10.1", "7", ">=10.1,<11", "tensorflow=1.13", "-x", "", "="])
 tokens = st.one_of(
     st.sampled_from(SPELLINGS),
@@ -66,7 +70,7 @@ def test_the_plain_forms_take_the_fast_path(
     benchmark: str, names: List[str], picked: List[str], inline: bool
 ) -> None:
     """Not vacuous: the forms users type are accepted (and so compared with click above)."""
-    options = _options()
+    options = spellings(RESOLVE_TYPES)
     argv = [benchmark]
     for name, value in zip(names, picked):
         spec = options[name][2]
@@ -111,7 +115,7 @@ def test_the_parse_of_a_typical_line() -> None:
 
 
 def _mlcc(
-    args: Sequence[str], *, click_only: bool, env: Optional[dict] = None
+    args: Sequence[str], *, click_only: bool, env: Optional[dict] = None, cwd: Path = REPO
 ) -> subprocess.CompletedProcess:  # type: ignore[type-arg]
     entry = "from mlcc.cli import main" if click_only else "from mlcc._entry import main"
     code = f"import sys\n{entry}\nsys.argv = ['mlcc', *sys.argv[1:]]\nmain()"
@@ -119,7 +123,7 @@ def _mlcc(
         [sys.executable, "-c", code, *args],
         capture_output=True,
         text=True,
-        cwd=REPO,
+        cwd=cwd,
     )
 
 
@@ -165,3 +169,98 @@ def test_mlcc_recipes_in_the_environment_goes_to_click() -> None:
         check=True,
     )
     assert done.stdout.strip() == "None False"
+
+
+# ----------------------------------------------------------------------------- gen
+
+
+def _click_parse_gen(argv: Sequence[str]) -> Optional[GenArgs]:
+    """What the click gen command receives when everything but the pins is at its default."""
+    try:
+        _refuse_repeats(gen_command, argv)
+        ctx = gen_command.make_context("gen", list(argv), resilient_parsing=False)
+    except (click.exceptions.ClickException, click.exceptions.Exit, Exception):
+        return None
+    params = dict(ctx.params)
+    pins = from_flags(Pins, {name: params.pop(f"pins__{name}") for name in flags_of(Pins)})
+    plain = gen_command.make_context("gen", ["benchmark"], resilient_parsing=False).params
+    others = {
+        name: value for name, value in params.items() if name != "benchmark" and not name.startswith("pins__")
+    }
+    assert others == {name: plain[name] for name in others}, "the fast path ran with a non-default option"
+    return GenArgs(params["benchmark"], pins)  # type: ignore[arg-type]
+
+
+GEN_SPELLINGS = sorted(
+    {*spellings(GEN_TYPES), "-o", "--output", "--format", "--only", "--all", "-i", "--chain"}
+)
+gen_tokens = st.one_of(
+    st.sampled_from(GEN_SPELLINGS),
+    st.builds(lambda name, value: f"{name}={value}", st.sampled_from(GEN_SPELLINGS), values),
+    values,
+    st.sampled_from(["maskrcnn", "--", "-", "--help", "--json", "--cud", "--recipes"]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(gen_tokens, max_size=7))
+def test_whatever_the_fast_gen_parser_accepts_click_parses_the_same(argv: List[str]) -> None:
+    fast = parse_gen(argv)
+    if fast is not None:
+        assert _click_parse_gen(argv) == fast
+
+
+def test_the_fast_gen_parser_takes_the_plain_pins_and_nothing_else() -> None:
+    assert parse_gen(["maskrcnn", "--cuda", "10.1", "--arch=ppc64le", "--with", "x=1"]) == GenArgs(
+        "maskrcnn", Pins(cuda="10.1", arch="ppc64le", with_=("x=1",))
+    )
+    for argv in (
+        ["maskrcnn", "-o", "out"],
+        ["--all"],
+        ["maskrcnn", "--format", "script"],
+        ["maskrcnn", "--json"],
+    ):
+        assert parse_gen(argv) is None, argv
+
+
+def _tree(root: Path) -> Dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize(
+    "runs",
+    [
+        [
+            ["gen", "maskrcnn", "--cuda", "10.1"],
+            ["gen", "maskrcnn", "--cuda", "10.1"],
+        ],  # created, then unchanged
+        [["gen", "ssd", "--arch", "ppc64le"], ["gen", "ssd", "--cuda", "10.2"]],  # a second variant beside it
+        [["gen", "maskrcnn", "--cuda", "9.9"]],  # a conflict: click explains it
+        [["gen", "no-such-benchmark"]],
+        [["gen", "maskrcnn", "--cuda", "10.1", "-o", "elsewhere"]],  # an option the fast path leaves to click
+    ],
+)
+def test_gen_prints_writes_and_exits_as_the_click_cli(tmp_path: Path, runs: List[List[str]]) -> None:
+    fast_dir, slow_dir = tmp_path / "fast", tmp_path / "slow"
+    fast_dir.mkdir()
+    slow_dir.mkdir()
+    for args in runs:
+        fast = _mlcc(args, click_only=False, cwd=fast_dir)
+        slow = _mlcc(args, click_only=True, cwd=slow_dir)
+        assert (fast.returncode, fast.stdout, fast.stderr) == (slow.returncode, slow.stdout, slow.stderr)
+        assert fast.stdout or fast.stderr
+    assert _tree(fast_dir) == _tree(slow_dir)
+
+
+def test_the_fast_gen_imports_no_click_and_writes_the_variant(tmp_path: Path) -> None:
+    code = (
+        "import sys\nfrom mlcc.fastpath import run\n"
+        "code = run(['gen', 'maskrcnn', '--cuda', '10.1'])\n"
+        "print(code, 'click' in sys.modules, 'mlcc.matrix' in sys.modules, file=sys.stderr)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True
+    )
+    assert done.stderr.strip() == "0 False False"
+    assert "created   dockerfiles/maskrcnn/cuda10.1-cudnn7-ubi8-x86_64/Dockerfile" in done.stdout
+    assert (tmp_path / "buildconfigs" / "maskrcnn" / "maskrcnn.yaml").is_file()

@@ -37,6 +37,8 @@ LATE_IMPORTS = {
     # PyYAML is imported on the first YAML read (a knowledge-base cache miss, the matrix of
     # `gen --all`, lint): the warm `gen` and `resolve` read none and write YAML themselves.
     "mlcc.kb.yamlsrc:yaml",
+    # difflib suggests a name only after a typo; `mlcc resolve` would import it on every run
+    "mlcc.resolve.request:difflib",
 }
 
 

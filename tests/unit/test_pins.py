@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import click
@@ -13,6 +12,7 @@ from mlcc.app.matrix import MatrixFilters, cell_results
 from mlcc.cli import cli
 from mlcc.engines.base import BuildPolicy
 from mlcc.errors import UsageError
+from mlcc.flags import fields_of
 from mlcc.render import DEFAULT_OPTIONS
 from mlcc.resolve.pins import Pins
 from mlcc.versions import parse_version
@@ -24,8 +24,9 @@ def test_every_pin_is_a_flag_of_every_stack_command(command: str) -> None:
     found = cli.get_command(ctx, command)
     assert found is not None
     options = {name: p for p in found.params for name in p.opts}
-    for field in dataclasses.fields(Pins):
-        spec = field.metadata["flag"]
+    for field in fields_of(Pins):
+        spec = field.flag
+        assert spec is not None
         assert spec.name in options, f"mlcc {command} lacks {spec.name}"
         assert options[spec.name].help == spec.help  # one text, from the one declaration
 

@@ -437,3 +437,53 @@ def test_own_packages_install_without_deps_after_what_their_setup_py_declares(kb
         assert not missing, (bench, sorted(missing), "not installed before its --no-deps install")
         seen.add(bench)
     assert seen == set(OWN_PACKAGE_REQUIRES)
+
+
+# ---------------------------------------------------------------- locks in the knowledge base
+
+
+def test_the_knowledge_base_carries_every_lock_file_parsed(kb: Any) -> None:
+    """The warm path parses no lock JSON: the files are in the pickled knowledge base."""
+    parsed = dict(kb.pip_locks.parsed)
+    assert sorted(parsed) == sorted(_locks()), "a lock file of recipes/locks/ is missing from the kb"
+    assert not kb.pip_locks.damaged
+    for name, data in _locks().items():
+        assert {key for key, _ in parsed[name].installs} == set(data["installs"]), name
+
+
+def test_a_lock_file_edit_reaches_the_cached_knowledge_base(recipes_copy: Path) -> None:
+    from mlcc.kb import load
+
+    name = "pip-py3.6-x86_64-glibc2.17.json"
+    before = dict(load(str(recipes_copy)).pip_locks.parsed)[name]
+    path = recipes_copy / "locks" / name
+    data = json.loads(path.read_text(encoding="utf-8"))
+    dropped = sorted(data["installs"])[0]
+    del data["installs"][dropped]
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    after = dict(load(str(recipes_copy)).pip_locks.parsed)[name]
+    assert len(after.installs) == len(before.installs) - 1
+    assert dropped not in dict(after.installs)
+
+
+@pytest.mark.parametrize(
+    "damage", ["{not json", json.dumps({"format": 99}), json.dumps({"format": 1, "installs": {"x": 3}})]
+)
+def test_a_damaged_lock_file_is_a_clear_error_where_a_stack_needs_it(
+    recipes_copy: Path, damage: str, tmp_path: Path
+) -> None:
+    """Resolving a stack of that target names the file and the refresh command; commands
+    that need no lock (and `mlcc kb lock`, which rewrites it) still load the recipes."""
+    from .. import conftest
+
+    # maskrcnn --cuda 10.1 resolves to UBI 8: Python 3.6, x86_64, glibc 2.28
+
+    (recipes_copy / "locks" / "pip-py3.6-x86_64-glibc2.28.json").write_text(damage, encoding="utf-8")
+    env = {"MLCC_RECIPES": str(recipes_copy), "MLCC_CACHE_DIR": str(tmp_path / "cache")}
+    failed = conftest.run_mlcc(["resolve", "maskrcnn", "--cuda", "10.1", "--json"], **env)
+    assert failed.code == 2, failed
+    assert "recipes/locks/pip-py3.6-x86_64-glibc2.28.json" in failed.err
+    assert "mlcc kb lock" in failed.err
+    assert "Traceback" not in failed.err and "internal error" not in failed.err
+    listed = conftest.run_mlcc(["list", "benchmarks"], **env)
+    assert listed.code == 0 and "maskrcnn" in listed.out, listed

@@ -14,9 +14,12 @@ from typing import Any, Dict, List, Tuple
 import jsonschema
 import pytest
 from dockerfile_parse import DockerfileParser
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mlcc.api import Pins, request_for
-from mlcc.app.generate import check_options, generate_all
+from mlcc.app.generate import check_options
+from mlcc.app.published_set import generate_all
 from mlcc.kb import load
 from mlcc.lint.dockerfile import lint_dockerfile
 from mlcc.render import FORMATS, render
@@ -291,3 +294,17 @@ def test_mlcc_record_is_posix_sh_and_writes_json(tmp_path: Path) -> None:  # typ
     assert record["modules"]["json"]["version"]
     bad = subprocess.run([sh, str(recorder), "--bogus"], capture_output=True, text=True)
     assert bad.returncode == 2 and "unknown argument" in bad.stderr
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(min_value=0, max_value=253402300799))
+def test_the_created_label_spells_any_epoch_as_datetime_does(epoch: int) -> None:
+    """The label is written with time.strftime (datetime is not imported on gen's path)."""
+    from datetime import datetime, timezone
+
+    from mlcc.render.manifest import _created
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SOURCE_DATE_EPOCH", str(epoch))
+        expected = datetime.fromtimestamp(epoch, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        assert _created() == expected

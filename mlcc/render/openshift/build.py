@@ -7,8 +7,6 @@ the build context is the variant folder, carried by ConfigMaps beside an inline 
 ever referenced by name.
 """
 
-from __future__ import annotations
-
 import hashlib
 import re
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple

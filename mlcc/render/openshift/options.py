@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from typing import Optional, Tuple
 
 from mlcc.errors import UsageError
-from mlcc.flags import flag
+from mlcc.flags import flag, options_type
 from mlcc.render.openshift import names
 from mlcc.secrets import url_has_password, without_userinfo
 from mlcc.validate import INT32_MAX
@@ -42,148 +41,177 @@ def _nccl_env(items: Tuple[str, ...]) -> Tuple[Tuple[str, str], ...]:
     return tuple(pairs)
 
 
-@dataclasses.dataclass(frozen=True)
+@options_type
 class ClusterOptions:
     """How the OpenShift objects are written (gen, build --backend openshift); the fields of
     group "run" shape only the run manifests (gen)."""
 
     openshift: str = flag(
-        "4",
         "--openshift",
         "OpenShift API to write for (3.11 wants status, triggers and a nodeSelector).",
+        default="4",
         choices=OPENSHIFT_VERSIONS[::-1],
         show_default=True,
     )
     namespace: Optional[str] = flag(
-        None, "--namespace", "Namespace of every object (default: the current project).", metavar="NS"
+        "--namespace", "Namespace of every object (default: the current project).", default=None, metavar="NS"
     )
     push_to: Optional[str] = flag(  # an external repository: registry/namespace/name
-        None,
         "--push-to",
         "Push the benchmark image to this external repository (registry/namespace/name).",
+        default=None,
         metavar="REPO",
     )
     push_secret: Optional[str] = flag(
-        None, "--push-secret", "The dockerconfigjson Secret for --push-to.", metavar="NAME"
+        "--push-secret", "The dockerconfigjson Secret for --push-to.", default=None, metavar="NAME"
     )
     webhook_secret: str = flag(
-        "mlcc-webhook",
         "--webhook-secret",
         "Secret (key WebHookSecretKey) the Generic/GitHub webhook triggers reference.",
+        default="mlcc-webhook",
         metavar="NAME",
         show_default=True,
     )
     git_uri: Optional[str] = flag(  # build from a Git repository holding dockerfiles/
-        None,
         "--git-uri",
         "Build from this Git repository (holding dockerfiles/) instead of inline Dockerfiles.",
+        default=None,
         metavar="URL",
     )
     git_ref: Optional[str] = flag(
-        None, "--git-ref", "Branch, tag or commit of --git-uri (default: main).", metavar="REF"
+        "--git-ref", "Branch, tag or commit of --git-uri (default: main).", default=None, metavar="REF"
     )
     git_context_root: str = flag(
-        "dockerfiles",
         "--git-context",
         "Folder of the variant folders inside the Git repository.",
+        default="dockerfiles",
         metavar="DIR",
         show_default=True,
     )
     chain: bool = flag(
-        False, "--chain", "Three chained builds: stack image, framework image, benchmark image.", is_flag=True
+        "--chain",
+        "Three chained builds: stack image, framework image, benchmark image.",
+        default=False,
+        is_flag=True,
     )
     gpus: Optional[int] = flag(  # default: the benchmark's reference GPU count
-        None,
         "--gpus",
         "GPUs per pod (default: the benchmark's reference).",
+        default=None,
         metavar="N",
         value_type=int,
         group="run",
     )
     nodes: Optional[int] = flag(
-        None,
         "--nodes",
         "Nodes: 1 writes the Pod and Job only, N > 1 an MPIJob of N workers only "
         "(default: both, the MPIJob at 2 nodes as an example).",
+        default=None,
         metavar="N",
         value_type=int,
         group="run",
     )
     data_claim: Optional[str] = flag(
-        None, "--data-claim", "PVC with the dataset (default: <benchmark>-data).", metavar="NAME", group="run"
+        "--data-claim",
+        "PVC with the dataset (default: <benchmark>-data).",
+        default=None,
+        metavar="NAME",
+        group="run",
     )
     data_hostpath: Optional[str] = flag(
-        None, "--data-hostpath", "Mount the dataset from this host path instead.", metavar="PATH", group="run"
+        "--data-hostpath",
+        "Mount the dataset from this host path instead.",
+        default=None,
+        metavar="PATH",
+        group="run",
     )
     results_claim: Optional[str] = flag(
-        None, "--results-claim", "PVC for the results (default: an emptyDir).", metavar="NAME", group="run"
+        "--results-claim",
+        "PVC for the results (default: an emptyDir).",
+        default=None,
+        metavar="NAME",
+        group="run",
     )
     storage_class: Optional[str] = flag(
-        None,
         "--storage-class",
         "Write run/volumes.yaml: PVCs of this storage class for the dataset (ReadWriteMany) "
         "and, with --results-claim, the results.",
+        default=None,
         metavar="NAME",
         group="run",
     )
     data_size: Optional[str] = flag(
-        None, "--data-size", "Size of the dataset PVC (with --storage-class).", metavar="QTY", group="run"
+        "--data-size",
+        "Size of the dataset PVC (with --storage-class).",
+        default=None,
+        metavar="QTY",
+        group="run",
     )
     results_size: str = flag(
-        DEFAULT_RESULTS_SIZE,
         "--results-size",
         "Size of the results PVC (with --storage-class and --results-claim).",
+        default=DEFAULT_RESULTS_SIZE,
         metavar="QTY",
         show_default=True,
         group="run",
     )
-    build_cpu: str = flag("2", "--build-cpu", "CPU request of builds.", metavar="QTY", show_default=True)
+    build_cpu: str = flag(
+        "--build-cpu", "CPU request of builds.", default="2", metavar="QTY", show_default=True
+    )
     build_memory: Optional[str] = flag(
-        None,
         "--build-memory",
         "Memory of builds (default: 8Gi, 16Gi for source-built frameworks).",
+        default=None,
         metavar="QTY",
     )
     build_max_jobs: Optional[int] = flag(
-        None,
         "--build-max-jobs",
         "MAX_JOBS of builds that compile (default: one per 4 GiB of build memory).",
+        default=None,
         metavar="N",
         value_type=int,
     )
     nccl_env: Tuple[Tuple[str, str], ...] = flag(  # NCCL_* knobs for the MPIJob
-        (),
         "--nccl-env",
         "NCCL setting for the MPIJob on top of --nccl-profile, e.g. NCCL_SOCKET_IFNAME=ib0 (repeatable).",
+        default=(),
         metavar="NAME=VALUE",
         multiple=True,
         convert=_nccl_env,
         group="run",
     )
     nccl_profile: Optional[str] = flag(
-        None,
         "--nccl-profile",
         "NCCL settings for the MPIJob (default: ib with --rdma-resource/--sriov-network, else tcp).",
+        default=None,
         choices=tuple(NCCL_PROFILES),
         group="run",
     )
     rdma_resource: Optional[str] = flag(
-        None,
         "--rdma-resource",
         "RDMA device-plugin resource each worker requests, e.g. rdma/rdma_shared_device_a.",
+        default=None,
         metavar="NAME",
         group="run",
     )
     sriov_network: Optional[str] = flag(
-        None, "--sriov-network", "SR-IOV network attachment for the workers.", metavar="NAME", group="run"
+        "--sriov-network",
+        "SR-IOV network attachment for the workers.",
+        default=None,
+        metavar="NAME",
+        group="run",
     )
     host_network: bool = flag(
-        False, "--host-network", "Run the MPIJob workers on the host network.", is_flag=True, group="run"
+        "--host-network",
+        "Run the MPIJob workers on the host network.",
+        default=False,
+        is_flag=True,
+        group="run",
     )
     gpu_product: Optional[str] = flag(
-        None,
         "--gpu-product",
         "Select nodes by their nvidia.com/gpu.product label.",
+        default=None,
         metavar="LABEL",
         group="run",
     )

@@ -1,0 +1,67 @@
+"""The fast paths' parser: a command's plain option forms, read from its options types."""
+
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+from mlcc.flags import Flag, flags_of, from_flags
+
+# (the argument name the click command receives a type as, the options type)
+OptionTypes = Tuple[Tuple[str, type], ...]
+
+
+class Parsed(NamedTuple):
+    positional: str  # the benchmark
+    values: Dict[str, Any]  # argument name -> the options type's value
+
+
+def spellings(types: OptionTypes) -> Dict[str, Tuple[str, str, Flag]]:
+    """``{"--cuda": ("pins", "cuda", flag)}`` for every spelling of every option."""
+    found: Dict[str, Tuple[str, str, Flag]] = {}
+    for argument, cls in types:
+        for field, (spec, _default) in flags_of(cls).items():
+            for name in (spec.name, spec.short):
+                if name:
+                    found[name] = (argument, field, spec)
+    return found
+
+
+def _plain(spec: Flag) -> bool:
+    """An option whose value click hands over unconverted (no choices, types, pairs)."""
+    return not (spec.choices or spec.value_type or spec.convert or spec.secondary)
+
+
+def parse(args: Sequence[str], types: OptionTypes) -> Optional[Parsed]:
+    """One positional argument and the plain forms of ``types``' options; else None."""
+    options = spellings(types)
+    values: Dict[str, Dict[str, Any]] = {argument: {} for argument, _ in types}
+    positional: Optional[str] = None
+    tokens: List[str] = list(args)
+    while tokens:
+        token = tokens.pop(0)
+        if not token.startswith("-"):
+            if positional is not None or not token:
+                return None
+            positional = token
+            continue
+        name, equals, value = token.partition("=")
+        if name not in options or not _plain(options[name][2]):
+            return None
+        argument, field, spec = options[name]
+        given = values[argument]
+        if spec.is_flag:
+            if equals or field in given:
+                return None
+            given[field] = True
+            continue
+        if not equals:
+            if not tokens or tokens[0].startswith("-"):
+                return None
+            value = tokens.pop(0)
+        if spec.multiple:
+            given.setdefault(field, []).append(value)
+        elif field in given:
+            return None  # click refuses a repeated single-valued option
+        else:
+            given[field] = value
+    if positional is None:
+        return None
+    return Parsed(positional, {argument: from_flags(cls, values[argument]) for argument, cls in types})
