@@ -12,6 +12,7 @@ with default build arguments fetches.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import List, Optional, Sequence, Tuple, Union
 
 from mlcc.kb.pip_locks import LockedInstall, PipInstall
@@ -52,9 +53,15 @@ def no_lock(lock_file: str) -> str:
     return f"{lock_file} has no lock for this pip install"
 
 
+# The same installs recur across every variant of a framework build (rendering speed).
+@lru_cache(maxsize=1024)
 def pip(
-    ident: str, install: PipInstall, locked: Optional[LockedInstall], lock_file: str, hosts: Sequence[Route]
-) -> List[Record]:
+    ident: str,
+    install: PipInstall,
+    locked: Optional[LockedInstall],
+    lock_file: str,
+    hosts: Tuple[Route, ...],
+) -> Tuple[Record, ...]:
     """The pip install ``ident`` (and a git record for each VCS requirement it checks out)."""
     requirements = tuple([host_mirrored(r, hosts) for r in install.requirements])
     found: List[Record] = [_vcs(r) for r in requirements if r.startswith("git+")]
@@ -72,7 +79,7 @@ def pip(
         reason = install.unlockable or (locked.unlocked if locked is not None else None)
         unlocked = _reason(reason) or no_lock(lock_file)
     found.append(PipRecord(ident, lock_file, install.environment, requirements, packages, unlocked))
-    return found
+    return tuple(found)
 
 
 def _vcs(requirement: str) -> GitRecord:
@@ -111,13 +118,15 @@ def as_fetched(
     installs: List[PipRecord] = []
     environments: List[CondaRecord] = []
     for record in records:
-        if isinstance(record, DownloadRecord):
+        if isinstance(record, PipRecord):  # the most frequent; few name a mirrored host
+            if any(["${" in r for r in record.requirements]):
+                record = record._replace(requirements=tuple([url(r) for r in record.requirements]))
+            installs.append(record)
+        elif isinstance(record, DownloadRecord):
             checksum = url(record.checksum_url) if record.checksum_url else None
             downloads.append(record._replace(url=url(record.url), checksum_url=checksum))
         elif isinstance(record, GitRecord):
             checkouts.append(record._replace(repository=url(record.repository)))
-        elif isinstance(record, PipRecord):
-            installs.append(record._replace(requirements=tuple([url(r) for r in record.requirements])))
         else:
             environments.append(record._replace(channels=tuple([url(c) for c in record.channels])))
     return Fetches(tuple(downloads), tuple(checkouts), tuple(installs), tuple(environments))
