@@ -311,15 +311,12 @@ class _Planner:
             name = repo.name
             directory = self.stack.arch.nvidia_repo(self.base.family)
             baseurl = f"{MIRROR_VAR}/{repo.path}/{self.base.repo_distro}/{directory}"
-            command = self.base.packaging.nvidia_repo_command(
-                name, baseurl, f"{baseurl}/{repo.key(self.base.family)}"
-            )
+            gpgkey = f"{baseurl}/{repo.key(self.base.family)}"
+            command = self.base.packaging.nvidia_repo_command(name, baseurl, gpgkey)
             commands.append(command)
-            key = f"nvidia-key:{name}"
+            # fetched by the package manager (rpm) or the command (apt): no sourced sha256
             self.fetched.append(
-                fetches.download(
-                    key, f"{baseurl}/{repo.key(self.base.family)}", None, repo.key_sha256_unavailable
-                )
+                fetches.download(f"nvidia-key:{name}", gpgkey, None, repo.key_sha256_unavailable)
             )
             # families whose command downloads the key itself (apt) say why it is unchecked
             if command.startswith("curl ") and repo.key_sha256_unavailable:
