@@ -8,7 +8,11 @@ the versions of the NVIDIA packages, library headers, ``nvcc``, GCC, Python and 
 Python distribution ``pip list`` shows). One component per installed thing, with a purl
 where one names it (``pkg:rpm``, ``pkg:deb``, ``pkg:pypi``, ``pkg:generic`` for a
 tarball, ``pkg:github`` for a source at a commit, ``pkg:oci`` for the image and its
-base) and hashes where the documents carry them (image and base manifest digests).
+base) and hashes where the documents carry them: image and base manifest digests, and from
+a format 2 stack.json's ``fetches`` the sha256 of each download (cuDNN and NCCL tarballs,
+Miniforge) and of each file pip took from a hash lock, and the commit of every git
+checkout. A format 1 stack.json (an image built before) has no ``fetches``: its SBOM
+names no such hashes, as before.
 
 Pure and deterministic: the same documents and image give the same bytes. The serial
 number is derived from the content, and the timestamp is the caller's (from
@@ -30,7 +34,7 @@ from mlcc.errors import DriftError
 from mlcc.image.content import INSTALLED_FILE, STACK_FILE, ImageContent
 from mlcc.kb.model import UNCONFIRMED
 from mlcc.render.canonical_json import dumps
-from mlcc.stackfile.document import LibraryRecord, StackManifest
+from mlcc.stackfile.document import DownloadRecord, GitRecord, LibraryRecord, PipPackageRecord, StackManifest
 
 MEDIA_TYPE = "application/vnd.cyclonedx+json"
 SPEC_VERSION = "1.5"
@@ -272,6 +276,26 @@ def _sha256(digest: Optional[str]) -> Tuple[Tuple[str, str], ...]:
     return (("SHA-256", digest.split(":", 1)[1]),) if digest and _DIGEST.match(digest) else ()
 
 
+def _file_sha256(sha256: Optional[str]) -> Tuple[Tuple[str, str], ...]:
+    """A file's sha256 as stack.json records it (hex; its schema checked the shape)."""
+    return (("SHA-256", sha256),) if sha256 else ()
+
+
+def _downloads(stack: StackManifest) -> Tuple[DownloadRecord, ...]:
+    return stack.fetches.downloads if stack.fetches else ()
+
+
+def _download_pins(record: Optional[DownloadRecord]) -> Tuple[Json, ...]:
+    """What pins a download that has no sourced sha256: the recipe's reason, and the
+    checksum file the build checked it against, if any."""
+    if record is None or record.sha256:
+        return ()
+    return (
+        *_property("sha256-unavailable", record.sha256_unavailable),
+        *_property("checksum-url", record.checksum_url),
+    )
+
+
 def _base(stack: StackManifest) -> Json:
     base = stack.base
     name, tag = _split_reference(base.image)
@@ -355,9 +379,16 @@ def _cuda(stack: StackManifest, installed: Installed) -> List[Json]:
     ]
 
 
-def _library(name: str, lib: Optional[LibraryRecord], installed: Installed, framework: str) -> List[Json]:
-    """cuDNN or NCCL: a tarball is a component of its own; packages are listed as such;
-    a copy the framework brings is named, with what the framework reports loading."""
+def _library(
+    name: str,
+    lib: Optional[LibraryRecord],
+    installed: Installed,
+    framework: str,
+    downloads: Tuple[DownloadRecord, ...],
+) -> List[Json]:
+    """cuDNN or NCCL: a tarball is a component of its own (with the sha256 the build
+    checked); packages are listed as such; a copy the framework brings is named, with
+    what the framework reports loading."""
     if lib is None or lib.method in ("rpm", "deb"):
         return []
     headers = dict(installed.headers)
@@ -365,6 +396,7 @@ def _library(name: str, lib: Optional[LibraryRecord], installed: Installed, fram
     if lib.method == "tarball":
         url = lib.url or ""
         file = url.rsplit("/", 1)[-1] if url else name
+        fetched = next((d for d in downloads if d.name == name and d.url == url), None)
         return [
             _component(
                 "library",
@@ -373,7 +405,12 @@ def _library(name: str, lib: Optional[LibraryRecord], installed: Installed, fram
                 version,
                 package_url=purl("generic", name, version, qualifiers={"download_url": url or None}),
                 description=f"from the tarball {file}" if url else "from a tarball",
-                properties=(*_property("headers", headers.get(name)), *_property("for-cuda", lib.for_cuda)),
+                hashes=_file_sha256(fetched.sha256 if fetched else None),
+                properties=(
+                    *_property("headers", headers.get(name)),
+                    *_property("for-cuda", lib.for_cuda),
+                    *_download_pins(fetched),
+                ),
                 external=((("distribution", url),) if url else ()),
             )
         ]
@@ -431,6 +468,7 @@ def _python_packages(stack: StackManifest, installed: Installed) -> List[Json]:
     it there, is not a PyPI release: no pkg:pypi for it (pkg:conda without a channel)."""
     framework = stack.components.framework
     names = {_pypi_name(framework.module), _pypi_name(framework.name)} if framework else set()
+    locked = _locked_files(stack)
     found = []
     seen: Dict[str, int] = {}
     for name, version in installed.pip:
@@ -452,9 +490,32 @@ def _python_packages(stack: StackManifest, installed: Installed) -> List[Json]:
                 package_url = None
             elif framework.install == "conda":
                 package_url = purl("conda", normal, version)
+        lock = locked.get((normal, version))
+        if lock is not None:
+            properties = (*properties, *_property("file", lock[1].file), *_property("pip-lock", lock[0]))
         found.append(
-            _component("library", ref, name, version, package_url=package_url, properties=properties)
+            _component(
+                "library",
+                ref,
+                name,
+                version,
+                package_url=package_url,
+                hashes=_file_sha256(lock[1].sha256 if lock else None),
+                properties=properties,
+            )
         )
+    return found
+
+
+def _locked_files(stack: StackManifest) -> Dict[Tuple[str, str], Tuple[str, PipPackageRecord]]:
+    """(normalised name, version) -> (lock id, the file pip took) for every package a
+    hash-locked install fetched; the first install that fetched it (a later install of the
+    same version finds it installed and takes nothing)."""
+    found: Dict[Tuple[str, str], Tuple[str, PipPackageRecord]] = {}
+    for install in stack.fetches.pip if stack.fetches else ():
+        for package in install.packages:
+            if package.sha256:
+                found.setdefault((_pypi_name(package.name), package.version), (install.lock, package))
     return found
 
 
@@ -511,6 +572,71 @@ def _benchmark(stack: StackManifest, types: RepositoryTypes) -> List[Json]:
     ]
 
 
+def _checkouts(stack: StackManifest, types: RepositoryTypes) -> List[Json]:
+    """Every git checkout besides the benchmark's own source (listed above): extensions,
+    a framework built from source, pip's git+ requirements; each at its commit."""
+    found = []
+    seen: Dict[str, int] = {}
+    for record in stack.fetches.git if stack.fetches else ():
+        if record.name.startswith("source:"):
+            continue
+        ref = f"git:{record.name}"
+        seen[ref] = seen.get(ref, 0) + 1
+        if seen[ref] > 1:
+            ref += f"#{seen[ref]}"
+        found.append(_checkout(ref, record, types))
+    return found
+
+
+def _checkout(ref: str, record: GitRecord, types: RepositoryTypes) -> Json:
+    found = _repository_purl(record.repository, types)
+    package_url = None
+    if found is not None and _COMMIT.match(record.commit):
+        kind, owner, repo = found
+        package_url = purl(kind, repo, record.commit, namespace=owner)
+    name = (
+        f"{found[1]}/{found[2]}"
+        if found
+        else record.repository.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
+    )
+    return _component(
+        "library",
+        ref,
+        name,
+        record.commit,
+        package_url=package_url,
+        description=f"git checkout ({record.name})",
+        properties=(
+            *_property("checkout", record.name),
+            *_property("commit-unresolved", record.commit_unresolved),
+        ),
+        external=(("vcs", record.repository),),
+    )
+
+
+def _tools(stack: StackManifest) -> List[Json]:
+    """Downloads that are neither cuDNN nor NCCL (listed with their library) nor a
+    repository's signing key (which pins packages, and is no component): Miniforge."""
+    found = []
+    for record in _downloads(stack):
+        if record.name in ("cudnn", "nccl") or record.name.startswith("nvidia-key:"):
+            continue
+        found.append(
+            _component(
+                "application",
+                f"download:{record.name}",
+                record.name,
+                None,
+                package_url=purl("generic", record.name, qualifiers={"download_url": record.url}),
+                description=f"from {record.url.rsplit('/', 1)[-1]}",
+                hashes=_file_sha256(record.sha256),
+                properties=_download_pins(record),
+                external=(("distribution", record.url),),
+            )
+        )
+    return found
+
+
 # ----------------------------------------------------------------------------- the document
 
 
@@ -538,13 +664,15 @@ def cyclonedx(
         *_operating_system(installed),
         *_cuda(stack, installed),
         *_packages(stack, installed),
-        *_library("cudnn", stack.components.cudnn, installed, module),
-        *_library("nccl", stack.components.nccl, installed, module),
+        *_library("cudnn", stack.components.cudnn, installed, module, _downloads(stack)),
+        *_library("nccl", stack.components.nccl, installed, module, _downloads(stack)),
         *_gcc(stack, installed),
         *_python(stack, installed),
         *_framework(stack, installed),
+        *_tools(stack),
         *_python_packages(stack, installed),
         *_benchmark(stack, repository_types),
+        *_checkouts(stack, repository_types),
     ]
     name, tag = _split_reference(image.reference)
     subject = _component(
@@ -561,6 +689,7 @@ def cyclonedx(
             *_property("arch", stack.arch),
             *_property("accelerator", stack.accelerator),
             *_property("stack-generator", f"{stack.generator.name} {stack.generator.version}"),
+            *_property("stack-format", str(stack.format)),
             *_property("reference", image.reference),
         ),
     )

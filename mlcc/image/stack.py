@@ -8,6 +8,7 @@ lists every mismatch.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.errors import DriftError
@@ -16,6 +17,7 @@ from mlcc.kb.model import UNCONFIRMED  # how stack.json names a bundled library'
 from mlcc.stackfile.document import (
     Components,
     CudaRecord,
+    Fetches,
     FrameworkRecord,
     GccRecord,
     LibraryRecord,
@@ -23,6 +25,7 @@ from mlcc.stackfile.document import (
     StackManifest,
     problem_of,
 )
+from mlcc.versions import parse_version
 
 
 class Row(NamedTuple):
@@ -100,10 +103,76 @@ def summary(content: ImageContent) -> List[Row]:
         ),
         Row("GCC", _gcc_text(components.gcc) if components else "", _text(installed.get("gcc"))),
         Row("framework", _framework_text(framework), _framework_installed(recorded_fw or {})),
+        *_fetch_rows(stack),
         Row("mlcc", stack.generator.version if stack else labels.get("io.mlcc.version", ""), ""),
         Row("content digest", _text(labels.get("io.mlcc.digest")), ""),
     ]
     return [r for r in rows if r.resolved or r.installed]
+
+
+def _fetch_rows(stack: Optional[StackManifest]) -> List[Row]:
+    """How the build's fetches were pinned, counted per kind (``inspect --json`` prints
+    the records themselves); a format 1 stack.json has none to count."""
+    if stack is None:
+        return []
+    fetches = stack.fetches
+    if fetches is None:
+        return [Row("fetches", f"not recorded (stack.json format {stack.format})", "")]
+    return [
+        Row(what, text, "")
+        for what, text in (
+            ("downloads", _downloads_text(fetches)),
+            ("git checkouts", _git_text(fetches)),
+            ("pip installs", _pip_text(fetches)),
+            ("conda installs", _conda_text(fetches)),
+        )
+        if text
+    ]
+
+
+def _count(number: int, what: str) -> str:
+    return f"{number} {what}" if number == 1 else f"{number} {what}s"
+
+
+def _downloads_text(fetches: Fetches) -> str:
+    if not fetches.downloads:
+        return ""
+    checked = sum(1 for d in fetches.downloads if d.sha256)
+    text = f"{len(fetches.downloads)}: {checked} by sourced sha256"
+    others = len(fetches.downloads) - checked
+    return text + (
+        f", {others} without (recipe says why: {', '.join(_unchecked(fetches))})" if others else ""
+    )
+
+
+def _unchecked(fetches: Fetches) -> List[str]:
+    return [d.name for d in fetches.downloads if not d.sha256]
+
+
+def _git_text(fetches: Fetches) -> str:
+    if not fetches.git:
+        return ""
+    short = [g.name for g in fetches.git if g.commit_unresolved is not None or len(g.commit) != 40]
+    text = f"{len(fetches.git)}: {len(fetches.git) - len(short)} by full commit"
+    return text + (f", {len(short)} by short hash ({', '.join(short)})" if short else "")
+
+
+def _pip_text(fetches: Fetches) -> str:
+    if not fetches.pip:
+        return ""
+    locked = [i for i in fetches.pip if i.unlocked is None]
+    files = sum(1 for i in locked for p in i.packages if p.sha256)
+    unlocked = len(fetches.pip) - len(locked)
+    text = f"{len(fetches.pip)}: {len(locked)} hash-locked ({_count(files, 'file')})"
+    return text + (f", {unlocked} not (stack.json says why)" if unlocked else "")
+
+
+def _conda_text(fetches: Fetches) -> str:
+    if not fetches.conda:
+        return ""
+    unbuilt = sum(len(c.unbuilt) for c in fetches.conda)
+    text = _count(len(fetches.conda), "environment")
+    return text + (f": {_count(unbuilt, 'spec')} naming no build" if unbuilt else "")
 
 
 def _manifest(content: ImageContent) -> Optional[StackManifest]:
@@ -229,7 +298,51 @@ def verify(content: ImageContent) -> List[Mismatch]:
     problems += _gcc(components.gcc, installed)
     problems += _framework(components.framework, installed)
     problems += _framework_libraries(components, installed)
+    problems += _pip_locked(stack.fetches, installed)
     return problems
+
+
+def _pip_name(name: str) -> str:
+    """PEP 503's normal form: lowercase, each run of -_. one -."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _same_version(a: str, b: str) -> bool:
+    try:
+        return parse_version(a) == parse_version(b)
+    except ValueError:
+        return a == b
+
+
+def _pip_locked(fetches: Optional[Fetches], installed: Dict[str, Any]) -> List[Mismatch]:
+    """Each package a hash lock fetched (the last install to pin it) against what ``pip
+    list`` says at the end of the build. A later install that is not hash-locked may
+    replace a version (resolving its own dependencies), so a difference is a note, not
+    drift; a package pip does not list is not reported (another environment's)."""
+    listed = installed.get("pip")
+    if fetches is None or not isinstance(listed, list):
+        return []
+    versions: Dict[str, str] = {}
+    for entry in listed:
+        if (
+            isinstance(entry, dict)
+            and isinstance(entry.get("name"), str)
+            and isinstance(entry.get("version"), str)
+        ):
+            versions.setdefault(_pip_name(entry["name"]), entry["version"])
+    pinned: Dict[str, Tuple[str, str, str]] = {}  # name -> (as the lock spells it, version, lock id)
+    for install in fetches.pip:
+        for package in install.packages:
+            if package.sha256:
+                pinned[_pip_name(package.name)] = (package.name, package.version, install.lock)
+    found: List[Mismatch] = []
+    for name, (spelled, version, lock) in sorted(pinned.items()):
+        seen = versions.get(name)
+        if seen is not None and not _same_version(seen, version):
+            found.append(
+                Mismatch(f"pip {spelled}", f"{version} (hash-locked, {lock})", seen, "installed.json", "note")
+            )
+    return found
 
 
 def _framework_libraries(components: Components, installed: Dict[str, Any]) -> List[Mismatch]:

@@ -16,6 +16,7 @@ from typing import Dict, NamedTuple, Optional, Tuple
 from mlcc.errors import UsageError
 from mlcc.kb.model import HOST_MIRRORS
 from mlcc.render import digest as digests
+from mlcc.render.fetches import as_fetched
 from mlcc.render.formats import Context, Writer, apptainer, dockerfile, script
 from mlcc.render.manifest import dumps, stack_document
 from mlcc.render.mirror import PIP_SETTINGS
@@ -104,7 +105,8 @@ def render(stack: Stack, fmt: str = "dockerfile", options: Options = DEFAULT_OPT
     if fmt not in FORMATS:
         raise UsageError(f"unknown format {fmt!r}", hint=f"formats: {', '.join(FORMATS)}")
     plan = build_plan(stack, options)
-    document = stack_document(stack, base_image=plan.base_image, mirror=plan.mirror)
+    fetched = as_fetched(plan.fetches, plan.mirror, plan.build_args)
+    document = stack_document(stack, base_image=plan.base_image, mirror=plan.mirror, fetches=fetched)
     files = {"stack.json": dumps(document), "mlcc-record": _recorder()}
     build = stack.benchmark.build
     for name, content in build.scripts if build else ():

@@ -1,6 +1,6 @@
 """The stack manifest stamped into every image: OCI labels and /etc/mlcc/stack.json.
 
-``stack.json`` is :class:`mlcc.stackfile.document.StackManifest` (format 1), the one
+``stack.json`` is :class:`mlcc.stackfile.document.StackManifest` (format 2), the one
 definition its readers share. It is a build input,
 so it cannot hold the digest of the build inputs; that digest is the ``io.mlcc.digest``
 label, computed over everything else (see :mod:`mlcc.render.digest`).
@@ -17,13 +17,15 @@ from mlcc.errors import UsageError
 from mlcc.kb.model import Family, LibBuild
 from mlcc.render import canonical_json
 from mlcc.render.mirror import MIRROR_VAR, mirrored
-from mlcc.resolve.stack import STACK_FORMAT, Stack
+from mlcc.resolve.stack import Stack
 from mlcc.stackfile.document import (
+    MANIFEST_FORMAT,
     BaseRecord,
     BenchmarkRecord,
     ChoiceRecord,
     Components,
     CudaRecord,
+    Fetches,
     FrameworkRecord,
     GccRecord,
     Generator,
@@ -125,11 +127,12 @@ def _lib(lib: Optional[LibBuild], family: Family, fetch: Callable[[str], str]) -
     )
 
 
-def stack_manifest(stack: Stack, *, base_image: str, mirror: str) -> StackManifest:
+def stack_manifest(stack: Stack, *, base_image: str, mirror: str, fetches: Fetches) -> StackManifest:
     """The resolved stack as /etc/mlcc/stack.json (see :mod:`mlcc.stackfile.document`).
 
     ``components`` says what is installed (URLs as the build fetches them, through the
-    mirror); ``choices`` says why each was chosen and from which sourced fact.
+    mirror); ``choices`` says why each was chosen and from which sourced fact;
+    ``fetches`` (the plan's, see :mod:`mlcc.render.fetches`) how every fetched byte is pinned.
     """
 
     def fetch(url: str) -> str:
@@ -175,7 +178,7 @@ def stack_manifest(stack: Stack, *, base_image: str, mirror: str) -> StackManife
         ),
     )
     return StackManifest(
-        format=STACK_FORMAT,
+        format=MANIFEST_FORMAT,
         generator=Generator(name="mlcc", version=mlcc.__version__),
         benchmark=BenchmarkRecord(
             name=bench.name,
@@ -206,12 +209,13 @@ def stack_manifest(stack: Stack, *, base_image: str, mirror: str) -> StackManife
                 for c in stack.choices
             ]
         ),
+        fetches=fetches,
     )
 
 
-def stack_document(stack: Stack, *, base_image: str, mirror: str) -> Dict[str, Any]:
+def stack_document(stack: Stack, *, base_image: str, mirror: str, fetches: Fetches) -> Dict[str, Any]:
     """:func:`stack_manifest` JSON-ready, as the build stamps it."""
-    return stack_manifest(stack, base_image=base_image, mirror=mirror).to_json()
+    return stack_manifest(stack, base_image=base_image, mirror=mirror, fetches=fetches).to_json()
 
 
 def dumps(document: Dict[str, Any]) -> str:

@@ -19,6 +19,8 @@ from mlcc.errors import MlccError
 from mlcc.kb.lock_ids import environment_id, install_id
 from mlcc.kb.model import CONDA, BuildStep, LibBuild, PackageManager, PinnedPackage
 from mlcc.kb.pip_locks import LockedInstall, LockTarget, PipInstall
+from mlcc.render import fetches
+from mlcc.render.fetches import Record as FetchRecord
 from mlcc.render.manifest import labels
 from mlcc.render.mirror import (
     MIRROR_VAR,
@@ -96,6 +98,9 @@ class Plan(NamedTuple):
     build_args: Tuple[Tuple[str, Optional[str]], ...] = ()
     # Every pip install of the build, in order: (id, id of the one before, what it asks).
     pip_installs: Tuple[Tuple[str, Optional[str], PipInstall], ...] = ()
+    # Every fetch of the build and how it is pinned, in order, URLs as the steps write them
+    # (stack.json's ``fetches``, see mlcc.render.fetches).
+    fetches: Tuple[FetchRecord, ...] = ()
 
     @property
     def runtime_env(self) -> Tuple[Tuple[str, str], ...]:
@@ -167,6 +172,7 @@ class _Planner:
         self.pip_environment = "venv"
         self.pip_installs: List[Tuple[str, Optional[str], PipInstall]] = []
         self.pending_notes: List[str] = []  # lock notes of the pip commands of the next step
+        self.fetched: List[FetchRecord] = []
 
     # helpers ------------------------------------------------------------------
 
@@ -237,15 +243,15 @@ class _Planner:
         ):
             if url:
                 line += f" {flag} {_url_word(through_mirrors(url, self.stack.download_host, self.hosts))}"
-        if locked is not None and locked.unlocked is None and locked.packages:
+        if fetches.hash_locked(locked):
+            assert locked is not None
             return locked_pip_command(_env_prefix(env) + line, locked)
         if unlockable is not None:
             self.pending_notes.append(f"mlcc: DF011 waived: {' '.join(unlockable.split())}")
         elif locked is not None and locked.unlocked:
             self.pending_notes.append(f"mlcc: DF011 waived: {' '.join(locked.unlocked.split())}")
         else:
-            where = self.stack.pip_locks.path if self.stack.pip_locks else "recipes/locks/"
-            self.pending_notes.append(f"mlcc: not hash-locked: {where} has no lock for this pip install")
+            self.pending_notes.append(f"mlcc: not hash-locked: {fetches.no_lock(self.lock_file)}")
         return (
             _env_prefix(env) + line + " " + " ".join(_requirement_word(r, self.hosts) for r in requirements)
         )
@@ -257,7 +263,13 @@ class _Planner:
         self.pip_installs.append((ident, previous, install))
         self.pip_previous = ident
         locks = self.stack.pip_locks
-        return locks.get(ident) if locks is not None else None
+        locked = locks.get(ident) if locks is not None else None
+        self.fetched += fetches.pip(ident, install, locked, self.lock_file, self.hosts)
+        return locked
+
+    @property
+    def lock_file(self) -> str:
+        return self.stack.pip_locks.path if self.stack.pip_locks else "recipes/locks/"
 
     def new_environment(self, name: str, what: Sequence[str]) -> None:
         """pip installs after this go into another interpreter's site-packages (conda)."""
@@ -299,10 +311,13 @@ class _Planner:
             name = repo.name
             directory = self.stack.arch.nvidia_repo(self.base.family)
             baseurl = f"{MIRROR_VAR}/{repo.path}/{self.base.repo_distro}/{directory}"
-            command = self.base.packaging.nvidia_repo_command(
-                name, baseurl, f"{baseurl}/{repo.key(self.base.family)}"
-            )
+            gpgkey = f"{baseurl}/{repo.key(self.base.family)}"
+            command = self.base.packaging.nvidia_repo_command(name, baseurl, gpgkey)
             commands.append(command)
+            # fetched by the package manager (rpm) or the command (apt): no sourced sha256
+            self.fetched.append(
+                fetches.download(f"nvidia-key:{name}", gpgkey, None, repo.key_sha256_unavailable)
+            )
             # families whose command downloads the key itself (apt) say why it is unchecked
             if command.startswith("curl ") and repo.key_sha256_unavailable:
                 reason = " ".join(repo.key_sha256_unavailable.split())
@@ -342,6 +357,7 @@ class _Planner:
         url = mirrored(lib.url, self.stack.download_host)
         name = "/tmp/" + lib.url.rsplit("/", 1)[1]
         commands = [f"curl -fsSL -o {shlex.quote(name)} {_url_word(url)}"]
+        self.fetched.append(fetches.download(lib.library, url, lib.sha256, lib.sha256_unavailable))
         if lib.sha256:
             commands.append(_sha256_check(lib.sha256, name))
         commands += [
@@ -480,6 +496,7 @@ class _Planner:
         conda_forge = f"{self._host_url(CONDA.var)}/{CONDA_FORGE}"
         commands = [f"curl -fsSL -o {installer} {_url_word(host_mirrored(url, self.hosts))}"]
         sha256 = miniforge.sha256
+        checksum_url = None
         if sha256:
             commands.append(_sha256_check(sha256, installer))
         elif miniforge.checksum_suffix:
@@ -501,6 +518,20 @@ class _Planner:
         ]
         self.new_environment("conda", [*channels, *packages])
         builds_unknown = self.stack.framework.install.builds_unavailable if self.stack.framework else None
+        self.fetched += [
+            fetches.download(
+                miniforge.name,
+                host_mirrored(url, self.hosts),
+                sha256,
+                miniforge.sha256_unavailable,
+                checksum_url,
+            ),
+            fetches.conda(
+                [*[host_mirrored(c, self.hosts) for c in channels], host_mirrored(conda_forge, self.hosts)],
+                [f"python={python.version}", *packages],
+                builds_unknown,
+            ),
+        ]
         unbuilt = [p for p in packages if len(p.replace("==", "=").split("=")) < 3]
         self.add(
             title,
@@ -525,6 +556,14 @@ class _Planner:
         commands = []
         if build.install.packages:
             commands.append(self.pip(build.install.packages, origins=build.install.origins))
+        self.fetched.append(
+            fetches.git(
+                f"framework:{build.framework}",
+                host_mirrored(build.install.git_url, self.hosts),
+                build.install.git_ref,
+                build.install.git_ref_unresolved,
+            )
+        )
         commands += [
             *_git_checkout(build.install.git_url, build.install.git_ref, self.hosts),
             "git submodule update --init --recursive",
@@ -568,6 +607,8 @@ class _Planner:
             src = build.source
             checkout = "/tmp/mlcc-source"
             folder = f"{checkout}/{src.path}" if src.path else checkout
+            repository = host_mirrored(src.repository + ".git", self.hosts)
+            self.fetched.append(fetches.git(f"source:{bench.name}", repository, src.commit))
             self.add(
                 f"{bench.name}: source {src.repository} @ {src.commit[:12]}"
                 + (f" ({src.path})" if src.path else ""),
@@ -620,6 +661,7 @@ class _Planner:
         elif step.kind == "git":
             assert step.git_url and step.git_ref and step.dest
             name = step.dest.rsplit("/", 1)[1]
+            self.fetched.append(fetches.git(name, host_mirrored(step.git_url, self.hosts), step.git_ref))
             commands = [
                 *_git_checkout(step.git_url, step.git_ref, self.hosts),
                 _env_prefix(step.env) + "python setup.py install " + _sh(step.setup_options),
@@ -682,6 +724,7 @@ class _Planner:
             entrypoint=build.entrypoint if build else (),
             cmd=build.cmd if build else (),
             pip_installs=tuple(self.pip_installs),
+            fetches=tuple(self.fetched),
             build_args=mirror_args(self.steps, self.options, self.hosts),
         )
 

@@ -352,7 +352,12 @@ class Resolver:
         if download is None or url is None:
             return None
         return Installer(
-            download.name, download.version, url, download.checksum_suffix, download.sha256_for(arch)
+            download.name,
+            download.version,
+            url,
+            download.checksum_suffix,
+            download.sha256_for(arch),
+            download.sha256_unavailable,
         )
 
     def framework_pin_failures(self, bench: Benchmark, build: FrameworkBuild, req: Request) -> List[Failure]:

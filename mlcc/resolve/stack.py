@@ -19,6 +19,8 @@ from mlcc.kb.pip_locks import PipLocks
 from mlcc.resolve.request import Request
 from mlcc.versions import parse_version
 
+# The format of ``mlcc resolve --json``; /etc/mlcc/stack.json has its own
+# (mlcc.stackfile.document.MANIFEST_FORMAT).
 STACK_FORMAT = 1
 
 
@@ -64,6 +66,7 @@ class Installer(NamedTuple):
     url: str
     checksum_suffix: Optional[str] = None
     sha256: Optional[str] = None  # the installer's own sha256, when the recipe pins it
+    sha256_unavailable: Optional[str] = None  # the recipe's reason it pins none
 
 
 class Stack(NamedTuple):

@@ -1,4 +1,4 @@
-"""The stack manifest (``/etc/mlcc/stack.json``, format 1) as frozen typed classes.
+"""The stack manifest (``/etc/mlcc/stack.json``, format 2) as frozen typed classes.
 
 Named tuples: immutable, typed, and several times cheaper to build than frozen
 dataclasses (the writer builds some 25 records for every rendered variant).
@@ -11,6 +11,13 @@ mlcc did not write is a clear error naming where it differs.
 Optional records are written as ``null`` (they are part of the schema's shape); the two
 optional keys (``base.digest``, set at build time, and ``framework.loads``) are left out
 when empty, as the writer always did.
+
+Formats: 1 (mlcc up to the sbom release) and 2, which adds ``fetches``: how every byte the
+build fetched was pinned (each download's sha256 or the recipe's reason none exists, each
+git checkout's commit, each pip install's hash lock or why it has none, each conda
+install's specs and why they name no build). Images in registries keep the format they
+were built with, so every reader accepts both; ``fetches`` is ``None`` for format 1, never
+guessed from the rest of an old document.
 """
 
 import json
@@ -22,6 +29,9 @@ from typing import Any, Callable, Dict, Iterator, NamedTuple, Optional, Tuple
 from mlcc.errors import DriftError, MlccError
 
 SCHEMA_FILE = Path(__file__).with_name("stack.schema.json")
+# The format mlcc writes, and the ones its readers accept (old images carry format 1).
+MANIFEST_FORMAT = 2
+READABLE_FORMATS = (1, 2)
 Json = Dict[str, Any]
 Strings = Tuple[str, ...]
 Pairs = Tuple[Tuple[str, str], ...]  # a JSON object of strings, sorted by key
@@ -264,6 +274,157 @@ class ChoiceRecord(NamedTuple):
         )
 
 
+# ----------------------------------------------------------------------------- fetches (format 2)
+
+
+class DownloadRecord(NamedTuple):
+    """A file the build fetches by URL, and what pins its bytes."""
+
+    name: str  # cudnn | nccl | miniforge | nvidia-key:<repository>
+    url: str  # as the build fetches it (each mirror build arg at its generated default)
+    sha256: Optional[str]  # the sourced sha256 the build checks; None: the reason is below
+    sha256_unavailable: Optional[str]  # the recipe's reason no sourced sha256 exists
+    checksum_url: Optional[str]  # a checksum file fetched beside it and checked (not a pin)
+
+    def to_json(self) -> Json:
+        return {
+            "name": self.name,
+            "url": self.url,
+            "sha256": self.sha256,
+            "sha256_unavailable": self.sha256_unavailable,
+            "checksum_url": self.checksum_url,
+        }
+
+    @classmethod
+    def of(cls, data: Json) -> "DownloadRecord":
+        return cls(
+            data["name"], data["url"], data["sha256"], data["sha256_unavailable"], data["checksum_url"]
+        )
+
+
+class GitRecord(NamedTuple):
+    """A git checkout: a repository at a commit the build proves HEAD to be."""
+
+    name: str  # what it is: source:<benchmark>, framework:<name>, the step's folder, pip:<name>
+    repository: str  # as the build fetches it
+    commit: str  # the full SHA; a short hash only with ``commit_unresolved``
+    commit_unresolved: Optional[str]  # the recipe's reason the commit is a short hash
+
+    def to_json(self) -> Json:
+        return {
+            "name": self.name,
+            "repository": self.repository,
+            "commit": self.commit,
+            "commit_unresolved": self.commit_unresolved,
+        }
+
+    @classmethod
+    def of(cls, data: Json) -> "GitRecord":
+        return cls(data["name"], data["repository"], data["commit"], data["commit_unresolved"])
+
+
+class PipPackageRecord(NamedTuple):
+    """One file of a hash-locked pip install: pip takes exactly these bytes or fails."""
+
+    name: str
+    version: str
+    file: Optional[str]
+    sha256: Optional[str]  # None: a pin an earlier (VCS) install provides, installed, not fetched
+
+    def to_json(self) -> Json:
+        return {"name": self.name, "version": self.version, "file": self.file, "sha256": self.sha256}
+
+    @classmethod
+    def of(cls, data: Json) -> "PipPackageRecord":
+        return cls(data["name"], data["version"], data["file"], data["sha256"])
+
+
+class PipRecord(NamedTuple):
+    """One ``pip install`` of the build, in build order."""
+
+    lock: str  # its id in the lock file (chained after the pip install before it)
+    lock_file: str  # recipes/locks/pip-py<X>-<arch>-glibc<Y>.json
+    environment: str  # venv | conda
+    requirements: Strings  # as asked (URLs as the build fetches them)
+    packages: Tuple[PipPackageRecord, ...]  # what --require-hashes installs; () when unlocked
+    unlocked: Optional[str]  # why it is not hash-locked; None: it is
+
+    def to_json(self) -> Json:
+        return {
+            "lock": self.lock,
+            "lock_file": self.lock_file,
+            "environment": self.environment,
+            "requirements": list(self.requirements),
+            "packages": [p.to_json() for p in self.packages],
+            "unlocked": self.unlocked,
+        }
+
+    @classmethod
+    def of(cls, data: Json) -> "PipRecord":
+        return cls(
+            data["lock"],
+            data["lock_file"],
+            data["environment"],
+            tuple(data["requirements"]),
+            tuple(PipPackageRecord.of(p) for p in data["packages"]),
+            data["unlocked"],
+        )
+
+
+class CondaRecord(NamedTuple):
+    """One ``conda create``: packages by spec, which conda pins by version, not by bytes."""
+
+    channels: Strings  # as the build fetches them, in order
+    packages: Strings  # the specs asked for (name=version[=build])
+    unbuilt: Strings  # the specs that name no build
+    builds_unavailable: Optional[str]  # the recipe's reason they name none
+
+    def to_json(self) -> Json:
+        return {
+            "channels": list(self.channels),
+            "packages": list(self.packages),
+            "unbuilt": list(self.unbuilt),
+            "builds_unavailable": self.builds_unavailable,
+        }
+
+    @classmethod
+    def of(cls, data: Json) -> "CondaRecord":
+        return cls(
+            tuple(data["channels"]),
+            tuple(data["packages"]),
+            tuple(data["unbuilt"]),
+            data["builds_unavailable"],
+        )
+
+
+class Fetches(NamedTuple):
+    """Every fetch of the build, by kind, each in build order. Packages of the base's
+    package manager (the CUDA, cuDNN and NCCL rpm/deb pins in ``components``) are pinned by
+    version and by the repository's signature, not listed here."""
+
+    downloads: Tuple[DownloadRecord, ...]
+    git: Tuple[GitRecord, ...]
+    pip: Tuple[PipRecord, ...]
+    conda: Tuple[CondaRecord, ...]
+
+    def to_json(self) -> Json:
+        return {
+            "downloads": [d.to_json() for d in self.downloads],
+            "git": [g.to_json() for g in self.git],
+            "pip": [p.to_json() for p in self.pip],
+            "conda": [c.to_json() for c in self.conda],
+        }
+
+    @classmethod
+    def of(cls, data: Json) -> "Fetches":
+        return cls(
+            tuple(DownloadRecord.of(d) for d in data["downloads"]),
+            tuple(GitRecord.of(g) for g in data["git"]),
+            tuple(PipRecord.of(p) for p in data["pip"]),
+            tuple(CondaRecord.of(c) for c in data["conda"]),
+        )
+
+
 class StackManifest(NamedTuple):
     """The whole document."""
 
@@ -280,9 +441,10 @@ class StackManifest(NamedTuple):
     reference: bool
     verified: bool
     choices: Tuple[ChoiceRecord, ...]
+    fetches: Optional[Fetches] = None  # format 2 always has it, format 1 never
 
     def to_json(self) -> Json:
-        return {
+        found: Json = {
             "format": self.format,
             "generator": self.generator.to_json(),
             "benchmark": self.benchmark.to_json(),
@@ -297,6 +459,9 @@ class StackManifest(NamedTuple):
             "verified": self.verified,
             "choices": [c.to_json() for c in self.choices],
         }
+        if self.fetches is not None:
+            found["fetches"] = self.fetches.to_json()
+        return found
 
     @classmethod
     def from_json(
@@ -325,6 +490,7 @@ class StackManifest(NamedTuple):
             data["reference"],
             data["verified"],
             tuple(ChoiceRecord.of(c) for c in data["choices"]),
+            Fetches.of(data["fetches"]) if "fetches" in data else None,
         )
 
     def with_base_digest(self, digest: str) -> "StackManifest":
@@ -347,6 +513,12 @@ def records() -> Iterator[type]:
         GccRecord,
         FrameworkRecord,
         ChoiceRecord,
+        Fetches,
+        DownloadRecord,
+        GitRecord,
+        PipRecord,
+        PipPackageRecord,
+        CondaRecord,
     )
 
 

@@ -7,6 +7,7 @@ import base64
 import hashlib
 import io
 import json
+import re
 import tarfile
 from pathlib import Path
 from typing import Any, Dict
@@ -188,6 +189,43 @@ def _image(kb, resolver, **changes: Any) -> ImageContent:  # type: ignore[no-unt
             installed[key] = value
     files = {STACK_FILE: json.dumps(stack).encode(), INSTALLED_FILE: json.dumps(installed).encode()}
     return ImageContent("test", None, "linux", "amd64", labels, files)
+
+
+def test_inspect_counts_how_the_fetches_were_pinned(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    rows = {r.component: r.resolved for r in summary(_image(kb, resolver))}
+    assert rows["downloads"] == "3: 2 by sourced sha256, 1 without (recipe says why: nvidia-key:cuda)"
+    assert rows["git checkouts"] == "5: 4 by full commit, 1 by short hash (framework:pytorch)"
+    assert re.match(
+        r"^\d+: \d+ hash-locked \(\d+ files\), \d+ not \(stack.json says why\)\Z", rows["pip installs"]
+    )
+    assert "conda installs" not in rows and "fetches" not in rows
+
+
+def _format_1(content: ImageContent) -> ImageContent:
+    """The image as mlcc built it before stack.json format 2 (no fetches)."""
+    stack = json.loads(content.files[STACK_FILE])
+    del stack["fetches"]
+    stack["format"] = 1
+    return content._replace(files={**content.files, STACK_FILE: json.dumps(stack).encode()})
+
+
+def test_an_image_of_stack_format_1_still_inspects_and_verifies(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    old = _format_1(_image(kb, resolver))
+    assert verify(old) == []
+    rows = {r.component: r.resolved for r in summary(old)}
+    assert rows["fetches"] == "not recorded (stack.json format 1)"
+    assert "downloads" not in rows and rows["NCCL"].startswith("2.8.4")
+    drifted = _format_1(_image(kb, resolver, python="3.7.3"))
+    assert [m.component for m in verify(drifted)] == ["Python"]
+
+
+def test_verify_notes_a_hash_locked_package_pip_lists_at_another_version(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    same = _image(kb, resolver, pip=[{"name": "PyYAML", "version": "5.1"}, {"name": "six", "version": "1"}])
+    assert verify(same) == []
+    other = verify(_image(kb, resolver, pip=[{"name": "PyYAML", "version": "5.3"}, "junk", {"name": 1}]))
+    assert [(m.component, m.found, m.severity) for m in other] == [("pip pyyaml", "5.3", "note")]
+    assert other[0].expected.startswith("5.1 (hash-locked, ")
+    assert verify(_format_1(_image(kb, resolver, pip=[{"name": "PyYAML", "version": "5.3"}]))) == []
 
 
 def test_verify_accepts_an_image_that_holds_its_stack(kb, resolver) -> None:  # type: ignore[no-untyped-def]

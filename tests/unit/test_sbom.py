@@ -218,6 +218,63 @@ def test_deb_and_bundled_libraries(kb: Any, resolver: Any) -> None:
     assert found["rpm:cuda-cudart-10-2"]["purl"].endswith("?arch=ppc64le&distro=rhel-8.10")
 
 
+def test_hashes_and_commits_from_the_fetches(kb: Any, resolver: Any, validator: Any) -> None:
+    """A format 2 stack.json says how each fetched byte was pinned: the SBOM carries it."""
+    stack = _stack(kb, resolver, "maskrcnn", {"cuda": "10.1"})
+    document = cyclonedx(
+        stack, _installed(stack), IMAGE, repository_types=repository_types(kb.hosts.values())
+    )
+    _check(document, validator)
+    found = _components(document)
+    downloads = {d["name"]: d for d in stack["fetches"]["downloads"]}
+    for name in ("cudnn", "nccl"):
+        assert re.match(r"^[0-9a-f]{64}\Z", downloads[name]["sha256"])
+        assert found[f"tarball:{name}"]["hashes"] == [
+            {"alg": "SHA-256", "content": downloads[name]["sha256"]}
+        ]
+    # pip's files: the sha256 of the file the hash lock made pip take
+    pyyaml = next(p for i in stack["fetches"]["pip"] for p in i["packages"] if p["name"] == "pyyaml")
+    assert pyyaml["version"] == "5.1"
+    assert found["pypi:pyyaml"]["hashes"] == [{"alg": "SHA-256", "content": pyyaml["sha256"]}]
+    assert {"name": "mlcc:file", "value": "PyYAML-5.1.tar.gz"} in found["pypi:pyyaml"]["properties"]
+    assert "hashes" not in found["pypi:torch"]  # built from source: no file was fetched
+    # git checkouts besides the benchmark's own source, each at its commit
+    apex = found["git:apex"]
+    assert apex["version"] == "9f64bf27802eb2d3325cf709f500e0e3275d7996"
+    assert apex["purl"] == "pkg:github/nvidia/apex@9f64bf27802eb2d3325cf709f500e0e3275d7996"
+    assert apex["externalReferences"] == [{"type": "vcs", "url": "https://github.com/NVIDIA/apex.git"}]
+    assert found["git:pip:PythonAPI"]["purl"].startswith("pkg:github/nvidia/cocoapi@cdbf99a5")
+    pytorch = found["git:framework:pytorch"]  # a short hash: named, with the recipe's reason, no purl
+    assert pytorch["version"] == "828a6a3" and "purl" not in pytorch
+    assert any(p["name"] == "mlcc:commit-unresolved" for p in pytorch["properties"])
+    assert not any(ref.startswith("git:source") for ref in found)  # the benchmark is source:maskrcnn
+    assert {"name": "mlcc:stack-format", "value": "2"} in document["metadata"]["component"]["properties"]
+
+
+def test_a_download_without_a_sourced_sha256_says_why(kb: Any, resolver: Any, validator: Any) -> None:
+    stack = _stack(kb, resolver, "tf_cnn_benchmarks", {"arch": "ppc64le"})  # a conda build: Miniforge
+    document = cyclonedx(stack, _installed(stack), IMAGE)
+    _check(document, validator)
+    miniforge = _components(document)["download:miniforge"]
+    assert "hashes" not in miniforge
+    names = {p["name"] for p in miniforge["properties"]}
+    assert names == {"mlcc:sha256-unavailable", "mlcc:checksum-url"}
+    assert miniforge["purl"].startswith("pkg:generic/miniforge?download_url=https://github.com/conda-forge/")
+
+
+def test_an_image_of_format_1_still_gives_its_sbom(kb: Any, resolver: Any, validator: Any) -> None:
+    """Images built before stack.json format 2 carry no fetches: the same SBOM as then."""
+    stack = _stack(kb, resolver, "maskrcnn", {"cuda": "10.1"})
+    old = {k: v for k, v in stack.items() if k != "fetches"}
+    old["format"] = 1
+    document = cyclonedx(old, _installed(old), IMAGE)
+    _check(document, validator)
+    found = _components(document)
+    assert not any("hashes" in c for ref, c in found.items() if ref != "base-image")
+    assert not any(ref.startswith(("git:", "download:")) for ref in found)
+    assert found["tarball:cudnn"]["purl"].startswith("pkg:generic/cudnn@7.6.5.32?download_url=")
+
+
 def _with_installed(stack: Dict[str, Any]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
     return stack, _installed(stack)
 

@@ -120,6 +120,59 @@ _components = st.builds(
         loads=_pairs_of,
     ),
 )
+_sha256 = st.none() | st.text("0123456789abcdef", min_size=64, max_size=64)
+_reason = st.none() | st.text(min_size=1, max_size=12)
+_fetches = st.builds(
+    doc.Fetches,
+    downloads=st.lists(
+        st.builds(
+            doc.DownloadRecord,
+            name=_text,
+            url=_text,
+            sha256=_sha256,
+            sha256_unavailable=_reason,
+            checksum_url=st.none() | _text,
+        ),
+        max_size=2,
+    ).map(tuple),
+    git=st.lists(
+        st.builds(
+            doc.GitRecord,
+            name=_text,
+            repository=_text,
+            commit=st.text("0123456789abcdef", min_size=7, max_size=40),
+            commit_unresolved=_reason,
+        ),
+        max_size=2,
+    ).map(tuple),
+    pip=st.lists(
+        st.builds(
+            doc.PipRecord,
+            lock=st.text("0123456789abcdef", min_size=16, max_size=16),
+            lock_file=_text,
+            environment=st.sampled_from(["venv", "conda"]),
+            requirements=_strings,
+            packages=st.lists(
+                st.builds(
+                    doc.PipPackageRecord, name=_text, version=_version, file=st.none() | _text, sha256=_sha256
+                ),
+                max_size=2,
+            ).map(tuple),
+            unlocked=_reason,
+        ),
+        max_size=2,
+    ).map(tuple),
+    conda=st.lists(
+        st.builds(
+            doc.CondaRecord,
+            channels=_strings,
+            packages=_strings,
+            unbuilt=_strings,
+            builds_unavailable=_reason,
+        ),
+        max_size=1,
+    ).map(tuple),
+)
 _manifests = st.builds(
     StackManifest,
     format=st.just(1),
@@ -165,6 +218,11 @@ _manifests = st.builds(
         ),
         max_size=3,
     ).map(tuple),
+    fetches=st.none(),
+)
+# format 2: the same document with its fetches (format 1 never has them)
+_manifests = _manifests | st.tuples(_manifests, _fetches).map(
+    lambda pair: pair[0]._replace(format=doc.MANIFEST_FORMAT, fetches=pair[1])
 )
 
 
@@ -207,3 +265,46 @@ def test_a_document_mlcc_did_not_write_is_a_clear_error(change: Any, where: str)
 @pytest.mark.parametrize("data", [None, [], "stack", 1])
 def test_not_an_object(data: Any) -> None:
     assert problem_of(data) == "not a JSON object"
+
+
+# ----------------------------------------------------------------------------- formats
+
+
+def test_mlcc_writes_the_newest_format_and_reads_every_one() -> None:
+    assert max(doc.READABLE_FORMATS) == doc.MANIFEST_FORMAT
+    assert SCHEMA["properties"]["format"] == {"enum": list(doc.READABLE_FORMATS)}
+    assert {json.loads(p.read_text())["format"] for p in COMMITTED} == {doc.MANIFEST_FORMAT}
+
+
+def _format_1(document: Dict[str, Any]) -> Dict[str, Any]:
+    """A committed document as mlcc wrote it before format 2 (an image in a registry)."""
+    old = {k: v for k, v in document.items() if k != "fetches"}
+    old["format"] = 1
+    return old
+
+
+def test_an_old_format_document_still_reads_and_round_trips() -> None:
+    old = _format_1(_committed())
+    manifest = StackManifest.from_json(old)
+    assert manifest.format == 1 and manifest.fetches is None
+    assert manifest.to_json() == old
+
+
+@pytest.mark.parametrize(
+    ("document", "where"),
+    [
+        (lambda d: d.pop("fetches"), "(top): 'fetches' is a required property"),  # format 2 without
+        (lambda d: d.update(format=1), "(top)"),  # format 1 with fetches
+        (lambda d: d.update(format=3), "format"),
+        (lambda d: d["fetches"]["git"].append({**d["fetches"]["git"][0], "commit": "main"}), "fetches/git/"),
+        (
+            lambda d: d["fetches"]["pip"][0]["packages"][0].update(sha256="sha256:x"),
+            "fetches/pip/0/packages/0/sha256",
+        ),
+    ],
+)
+def test_fetches_belong_to_format_2_only(document: Any, where: str) -> None:
+    data = _committed()
+    document(data)
+    problem = problem_of(data)
+    assert problem is not None and problem.startswith(where), problem

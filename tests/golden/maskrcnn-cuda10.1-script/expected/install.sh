@@ -412,7 +412,272 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
       "version": "3.6"
     }
   },
-  "format": 1,
+  "fetches": {
+    "conda": [],
+    "downloads": [
+      {
+        "checksum_url": null,
+        "name": "nvidia-key:cuda",
+        "sha256": null,
+        "sha256_unavailable": "NVIDIA's Ubuntu images pipe 3bf863cc.pub into apt-key without a checksum (its RHEL images check only a sed-edited copy of the key), so no sourced sha256 of the key file exists; the key is fetched over https and then pins the repository's signatures.",
+        "url": "https://developer.download.nvidia.com/compute/cuda/repos/rhel8/x86_64/D42D0685.pub"
+      },
+      {
+        "checksum_url": null,
+        "name": "cudnn",
+        "sha256": "7eaec8039a2c30ab0bc758d303588767693def6bf49b22485a2c00bf2e136cb3",
+        "sha256_unavailable": null,
+        "url": "https://developer.download.nvidia.com/compute/redist/cudnn/v7.6.5/cudnn-10.1-linux-x64-v7.6.5.32.tgz"
+      },
+      {
+        "checksum_url": null,
+        "name": "nccl",
+        "sha256": "bcff1cf98e4b24d7ca189577a9d909980d8df88075223d70dc4638e428c53f84",
+        "sha256_unavailable": null,
+        "url": "https://developer.download.nvidia.com/compute/redist/nccl/v2.8/nccl_2.8.4-1+cuda10.1_x86_64.txz"
+      }
+    ],
+    "git": [
+      {
+        "commit": "828a6a3",
+        "commit_unresolved": "only the short hash is known (NGC 19.05's version string 1.1.0a0+828a6a3); the pytorch/pytorch history (4 GB) could not be fetched here to resolve it, and NGC's tree is NVIDIA's own (corrections-2: unconfirmed). The build checks that HEAD starts with it.",
+        "name": "framework:pytorch",
+        "repository": "https://github.com/pytorch/pytorch.git"
+      },
+      {
+        "commit": "f312518c2d6107eec983750eed23950f1f0c8a0e",
+        "commit_unresolved": null,
+        "name": "source:maskrcnn",
+        "repository": "https://github.com/mlcommons/training_results_v0.6.git"
+      },
+      {
+        "commit": "9f64bf27802eb2d3325cf709f500e0e3275d7996",
+        "commit_unresolved": null,
+        "name": "apex",
+        "repository": "https://github.com/NVIDIA/apex.git"
+      },
+      {
+        "commit": "cdbf99a5a75c090aac82dabd2b62396a8906d4a3",
+        "commit_unresolved": null,
+        "name": "pip:PythonAPI",
+        "repository": "https://github.com/NVIDIA/cocoapi.git"
+      },
+      {
+        "commit": "6289993e1e9f0f5c4534336df83ff199bd0cdb75",
+        "commit_unresolved": null,
+        "name": "pip:compliance",
+        "repository": "https://github.com/mlperf/training.git"
+      }
+    ],
+    "pip": [
+      {
+        "environment": "venv",
+        "lock": "120ca1e287b092bf",
+        "lock_file": "recipes/locks/pip-py3.6-x86_64-glibc2.28.json",
+        "packages": [
+          {
+            "file": "pip-21.3.1-py3-none-any.whl",
+            "name": "pip",
+            "sha256": "deaf32dcd9ab821e359cd8330786bcd077604b5c5730c0b096eda46f95c24a2d",
+            "version": "21.3.1"
+          },
+          {
+            "file": "setuptools-59.6.0-py3-none-any.whl",
+            "name": "setuptools",
+            "sha256": "4ce92f1e1f8f01233ee9952c04f6b81d1e02939d6e1b488428154974a4d0783e",
+            "version": "59.6.0"
+          },
+          {
+            "file": "wheel-0.37.1-py2.py3-none-any.whl",
+            "name": "wheel",
+            "sha256": "4bdcd7d840138086126cd09254dc6195fb4fc6f01c050a1d7236f2630db1d22a",
+            "version": "0.37.1"
+          }
+        ],
+        "requirements": [
+          "pip==21.3.1",
+          "setuptools==59.6.0",
+          "wheel==0.37.1"
+        ],
+        "unlocked": null
+      },
+      {
+        "environment": "venv",
+        "lock": "5346e0157d2845c5",
+        "lock_file": "recipes/locks/pip-py3.6-x86_64-glibc2.28.json",
+        "packages": [
+          {
+            "file": "cffi-1.12.3-cp36-cp36m-manylinux1_x86_64.whl",
+            "name": "cffi",
+            "sha256": "59b4dc008f98fc6ee2bb4fd7fc786a8d70000d058c2bbe2698275bc53a8d3fa7",
+            "version": "1.12.3"
+          },
+          {
+            "file": "cmake-3.14.4-py3-none-manylinux2010_x86_64.whl",
+            "name": "cmake",
+            "sha256": "d3cf88424c65b460767fb8281df8be7c61585bb9ea2cd71f6aaedacb9ff78fda",
+            "version": "3.14.4"
+          },
+          {
+            "file": "ninja-1.9.0-cp36-cp36m-manylinux1_x86_64.whl",
+            "name": "ninja",
+            "sha256": "f66e5ee063df446a656d2441fe07f28f94c4ec8bf943c80b30aabe434f52c322",
+            "version": "1.9.0"
+          },
+          {
+            "file": "numpy-1.16.3-cp36-cp36m-manylinux1_x86_64.whl",
+            "name": "numpy",
+            "sha256": "4b4f2924b36d857cf302aec369caac61e43500c17eeef0d7baacad1084c0ee84",
+            "version": "1.16.3"
+          },
+          {
+            "file": "pycparser-2.21-py2.py3-none-any.whl",
+            "name": "pycparser",
+            "sha256": "8ee45429555515e1f6b185e78100aea234072576aa43ab53aefcae078162fca9",
+            "version": "2.21"
+          },
+          {
+            "file": "PyYAML-5.1.tar.gz",
+            "name": "pyyaml",
+            "sha256": "436bc774ecf7c103814098159fbb84c2715d25980175292c648f2da143909f95",
+            "version": "5.1"
+          },
+          {
+            "file": "typing-3.6.6-py3-none-any.whl",
+            "name": "typing",
+            "sha256": "57dcf675a99b74d64dacf6fba08fb17cf7e3d5fdff53d4a30ea2a5e7e52543d4",
+            "version": "3.6.6"
+          }
+        ],
+        "requirements": [
+          "numpy==1.16.3",
+          "PyYAML==5.1",
+          "cmake==3.14.4",
+          "ninja==1.9.0",
+          "cffi==1.12.3",
+          "typing==3.6.6"
+        ],
+        "unlocked": null
+      },
+      {
+        "environment": "venv",
+        "lock": "f97afcd52a523ab6",
+        "lock_file": "recipes/locks/pip-py3.6-x86_64-glibc2.28.json",
+        "packages": [
+          {
+            "file": "torchvision-0.2.1-py2.py3-none-any.whl",
+            "name": "torchvision",
+            "sha256": "ba0a5e7fa1646d4e7f2e5ad5802d123e17e42a1a9c026d0f79d2fd3a976afba1",
+            "version": "0.2.1"
+          }
+        ],
+        "requirements": [
+          "torchvision==0.2.1"
+        ],
+        "unlocked": null
+      },
+      {
+        "environment": "venv",
+        "lock": "45d1abd257cfc139",
+        "lock_file": "recipes/locks/pip-py3.6-x86_64-glibc2.28.json",
+        "packages": [
+          {
+            "file": "Cython-0.29.7-cp36-cp36m-manylinux1_x86_64.whl",
+            "name": "cython",
+            "sha256": "0d67964b747ac09758ba31fe25da2f66f575437df5f121ff481889a7a4485f56",
+            "version": "0.29.7"
+          },
+          {
+            "file": "ninja-1.9.0-cp36-cp36m-manylinux1_x86_64.whl",
+            "name": "ninja",
+            "sha256": "f66e5ee063df446a656d2441fe07f28f94c4ec8bf943c80b30aabe434f52c322",
+            "version": "1.9.0"
+          },
+          {
+            "file": "numpy-1.16.3-cp36-cp36m-manylinux1_x86_64.whl",
+            "name": "numpy",
+            "sha256": "4b4f2924b36d857cf302aec369caac61e43500c17eeef0d7baacad1084c0ee84",
+            "version": "1.16.3"
+          },
+          {
+            "file": "Pillow-6.0.0-cp36-cp36m-manylinux1_x86_64.whl",
+            "name": "pillow",
+            "sha256": "33c79b6dd6bc7f65079ab9ca5bebffb5f5d1141c689c9c6a7855776d1b09b7e8",
+            "version": "6.0.0"
+          }
+        ],
+        "requirements": [
+          "Cython==0.29.7",
+          "numpy==1.16.3",
+          "Pillow==6.0.0",
+          "ninja==1.9.0"
+        ],
+        "unlocked": null
+      },
+      {
+        "environment": "venv",
+        "lock": "9fb4b82ad4dd48e8",
+        "lock_file": "recipes/locks/pip-py3.6-x86_64-glibc2.28.json",
+        "packages": [],
+        "requirements": [
+          "git+https://github.com/NVIDIA/cocoapi.git@cdbf99a5a75c090aac82dabd2b62396a8906d4a3#subdirectory=PythonAPI"
+        ],
+        "unlocked": "git+https://github.com/NVIDIA/cocoapi.git@cdbf99a5a75c090aac82dabd2b62396a8906d4a3 is a VCS checkout (pinned by full commit and verified): pip cannot hash a checkout, and the dependencies it declares are not locked"
+      },
+      {
+        "environment": "venv",
+        "lock": "dc7e57d6148f838e",
+        "lock_file": "recipes/locks/pip-py3.6-x86_64-glibc2.28.json",
+        "packages": [],
+        "requirements": [
+          "git+https://github.com/mlperf/training.git@6289993e1e9f0f5c4534336df83ff199bd0cdb75#subdirectory=compliance"
+        ],
+        "unlocked": "git+https://github.com/mlperf/training.git@6289993e1e9f0f5c4534336df83ff199bd0cdb75 is a VCS checkout (pinned by full commit and verified): pip cannot hash a checkout; it is installed with --no-deps, so nothing unhashed comes from the index with it"
+      },
+      {
+        "environment": "venv",
+        "lock": "606984ae1d98b91f",
+        "lock_file": "recipes/locks/pip-py3.6-x86_64-glibc2.28.json",
+        "packages": [
+          {
+            "file": null,
+            "name": "mlperf-compliance",
+            "sha256": null,
+            "version": "0.6.0"
+          },
+          {
+            "file": "opencv_python-3.4.1.15-cp36-cp36m-manylinux1_x86_64.whl",
+            "name": "opencv-python",
+            "sha256": "0fd4c86dbce58bdda149f5175093d50a0396ee5a981675c21b14a30aa667b97f",
+            "version": "3.4.1.15"
+          },
+          {
+            "file": "yacs-0.1.6-py3-none-any.whl",
+            "name": "yacs",
+            "sha256": "77cb0f9a638dca68b0e9d49e3d51a986dc5741651316df8608d5127b92278e9a",
+            "version": "0.1.6"
+          }
+        ],
+        "requirements": [
+          "mlperf-compliance==0.6.0",
+          "opencv-python==3.4.1.15",
+          "yacs==0.1.6"
+        ],
+        "unlocked": null
+      },
+      {
+        "environment": "venv",
+        "lock": "247a4bdb5a11a8cc",
+        "lock_file": "recipes/locks/pip-py3.6-x86_64-glibc2.28.json",
+        "packages": [],
+        "requirements": [
+          "-e ."
+        ],
+        "unlocked": "the benchmark's own package from its source checkout (pinned by full commit above): pip cannot hash a directory; it is installed with --no-deps, since the steps before it install the dependencies its setup.py declares (the recipe's note names them)"
+      }
+    ]
+  },
+  "format": 2,
   "generator": {
     "name": "mlcc",
     "version": "0.1.0"
