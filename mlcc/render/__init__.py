@@ -18,7 +18,7 @@ from mlcc.kb.model import HOST_MIRRORS
 from mlcc.render import digest as digests
 from mlcc.render.fetches import as_fetched
 from mlcc.render.formats import Context, Writer, apptainer, dockerfile, script
-from mlcc.render.manifest import dumps, stack_document
+from mlcc.render.manifest import stack_text
 from mlcc.render.mirror import PIP_SETTINGS
 from mlcc.render.plan import DEFAULT_OPTIONS, Options, Plan, build_plan
 from mlcc.resolve.stack import Stack
@@ -106,8 +106,8 @@ def render(stack: Stack, fmt: str = "dockerfile", options: Options = DEFAULT_OPT
         raise UsageError(f"unknown format {fmt!r}", hint=f"formats: {', '.join(FORMATS)}")
     plan = build_plan(stack, options)
     fetched = as_fetched(plan.fetches, plan.mirror, plan.build_args)
-    document = stack_document(stack, base_image=plan.base_image, mirror=plan.mirror, fetches=fetched)
-    files = {"stack.json": dumps(document), "mlcc-record": _recorder()}
+    text = stack_text(stack, base_image=plan.base_image, mirror=plan.mirror, fetches=fetched)
+    files = {"stack.json": text, "mlcc-record": _recorder()}
     build = stack.benchmark.build
     for name, content in build.scripts if build else ():
         files[f"scripts/{name}"] = content

@@ -8,6 +8,12 @@ escaper, and sorts and escapes each distinct set of keys once (the nine choices 
 stack document share one layout, and every document the layouts of the others).
 ``tests/unit/test_canonical_json.py`` checks it against ``json.dumps`` on generated
 documents.
+
+A :class:`Fragment` is the canonical text of a value written once and spliced in
+wherever that value recurs: the writer indents it with one C-level ``str.replace`` (no
+JSON string holds a raw newline). stack.json repeats records across the variants of a
+set (a framework build's pip hash locks, the choices' citations), and the renderer keeps
+their fragments (:mod:`mlcc.render.manifest`).
 """
 
 from __future__ import annotations
@@ -23,6 +29,16 @@ _LAYOUTS: Dict[Tuple[Any, ...], Tuple[Tuple[str, str], ...]] = {}
 _MAX_LAYOUTS = 1024
 
 
+class Fragment(str):
+    """Canonical JSON text of one value, as :func:`dumps` writes it at the top level."""
+
+    __slots__ = ()
+
+
+def fragment(value: Any) -> Fragment:
+    return Fragment(dumps(value))
+
+
 def dumps(value: Any) -> str:
     out: List[str] = []
     _write(value, "\n", out)
@@ -30,7 +46,9 @@ def dumps(value: Any) -> str:
 
 
 def _write(value: Any, newline: str, out: List[str]) -> None:
-    if isinstance(value, str):
+    if type(value) is Fragment:  # before str: a fragment is text already written
+        out.append(value.replace("\n", newline))
+    elif isinstance(value, str):
         out.append(encode_basestring(value))
     elif value is None:
         out.append("null")
@@ -93,12 +111,14 @@ def _write_list(value: Any, newline: str, out: List[str]) -> None:
         out.append("[]")
         return
     inner = newline + _INDENT
-    try:
-        # lists of strings (packages, sources) in one C-level pass
-        out.append("[" + inner + ("," + inner).join(map(encode_basestring, value)) + newline + "]")
-        return
-    except TypeError:
-        pass
+    # (a Fragment is a str to encode_basestring: such a list takes the loop below)
+    if type(value[0]) is str and Fragment not in set(map(type, value)):
+        try:
+            # lists of strings (packages, sources) in one C-level pass
+            out.append("[" + inner + ("," + inner).join(map(encode_basestring, value)) + newline + "]")
+            return
+        except TypeError:  # a list that mixes strings with other values
+            pass
     separator = "[" + inner
     for item in value:
         out.append(separator)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Callable, Dict, Optional, Tuple
+from functools import lru_cache
+from typing import Any, Callable, Dict, Optional, Tuple, Union
 
 import mlcc
 from mlcc.errors import UsageError
@@ -30,6 +31,7 @@ from mlcc.stackfile.document import (
     GccRecord,
     Generator,
     LibraryRecord,
+    PipRecord,
     PythonRecord,
     SourceRecord,
     StackManifest,
@@ -216,6 +218,22 @@ def stack_manifest(stack: Stack, *, base_image: str, mirror: str, fetches: Fetch
 def stack_document(stack: Stack, *, base_image: str, mirror: str, fetches: Fetches) -> Dict[str, Any]:
     """:func:`stack_manifest` JSON-ready, as the build stamps it."""
     return stack_manifest(stack, base_image=base_image, mirror=mirror, fetches=fetches).to_json()
+
+
+def stack_text(stack: Stack, *, base_image: str, mirror: str, fetches: Fetches) -> str:
+    """The bytes of stack.json: :func:`dumps` of :func:`stack_document`, with the records
+    that recur across variants (choices and their citations, pip hash locks: two thirds of
+    the text) spliced in from their memoised canonical text instead of written anew."""
+    manifest = stack_manifest(stack, base_image=base_image, mirror=mirror, fetches=fetches)
+    document = manifest._replace(choices=(), fetches=fetches._replace(pip=())).to_json()
+    document["choices"] = [_record_text(c) for c in manifest.choices]
+    document["fetches"]["pip"] = [_record_text(p) for p in fetches.pip]
+    return dumps(document)
+
+
+@lru_cache(maxsize=4096)  # keyed by value: records are immutable tuples of strings
+def _record_text(record: Union[ChoiceRecord, PipRecord]) -> canonical_json.Fragment:
+    return canonical_json.fragment(record.to_json())
 
 
 def dumps(document: Dict[str, Any]) -> str:

@@ -55,3 +55,45 @@ def test_dicts_with_the_same_keys_in_any_order_share_one_sorted_layout() -> None
         assert canonical_json.dumps(document) == _reference(document)
     with pytest.raises(TypeError):
         canonical_json.dumps({"a": "x", 1: "y"})
+
+
+def _as_fragments(value: Any, pick: Any) -> Any:
+    """``value`` with the sub-values ``pick`` chooses replaced by their fragments."""
+    if pick.draw(st.booleans()):
+        return canonical_json.fragment(value)
+    if isinstance(value, dict):
+        return {k: _as_fragments(v, pick) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_fragments(v, pick) for v in value]
+    return value
+
+
+@settings(max_examples=400, deadline=None)
+@given(documents, st.data())
+def test_fragments_spliced_at_any_depth_read_as_the_values_they_stand_for(value: Any, data: Any) -> None:
+    spliced = _as_fragments(value, data)
+    assert canonical_json.dumps(spliced) == _reference(value)
+
+
+@pytest.mark.parametrize("items", [["a", "b"], ["a", None], [{"x": "1"}, "b"], ["a", {"x": ["1", "2"]}]])
+def test_lists_of_strings_beside_fragments_and_other_values(items: Any) -> None:
+    as_fragments = ["a", canonical_json.fragment(items)]
+    assert canonical_json.dumps(as_fragments) == _reference(["a", items])
+    assert canonical_json.dumps(items) == _reference(items)
+
+
+def test_stack_json_from_recurring_fragments_is_the_plain_document(kb) -> None:  # type: ignore[no-untyped-def]
+    """render() writes stack.json with memoised fragments of the records that recur across
+    variants; the bytes are the canonical JSON of the plain document, for the whole set."""
+    from mlcc.app.published_set import published
+    from mlcc.render.fetches import as_fetched
+    from mlcc.render.manifest import dumps, stack_document, stack_text
+    from mlcc.render.plan import DEFAULT_OPTIONS, build_plan
+
+    stacks = [o.stack for o in published(kb) if o.published and o.stack]
+    assert len(stacks) > 20
+    for stack in stacks * 2:  # the second round reads every record from the memo
+        plan = build_plan(stack, DEFAULT_OPTIONS)
+        fetched = as_fetched(plan.fetches, plan.mirror, plan.build_args)
+        where = {"base_image": plan.base_image, "mirror": plan.mirror, "fetches": fetched}
+        assert stack_text(stack, **where) == dumps(stack_document(stack, **where))
