@@ -13,7 +13,7 @@ The compiler, framework and benchmark follow; the manifest and labels come last.
 
 import shlex
 from functools import cache
-from typing import Dict, List, NamedTuple, Optional, Sequence, Set, Tuple, TypeVar
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, TypeVar
 
 from mlcc.errors import MlccError
 from mlcc.kb.lock_ids import environment_id, install_id
@@ -75,7 +75,7 @@ class Step(NamedTuple):
     # The directory the commands run in (WORKDIR in a Dockerfile, cd elsewhere); the next
     # step starts in / again. None: /.
     workdir: Optional[str] = None
-    # Mirror build args first used here, declared just before it (see declare_args).
+    # Mirror build args first used here, declared just before it (see place_args).
     args: Tuple[Tuple[str, Optional[str]], ...] = ()
 
     @property
@@ -714,10 +714,11 @@ class _Planner:
 
     def finish(self) -> Plan:
         build = self.stack.benchmark.build
+        steps, build_args = place_args(self.steps, self.options, self.hosts)
         return Plan(
             base_image=self.options.base_image or self.base.ref,
             mirror=(self.options.mirror or self.stack.download_host).rstrip("/"),
-            steps=declare_args(self.steps, self.options, self.hosts),
+            steps=steps,
             labels=labels(self.stack),
             workdir=build.workdir if build else None,
             user=None if (build is None or build.run_as_root) else NON_ROOT_UID,
@@ -725,7 +726,7 @@ class _Planner:
             cmd=build.cmd if build else (),
             pip_installs=tuple(self.pip_installs),
             fetches=tuple(self.fetched),
-            build_args=mirror_args(self.steps, self.options, self.hosts),
+            build_args=build_args,
         )
 
 
@@ -741,39 +742,32 @@ def locked_pip_command(pip_install: str, locked: LockedInstall) -> str:
     )
 
 
-def declare_args(steps: Sequence[Step], options: Options, hosts: Sequence[Route]) -> Tuple[Step, ...]:
-    """Each mirror build arg declared with the first step that uses it. A Dockerfile ARG
-    takes part in the cache key of every RUN after it: declared at the top, GIT_MIRROR would
-    split the stack prefix that benchmarks share into one per set of hosts they fetch from."""
-    declared: Set[str] = set()
+def place_args(
+    steps: Sequence[Step], options: Options, hosts: Sequence[Route]
+) -> Tuple[Tuple[Step, ...], Tuple[Tuple[str, Optional[str]], ...]]:
+    """The steps with each mirror build arg declared by the first step that uses it, and
+    every mirror build arg they use, with its default: the mirror asked for, else the
+    public host (``hosts``: the Stack's, routed); pip's own settings (no default) where a
+    step runs pip. Only those used: a chained build's shared stages stay byte-identical
+    across benchmarks. Declared with their first use because a Dockerfile ARG takes part
+    in the cache key of every RUN after it: declared at the top, GIT_MIRROR would split
+    the stack prefix that benchmarks share into one per set of hosts they fetch from."""
+    chosen = dict(options.mirrors)
+    routes = [("${" + h.var + "}", h.var, chosen.get(h.var, h.public)) for h in hosts]
+    pip = [(p.var, chosen.get(p.var)) for p in PIP_SETTINGS]
+    declared: Dict[str, Optional[str]] = {}
     placed: List[Step] = []
     for step in steps:
-        first = tuple(
-            (name, value) for name, value in mirror_args([step], options, hosts) if name not in declared
-        )
-        declared.update(name for name, _value in first)
-        placed.append(step._replace(args=first) if first or step.args else step)
-    return tuple(placed)
-
-
-def mirror_args(
-    steps: Sequence[Step], options: Options, hosts: Sequence[Route]
-) -> Tuple[Tuple[str, Optional[str]], ...]:
-    """The mirror build arguments ``steps`` use, with their defaults: the mirror asked for,
-    else the public host (``hosts``: the Stack's, routed); pip's own settings (no default)
-    when a step runs pip. Only those used: a chained build's shared stages stay
-    byte-identical across benchmarks."""
-    text = "\n".join(command for step in steps for command in step.commands)
-    pip = " pip install " in text
-    if not pip and "${" not in text:
-        return ()  # most steps fetch nothing from a mirrored host: skip the table
-    chosen = dict(options.mirrors)
-    found: List[Tuple[str, Optional[str]]] = [
-        (h.var, chosen.get(h.var, h.public)) for h in hosts if "${" + h.var + "}" in text
-    ]
-    if pip:
-        found += [(p.var, chosen.get(p.var)) for p in PIP_SETTINGS]
-    return tuple(found)
+        text = "\n".join(step.commands)
+        first: List[Tuple[str, Optional[str]]] = []
+        runs_pip = " pip install " in text
+        if runs_pip or "${" in text:  # most steps fetch nothing from a mirrored host
+            used = [(var, value) for token, var, value in routes if token in text]
+            first = [(var, value) for var, value in (used + pip if runs_pip else used) if var not in declared]
+            declared.update(first)
+        placed.append(step._replace(args=tuple(first)) if first or step.args else step)
+    order = [var for _token, var, _value in routes] + [var for var, _value in pip]
+    return tuple(placed), tuple((var, declared[var]) for var in order if var in declared)
 
 
 def _sha256_check(sha256: str, path: str) -> str:

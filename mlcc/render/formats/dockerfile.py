@@ -44,7 +44,7 @@ def _step(step: Step, out: List[str]) -> None:
     out.append(f"\n# {step.title}\n")
     for note in step.notes:
         out.append(f"# {note}\n")
-    for name, value in step.args:  # mirrors, declared where first used (plan.declare_args)
+    for name, value in step.args:  # mirrors, declared where first used (plan.place_args)
         out.append(f"ARG {name}\n" if value is None else f"ARG {name}={value}\n")
     for source, target in step.copies:
         out.append(f"COPY {source} {target}\n")

@@ -18,7 +18,7 @@ from mlcc.render.digest import stamp
 from mlcc.render.mirror import routes
 from mlcc.render.openshift import names
 from mlcc.render.openshift.options import ClusterOptions
-from mlcc.render.plan import declare_args, mirror_args
+from mlcc.render.plan import place_args
 
 Obj = Dict[str, Any]
 
@@ -366,15 +366,16 @@ def chain_specs(
             continue
         readable = _stage_readable(rendered, stage)
         labels = _stage_labels(rendered, stage)
+        placed, build_args = place_args(steps, rendered.options, hosts)
         stage_plan = plan._replace(
             base_image=parent.name,  # the BuildConfig's `from` replaces it on the cluster
-            steps=declare_args(steps, rendered.options, hosts),
+            steps=placed,
             labels=labels,
             workdir=None,
             user=None,
             entrypoint=(),
             cmd=(),
-            build_args=mirror_args(steps, rendered.options, hosts),
+            build_args=build_args,
         )
         # no benchmark in the text: every benchmark on this stage must render it byte for byte
         shared = f"mlcc gen BENCHMARK --chain: the {stage} stage every benchmark on it shares"
@@ -396,11 +397,13 @@ def chain_specs(
             )
         )
         parent = Source(stage_stream, tag)
-    final_steps = tuple(s for s in plan.steps if s.stage == "benchmark")
+    final_steps, final_args = place_args(
+        tuple(s for s in plan.steps if s.stage == "benchmark"), rendered.options, hosts
+    )
     final_plan = plan._replace(
         base_image=parent.name,  # the BuildConfig's `from` replaces it on the cluster
-        steps=declare_args(final_steps, rendered.options, hosts),
-        build_args=mirror_args(final_steps, rendered.options, hosts),
+        steps=final_steps,
+        build_args=final_args,
     )
     dockerfile = render_dockerfile(final_plan, command=f"{command} (stage: benchmark)")
     files = tuple((n, c) for n, c in rendered.files if n != rendered.main_file)
