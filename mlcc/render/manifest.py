@@ -25,17 +25,23 @@ from mlcc.stackfile.document import (
     BenchmarkRecord,
     ChoiceRecord,
     Components,
+    CondaRecord,
     CudaRecord,
+    DownloadRecord,
     Fetches,
     FrameworkRecord,
     GccRecord,
     Generator,
+    GitRecord,
     LibraryRecord,
     PipRecord,
     PythonRecord,
     SourceRecord,
     StackManifest,
 )
+
+# The records stack.json repeats across the variants of a set (see stack_text).
+RecurringRecord = Union[Components, ChoiceRecord, DownloadRecord, GitRecord, PipRecord, CondaRecord]
 
 DIGEST_LABEL = "io.mlcc.digest"
 # Stands in for the digest while the digest is computed (see mlcc.render.digest).
@@ -222,17 +228,25 @@ def stack_document(stack: Stack, *, base_image: str, mirror: str, fetches: Fetch
 
 def stack_text(stack: Stack, *, base_image: str, mirror: str, fetches: Fetches) -> str:
     """The bytes of stack.json: :func:`dumps` of :func:`stack_document`, with the records
-    that recur across variants (choices and their citations, pip hash locks: two thirds of
-    the text) spliced in from their memoised canonical text instead of written anew."""
+    that recur across variants (the components, the choices and their citations, the
+    fetches: nine tenths of the text) spliced in from their memoised canonical text
+    instead of written anew."""
     manifest = stack_manifest(stack, base_image=base_image, mirror=mirror, fetches=fetches)
-    document = manifest._replace(choices=(), fetches=fetches._replace(pip=())).to_json()
+    document = manifest._replace(choices=(), fetches=None).to_json()
+    document["components"] = _record_text(manifest.components)
     document["choices"] = [_record_text(c) for c in manifest.choices]
-    document["fetches"]["pip"] = [_record_text(p) for p in fetches.pip]
+    document["fetches"] = {
+        "downloads": [_record_text(d) for d in fetches.downloads],
+        "git": [_record_text(g) for g in fetches.git],
+        "pip": [_record_text(p) for p in fetches.pip],
+        "conda": [_record_text(c) for c in fetches.conda],
+    }
     return dumps(document)
 
 
-@lru_cache(maxsize=4096)  # keyed by value: records are immutable tuples of strings
-def _record_text(record: Union[ChoiceRecord, PipRecord]) -> canonical_json.Fragment:
+# keyed by value: records are immutable tuples of strings (their hashes are cached)
+@lru_cache(maxsize=4096)
+def _record_text(record: RecurringRecord) -> canonical_json.Fragment:
     return canonical_json.fragment(record.to_json())
 
 
