@@ -10,8 +10,9 @@ stack document share one layout, and every document the layouts of the others).
 documents.
 
 A :class:`Fragment` is the canonical text of a value written once and spliced in
-wherever that value recurs: the writer indents it with one C-level ``str.replace`` (no
-JSON string holds a raw newline). stack.json repeats records across the variants of a
+wherever that value recurs, as it is at the depth it was written for, else re-indented
+with one C-level ``str.replace`` (no JSON string holds a raw newline, and every line of a
+value is indented at least as deep as its first). stack.json repeats records across the variants of a
 set (a framework build's pip hash locks, the choices' citations), and the renderer keeps
 their fragments (:mod:`mlcc.render.manifest`).
 """
@@ -30,13 +31,20 @@ _MAX_LAYOUTS = 1024
 
 
 class Fragment(str):
-    """Canonical JSON text of one value, as :func:`dumps` writes it at the top level."""
+    """Canonical JSON text of one value, as :func:`dumps` writes it where a line break and
+    its indentation are ``newline`` (``"\\n"`` at the top level)."""
 
-    __slots__ = ()
+    newline: str
 
 
-def fragment(value: Any) -> Fragment:
-    return Fragment(dumps(value))
+def fragment(value: Any, newline: str = "\n") -> Fragment:
+    """The text of ``value`` for the depth whose line breaks are ``newline``: spliced there
+    it is appended as it is, elsewhere re-indented with one replace."""
+    out: List[str] = []
+    _write(value, newline, out)
+    text = Fragment("".join(out))
+    text.newline = newline
+    return text
 
 
 def dumps(value: Any) -> str:
@@ -47,7 +55,7 @@ def dumps(value: Any) -> str:
 
 def _write(value: Any, newline: str, out: List[str]) -> None:
     if type(value) is Fragment:  # before str: a fragment is text already written
-        out.append(value.replace("\n", newline))
+        out.append(value if value.newline == newline else value.replace(value.newline, newline))
     elif isinstance(value, str):
         out.append(encode_basestring(value))
     elif value is None:

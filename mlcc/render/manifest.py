@@ -233,21 +233,24 @@ def stack_text(stack: Stack, *, base_image: str, mirror: str, fetches: Fetches) 
     instead of written anew."""
     manifest = stack_manifest(stack, base_image=base_image, mirror=mirror, fetches=fetches)
     document = manifest._replace(choices=(), fetches=None).to_json()
-    document["components"] = _record_text(manifest.components)
-    document["choices"] = [_record_text(c) for c in manifest.choices]
+    # each written for the depth it is spliced at: a top-level key, an item of a top-level
+    # list, an item of a list in a top-level object
+    key, item, nested = "\n  ", "\n    ", "\n      "
+    document["components"] = _record_text(manifest.components, key)
+    document["choices"] = [_record_text(c, item) for c in manifest.choices]
     document["fetches"] = {
-        "downloads": [_record_text(d) for d in fetches.downloads],
-        "git": [_record_text(g) for g in fetches.git],
-        "pip": [_record_text(p) for p in fetches.pip],
-        "conda": [_record_text(c) for c in fetches.conda],
+        "downloads": [_record_text(d, nested) for d in fetches.downloads],
+        "git": [_record_text(g, nested) for g in fetches.git],
+        "pip": [_record_text(p, nested) for p in fetches.pip],
+        "conda": [_record_text(c, nested) for c in fetches.conda],
     }
     return dumps(document)
 
 
 # keyed by value: records are immutable tuples of strings (their hashes are cached)
 @lru_cache(maxsize=4096)
-def _record_text(record: RecurringRecord) -> canonical_json.Fragment:
-    return canonical_json.fragment(record.to_json())
+def _record_text(record: RecurringRecord, newline: str) -> canonical_json.Fragment:
+    return canonical_json.fragment(record.to_json(), newline)
 
 
 def dumps(document: Dict[str, Any]) -> str:

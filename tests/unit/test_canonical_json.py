@@ -58,9 +58,10 @@ def test_dicts_with_the_same_keys_in_any_order_share_one_sorted_layout() -> None
 
 
 def _as_fragments(value: Any, pick: Any) -> Any:
-    """``value`` with the sub-values ``pick`` chooses replaced by their fragments."""
+    """``value`` with the sub-values ``pick`` chooses replaced by their fragments, each
+    written for some depth (the one it lands at, or another)."""
     if pick.draw(st.booleans()):
-        return canonical_json.fragment(value)
+        return canonical_json.fragment(value, "\n" + "  " * pick.draw(st.integers(0, 4)))
     if isinstance(value, dict):
         return {k: _as_fragments(v, pick) for k, v in value.items()}
     if isinstance(value, list):
