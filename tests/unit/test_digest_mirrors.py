@@ -199,6 +199,42 @@ def test_an_unverified_mirror_stays_in_the_digest(kb, resolver) -> None:  # type
     assert render(gnmt, options=_options(mirror=NVIDIA)).digest != render(gnmt).digest
 
 
+ALL_MIRRORS = {
+    "mirror": NVIDIA,
+    "git_mirror": GIT,
+    "pip_index_url": PYPI,
+    "pip_extra_index_url": PYPI + "/extra",
+    "conda_mirror": CONDA,
+    "wmlce_mirror": WMLCE,
+    "pytorch_mirror": "https://mirror.internal/pytorch",
+}
+FLAG_OF = {
+    "NVIDIA_MIRROR": "mirror",
+    "GIT_MIRROR": "git_mirror",
+    "PIP_INDEX_URL": "pip_index_url",
+    "PIP_EXTRA_INDEX_URL": "pip_extra_index_url",
+    "CONDA_MIRROR": "conda_mirror",
+    "WMLCE_MIRROR": "wmlce_mirror",
+    "PYTORCH_MIRROR": "pytorch_mirror",
+}
+
+
+def test_across_the_published_set_the_digest_sees_the_unverified_mirrors_alone(kb) -> None:  # type: ignore[no-untyped-def]
+    """Every mirror asked for gives the digest of only the unverified ones asked for."""
+    from mlcc.app.matrix import MatrixFilters, cell_results, published
+
+    results, _ = cell_results(kb, MatrixFilters())
+    for cell in published(results):
+        assert cell.stack is not None
+        plain = render(cell.stack)
+        unverified = {
+            FLAG_OF[m.var]: ALL_MIRRORS[FLAG_OF[m.var]] for m in plain.plan.mirrors if not m.verified
+        }
+        everything = render(cell.stack, options=_options(**ALL_MIRRORS))
+        assert everything.digest == render(cell.stack, options=_options(**unverified)).digest, cell.cell.label
+        assert (everything.digest == plain.digest) == (not unverified), cell.cell.label
+
+
 def test_recompute_checks_the_published_files_of_every_format(kb, resolver) -> None:  # type: ignore[no-untyped-def]
     for fmt in sorted(FORMATS):
         rendered = render(_stack(kb, resolver, "ssd", arch="ppc64le"), fmt)
