@@ -26,6 +26,7 @@ for a checked one. :mod:`mlcc.render.digest` hashes a verified mirror as its pla
 # No `from __future__ import annotations`: MirrorUse is on the start-up path of `mlcc gen`,
 # and string annotations compile a ForwardRef per NamedTuple field at import.
 
+from functools import lru_cache
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.kb.pip_locks import PipInstall
@@ -67,10 +68,8 @@ class _Found:
         if var is None:
             return
         reasons = self.reasons.setdefault(var, [])
-        if unverified is not None:
-            why = " ".join(unverified.split())
-            if why not in reasons:
-                reasons.append(why)
+        if unverified is not None and unverified not in reasons:
+            reasons.append(unverified)  # one line: the records' reasons are, as notes print them
 
 
 def _names(requirements: Sequence[str]) -> str:
@@ -78,11 +77,15 @@ def _names(requirements: Sequence[str]) -> str:
     return ", ".join(shown) + (", ..." if len(requirements) > 3 else "")
 
 
+# The same pip installs recur across every variant of a framework build (rendering speed;
+# their records come from fetches.pip's cache, so they hash by identity-equal tuples).
+@lru_cache(maxsize=1024)
 def _pip(
-    found: _Found, record: PipRecord, install: Optional[PipInstall], nvidia: str, hosts: Sequence[Route]
-) -> None:
-    """pip reads the index settings from the environment (PIP_INDEX_URL ...) and takes the
-    index options of its command line (``install``: the plan's, by the record's id)."""
+    record: PipRecord, install: Optional[PipInstall], nvidia: str, hosts: Tuple[Route, ...]
+) -> Tuple[Tuple[Optional[str], Optional[str]], ...]:
+    """(build argument, why unverified) of each fetch of one pip install. pip reads the
+    index settings from the environment (PIP_INDEX_URL ...) and takes the index options
+    of its command line (``install``: the plan's, by the record's id)."""
     indexes: List[Optional[str]] = [p.var for p in PIP_SETTINGS]
     if install is not None:
         indexes += [
@@ -100,18 +103,18 @@ def _pip(
                 f"{', ...' if len(built) > 3 else ''} from source, and a build may take its build"
                 " requirements from the index unhashed"
             )
-        for var in indexes:
-            found.add(var, why)
-        return
-    for var in indexes:
-        found.add(var, f"pip install {names}: not hash-locked ({record.unlocked})")
+        return tuple((var, why) for var in indexes)
+    found: List[Tuple[Optional[str], Optional[str]]] = [
+        (var, f"pip install {names}: not hash-locked ({record.unlocked})") for var in indexes
+    ]
     for requirement in record.requirements:
         if requirement.startswith("git+"):
             continue  # a checkout: its git record says how it is pinned
-        if "#sha256=" in requirement:
-            found.add(through(requirement))
-        else:
-            found.add(through(requirement), f"pip install {requirement}: the URL pins no hash")
+        pinned = "#sha256=" in requirement
+        found.append(
+            (through(requirement), None if pinned else f"pip install {requirement}: the URL pins no hash")
+        )
+    return tuple(found)
 
 
 def mirror_uses(
@@ -131,7 +134,8 @@ def mirror_uses(
     installs = {ident: install for ident, _, install in pip_installs}
     for record in records:
         if isinstance(record, PipRecord):
-            _pip(found, record, installs.get(record.lock), nvidia, hosts)
+            for var, why in _pip(record, installs.get(record.lock), nvidia, tuple(hosts)):
+                found.add(var, why)
         elif isinstance(record, DownloadRecord):
             why = None
             if record.sha256 is None:
