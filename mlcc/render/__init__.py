@@ -105,6 +105,21 @@ def render(stack: Stack, fmt: str = "dockerfile", options: Options = DEFAULT_OPT
     if fmt not in FORMATS:
         raise UsageError(f"unknown format {fmt!r}", hint=f"formats: {', '.join(FORMATS)}")
     plan = build_plan(stack, options)
+    files = _files(stack, plan, fmt)
+    build_args = _build_args(plan)
+    platform = f"linux/{stack.arch.oci}"
+    # The digest sees a verified mirror at its placeholder (Plan.hashed): the files it
+    # hashes are those this stack renders without that mirror asked for.
+    hashed = plan.hashed()
+    hashed_files = files if hashed is plan else _files(stack, hashed, fmt)
+    value = digests.digest(hashed_files.items(), build_args, platform, plan.placeholders)
+    command = gen_command(stack, options, fmt)
+    stamped = tuple(sorted((n, digests.stamp(c, value, command)) for n, c in files.items()))
+    return Rendered(stack, fmt, stamped, value, build_args, platform, plan, options, command)
+
+
+def _files(stack: Stack, plan: Plan, fmt: str) -> Dict[str, str]:
+    """The files of a variant, with the placeholders of the digest and the request."""
     fetched = as_fetched(plan.fetches, plan.mirror, plan.build_args)
     text = stack_text(stack, base_image=plan.base_image, mirror=plan.mirror, fetches=fetched)
     files = {"stack.json": text, "mlcc-record": _recorder()}
@@ -116,13 +131,12 @@ def render(stack: Stack, fmt: str = "dockerfile", options: Options = DEFAULT_OPT
         command=digests.REQUEST_PLACEHOLDER, files=files, base_title=stack.base.title, arch=stack.arch.name
     )
     files[name] = write(plan, context)
+    return files
+
+
+def _build_args(plan: Plan) -> Tuple[Tuple[str, str], ...]:
     mirrors = tuple((arg, value) for arg, value in plan.build_args if value is not None)
-    build_args = (("BASE_IMAGE", plan.base_image), ("NVIDIA_MIRROR", plan.mirror), *mirrors)
-    platform = f"linux/{stack.arch.oci}"
-    value = digests.digest(files.items(), build_args, platform)
-    command = gen_command(stack, options, fmt)
-    stamped = tuple(sorted((n, digests.stamp(c, value, command)) for n, c in files.items()))
-    return Rendered(stack, fmt, stamped, value, build_args, platform, plan, options, command)
+    return (("BASE_IMAGE", plan.base_image), ("NVIDIA_MIRROR", plan.mirror), *mirrors)
 
 
 def render_dockerfile(plan: Plan, *, command: str) -> str:

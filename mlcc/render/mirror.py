@@ -15,7 +15,8 @@ from typing import NamedTuple, Sequence, Tuple
 
 from mlcc.kb.model import HOST_MIRRORS, PublicHost
 
-MIRROR_VAR = "${NVIDIA_MIRROR}"
+MIRROR_NAME = "NVIDIA_MIRROR"
+MIRROR_VAR = "${" + MIRROR_NAME + "}"
 
 
 class Route(NamedTuple):

@@ -23,6 +23,7 @@ from mlcc.render import fetches
 from mlcc.render.fetches import Record as FetchRecord
 from mlcc.render.manifest import labels
 from mlcc.render.mirror import (
+    MIRROR_NAME,
     MIRROR_VAR,
     PIP_SETTINGS,
     Route,
@@ -31,6 +32,7 @@ from mlcc.render.mirror import (
     routes,
     through_mirrors,
 )
+from mlcc.render.verified import MirrorUse, declared, mirror_uses
 from mlcc.resolve.stack import Stack
 
 VENV = "/opt/mlcc/venv"
@@ -101,10 +103,39 @@ class Plan(NamedTuple):
     # Every fetch of the build and how it is pinned, in order, URLs as the steps write them
     # (stack.json's ``fetches``, see mlcc.render.fetches).
     fetches: Tuple[FetchRecord, ...] = ()
+    # Every mirror build argument the build declares (NVIDIA_MIRROR first) and whether the
+    # bytes fetched through it are verified (see mlcc.render.verified): what the content
+    # digest sees of a mirror.
+    mirrors: Tuple[MirrorUse, ...] = ()
 
     @property
     def runtime_env(self) -> Tuple[Tuple[str, str], ...]:
         return tuple(item for step in self.steps for item in step.env)
+
+    def hashed(self) -> "Plan":
+        """The plan as the content digest sees it: every verified mirror at its
+        placeholder (:attr:`MirrorUse.placeholder`: the public host it replaces; pip's
+        settings unset). ``self`` when each is there already (no mirror option asked for
+        a verified mirror), so a rendering without mirrors is its own hashed form."""
+        values = {m.var: m.placeholder for m in self.mirrors if m.verified and m.value != m.placeholder}
+        if not values:
+            return self
+
+        def args(pairs: Tuple[Tuple[str, Optional[str]], ...]) -> Tuple[Tuple[str, Optional[str]], ...]:
+            return tuple((name, values.get(name, value)) for name, value in pairs)
+
+        return self._replace(
+            mirror=values.get(MIRROR_NAME) or self.mirror,
+            build_args=args(self.build_args),
+            steps=tuple(step._replace(args=args(step.args)) if step.args else step for step in self.steps),
+            mirrors=tuple(m._replace(value=values[m.var]) if m.var in values else m for m in self.mirrors),
+        )
+
+    @property
+    def placeholders(self) -> Tuple[Tuple[str, Optional[str]], ...]:
+        """(build argument, placeholder) of each verified mirror: the digest hashes that
+        build argument so, whatever value it is given."""
+        return tuple((m.var, m.placeholder) for m in self.mirrors if m.verified)
 
 
 class Options(NamedTuple):
@@ -173,6 +204,8 @@ class _Planner:
         self.pip_installs: List[Tuple[str, Optional[str], PipInstall]] = []
         self.pending_notes: List[str] = []  # lock notes of the pip commands of the next step
         self.fetched: List[FetchRecord] = []
+        # fetches through a mirror that no record describes: (build argument, why unverified)
+        self.unrecorded: List[Tuple[str, str]] = []
 
     # helpers ------------------------------------------------------------------
 
@@ -694,12 +727,29 @@ class _Planner:
         elif step.kind == "script":
             assert step.script is not None
             target = f"{SCRIPTS}/{step.script}"
+            self.script_fetches(step.script)
             self.add(
                 f"{bench}: {step.script}" + (f" ({step.note})" if step.note else ""),
                 [_env_prefix(step.env) + f"bash {target}"],
                 copies=[(f"scripts/{step.script}", target)],
                 workdir=workdir,
             )
+
+    def script_fetches(self, name: str) -> None:
+        """A recipe's script fetches by itself: mlcc planned none of it and cannot vouch for
+        what it checks, so each mirror build argument it reads is unverified (pip, which it
+        may run, reads its own)."""
+        build = self.stack.benchmark.build
+        text = dict(build.scripts).get(name, "") if build else ""
+        used = [
+            v for v in (MIRROR_NAME, *[r.var for r in self.hosts]) if f"${{{v}" in text or f"${v}" in text
+        ]
+        if "pip install" in text:
+            used += [p.var for p in PIP_SETTINGS]
+        self.unrecorded += [
+            (var, f"scripts/{name} fetches through {var} by itself: mlcc cannot vouch for what it checks")
+            for var in used
+        ]
 
     def manifest(self) -> None:
         self.add(
@@ -715,9 +765,11 @@ class _Planner:
     def finish(self) -> Plan:
         build = self.stack.benchmark.build
         steps, build_args = place_args(self.steps, self.options, self.hosts)
+        mirror = (self.options.mirror or self.stack.download_host).rstrip("/")
+        nvidia = self.stack.download_host
         return Plan(
             base_image=self.options.base_image or self.base.ref,
-            mirror=(self.options.mirror or self.stack.download_host).rstrip("/"),
+            mirror=mirror,
             steps=steps,
             labels=labels(self.stack),
             workdir=build.workdir if build else None,
@@ -727,6 +779,15 @@ class _Planner:
             pip_installs=tuple(self.pip_installs),
             fetches=tuple(self.fetched),
             build_args=build_args,
+            mirrors=mirror_uses(
+                self.fetched,
+                self.pip_installs,
+                self.unrecorded,
+                "\n".join(command for step in self.steps for command in step.commands),
+                declared(mirror, nvidia, build_args, self.hosts),
+                nvidia,
+                self.hosts,
+            ),
         )
 
 
