@@ -91,9 +91,10 @@ def matrix_jobs(
 def run_job(
     engine: Engine, job: BuildJob, policy: BuildPolicy, log: Log, history: Optional[History] = None
 ) -> BuildResult:
-    """Pin the base, lock, skip what is built, build, and with --push put the image's SBOM
-    beside it (a skipped image too, when the registry lacks its SBOM); a failure raises
-    (run_jobs turns it into a result)."""
+    """Pin the base, lock, skip what is built, build, and where the image was pushed
+    (--push, or OpenShift's --push-to: ``engine.pushed_image``) put its SBOM beside it (a
+    skipped image too, when the registry lacks its SBOM); a failure raises (run_jobs turns
+    it into a result)."""
     start = time.monotonic()
     job = pin_base(engine, job, policy, log)
     with content_lock(job.digest, log):
@@ -106,9 +107,10 @@ def run_job(
             result = result._replace(reason=f"{moved}; {result.reason}") if moved else result
         else:
             result = found
-        if policy.push and policy.sbom and isinstance(engine, ImageEngine) and result.digest:
+        pushed_to = engine.pushed_image(job, policy)
+        if pushed_to is not None and policy.sbom and result.digest:
             types = repository_types(job.rendered.stack.hosts)
-            attached = attach_sbom(registry_for(job.readable, policy), job.readable, result.digest, types)
+            attached = attach_sbom(registry_for(pushed_to, policy), pushed_to, result.digest, types)
             state = "pushed" if attached.pushed else "already in the registry"
             log(f"SBOM {attached.tag} {state} ({attached.digest})")
     return result._replace(seconds=time.monotonic() - start)

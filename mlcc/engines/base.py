@@ -69,7 +69,8 @@ class BuildPolicy:
     )
     sbom: bool = flag(
         "--sbom",
-        "With --push: push the image's SBOM (CycloneDX) beside it, tagged sha256-<hex>.sbom.",
+        "With --push (OpenShift: --push-to): push the image's SBOM (CycloneDX) beside it,"
+        " tagged sha256-<hex>.sbom.",
         default=True,
         secondary="--no-sbom",
         show_default=True,
@@ -255,6 +256,11 @@ class Engine(ABC):
         """Where the build runs, for the line printed before it."""
         return self.name
 
+    def pushed_image(self, job: BuildJob, policy: BuildPolicy) -> Optional[Reference]:
+        """The registry reference the job's image is pushed to (its SBOM goes beside it),
+        or None when the image stays where it was built."""
+        return None
+
 
 class ImageEngine(Engine):
     """A local container engine: builds, tags, pushes and saves images.
@@ -289,6 +295,9 @@ class ImageEngine(Engine):
         """Remove a local tag (tests clean up with it)."""
 
     # ------------------------------------------------------------------ the shared half
+
+    def pushed_image(self, job: BuildJob, policy: BuildPolicy) -> Optional[Reference]:
+        return job.readable if policy.push else None
 
     def find_built(self, job: BuildJob, policy: BuildPolicy) -> Optional[BuildResult]:
         content, readable = job.content, job.readable

@@ -145,6 +145,10 @@ class OpenShift(Engine):
 
     # ------------------------------------------------------------------ --push-to
 
+    def pushed_image(self, job: BuildJob, policy: BuildPolicy) -> Optional[Reference]:
+        """With --push-to, the readable tag the cluster's build pushes to."""
+        return self._pushed_refs(job)[1] if self.settings.cluster.push_to else None
+
     def _pushed_refs(self, job: BuildJob) -> Tuple[Reference, Reference]:
         """(content tag, readable tag) in the --push-to repository."""
         repository = self.settings.cluster.push_to

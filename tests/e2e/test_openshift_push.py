@@ -14,7 +14,7 @@ import secrets
 import tarfile
 import urllib.request
 from pathlib import Path
-from typing import Iterator, Optional, Tuple
+from typing import Any, Dict, Iterator, Optional, Tuple
 
 import pytest
 
@@ -57,10 +57,14 @@ class Pusher:
         assert status == 201, status
         return digest, len(data)
 
-    def push(self, tag: str, label: str) -> None:
+    def push(self, tag: str, label: str, files: Optional[Dict[str, bytes]] = None) -> None:
+        """An image whose one layer holds ``files`` (path -> bytes)."""
         layer = io.BytesIO()
-        with tarfile.open(fileobj=layer, mode="w"):
-            pass
+        with tarfile.open(fileobj=layer, mode="w") as archive:
+            for path, data in sorted((files or {}).items()):
+                info = tarfile.TarInfo(path)
+                info.size = len(data)
+                archive.addfile(info, io.BytesIO(data))
         tar = layer.getvalue()
         config = {
             "architecture": "amd64",
@@ -116,11 +120,32 @@ def registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pusher
         server.stop()
 
 
-def _digest(kb, resolver) -> str:  # type: ignore[no-untyped-def]
+def _rendered(kb, resolver) -> Any:  # type: ignore[no-untyped-def]
     from mlcc.api import Pins, request_for
     from mlcc.render import render
 
-    return render(resolver.resolve(request_for(kb, "nccl-tests", Pins()))).digest
+    return render(resolver.resolve(request_for(kb, "nccl-tests", Pins())))
+
+
+def _digest(kb, resolver) -> str:  # type: ignore[no-untyped-def]
+    return str(_rendered(kb, resolver).digest)
+
+
+def _mlcc_files(kb, resolver) -> Dict[str, bytes]:  # type: ignore[no-untyped-def]
+    """What an image built from the generated Dockerfile carries: its stack.json, and the
+    installed.json its last step records (one that installed exactly the stack)."""
+    from tests.unit.test_sbom import _installed
+
+    stack_json = _rendered(kb, resolver).content("stack.json")
+    installed = _installed(json.loads(stack_json))
+    return {
+        "etc/mlcc/stack.json": stack_json.encode(),
+        "etc/mlcc/installed.json": json.dumps(installed).encode(),
+    }
+
+
+def _sbom_tag(digest: str) -> str:
+    return digest.replace(":", "-") + ".sbom"
 
 
 def _build(cli, kubeconfig: Path, registry: Pusher):  # type: ignore[no-untyped-def]
@@ -139,7 +164,8 @@ def test_push_to_builds_once_then_skips_by_the_content_tag(cli, cluster, registr
     digest = _digest(kb, resolver)
 
     def cluster_pushes(request: Request) -> None:
-        registry.push(VARIANT, digest)  # what the BuildConfig's DockerImage output does
+        # what the BuildConfig's DockerImage output does
+        registry.push(VARIANT, digest, _mlcc_files(kb, resolver))
 
     state.on_build = cluster_pushes
     first = _build(cli, kubeconfig, registry)
@@ -148,10 +174,13 @@ def test_push_to_builds_once_then_skips_by_the_content_tag(cli, cluster, registr
     content_tag = "mlcc-" + digest.split(":")[1][:32]
     pushed = registry.digest_of(VARIANT)
     assert pushed is not None and registry.digest_of(content_tag) == pushed
+    sbom = registry.digest_of(_sbom_tag(pushed))  # beside the image the cluster pushed
+    assert sbom is not None
 
     second = _build(cli, kubeconfig, registry)
     assert second.code == 0, second.err
     assert "skipped" in second.out and _started(state) == 1  # no second cluster build
+    assert registry.digest_of(_sbom_tag(pushed)) == sbom  # kept, not pushed again
     assert registry.registry.password not in first.out + first.err + second.out + second.err
 
 
@@ -160,8 +189,10 @@ def test_push_to_skips_an_earlier_push_and_tags_it(cli, cluster, registry, kb, r
     digest = _digest(kb, resolver)
     registry.push(VARIANT, "sha256:" + "1" * 64)  # another content under the readable tag: build
     assert "built in" in _build(cli, kubeconfig, registry).out and _started(state) == 1
-    registry.push(VARIANT, digest)  # this content, pushed without a content tag
+    registry.push(VARIANT, digest, _mlcc_files(kb, resolver))  # this content, without a content tag
     result = _build(cli, kubeconfig, registry)
     assert result.code == 0 and "skipped" in result.out, result.out + result.err
     assert _started(state) == 1
-    assert registry.digest_of("mlcc-" + digest.split(":")[1][:32]) == registry.digest_of(VARIANT)
+    pushed = registry.digest_of(VARIANT)
+    assert pushed is not None and registry.digest_of("mlcc-" + digest.split(":")[1][:32]) == pushed
+    assert registry.digest_of(_sbom_tag(pushed)) is not None  # a skipped image gets its SBOM too

@@ -17,7 +17,7 @@ import threading
 import urllib.parse
 from importlib import resources
 from pathlib import Path
-from typing import Any, ClassVar, Dict, Iterator, List, Tuple
+from typing import Any, ClassVar, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -29,11 +29,21 @@ from referencing import Resource
 
 from mlcc.app.images import Attached, repository_types, sbom_document, sbom_tag, sbom_time
 from mlcc.cli import run
-from mlcc.engines.base import BuildJob, BuildPolicy, BuildResult, EngineSettings, ImageEngine, Log, job_for
+from mlcc.engines.base import (
+    BuildJob,
+    BuildPolicy,
+    BuildResult,
+    Engine,
+    EngineSettings,
+    ImageEngine,
+    Log,
+    job_for,
+)
 from mlcc.errors import EXIT_DRIFT, DriftError, RegistryError, UsageError
 from mlcc.image.auth import Credentials
 from mlcc.image.base import ResolvedBase
 from mlcc.image.content import INSTALLED_FILE, STACK_FILE, ImageContent
+from mlcc.image.reference import Reference
 from mlcc.image.registry import OCI_MANIFEST, Manifest, Registry
 from mlcc.image.sbom import ImageName, cyclonedx, for_image, purl, sbom_bytes
 
@@ -639,3 +649,49 @@ def test_a_pushed_build_attaches_its_sbom_unless_told_not_to(
         assert any(
             line.startswith(f"SBOM {job.readable.with_tag(sbom_tag(DIGEST))} pushed") for line in lines
         )
+
+
+class _ClusterPushes(Engine):
+    """An engine that is no local one, whose builds land in a registry of its own choosing
+    (as OpenShift's --push-to does): the SBOM goes where the image went."""
+
+    name = "cluster"
+    pushes_to: Optional[Reference] = None
+
+    def check(self) -> None: ...
+    def find_built(self, job: BuildJob, policy: BuildPolicy) -> Optional[BuildResult]:
+        return None
+
+    def build(self, job: BuildJob, policy: BuildPolicy, log: Any) -> BuildResult:
+        return BuildResult(job, "built", "on the cluster", 0.0, DIGEST)
+
+    def pushed_image(self, job: BuildJob, policy: BuildPolicy) -> Optional[Reference]:
+        return self.pushes_to
+
+
+@pytest.mark.parametrize(
+    ("pushes_to", "flags", "attached"), [(True, {}, 1), (True, {"sbom": False}, 0), (False, {}, 0)]
+)
+def test_an_image_a_cluster_pushed_gets_its_sbom_where_it_was_pushed(
+    kb: Any, resolver: Any, monkeypatch: Any, pushes_to: bool, flags: Dict[str, Any], attached: int
+) -> None:
+    from mlcc.api import Pins, request_for
+    from mlcc.app import build
+    from mlcc.image.reference import parse_reference
+    from mlcc.render import render
+
+    calls: List[Tuple[str, str]] = []
+
+    def attach(registry: Registry, image: Any, digest: str, types: Any) -> Any:
+        calls.append((str(image), digest))
+        return Attached(image.with_tag(sbom_tag(digest)), "sha256:" + "0" * 64, True)
+
+    monkeypatch.setattr(build, "attach_sbom", attach)
+    target = parse_reference("127.0.0.1:5000/elsewhere/nccl-tests:cuda12.6-nccl2.23-ubi9-x86_64")
+    engine = _ClusterPushes(EngineSettings())
+    engine.pushes_to = target if pushes_to else None
+    policy = BuildPolicy(**flags)  # no --push: the cluster pushes, not mlcc
+    job = job_for(render(resolver.resolve(request_for(kb, "nccl-tests", Pins()))), policy, "nccl-tests")
+    result = build.run_job(engine, job, policy, Log(lambda line: None))
+    assert result.status == "built"
+    assert calls == ([(str(target), DIGEST)] if attached else [])
