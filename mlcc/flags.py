@@ -164,7 +164,8 @@ def options_type(cls: Type[T]) -> Type[T]:
         type.__setattr__(cls, name, found[-1].default)
     type.__setattr__(cls, "__fields__", tuple(found))
     for method in _SHARED:
-        type.__setattr__(cls, method, _Record.__dict__[method])
+        if method not in cls.__dict__:  # as a dataclass, keep what the class defines itself
+            type.__setattr__(cls, method, _Record.__dict__[method])
     return cls
 
 

@@ -101,3 +101,14 @@ def test_no_start_up_path_imports_dataclasses() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.split()
     assert found == []
+
+
+def test_a_method_the_class_defines_itself_is_kept() -> None:
+    @options_type
+    class Shown:
+        value: int = 1
+
+        def __repr__(self) -> str:
+            return f"<{self.value}>"
+
+    assert repr(Shown(value=2)) == "<2>" and Shown() == Shown(value=1)
