@@ -212,7 +212,7 @@ def _sdist_requires(doc: _Doc) -> Tuple[SdistRequires, ...]:
             except InvalidRequirement as exc:
                 raise doc.error(
                     (*path, "requires", number),
-                    f"{text!r} is not a valid requirement ({exc})",
+                    f"{text!r} is not a valid requirement ({str(exc).splitlines()[0]})",
                     hint="write it as the sdist's setup.py does, e.g. 'numpy>=1.8.2'",
                 ) from None
         found[key] = SdistRequires(entry["name"], entry["version"], tuple(entry["requires"]), prov)
