@@ -132,7 +132,9 @@ class Locker:
         self.states: Dict[str, State] = {}
         self.records: Dict[LockTarget, Dict[str, Dict[str, Any]]] = {}
         self.metadata_cache = (
-            metadata_cache if metadata_cache is not None else os.path.join(client.cache, "metadata")
+            metadata_cache
+            if metadata_cache is not None
+            else (os.path.join(client.cache, "metadata") if client.cache else "")
         )
         self.unreachable: Dict[str, str] = {}
 

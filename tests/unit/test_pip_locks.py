@@ -497,6 +497,7 @@ def test_a_recipe_fact_its_setup_py_does_not_declare_is_an_error_at_the_recipe_l
         (root / "locks").mkdir(parents=True, exist_ok=True)
         problems, _ = verify(str(root), [], IndexClient(url, cache=""), [fact])
         assert problems == [problem]
+        assert not os.path.exists("metadata"), "a client without a cache must not cache metadata"
 
 
 def test_install_requires_is_read_from_the_setup_py_without_running_it() -> None:
