@@ -12,7 +12,9 @@ and glibc, against the package index:
 - a wheel's dependencies come from its core metadata as the index serves it beside the
   file (PEP 658/714: nothing big is downloaded); an sdist's from the metadata pip builds
   from it on this machine's Python, which the lock says, since a setup.py may declare
-  other dependencies on the target's Python.
+  other dependencies on the target's Python; where pip cannot prepare it here, the
+  sdist's egg-info, else none when its setup.py cannot declare any, else the
+  ``sdist_requires`` fact of recipes/tools.yaml, checked against the sdist's setup.py.
 
 Resolution is breadth-first without backtracking: a later requirement that the version
 already chosen does not satisfy is recorded as a conflict (the install stays unlocked
