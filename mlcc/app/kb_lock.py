@@ -12,7 +12,9 @@ and glibc, against the package index:
 - a wheel's dependencies come from its core metadata as the index serves it beside the
   file (PEP 658/714: nothing big is downloaded); an sdist's from the metadata pip builds
   from it on this machine's Python, which the lock says, since a setup.py may declare
-  other dependencies on the target's Python.
+  other dependencies on the target's Python; where pip cannot prepare it here, the
+  sdist's egg-info, else none when its setup.py cannot declare any, else the
+  ``sdist_requires`` fact of recipes/tools.yaml, checked against the sdist's setup.py.
 
 Resolution is breadth-first without backtracking: a later requirement that the version
 already chosen does not satisfy is recorded as a conflict (the install stays unlocked
@@ -23,6 +25,7 @@ with the reason. Output: one JSON file per target under recipes/locks/, sorted.
 
 from __future__ import annotations
 
+import ast
 import email.parser
 import hashlib
 import io
@@ -53,7 +56,7 @@ from mlcc.app import kb_check
 from mlcc.errors import IndexUnreachable
 from mlcc.kb import pip_locks
 from mlcc.kb.index import IndexClient, IndexFile
-from mlcc.kb.model import KnowledgeBase
+from mlcc.kb.model import KnowledgeBase, SdistRequires
 from mlcc.kb.pip_locks import LOCK_DIR, LOCK_FORMAT, LockTarget, PipInstall
 from mlcc.matrix import evaluate, expand, load_matrix
 from mlcc.render.plan import build_plan
@@ -115,13 +118,25 @@ def marker_environment(target: LockTarget) -> Dict[str, str]:
 
 
 class Locker:
-    def __init__(self, client: IndexClient, *, metadata_cache: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        client: IndexClient,
+        *,
+        metadata_cache: Optional[str] = None,
+        sdist_facts: Sequence[SdistRequires] = (),
+    ) -> None:
         self.client = client
+        # recipes/tools.yaml sdist_requires: used only when pip and the egg-info both fail
+        self.sdist_facts = {_fact_key(f.name, f.version): f for f in sdist_facts}
+        # a fact the sdist's setup.py does not bear out: errors at the recipe line
+        self.problems: List[str] = []
         self.ranker = kb_check._Ranker()
         self.states: Dict[str, State] = {}
         self.records: Dict[LockTarget, Dict[str, Dict[str, Any]]] = {}
         self.metadata_cache = (
-            metadata_cache if metadata_cache is not None else os.path.join(client.cache, "metadata")
+            metadata_cache
+            if metadata_cache is not None
+            else (os.path.join(client.cache, "metadata") if client.cache else "")
         )
         self.unreachable: Dict[str, str] = {}
 
@@ -415,7 +430,9 @@ class Locker:
                     "declare other dependencies on the target's Python)",
                     True,
                 )
-        self._store(key, json.dumps({"requires": result[0], "source": result[1], "known": result[2]}))
+        if not result[1].startswith(FACT_SOURCE_PREFIX):
+            # a recipe fact is applied afresh each time: an edit of it must reach the lock
+            self._store(key, json.dumps({"requires": result[0], "source": result[1], "known": result[2]}))
         return result
 
     def sdist_egg_info(self, name: str, version: str, failure: str) -> Tuple[Tuple[str, ...], str, bool]:
@@ -443,7 +460,48 @@ class Locker:
             return found, "the sdist's egg-info/requires.txt (pip could not prepare it here)", True
         if _declares_no_requires(file.filename, data):
             return (), NO_REQUIRES_SOURCE, True
+        fact = self.sdist_facts.get(_fact_key(name, version))
+        if fact is not None:
+            problem = setup_py_problem(file.filename, data, fact)
+            if problem is None:
+                return fact.requires, fact_source(fact), True
+            self.problems.append(f"{fact.prov.origin}: error: {problem}")
+            return (), f"its metadata could not be prepared ({failure}) and {problem}", False
         return (), f"its metadata could not be prepared ({failure}) and the sdist has no egg-info", False
+
+    def check_fact(self, fact: SdistRequires) -> Optional[str]:
+        """A recipe's sdist_requires still matches its source: the sdist on the index (its
+        sha256 checked against the page) declares exactly those install_requires. The
+        problem at the recipe line, or None."""
+        page = self.client.project(fact.name)
+        wanted = _fact_key(fact.name, fact.version)[1]
+        files = sorted(
+            (f.filename, f)
+            for f in page.files
+            if str(kb_check._version_of(f, fact.name)) == wanted and f.filename.endswith((".tar.gz", ".zip"))
+        )
+        where = f"{fact.prov.origin}: error: sdist_requires {fact.name} {fact.version}"
+        if not files:
+            return f"{where}: {page.url} offers no sdist of it"
+        file = files[0][1]
+        key = f"setup-py:{file.hash('sha256')}"  # by content: the bytes cannot change under it
+        cached = self._cached(key)
+        if cached is None:
+            request = urllib.request.Request(file.url, headers={"User-Agent": "mlcc-kb-lock (urllib)"})
+            try:
+                with urllib.request.urlopen(request, timeout=self.client.timeout) as response:
+                    data = response.read(64 * 1024 * 1024)
+            except (urllib.error.URLError, OSError) as exc:
+                raise IndexUnreachable(file.url, str(getattr(exc, "reason", exc))) from None
+            if hashlib.sha256(data).hexdigest() != file.hash("sha256"):
+                return f"{where}: {file.filename} does not have the sha256 {page.url} gives it"
+            setup_py = _top_files(file.filename, data).get("setup.py")
+            if setup_py is None:
+                return f"{where}: {file.filename} has no setup.py to check it against"
+            cached = setup_py.decode("utf-8", errors="replace")
+            self._store(key, cached)
+        problem = requires_problem(cached, file.filename, fact)
+        return None if problem is None else f"{fact.prov.origin}: error: {problem}"
 
     def _get(self, url: str) -> Optional[str]:
         cached = self._cached(url)
@@ -517,7 +575,7 @@ class LockReport(NamedTuple):
 
 
 def lock(kb: KnowledgeBase, stacks: Sequence[Stack], client: IndexClient) -> Tuple[Locker, LockReport]:
-    locker = Locker(client)
+    locker = Locker(client, sdist_facts=kb.sdist_requires)
     labels: Set[str] = set()
     for stack in stacks:
         label = kb_check.stack_label(stack)
@@ -685,6 +743,33 @@ NO_REQUIRES_SOURCE = (
 def _declares_no_requires(filename: str, data: bytes) -> bool:
     """True when the sdist cannot declare dependencies: a top-level setup.py that never names
     ``install_requires`` and no setup.cfg or pyproject.toml (where they could be declared)."""
+    tops = _top_files(filename, data)
+    if "setup.py" not in tops or "setup.cfg" in tops or "pyproject.toml" in tops:
+        return False
+    return b"install_requires" not in tops["setup.py"]
+
+
+FACT_SOURCE_PREFIX = "recipes/tools.yaml sdist_requires"
+
+
+def fact_source(fact: SdistRequires) -> str:
+    """The lock's ``dependencies_from`` for a recipe fact (no line number: an edit elsewhere
+    in tools.yaml must not change the lock)."""
+    return (
+        f"{FACT_SOURCE_PREFIX} {fact.name} {fact.version}: the install_requires of the sdist's "
+        "setup.py, checked in this sdist (pip could not prepare it here and it has no egg-info)"
+    )
+
+
+def _fact_key(name: str, version: str) -> Tuple[str, str]:
+    try:
+        return canonicalize_name(name), str(Version(version))
+    except InvalidVersion:
+        return canonicalize_name(name), version
+
+
+def _top_files(filename: str, data: bytes) -> Dict[str, bytes]:
+    """The files at the top of an sdist (``p-1.0/setup.py`` as ``setup.py``)."""
     tops: Dict[str, bytes] = {}
     if filename.endswith(".zip"):
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
@@ -698,9 +783,94 @@ def _declares_no_requires(filename: str, data: bytes) -> bool:
                     handle = archive.extractfile(member)
                     if handle is not None:
                         tops[member.name.split("/", 1)[1]] = handle.read()
-    if "setup.py" not in tops or "setup.cfg" in tops or "pyproject.toml" in tops:
-        return False
-    return b"install_requires" not in tops["setup.py"]
+    return tops
+
+
+def install_requires_strings(setup_py: str) -> Optional[Set[str]]:
+    """Every string that can reach ``install_requires`` in a setup.py, read (never run)
+    with :mod:`ast`: the value of an ``install_requires=`` keyword, an ``install_requires``
+    assignment or dict key; list elements, both branches of ``x if c else y``, both sides
+    of ``+``, and through variable names every value assigned to a name they use
+    (``install_requires=build_requires``). Strings in a condition, or made by a call
+    (a requirements file read at run time), are not. None when it does not parse here."""
+    try:
+        tree = ast.parse(setup_py)
+    except (SyntaxError, ValueError):
+        return None
+    assigned: Dict[str, List[ast.AST]] = {}
+    roots: List[ast.AST] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    assigned.setdefault(target.id, []).append(node.value)
+                    if target.id == "install_requires":
+                        roots.append(node.value)
+                elif (
+                    isinstance(target, ast.Subscript)
+                    and isinstance(target.slice, ast.Constant)
+                    and target.slice.value == "install_requires"
+                ):
+                    roots.append(node.value)
+        elif isinstance(node, ast.keyword) and node.arg == "install_requires":
+            roots.append(node.value)
+        elif isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values):
+                if isinstance(key, ast.Constant) and key.value == "install_requires":
+                    roots.append(value)
+    found: Set[str] = set()
+    seen: Set[str] = set()
+    while roots:
+        node = roots.pop()
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found.add(node.value)
+        elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            roots.extend(node.elts)
+        elif isinstance(node, ast.IfExp):  # either branch may be taken: not the test
+            roots.extend((node.body, node.orelse))
+        elif isinstance(node, ast.BinOp):  # list + list
+            roots.extend((node.left, node.right))
+        elif isinstance(node, ast.BoolOp):
+            roots.extend(node.values)
+        elif isinstance(node, ast.Name) and node.id not in seen:
+            seen.add(node.id)
+            roots.extend(assigned.get(node.id, ()))
+    return found
+
+
+def _normal(text: str) -> Optional[str]:
+    try:
+        return str(Requirement(text))
+    except InvalidRequirement:
+        return None
+
+
+def setup_py_problem(filename: str, data: bytes, fact: SdistRequires) -> Optional[str]:
+    """None when the sdist's setup.py declares exactly ``fact.requires`` as install_requires
+    (compared as parsed requirements), else what differs."""
+    setup_py = _top_files(filename, data).get("setup.py")
+    if setup_py is None:
+        return f"sdist_requires {fact.name} {fact.version}: {filename} has no setup.py to check it against"
+    return requires_problem(setup_py.decode("utf-8", errors="replace"), filename, fact)
+
+
+def requires_problem(setup_py: str, filename: str, fact: SdistRequires) -> Optional[str]:
+    label = f"sdist_requires {fact.name} {fact.version}"
+    strings = install_requires_strings(setup_py)
+    if strings is None:
+        return f"{label}: the setup.py of {filename} does not parse on this Python, so it cannot be checked"
+    declared = {n for n in (_normal(s) for s in strings) if n is not None}
+    wanted = {_normal(r) or r for r in fact.requires}
+    missing, extra = sorted(wanted - declared), sorted(declared - wanted)
+    if not missing and not extra:
+        return None
+    parts = []
+    if missing:
+        parts.append(f"does not name {', '.join(missing)} in install_requires")
+    if extra:
+        parts.append(f"also names {', '.join(extra)} there")
+    return f"{label}: the setup.py of {filename} " + " and ".join(parts)
 
 
 def _project_name(filename: str, fallback: str) -> str:
@@ -731,11 +901,19 @@ def stale_installs(stacks: Sequence[Stack]) -> List[str]:
     return list(problems)
 
 
-def verify(root: str, stacks: Sequence[Stack], client: IndexClient) -> Tuple[List[str], int]:
+def verify(
+    root: str, stacks: Sequence[Stack], client: IndexClient, facts: Sequence[SdistRequires] = ()
+) -> Tuple[List[str], int]:
     """The committed locks still hold: every install of ``stacks`` has one (offline), and
     every locked file is still on the index page it was read from, with the same sha256.
-    A lock is a record: a newer release on the index does not make it wrong."""
+    A lock is a record: a newer release on the index does not make it wrong. Each
+    sdist_requires fact of recipes/tools.yaml is checked against its sdist's setup.py."""
     problems = stale_installs(stacks)
+    checker = Locker(client)
+    for fact in facts:
+        problem = checker.check_fact(fact)
+        if problem is not None:
+            problems.append(problem)
     checked = 0
     folder = os.path.join(root, LOCK_DIR)
     names = sorted(n for n in os.listdir(folder) if n.startswith("pip-") and n.endswith(".json"))

@@ -133,8 +133,9 @@ def check_command(
     "--verify",
     "verify_only",
     is_flag=True,
-    help="Write nothing: check that every install has a lock and every locked file is still on "
-    "the index with the same sha256; exit 10 if not.",
+    help="Write nothing: check that every install has a lock, every locked file is still on "
+    "the index with the same sha256 and every sdist_requires fact matches its sdist's setup.py; "
+    "exit 10 if not.",
 )
 @click.option(
     "--sample",
@@ -154,8 +155,11 @@ def lock_command(
     the stack's Python, CPU arch and glibc against the index, and write the sha256 of each
     file pip takes to recipes/locks/ (one JSON file per target). Generated images then
     install with --require-hashes. Installs that cannot be locked (VCS checkouts,
-    unreachable hosts) are recorded with the reason. --verify checks the committed locks
-    instead (CI): exit 10 when an install has none or a locked file changed on the index.
+    unreachable hosts) are recorded with the reason. An sdist pip cannot prepare here and
+    that has no egg-info takes its dependencies from recipes/tools.yaml sdist_requires,
+    checked against the sdist's setup.py (a mismatch writes nothing, exit 10). --verify
+    checks the committed locks instead (CI): exit 10 when an install has none, a locked
+    file changed on the index or an sdist_requires fact no longer matches its sdist.
 
     \b
     Examples:
@@ -166,7 +170,7 @@ def lock_command(
     client = IndexClient(index_url, ttl=ttl * 3600, refresh=refresh)
     stacks = matrix_stacks(kb) + sampled_stacks(kb, sample)
     if verify_only:
-        problems, checked = verify(kb.root, stacks, client)
+        problems, checked = verify(kb.root, stacks, client, kb.sdist_requires)
         for problem in problems:
             click.echo(problem)
         click.echo(f"{checked} locked files checked against the index: {len(problems)} problems")
@@ -174,6 +178,13 @@ def lock_command(
             raise FactError("the pip locks do not hold", hint="run `mlcc kb lock && mlcc gen --all`")
         return
     locker, report = lock(kb, stacks, client)
+    if locker.problems:
+        for problem in dict.fromkeys(locker.problems):
+            click.echo(problem)
+        raise FactError(
+            "a recipe's sdist_requires does not match its sdist's setup.py: nothing written",
+            hint="correct recipes/tools.yaml from the sdist's setup.py, then run `mlcc kb lock` again",
+        )
     documents = locker.documents()
     summary = (
         f"{report.installs} pip installs of {report.stacks} stacks: {report.locked} hash-locked "

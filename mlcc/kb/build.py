@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.tags import Tag
-from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+from packaging.version import InvalidVersion, Version
 
 import mlcc
 from mlcc.errors import RecipeError
@@ -51,6 +53,7 @@ from mlcc.kb.model import (
     PythonTooling,
     ReferenceRun,
     ReferenceStack,
+    SdistRequires,
     SourceBuild,
     SourceRef,
     Toolset,
@@ -171,6 +174,7 @@ def build(root: str, files: Sequence[Tuple[str, str]]) -> KnowledgeBase:
         families=families,
         files=tuple(f"recipes/{rel}" for rel, _ in files),
         source_builds=_source_builds(docs["tools"][0]),
+        sdist_requires=_sdist_requires(docs["tools"][0]),
         gpus=_gpus(docs["gpus"][0]),
         hosts=_hosts(docs["hosts"][0]),
         pip_locks=pip_locks.read_lock_files(root),
@@ -188,6 +192,31 @@ def _source_builds(doc: _Doc) -> Tuple[SourceBuild, ...]:
             )
         )
     return tuple(found)
+
+
+def _sdist_requires(doc: _Doc) -> Tuple[SdistRequires, ...]:
+    found: Dict[Tuple[str, str], SdistRequires] = {}
+    for index, entry in enumerate(doc.data.get("sdist_requires", ())):
+        path: PathKey = ("sdist_requires", index)
+        prov = doc.prov(entry, path)
+        try:
+            version = str(Version(entry["version"]))
+        except InvalidVersion:
+            raise doc.error((*path, "version"), f"{entry['version']!r} is not a valid version") from None
+        key = (canonicalize_name(entry["name"]), version)
+        if key in found:
+            raise doc.error(path, f"{entry['name']} {entry['version']} is listed twice")
+        for number, text in enumerate(entry["requires"]):
+            try:
+                Requirement(text)
+            except InvalidRequirement as exc:
+                raise doc.error(
+                    (*path, "requires", number),
+                    f"{text!r} is not a valid requirement ({str(exc).splitlines()[0]})",
+                    hint="write it as the sdist's setup.py does, e.g. 'numpy>=1.8.2'",
+                ) from None
+        found[key] = SdistRequires(entry["name"], entry["version"], tuple(entry["requires"]), prov)
+    return tuple(found.values())
 
 
 def _families(doc: _Doc) -> Dict[str, Family]:
@@ -994,3 +1023,5 @@ def iter_sources(kb: KnowledgeBase) -> Iterator[Provenance]:
             yield benchmark.reference_stack.prov
     for rule in kb.source_builds:
         yield rule.prov
+    for fact in kb.sdist_requires:
+        yield fact.prov

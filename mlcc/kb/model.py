@@ -536,6 +536,16 @@ class SourceBuild(NamedTuple):
         return dict(self.packages).get(family, ())
 
 
+class SdistRequires(NamedTuple):
+    """The dependencies an sdist declares in its setup.py (install_requires), recorded for
+    ``mlcc kb lock`` where pip cannot prepare its metadata here and it has no egg-info."""
+
+    name: str
+    version: str
+    requires: Tuple[str, ...]  # each a valid PEP 508 requirement
+    prov: Provenance
+
+
 class Gpu(NamedTuple):
     """An NVIDIA GPU generation (recipes/gpus.yaml)."""
 
@@ -605,6 +615,7 @@ class KnowledgeBase(NamedTuple):
     hosts: Dict[str, PublicHost]
     files: Tuple[str, ...] = ()
     source_builds: Tuple[SourceBuild, ...] = ()
+    sdist_requires: Tuple[SdistRequires, ...] = ()
     pip_locks: LockFiles = LockFiles()  # recipes/locks/, parsed
 
     def packaging(self, package_format: str) -> Family:

@@ -160,3 +160,45 @@ def test_a_line_break_cannot_reach_a_dockerfile_through_a_recipe(recipes_copy: P
     _edit(ssd, "    rhel: [numactl,", '    rhel: ["numactl\\n",')
     error = _load_error(recipes_copy)
     assert "benchmarks/ssd.yaml" in str(error) and "U+000A is not allowed" in str(error)
+
+
+SCIPY_FACT = (
+    '  - {name: scipy, version: "1.2.1", requires: ["numpy>=1.8.2"], source: [scipy-1.2.1-setup-py], '
+    "verified: true}\n"
+)
+
+
+def test_sdist_requires_without_a_source_names_its_line(recipes_copy: Path) -> None:
+    tools = recipes_copy / "tools.yaml"
+    _edit(tools, SCIPY_FACT, SCIPY_FACT.replace(" source: [scipy-1.2.1-setup-py],", ""))
+    error = _load_error(recipes_copy)
+    line = _line_of(tools, "{name: scipy, version:")
+    assert str(error).startswith(f"recipes/tools.yaml:{line}")
+    assert "missing required key 'source'" in str(error)
+    assert error.exit_code == 2
+
+
+def test_sdist_requires_with_an_unknown_source_id_names_it(recipes_copy: Path) -> None:
+    tools = recipes_copy / "tools.yaml"
+    _edit(tools, SCIPY_FACT, SCIPY_FACT.replace("[scipy-1.2.1-setup-py]", "[scipy-setup]"))
+    error = _load_error(recipes_copy)
+    assert "unknown source id 'scipy-setup'" in str(error)
+    assert f"recipes/tools.yaml:{_line_of(tools, '[scipy-setup]')}" in str(error)
+
+
+@pytest.mark.parametrize("bad", ["numpy>=>1.8.2", "numpy (>=1.8.2", "numpy>=1.8.2;"])
+def test_sdist_requires_with_a_malformed_requirement_names_its_line(recipes_copy: Path, bad: str) -> None:
+    tools = recipes_copy / "tools.yaml"
+    _edit(tools, SCIPY_FACT, SCIPY_FACT.replace('"numpy>=1.8.2"', f'"{bad}"'))
+    error = _load_error(recipes_copy)
+    assert str(error).startswith(f"recipes/tools.yaml:{_line_of(tools, bad)}")
+    assert f"{bad!r} is not a valid requirement" in str(error)
+    assert error.exit_code == 2
+
+
+def test_sdist_requires_listed_twice_is_refused(recipes_copy: Path) -> None:
+    tools = recipes_copy / "tools.yaml"
+    _edit(tools, SCIPY_FACT, SCIPY_FACT + SCIPY_FACT.replace("name: scipy", "name: SciPy"))
+    error = _load_error(recipes_copy)
+    assert "SciPy 1.2.1 is listed twice" in str(error)
+    assert str(error).startswith(f"recipes/tools.yaml:{_line_of(tools, 'name: SciPy')}")

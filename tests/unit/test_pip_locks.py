@@ -24,7 +24,10 @@ from mlcc.app.kb_lock import (
     EMPTY,
     NO_REQUIRES_SOURCE,
     Locker,
+    Unlockable,
     _declares_no_requires,
+    fact_source,
+    install_requires_strings,
     lock,
     matrix_stacks,
     stale_installs,
@@ -32,6 +35,7 @@ from mlcc.app.kb_lock import (
 )
 from mlcc.errors import IndexUnreachable
 from mlcc.kb.index import IndexClient
+from mlcc.kb.model import Provenance, SdistRequires
 from mlcc.kb.pip_locks import LOCK_FORMAT, LockTarget, PipInstall, parse_install
 from mlcc.lint.dockerfile import lint_dockerfile
 from mlcc.render.plan import locked_pip_command
@@ -129,8 +133,9 @@ def test_published_set_every_pip_install_is_hash_locked_or_waived_with_a_reason(
         locked += text.count("--require-hashes -r ")
         waived += len(re.findall(r"^# mlcc: DF011 waived: \S.{20,}$", text, re.M))
     assert locked > len(files)  # the venv's pip tooling at least, in every file
-    # 80 locked / 43 waived before the Cython and numpy sdists and minigo's set were locked
-    assert locked >= 84 and 0 < waived <= 39, (locked, waived)
+    # 80 locked / 43 waived before the Cython and numpy sdists and minigo's set were locked,
+    # 84 / 39 before NCF's ppc64le set (scipy 1.2.1 by its sdist_requires)
+    assert locked >= 85 and 0 < waived <= 38, (locked, waived)
 
 
 def test_published_set_waives_no_buildable_sdist_and_no_resolution_conflict() -> None:
@@ -138,6 +143,27 @@ def test_published_set_waives_no_buildable_sdist_and_no_resolution_conflict() ->
         for line in re.findall(r"^# mlcc: DF011 waived: .*$", path.read_text(encoding="utf-8"), re.M):
             assert "resolution conflict" not in line, (path, line)
             assert "Cython-0.29.7" not in line and "numpy-1.16.3" not in line, (path, line)
+            assert "scipy-1.2.1" not in line, (path, line)
+
+
+SCIPY_SDIST_SHA256 = "e085d1babcb419bbe58e2e805ac61924dac4ca45a07c9fa081144739e500aa3c"
+
+
+def test_scipy_sdist_is_locked_by_its_recipe_fact(kb) -> None:  # type: ignore[no-untyped-def]
+    """scipy 1.2.1 has no ppc64le wheel, pip cannot prepare its sdist on a new Python and it
+    has no egg-info: its numpy>=1.8.2 comes from recipes/tools.yaml sdist_requires."""
+    facts = {(f.name, f.version): f for f in kb.sdist_requires}
+    fact = facts[("scipy", "1.2.1")]
+    seen = 0
+    for _, data in _locks().items():
+        for install in data["installs"].values():
+            for package in install.get("packages", []):
+                if package.get("file") == "scipy-1.2.1.tar.gz":
+                    assert package["sha256"] == SCIPY_SDIST_SHA256
+                    assert package["dependencies"] == list(fact.requires) == ["numpy>=1.8.2"]
+                    assert package["dependencies_from"] == fact_source(fact)
+                    seen += 1
+    assert seen >= 2  # both NCF ppc64le installs
 
 
 def test_old_sdists_without_egg_info_are_locked_by_their_setup_py() -> None:
@@ -394,6 +420,115 @@ def test_a_lock_from_a_local_index_installs_those_bytes_or_fails(tmp_path: Path)
         )
         _publish(index, wheels)
         assert verify(str(root), [], IndexClient(index.url + "/simple/", cache="")) == ([], 2)
+
+
+# an sdist whose setup.py pip cannot run (as scipy 1.2.1's needs a numpy.distutils of its
+# era) and that has no egg-info: install_requires is read through a variable, as scipy's is
+UNBUILDABLE_SETUP_PY = """\
+from setuptools import setup
+try:
+    import mlccdep
+except ImportError:
+    build_requires = ['mlccdep>=1.0']
+else:
+    build_requires = (['mlccdep>=1.0'] if 'bdist_wheel' in sys.argv[1:] else [])
+raise RuntimeError('this setup.py needs numpy.distutils of its era')
+setup(name='mlccsci', version='1.0', install_requires=build_requires, python_requires='>=3')
+"""
+
+
+def _sdist_fact(requires: List[str], line: int = 39) -> SdistRequires:
+    prov = Provenance(("mlccsci-1.0.tar.gz setup.py line 11",), True, f"recipes/tools.yaml:{line}")
+    return SdistRequires("mlccsci", "1.0", tuple(requires), prov)
+
+
+def _publish_sdist(index: IndexServer, setup_py: str) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for name, text in {"setup.py": setup_py, "PKG-INFO": "Name: mlccsci\nVersion: 1.0\n"}.items():
+            data = text.encode()
+            info = tarfile.TarInfo(f"mlccsci-1.0/{name}")
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    sdist = buffer.getvalue()
+    index.add("/files/mlccsci-1.0.tar.gz", sdist, "application/octet-stream")
+    digest = hashlib.sha256(sdist).hexdigest()
+    link = f'<a href="/files/mlccsci-1.0.tar.gz#sha256={digest}">mlccsci-1.0.tar.gz</a>'
+    index.add("/simple/mlccsci/", f"<html><body>{link}</body></html>".encode())
+    return sdist
+
+
+def test_an_sdist_pip_cannot_prepare_takes_its_dependencies_from_the_recipe_fact(tmp_path: Path) -> None:
+    python = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    target = LockTarget(python, "x86_64", "2.17")
+    for index in serve():
+        _publish(index, {"mlccdep-1.0-py3-none-any.whl": _wheel("mlccdep", "1.0", [])})
+        sdist = _publish_sdist(index, UNBUILDABLE_SETUP_PY)
+        url = index.url + "/simple/"
+        # without the fact: pip fails, there is no egg-info, and setup.py names install_requires
+        bare = Locker(IndexClient(url, cache=""), metadata_cache="")
+        unprepared = re.escape("mlccsci-1.0.tar.gz: its metadata could not be prepared")
+        with pytest.raises(Unlockable, match=unprepared):
+            bare.resolve(target, PipInstall(("mlccsci==1.0",)), EMPTY)
+        # with it: the declared requirement is locked, and the sdist by the sha256 of its bytes
+        fact = _sdist_fact(["mlccdep>=1.0"])
+        locker = Locker(IndexClient(url, cache=""), metadata_cache="", sdist_facts=[fact])
+        packages, _ = locker.resolve(target, PipInstall(("mlccsci==1.0",)), EMPTY)
+        by_name = {p["name"]: p for p in packages}
+        assert set(by_name) == {"mlccsci", "mlccdep"} and locker.problems == []
+        sci = by_name["mlccsci"]
+        assert sci["file"] == "mlccsci-1.0.tar.gz" and sci["requested"]
+        assert sci["sha256"] == hashlib.sha256(sdist).hexdigest()
+        assert sci["dependencies"] == ["mlccdep>=1.0"]
+        assert sci["dependencies_from"] == fact_source(fact)
+        assert "recipes/tools.yaml sdist_requires mlccsci 1.0" in sci["dependencies_from"]
+        assert "dependencies_unknown" not in sci and by_name["mlccdep"]["version"] == "1.0"
+        assert index.hits.count("/files/mlccsci-1.0.tar.gz") >= 1  # the sdist itself was read
+        # `kb lock --verify` checks the fact against the same setup.py
+        assert Locker(IndexClient(url, cache=""), metadata_cache="").check_fact(fact) is None
+
+
+@pytest.mark.parametrize(
+    "requires, said",
+    [
+        (["mlccdep>=2.0"], "does not name mlccdep>=2.0 in install_requires and also names mlccdep>=1.0"),
+        ([], "also names mlccdep>=1.0 there"),
+        (["mlccdep>=1.0", "six"], "does not name six in install_requires"),
+    ],
+)
+def test_a_recipe_fact_its_setup_py_does_not_declare_is_an_error_at_the_recipe_line(
+    tmp_path: Path, requires: List[str], said: str
+) -> None:
+    python = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    target = LockTarget(python, "x86_64", "2.17")
+    fact = _sdist_fact(requires, line=41)
+    for index in serve():
+        _publish(index, {"mlccdep-1.0-py3-none-any.whl": _wheel("mlccdep", "1.0", [])})
+        _publish_sdist(index, UNBUILDABLE_SETUP_PY)
+        url = index.url + "/simple/"
+        locker = Locker(IndexClient(url, cache=""), metadata_cache="", sdist_facts=[fact])
+        with pytest.raises(Unlockable, match=re.escape(said)):
+            locker.resolve(target, PipInstall(("mlccsci==1.0",)), EMPTY)
+        assert len(locker.problems) == 1
+        assert locker.problems[0].startswith("recipes/tools.yaml:41: error: sdist_requires mlccsci 1.0:")
+        assert said in locker.problems[0]
+        problem = Locker(IndexClient(url, cache=""), metadata_cache="").check_fact(fact)
+        assert problem is not None and problem == locker.problems[0]
+        # verify reports it too, at the recipe line
+        root = tmp_path / "recipes"
+        (root / "locks").mkdir(parents=True, exist_ok=True)
+        problems, _ = verify(str(root), [], IndexClient(url, cache=""), [fact])
+        assert problems == [problem]
+        assert not os.path.exists("metadata"), "a client without a cache must not cache metadata"
+
+
+def test_install_requires_is_read_from_the_setup_py_without_running_it() -> None:
+    strings = install_requires_strings(UNBUILDABLE_SETUP_PY)
+    assert strings == {"mlccdep>=1.0"}  # not 'bdist_wheel' from the condition
+    added = "setup(install_requires=['a'] + EXTRA)\nEXTRA = ['b>1']\n"
+    assert install_requires_strings(added) == {"a", "b>1"}
+    assert install_requires_strings("kw = {'install_requires': ['c']}\nsetup(**kw)\n") == {"c"}
+    assert install_requires_strings("print 'python 2'\n") is None
 
 
 def test_an_unreachable_index_stops_the_lock_instead_of_recording_it(kb, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
