@@ -77,7 +77,7 @@ def validate(kind: str, doc: Any, display: str, lines: LineMap) -> None:
 
     # A typo in a key gives "unknown key" and "missing required key": lead with the first.
     errors = sorted(
-        _leaf_errors(validator.iter_errors(doc)),
+        (e for e in _leaf_errors(validator.iter_errors(doc)) if not _only_unevaluated(e)),
         key=lambda e: (e.validator not in _UNKNOWN_KEY, where(e), e.message),
     )
     if not errors:
@@ -108,6 +108,21 @@ def _leaf_errors(errors: Iterable[ValidationError]) -> Iterable[ValidationError]
 
 _UNEXPECTED = re.compile(r"\((.+) (?:was|were) unexpected\)")
 _UNKNOWN_KEY = ("additionalProperties", "unevaluatedProperties")
+
+
+def _unexpected_keys(error: ValidationError) -> List[str]:
+    match = _UNEXPECTED.search(error.message)
+    return [k.strip(" '") for k in match.group(1).split(",")] if match else []
+
+
+def _only_unevaluated(error: ValidationError) -> bool:
+    """An "unknown key" error whose keys the schema does allow: under
+    unevaluatedProperties a failing provenance block (a missing ``source``) leaves its own
+    keys (``verified``) unevaluated. The failure itself is reported; this echo is not."""
+    if error.validator not in _UNKNOWN_KEY:
+        return False
+    keys = _unexpected_keys(error)
+    return bool(keys) and set(keys) <= set(_allowed_keys(error.schema))
 
 
 def _describe(error: ValidationError) -> str:
