@@ -53,14 +53,50 @@ DEFAULT_BUILD_ROOT = "dockerfiles"
 DEFAULT_OPENSHIFT_ROOT = "buildconfigs"
 
 
-def output_roots(output: str, openshift_output: str, only: Optional[str], fmt: str) -> Roots:
-    """The roots gen writes: build files unless --only openshift; OpenShift objects with
-    --only openshift, or by default for a Dockerfile (scripts and Apptainer files have none)."""
-    openshift = only == "openshift" or (only is None and fmt == "dockerfile")
-    return Roots(
-        build=None if only == "openshift" else path_flag(output, "-o"),
-        openshift=path_flag(openshift_output, "--openshift-output") if openshift else None,
+@options_type
+class OutputFlags:
+    """Where ``mlcc gen`` writes, and which files: the click command and the fast path
+    (mlcc/fastpath/gen.py) both read these flags."""
+
+    output: str = flag(
+        "--output",
+        "Write the build files into DIR/<benchmark>/<variant>/.",
+        default=DEFAULT_BUILD_ROOT,
+        metavar="DIR",
+        show_default=True,
+        short="-o",
     )
+    openshift_output: str = flag(
+        "--openshift-output",
+        "Write the OpenShift objects into DIR/<benchmark>/<variant>/.",
+        default=DEFAULT_OPENSHIFT_ROOT,
+        metavar="DIR",
+        show_default=True,
+    )
+    only: Optional[str] = flag(
+        "--only",
+        "Write only the build files, or only the OpenShift objects.",
+        default=None,
+        choices=ONLY,
+    )
+    fmt: str = flag(
+        "--format",
+        "Dockerfile, a bash script for bare-metal installs, or an Apptainer definition "
+        "(the last two write no OpenShift objects unless --only openshift).",
+        default="dockerfile",
+        choices=("dockerfile", "script", "singularity"),
+        show_default=True,
+    )
+
+    def roots(self) -> Roots:
+        """The roots gen writes: build files unless --only openshift; OpenShift objects with
+        --only openshift, or by default for a Dockerfile (scripts and Apptainer files have
+        none)."""
+        openshift = self.only == "openshift" or (self.only is None and self.fmt == "dockerfile")
+        return Roots(
+            build=None if self.only == "openshift" else path_flag(self.output, "-o"),
+            openshift=path_flag(self.openshift_output, "--openshift-output") if openshift else None,
+        )
 
 
 def roots_shown(roots: Roots) -> str:

@@ -27,36 +27,7 @@ from mlcc.ui.safe_text import printable
 @click.command("gen")
 @benchmark_argument(required=False)
 @options(Pins, "pins")
-@click.option(
-    "-o",
-    "--output",
-    "output",
-    metavar="DIR",
-    default=gen.DEFAULT_BUILD_ROOT,
-    show_default=True,
-    help="Write the build files into DIR/<benchmark>/<variant>/.",
-)
-@click.option(
-    "--openshift-output",
-    metavar="DIR",
-    default=gen.DEFAULT_OPENSHIFT_ROOT,
-    show_default=True,
-    help="Write the OpenShift objects into DIR/<benchmark>/<variant>/.",
-)
-@click.option(
-    "--only",
-    type=click.Choice(["dockerfile", "openshift"]),
-    help="Write only the build files, or only the OpenShift objects.",
-)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["dockerfile", "script", "singularity"]),
-    default="dockerfile",
-    show_default=True,
-    help="Dockerfile, a bash script for bare-metal installs, or an Apptainer definition "
-    "(the last two write no OpenShift objects unless --only openshift).",
-)
+@options(gen.OutputFlags, "out")
 @options(gen.SourceFlags, "source")
 @options(ClusterOptions, "cluster")
 @click.option(
@@ -74,10 +45,7 @@ def gen_command(
     ctx: click.Context,
     benchmark: Optional[str],
     pins: Pins,
-    output: str,
-    openshift_output: str,
-    only: Optional[str],
-    fmt: str,
+    out: gen.OutputFlags,
     source: gen.SourceFlags,
     cluster: ClusterOptions,
     interactive: bool,
@@ -98,7 +66,8 @@ def gen_command(
     """
     render_options = source.options()
     cluster = check_cluster_options(cluster)
-    roots = gen.output_roots(output, openshift_output, only, fmt)
+    roots = out.roots()
+    fmt = out.fmt
     openshift = roots.openshift is not None
     shown = gen.roots_shown(roots)
     kb = kb_of(ctx)

@@ -1,4 +1,4 @@
-"""The click-free fast paths: ``mlcc resolve ... --json`` and ``mlcc gen BENCHMARK [pins]``.
+"""The click-free fast paths: ``mlcc resolve ... --json`` and ``mlcc gen BENCHMARK [pins] [-o DIR]``.
 
 Importing click (and the inspect, uuid, platform and datetime it brings) was a fifth of a
 warm ``mlcc resolve`` and of a warm ``mlcc gen`` (perf/README.md), the two commands whose

@@ -1,6 +1,7 @@
-"""`mlcc gen BENCHMARK [pins]` without click (see :mod:`mlcc.fastpath`): the command users
-type most, with every other option at its default. Any other option (-o, --format, the
-mirrors, the cluster's, --all, -i ...) goes to click.
+"""`mlcc gen BENCHMARK [pins] [-o DIR] [--openshift-output DIR]` without click (see
+:mod:`mlcc.fastpath`): the command users type most, with every other option at its
+default. Any other option (--format, --only, the mirrors, the cluster's, --all, -i ...)
+goes to click.
 
 Everything up to the writing -- options, knowledge base, resolution, rendering -- runs
 first; an error there returns None with nothing written. An error while writing also
@@ -11,33 +12,29 @@ before the error are unchanged by then (writes are whole files, renamed into pla
 import sys
 from typing import NamedTuple, Optional, Sequence
 
-from mlcc.app.generate import (
-    DEFAULT_BUILD_ROOT,
-    DEFAULT_OPENSHIFT_ROOT,
-    SourceFlags,
-    generate,
-    output_roots,
-    roots_shown,
-    write,
-)
+from mlcc.app.generate import OutputFlags, SourceFlags, generate, roots_shown, write
 from mlcc.app.kb import knowledge_base, resolve
 from mlcc.fastpath.parse import OptionTypes, parse
 from mlcc.output import change_lines
 from mlcc.render.openshift import ClusterOptions, check_cluster_options
 from mlcc.resolve.pins import Pins
 
-GEN_TYPES: OptionTypes = (("pins", Pins),)
+GEN_TYPES: OptionTypes = (("pins", Pins), ("out", OutputFlags))
 
 
 class GenArgs(NamedTuple):
     benchmark: str
     pins: Pins
+    out: OutputFlags = OutputFlags()
 
 
 def parse_gen(args: Sequence[str]) -> Optional[GenArgs]:
-    """The arguments after ``gen`` when they are a benchmark and plain pins; else None."""
+    """The arguments after ``gen`` when they are a benchmark, plain pins and output folders
+    (-o, --openshift-output); else None."""
     parsed = parse(args, GEN_TYPES)
-    return None if parsed is None else GenArgs(parsed.positional, parsed.values["pins"])
+    if parsed is None:
+        return None
+    return GenArgs(parsed.positional, parsed.values["pins"], parsed.values["out"])
 
 
 def run(args: Sequence[str]) -> Optional[int]:
@@ -48,9 +45,12 @@ def run(args: Sequence[str]) -> Optional[int]:
         # the click command's order: options, output roots, knowledge base, stack
         options = SourceFlags().options()
         cluster = check_cluster_options(ClusterOptions())
-        roots = output_roots(DEFAULT_BUILD_ROOT, DEFAULT_OPENSHIFT_ROOT, None, "dockerfile")
+        roots = parsed.out.roots()
         kb = knowledge_base()
-        one = generate(kb, resolve(kb, parsed.benchmark, parsed.pins), options=options, cluster=cluster)
+        stack = resolve(kb, parsed.benchmark, parsed.pins)
+        one = generate(
+            kb, stack, fmt=parsed.out.fmt, options=options, cluster=cluster if roots.openshift else None
+        )
         changes = write(roots, [one])
     except Exception:  # bad input, a conflict, an output problem or a bug: click reports it
         return None

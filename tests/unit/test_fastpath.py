@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mlcc.app.generate import OutputFlags
 from mlcc.app.kb import ResolveView
 from mlcc.cli import _refuse_repeats
 from mlcc.cli.gen import gen_command
@@ -162,7 +163,8 @@ def test_mlcc_recipes_in_the_environment_goes_to_click() -> None:
 
 
 def _click_parse_gen(argv: Sequence[str]) -> Optional[GenArgs]:
-    """What the click gen command receives when everything but the pins is at its default."""
+    """What the click gen command receives when everything but the pins and output folders
+    is at its default."""
     try:
         _refuse_repeats(gen_command, argv)
         ctx = gen_command.make_context("gen", list(argv), resilient_parsing=False)
@@ -170,17 +172,14 @@ def _click_parse_gen(argv: Sequence[str]) -> Optional[GenArgs]:
         return None
     params = dict(ctx.params)
     pins = from_flags(Pins, {name: params.pop(f"pins__{name}") for name in flags_of(Pins)})
+    out = from_flags(OutputFlags, {name: params.pop(f"out__{name}") for name in flags_of(OutputFlags)})
     plain = gen_command.make_context("gen", ["benchmark"], resilient_parsing=False).params
-    others = {
-        name: value for name, value in params.items() if name != "benchmark" and not name.startswith("pins__")
-    }
+    others = {name: value for name, value in params.items() if name != "benchmark"}
     assert others == {name: plain[name] for name in others}, "the fast path ran with a non-default option"
-    return GenArgs(params["benchmark"], pins)  # type: ignore[arg-type]
+    return GenArgs(params["benchmark"], pins, out)  # type: ignore[arg-type]
 
 
-GEN_SPELLINGS = sorted(
-    {*spellings(GEN_TYPES), "-o", "--output", "--format", "--only", "--all", "-i", "--chain"}
-)
+GEN_SPELLINGS = sorted({*spellings(GEN_TYPES), "--mirror", "--all", "-i", "--chain", "--gpus"})
 gen_tokens = st.one_of(
     st.sampled_from(GEN_SPELLINGS),
     st.builds(lambda name, value: f"{name}={value}", st.sampled_from(GEN_SPELLINGS), values),
@@ -197,12 +196,12 @@ def test_whatever_the_fast_gen_parser_accepts_click_parses_the_same(argv: List[s
         assert _click_parse_gen(argv) == fast
 
 
-def test_the_fast_gen_parser_takes_the_plain_pins_and_nothing_else() -> None:
-    assert parse_gen(["maskrcnn", "--cuda", "10.1", "--arch=ppc64le", "--with", "x=1"]) == GenArgs(
-        "maskrcnn", Pins(cuda="10.1", arch="ppc64le", with_=("x=1",))
-    )
+def test_the_fast_gen_parser_takes_the_plain_pins_and_output_folders_and_nothing_else() -> None:
+    assert parse_gen(
+        ["maskrcnn", "--cuda", "10.1", "--arch=ppc64le", "--with", "x=1", "-o", "out"]
+    ) == GenArgs("maskrcnn", Pins(cuda="10.1", arch="ppc64le", with_=("x=1",)), OutputFlags(output="out"))
     for argv in (
-        ["maskrcnn", "-o", "out"],
+        ["maskrcnn", "--only", "dockerfile"],
         ["--all"],
         ["maskrcnn", "--format", "script"],
         ["maskrcnn", "--json"],
@@ -224,7 +223,9 @@ def _tree(root: Path) -> Dict[str, bytes]:
         [["gen", "ssd", "--arch", "ppc64le"], ["gen", "ssd", "--cuda", "10.2"]],  # a second variant beside it
         [["gen", "maskrcnn", "--cuda", "9.9"]],  # a conflict: click explains it
         [["gen", "no-such-benchmark"]],
-        [["gen", "maskrcnn", "--cuda", "10.1", "-o", "elsewhere"]],  # an option the fast path leaves to click
+        [["gen", "maskrcnn", "--cuda", "10.1", "-o", "elsewhere", "--openshift-output=objects"]],
+        [["gen", "maskrcnn", "--cuda", "10.1", "-o", ""]],  # an empty folder: click's error
+        [["gen", "maskrcnn", "--cuda", "10.1", "--format", "script"]],  # an option left to click
     ],
 )
 def test_gen_prints_writes_and_exits_as_the_click_cli(tmp_path: Path, runs: List[List[str]]) -> None:
