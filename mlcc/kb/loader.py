@@ -13,8 +13,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import pickle
 import zlib
+
+# pickle's C half: pickle.py itself defines the pure-Python (un)pickler classes, ~1 ms of
+# every start for code the cache never runs
+from _pickle import dump as pickle_dump
+from _pickle import load as pickle_load
 from typing import List, Optional, Sequence, Tuple
 
 import mlcc
@@ -22,6 +26,8 @@ from mlcc.errors import RecipeError, UsageError
 from mlcc.kb.layout import FOLDERS, OTHER_FILES, SCHEMA_DIR, SINGLE_FILES
 from mlcc.kb.model import KnowledgeBase
 from mlcc.kb.pip_locks import LOCK_DIR, lock_file_names
+
+PICKLE_PROTOCOL = 5  # pickle.HIGHEST_PROTOCOL since Python 3.8
 
 RECIPES_ENV = "MLCC_RECIPES"
 CACHE_ENV = "MLCC_CACHE_DIR"
@@ -176,7 +182,7 @@ def _read_cache(path: str) -> Optional[KnowledgeBase]:
         return None
     try:
         with open(path, "rb") as handle:
-            kb = pickle.load(handle)
+            kb = pickle_load(handle)
     except Exception:  # a truncated or stale cache is rebuilt, never fatal
         return None
     return kb if isinstance(kb, KnowledgeBase) else None
@@ -189,7 +195,7 @@ def _write_cache(path: str, kb: KnowledgeBase) -> None:
         tmp = os.path.join(os.path.dirname(path), f".kb-{os.getpid()}-{id(kb):x}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "wb") as handle:
-            pickle.dump(kb, handle, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle_dump(kb, handle, protocol=PICKLE_PROTOCOL)
         os.replace(tmp, path)
         _prune(os.path.dirname(path), keep=8)
     except OSError:

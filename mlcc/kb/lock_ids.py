@@ -1,27 +1,27 @@
 """The chained ids of pip installs in the lock files (see :mod:`mlcc.kb.pip_locks`).
 
-Apart from the lock types because they need hashlib, which ``mlcc resolve`` does not:
+Apart from the lock types because they hash, which ``mlcc resolve`` does not:
 only rendering and ``mlcc kb lock`` name installs.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from functools import lru_cache
 from typing import List, Optional
 
 from mlcc.kb.pip_locks import LOCK_FORMAT, LockTarget, PipInstall
+from mlcc.sha256 import sha256
 
 
 @lru_cache(maxsize=4096)  # asked once per install per render; all arguments are immutable
 def install_id(previous: Optional[str], target: LockTarget, install: PipInstall) -> str:
     """The chained id of ``install``, made after ``previous`` (None: the first)."""
     text = json.dumps([LOCK_FORMAT, previous, list(target), install.key()], sort_keys=True)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def environment_id(target: LockTarget, what: List[str]) -> str:
     """The id that starts a new environment (a conda env): its installs chain after it."""
     text = json.dumps([LOCK_FORMAT, "environment", list(target), what], sort_keys=True)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return sha256(text.encode("utf-8")).hexdigest()[:16]

@@ -31,10 +31,10 @@ verified bytes come from:
 
 from __future__ import annotations
 
-import hashlib
 from typing import Dict, Iterable, List, Optional, Tuple
 
 from mlcc.render.manifest import DIGEST_PLACEHOLDER
+from mlcc.sha256 import sha256
 
 # Stands in for the request's command line in the header comment while hashing.
 REQUEST_PLACEHOLDER = "mlcc gen (the request is recorded here, outside the content digest)"
@@ -50,7 +50,7 @@ def digest(
 ) -> str:
     """``placeholders``: (build argument, placeholder) of each verified mirror, hashed
     instead of the value the build arg has (None: as if unset)."""
-    hasher = hashlib.sha256(DIGEST_VERSION)
+    hasher = sha256(DIGEST_VERSION)
     for name, content in sorted(files):
         data = content.encode("utf-8")
         hasher.update(f"file {name} {len(data)}\n".encode())

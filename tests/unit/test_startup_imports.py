@@ -8,8 +8,10 @@ commands' modules (what the lazy command group imports when they run) and lists 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import ForwardRef, Set
 
 import pytest
@@ -70,3 +72,38 @@ def test_no_record_on_the_fast_paths_compiles_forward_references() -> None:
     )
     found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(found.stdout) == []
+
+
+# What a warm `mlcc gen BENCHMARK [pins]` (the fast path, knowledge base cached) must not
+# import, and why it is not needed there.
+GEN_HEAVY = {
+    "click": "plain pins and output folders are parsed by mlcc.fastpath",
+    "hashlib": "loads OpenSSL (3-4 ms); mlcc.sha256 gives the same digests without it",
+    "pickle": "its pure-Python classes; the cache is read with the C unpickler, _pickle",
+}
+
+
+def test_a_warm_gen_leaves_heavy_modules_alone(tmp_path: Path) -> None:
+    code = (
+        "import json, sys\n"
+        "from mlcc.fastpath import run\n"
+        f"assert run(['gen', 'maskrcnn', '--cuda', '10.1', '-o', {str(tmp_path / 'out')!r}]) == 0\n"
+        "print(json.dumps(sorted(sys.modules)))"
+    )
+    env = dict(os.environ, MLCC_CACHE_DIR=str(tmp_path / "cache"))
+    for _ in range(2):  # the first run builds the knowledge base's cache
+        found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    imported = {name.split(".")[0] for name in json.loads(found.stdout.splitlines()[-1])}
+    assert "mlcc" in imported
+    assert imported & GEN_HEAVY.keys() == set()
+
+
+@pytest.mark.parametrize("size", [0, 1, 55, 56, 64, 1000, 100_000])
+def test_the_start_up_sha256_is_sha256(size: int) -> None:
+    import hashlib
+
+    from mlcc.sha256 import sha256
+
+    data = bytes(range(256)) * (size // 256) + bytes(range(size % 256))
+    assert sha256(data).hexdigest() == hashlib.sha256(data).hexdigest()
+    assert sha256(b"a").hexdigest() != sha256(b"b").hexdigest()

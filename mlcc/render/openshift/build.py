@@ -7,7 +7,6 @@ the build context is the variant folder, carried by ConfigMaps beside an inline 
 ever referenced by name.
 """
 
-import hashlib
 import re
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -19,6 +18,7 @@ from mlcc.render.mirror import routes
 from mlcc.render.openshift import names
 from mlcc.render.openshift.options import ClusterOptions
 from mlcc.render.plan import place_args
+from mlcc.sha256 import sha256
 
 Obj = Dict[str, Any]
 
@@ -380,7 +380,7 @@ def chain_specs(
         # no benchmark in the text: every benchmark on this stage must render it byte for byte
         shared = f"mlcc gen BENCHMARK --chain: the {stage} stage every benchmark on it shares"
         dockerfile = render_dockerfile(stage_plan, command=shared)
-        digest = "sha256:" + hashlib.sha256(dockerfile.encode()).hexdigest()
+        digest = "sha256:" + sha256(dockerfile.encode()).hexdigest()
         stage_stream = f"mlcc-{stage}"
         tag = f"{readable}-{digest[7:15]}"
         specs.append(

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from typing import Optional
 
 from mlcc.errors import UsageError
+from mlcc.sha256 import sha256
 
 _LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
 _SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
@@ -38,7 +38,7 @@ def object_name(*parts: str) -> str:
     text = "-".join(parts).lower()
     name = re.sub(r"-+", "-", re.sub(r"[^a-z0-9-]", "-", text)).strip("-")
     if len(name) > NAME_MAX:
-        digest = hashlib.sha256(text.encode()).hexdigest()[:8]
+        digest = sha256(text.encode()).hexdigest()[:8]
         name = name[: NAME_MAX - 9].rstrip("-") + "-" + digest
     return name
 
