@@ -17,19 +17,9 @@ constructors as it checks a dataclass's.
 Nothing here imports click: the Python API uses these types without the CLI.
 """
 
-from typing import (
-    TYPE_CHECKING,
-    Any,
-    Callable,
-    Dict,
-    List,
-    NamedTuple,
-    Optional,
-    Sequence,
-    Tuple,
-    Type,
-    TypeVar,
-)
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, Type, TypeVar
+
+from mlcc.records import NamedTuple
 
 if TYPE_CHECKING:
     from typing_extensions import dataclass_transform

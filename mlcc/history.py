@@ -13,9 +13,10 @@ import os
 import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Dict, List, NamedTuple, Optional
+from typing import Any, Dict, List, Optional
 
 from mlcc.errors import HistoryError
+from mlcc.records import NamedTuple
 
 SCHEMA_VERSION = 2
 BUSY_TIMEOUT_SECONDS = 30.0

@@ -9,9 +9,10 @@ import contextlib
 import os
 import stat
 from pathlib import Path
-from typing import Dict, Iterable, List, NamedTuple, Sequence, Tuple
+from typing import Dict, Iterable, List, Sequence, Tuple
 
 from mlcc.errors import OutputError
+from mlcc.records import NamedTuple
 
 EXECUTABLE = ("mlcc-record", "install.sh")
 TEMP_SUFFIX = ".mlcc-tmp"

@@ -7,12 +7,13 @@ back is cleaned of the secrets mlcc knows before it is shown.
 
 from __future__ import annotations
 
-import re
 from typing import Iterable, Optional
 
-_USERINFO = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^@/?#]*)@")
+from mlcc.lazy_pattern import LazyPattern
+
+_USERINFO = LazyPattern(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^@/?#]*)@")
 # Header-like echoes: "Authorization: Basic abc", "Bearer abc", "token=abc", "password":"abc"
-_ECHOED = re.compile(
+_ECHOED = LazyPattern(
     r"(?i)(authorization\s*[:=]\s*\"?(?:basic|bearer|token)?\s*|\b(?:basic|bearer)\s+"
     r"|\b(?:access_token|refresh_token|token|password|passwd|secret)\"?\s*[:=]\s*\"?)"
     r"([A-Za-z0-9+/=._~-]{4,})"

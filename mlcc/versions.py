@@ -9,11 +9,13 @@ or whitespace tricks.
 
 import re
 from functools import lru_cache
-from typing import Callable, Dict, Literal, NamedTuple, Optional, Tuple
+from typing import Callable, Dict, Literal, Optional, Tuple
 
 from packaging.version import Version
 
 from mlcc.errors import UsageError
+from mlcc.lazy_pattern import LazyPattern
+from mlcc.records import NamedTuple
 
 PinKind = Literal["prefix", "exact", "specifier"]
 
@@ -21,8 +23,8 @@ _MAX_PIN_LENGTH = 100
 _PREFIX = re.compile(r"^[0-9]+(?:\.[0-9]+)*(?:\.\*)?\Z")
 # Characters a PEP 440 specifier set may use; checked before packaging sees the text so
 # the error can say exactly what is wrong.
-_SPECIFIER_CHARS = re.compile(r"^[0-9A-Za-z.*+!<>=~, ]+\Z")
-_OPERATOR = re.compile(r"[<>=!~]")
+_SPECIFIER_CHARS = LazyPattern(r"^[0-9A-Za-z.*+!<>=~, ]+\Z")
+_OPERATOR = LazyPattern(r"[<>=!~]")
 
 
 @lru_cache(maxsize=4096)

@@ -7,14 +7,15 @@ context files) under ``dockerfiles/<benchmark>/<variant>/`` and OpenShift object
 that builds every variant of the benchmark present.
 """
 
-import re
 from pathlib import Path
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from mlcc.errors import OutputError, UsageError
 from mlcc.flags import flag, options_type
 from mlcc.kb.model import CONDA, GIT, PYTORCH, WMLCE, HostMirror, KnowledgeBase
+from mlcc.lazy_pattern import LazyPattern
 from mlcc.output import Change, check_writable, refuse_symlinks, write_tree
+from mlcc.records import NamedTuple
 from mlcc.render import DEFAULT_OPTIONS, Options, Rendered, render
 from mlcc.render.manifest import DIGEST_PLACEHOLDER
 from mlcc.render.mirror import PIP_SETTINGS, PipSetting
@@ -23,11 +24,11 @@ from mlcc.resolve import Stack
 from mlcc.validate import path_flag
 
 # registry[:port]/path[:tag][@sha256:digest]; no shell metacharacters can pass.
-_IMAGE_REF = re.compile(
+_IMAGE_REF = LazyPattern(
     r"^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)+"
     r"(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[0-9a-f]{64})?\Z"
 )
-_MIRROR = re.compile(r"^https?://[A-Za-z0-9.-]+(:([1-9][0-9]{0,4}))?(/[A-Za-z0-9._~/-]*)?\Z")
+_MIRROR = LazyPattern(r"^https?://[A-Za-z0-9.-]+(:([1-9][0-9]{0,4}))?(/[A-Za-z0-9._~/-]*)?\Z")
 ONLY = ("dockerfile", "openshift")
 INDEX, EXTRA_INDEX = PIP_SETTINGS
 
@@ -226,7 +227,7 @@ def check_options(base_image: Optional[str], mirror: Optional[str]) -> Options:
 
 
 # user:password@ (or a token alone) before the host; the password is never echoed back
-_USERINFO = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*@")
+_USERINFO = LazyPattern(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*@")
 
 
 def check_mirror(option: str, url: str, what: str) -> str:

@@ -12,7 +12,7 @@ import os
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 import mlcc
 from mlcc import engines
@@ -33,6 +33,7 @@ from mlcc.image.registry import Registry
 from mlcc.image.sbom import MEDIA_TYPE, RepositoryTypes, for_image, is_timestamp, sbom_bytes
 from mlcc.image.stack import Mismatch, summary, verify
 from mlcc.kb.model import PublicHost
+from mlcc.records import NamedTuple
 from mlcc.render.manifest import source_date_epoch
 
 

@@ -10,12 +10,13 @@ before the error are unchanged by then (writes are whole files, renamed into pla
 """
 
 import sys
-from typing import NamedTuple, Optional, Sequence
+from typing import Optional, Sequence
 
 from mlcc.app.generate import OutputFlags, SourceFlags, generate, roots_shown, write
 from mlcc.app.kb import knowledge_base, resolve
 from mlcc.fastpath.parse import OptionTypes, parse
 from mlcc.output import change_lines
+from mlcc.records import NamedTuple
 from mlcc.render.openshift import ClusterOptions, check_cluster_options
 from mlcc.resolve.pins import Pins
 

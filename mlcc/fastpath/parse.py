@@ -1,8 +1,9 @@
 """The fast paths' parser: a command's plain option forms, read from its options types."""
 
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from mlcc.flags import Flag, flags_of, from_flags
+from mlcc.records import NamedTuple
 
 # (the argument name the click command receives a type as, the options type)
 OptionTypes = Tuple[Tuple[str, type], ...]

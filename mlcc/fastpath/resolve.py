@@ -4,10 +4,11 @@ The table output, a conflict and every error go to click.
 """
 
 import sys
-from typing import NamedTuple, Optional, Sequence
+from typing import Optional, Sequence
 
 from mlcc.app.kb import ResolveView, knowledge_base, resolve, resolved_json
 from mlcc.fastpath.parse import OptionTypes, parse
+from mlcc.records import NamedTuple
 from mlcc.resolve.pins import Pins
 
 # The command's option types, by the argument name the click command receives them as.

@@ -14,7 +14,9 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Dict, Iterator, List, NamedTuple, Optional
+from typing import Dict, Iterator, List, Optional
+
+from mlcc.records import NamedTuple
 
 USER_ENV = "MLCC_REGISTRY_USERNAME"
 PASSWORD_ENV = "MLCC_REGISTRY_PASSWORD"

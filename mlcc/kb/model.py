@@ -1,22 +1,18 @@
 """The knowledge base as typed, immutable objects.
 
-Records are NamedTuples rather than dataclasses: they are immutable and picklable just
-the same, and a dozen frozen dataclasses cost ~10 ms of start-up that ``mlcc resolve``
-cannot afford.
+Records are NamedTuples (:mod:`mlcc.records`) rather than dataclasses: they are immutable
+and picklable just the same, and a dozen frozen dataclasses cost ~10 ms of start-up that
+``mlcc resolve`` cannot afford.
 
 Every fact carries a :class:`Provenance`: the citations it rests on, whether it was
 verified, and ``origin`` (``recipes/cuda.yaml:182``) so that a conflict can point at the
 exact line a rule comes from.
-
-No ``from __future__ import annotations`` here: typing.NamedTuple compiles every string
-annotation into a ForwardRef (some 250 compiles for these records, a third of this
-module's import time, which every ``mlcc resolve`` and ``mlcc gen`` pays); evaluated
-annotations cost nothing extra.
 """
 
-from typing import Dict, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Dict, Mapping, Optional, Sequence, Tuple, Union
 
 from mlcc.kb.pip_locks import LockFiles
+from mlcc.records import NamedTuple
 from mlcc.versions import parse_version, satisfies
 
 

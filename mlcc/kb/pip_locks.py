@@ -37,14 +37,12 @@ pickled with it, so the resolve and render paths parse no JSON; the chained ids 
 :mod:`mlcc.kb.lock_ids` (hashlib is not on the resolve path).
 """
 
-# No `from __future__ import annotations`: string annotations make every NamedTuple field
-# a ForwardRef compiled at import, and this module is on every start-up path.
-
 import json
 import os
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 from mlcc.errors import RecipeError
+from mlcc.records import NamedTuple
 
 LOCK_FORMAT = 1
 LOCK_DIR = "locks"

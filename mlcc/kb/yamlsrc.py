@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Tuple, Union
 
 from mlcc.errors import RecipeError
+from mlcc.records import NamedTuple
 from mlcc.safeio import UnreadableFile, read_text
 
 if TYPE_CHECKING:

@@ -11,10 +11,11 @@ inputs: no timestamps unless SOURCE_DATE_EPOCH asks for one, no unordered iterat
 
 import shlex
 from pathlib import Path
-from typing import Dict, NamedTuple, Optional, Tuple
+from typing import Dict, Optional, Tuple
 
 from mlcc.errors import UsageError
 from mlcc.kb.model import HOST_MIRRORS
+from mlcc.records import NamedTuple
 from mlcc.render import digest as digests
 from mlcc.render.fetches import as_fetched
 from mlcc.render.formats import Context, Writer, apptainer, dockerfile, script

@@ -11,9 +11,10 @@ A mirror only changes where bytes come from, never which: downloads keep their s
 wheels their ``#sha256=``, git checkouts their full-SHA check.
 """
 
-from typing import NamedTuple, Sequence, Tuple
+from typing import Sequence, Tuple
 
 from mlcc.kb.model import HOST_MIRRORS, PublicHost
+from mlcc.records import NamedTuple
 
 MIRROR_NAME = "NVIDIA_MIRROR"
 MIRROR_VAR = "${" + MIRROR_NAME + "}"

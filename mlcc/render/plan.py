@@ -13,12 +13,13 @@ The compiler, framework and benchmark follow; the manifest and labels come last.
 
 import shlex
 from functools import cache
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, TypeVar
+from typing import Dict, List, Optional, Sequence, Tuple, TypeVar
 
 from mlcc.errors import MlccError
 from mlcc.kb.lock_ids import environment_id, install_id
 from mlcc.kb.model import CONDA, BuildStep, LibBuild, PackageManager, PinnedPackage
 from mlcc.kb.pip_locks import LockedInstall, LockTarget, PipInstall
+from mlcc.records import NamedTuple
 from mlcc.render import fetches
 from mlcc.render.fetches import Record as FetchRecord
 from mlcc.render.manifest import labels

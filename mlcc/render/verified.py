@@ -23,13 +23,11 @@ recorded through it is unverified, so a fetch the planner does not record is nev
 for a checked one. :mod:`mlcc.render.digest` hashes a verified mirror as its placeholder.
 """
 
-# No `from __future__ import annotations`: MirrorUse is on the start-up path of `mlcc gen`,
-# and string annotations compile a ForwardRef per NamedTuple field at import.
-
 from functools import lru_cache
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from mlcc.kb.pip_locks import PipInstall
+from mlcc.records import NamedTuple
 from mlcc.render.fetches import Record
 from mlcc.render.mirror import MIRROR_NAME, PIP_SETTINGS, Route, through_mirrors
 from mlcc.stackfile.document import CondaRecord, DownloadRecord, GitRecord, PipRecord

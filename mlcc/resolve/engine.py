@@ -24,7 +24,7 @@ nothing fits.
 
 import os
 from functools import lru_cache
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from mlcc.errors import ConflictError, RecipeError
 from mlcc.kb import pip_locks
@@ -41,6 +41,7 @@ from mlcc.kb.model import (
     PythonTooling,
 )
 from mlcc.kb.pip_locks import PipLocks
+from mlcc.records import NamedTuple
 from mlcc.resolve import gpu as gpu_rule
 from mlcc.resolve.explain import explain_conflict
 from mlcc.resolve.reasons import explain_choices

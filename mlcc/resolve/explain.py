@@ -9,21 +9,10 @@ nearest first; everything is computed from the knowledge base, offline.
 from collections import Counter
 from functools import lru_cache
 from itertools import islice
-from typing import (
-    TYPE_CHECKING,
-    Any,
-    Callable,
-    Dict,
-    Iterable,
-    Iterator,
-    List,
-    NamedTuple,
-    Optional,
-    Sequence,
-    Tuple,
-)
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from mlcc.errors import ConflictError
+from mlcc.records import NamedTuple
 from mlcc.resolve.causes import find_causes
 from mlcc.resolve.request import Request
 from mlcc.resolve.stack import Stack

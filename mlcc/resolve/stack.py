@@ -1,6 +1,6 @@
 """The resolver's product: one immutable, fully pinned software stack."""
 
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from mlcc.kb.model import (
     Arch,
@@ -16,6 +16,7 @@ from mlcc.kb.model import (
     Toolset,
 )
 from mlcc.kb.pip_locks import PipLocks
+from mlcc.records import NamedTuple
 from mlcc.resolve.request import Request
 from mlcc.versions import parse_version
 

@@ -2,7 +2,9 @@
 a candidate (shared by the search, the explanation of a conflict, which ranks rejections
 by how deep they came, and the causes it leads with)."""
 
-from typing import NamedTuple, Sequence, Tuple
+from typing import Sequence, Tuple
+
+from mlcc.records import NamedTuple
 
 SEARCH_STAGES = ("benchmark", "framework", "cuda", "base", "python", "cudnn", "nccl", "gcc")
 STAGE_RANK = {stage: rank for rank, stage in enumerate(SEARCH_STAGES)}

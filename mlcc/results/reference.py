@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, NamedTuple, Optional
+from typing import Any, Dict, Optional
+
+from mlcc.records import NamedTuple
 
 
 class PublishedResult(NamedTuple):

@@ -19,8 +19,9 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from mlcc.records import NamedTuple
 from mlcc.results.parse import LogFile, Run
 
 SUCCESS = "success"

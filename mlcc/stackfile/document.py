@@ -24,9 +24,10 @@ import json
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, NamedTuple, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, Optional, Tuple
 
 from mlcc.errors import DriftError, MlccError
+from mlcc.records import NamedTuple
 
 SCHEMA_FILE = Path(__file__).with_name("stack.schema.json")
 # The format mlcc writes, and the ones its readers accept (old images carry format 1).

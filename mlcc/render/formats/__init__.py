@@ -8,8 +8,9 @@ the header says, the files a script inlines) and returns the file's text; escapi
 the target lives in :mod:`mlcc.render.escaping`.
 """
 
-from typing import Callable, List, Mapping, NamedTuple
+from typing import Callable, List, Mapping
 
+from mlcc.records import NamedTuple
 from mlcc.render.escaping import double_quoted
 from mlcc.render.plan import Plan, Step
 

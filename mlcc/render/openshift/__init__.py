@@ -10,9 +10,10 @@ variant (``oc apply -f <variant>/``); ``run/`` holds the Pod, Job and MPIJob tha
 dicts built in a fixed key order and written by :mod:`.yamlout`: byte-identical output.
 """
 
-from typing import Any, Dict, List, NamedTuple, Sequence, Tuple
+from typing import Any, Dict, List, Sequence, Tuple
 
 from mlcc.errors import UsageError
+from mlcc.records import NamedTuple
 from mlcc.render import Rendered
 from mlcc.render.openshift.build import dedupe, variant_build_objects
 from mlcc.render.openshift.options import (

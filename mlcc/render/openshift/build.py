@@ -8,10 +8,11 @@ ever referenced by name.
 """
 
 import re
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import mlcc
 from mlcc.errors import UsageError
+from mlcc.records import NamedTuple
 from mlcc.render import Rendered, gen_command, render_dockerfile
 from mlcc.render.digest import stamp
 from mlcc.render.mirror import routes

@@ -11,10 +11,11 @@ count scaled (maskrcnn's global batch and learning rate).
 
 import math
 import shlex
-from typing import List, NamedTuple, Optional, Tuple
+from typing import List, Optional, Tuple
 
 from mlcc.errors import UsageError
 from mlcc.kb.model import Launch, LaunchConfig
+from mlcc.records import NamedTuple
 
 MASTER_PORT = 29500  # bind_launch's default --master_port
 

@@ -35,6 +35,8 @@ from __future__ import annotations
 import re
 from typing import Any, List
 
+from mlcc.lazy_pattern import LazyPattern
+
 _INDENT = "  "
 # Plain scalars: a conservative alphabet; the resolver below rules out what YAML 1.1
 # would read as a number, boolean, null or timestamp.
@@ -45,7 +47,7 @@ _PLAIN = re.compile(r"^[A-Za-z0-9_./$^][A-Za-z0-9_./:$(){}=+,@%~*^ -]*\Z")
 # gets the same string back. Written as the small set of characters *not* allowed:
 # the class of the allowed ones, with its ranges up to U+10FFFF, took 10 ms to compile.
 _NOT_PRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
-_NOT_PRINTABLE_CHAR = re.compile(
+_NOT_PRINTABLE_CHAR = LazyPattern(
     r"[\t\n\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]"
 )
 # What YAML 1.1 (and Go's yaml.v2, which kubectl uses) read as booleans or null, beyond
@@ -57,7 +59,7 @@ _NUMBERISH = re.compile(r"^[-+]?(\.?[0-9]|0[xXoObB])[0-9A-Za-z_.:+-]*\Z")
 # float, timestamp, merge, value and the documentation-only "yaml" type; the forms
 # Python's parsers reject, such as "0b_", "0x_", "1:20.5" or "2001-12-14 21:59:43.10 -5",
 # are caught here.
-_YAML11_TYPED = re.compile(
+_YAML11_TYPED = LazyPattern(
     r"""[-+]?0b[0-1_]+ | [-+]?0[0-7_]+ | [-+]?(?:0|[1-9][0-9_]*) | [-+]?0x[0-9a-fA-F_]+
     | [-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+
     | [-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+][0-9]+)? | \.[0-9][0-9_]*(?:[eE][-+][0-9]+)?
@@ -68,6 +70,10 @@ _YAML11_TYPED = re.compile(
     | << | = | [!&*]""",
     re.VERBOSE,
 )
+
+# Every form _YAML11_TYPED and _NUMBERISH know starts with one of these: a string that
+# starts otherwise (most keys and values start with a letter) can only be a boolean or null.
+_TYPED_STARTS = frozenset("-+.0123456789<=!&*")
 
 
 def dumps(document: Any) -> str:
@@ -194,9 +200,11 @@ def _double_quoted(text: str) -> str:
 
 def reads_as_string(text: str) -> bool:
     """Would every common YAML reader (1.1, 1.2, Go) read plain ``text`` back as this string?"""
-    if text.lower() in _NOT_STRINGS_11 or _looks_numeric(text):
+    if text.lower() in _NOT_STRINGS_11:
         return False
-    return not _YAML11_TYPED.fullmatch(text)
+    if text[:1] not in _TYPED_STARTS:
+        return True
+    return not (_looks_numeric(text) or _YAML11_TYPED.fullmatch(text))
 
 
 def _looks_numeric(text: str) -> bool:
