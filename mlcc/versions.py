@@ -3,25 +3,24 @@
 A pin is either a *release prefix* (``10.1`` matches 10.1.105, 10.1.168 and 10.1.243, but
 not 10.10.0), an *exact* version (``1.1.0a0+828a6a3``), or a PEP 440 *specifier set*
 (``>=10.1,<11``). Anything else is rejected before it can reach a Dockerfile or a shell:
-pins are parsed by :mod:`packaging`, whose grammar has no room for ``;``, quotes, ``$``
-or whitespace tricks.
+pins are parsed as PEP 440 versions (:mod:`mlcc.pep440`, held to :mod:`packaging` by
+tests), whose grammar has no room for ``;``, quotes, ``$`` or whitespace tricks.
 """
 
 import re
 from functools import lru_cache
 from typing import Callable, Dict, Literal, Optional, Tuple
 
-from packaging.version import Version
-
 from mlcc.errors import UsageError
 from mlcc.lazy_pattern import LazyPattern
+from mlcc.pep440 import Version
 from mlcc.records import NamedTuple
 
 PinKind = Literal["prefix", "exact", "specifier"]
 
 _MAX_PIN_LENGTH = 100
 _PREFIX = re.compile(r"^[0-9]+(?:\.[0-9]+)*(?:\.\*)?\Z")
-# Characters a PEP 440 specifier set may use; checked before packaging sees the text so
+# Characters a PEP 440 specifier set may use; checked before the parser sees the text so
 # the error can say exactly what is wrong.
 _SPECIFIER_CHARS = LazyPattern(r"^[0-9A-Za-z.*+!<>=~, ]+\Z")
 _OPERATOR = LazyPattern(r"[<>=!~]")
@@ -36,7 +35,7 @@ def parse_version(text: str) -> Version:
 def is_valid_version(text: str) -> bool:
     try:
         Version(text)
-    except ValueError:  # InvalidVersion, or a number past Python's int-string limit
+    except ValueError:  # not PEP 440, or a number past Python's int-string limit
         return False
     return True
 
@@ -62,13 +61,13 @@ _CLAUSE = re.compile(r"^(===|~=|==|!=|<=|>=|<|>)\s*([0-9A-Za-z.*+!_-]+)\Z")
 
 def _equal(candidate: Version, text: str) -> bool:
     if text.endswith(".*"):
-        prefix = Version(text[:-2]).release
+        prefix = parse_version(text[:-2]).release
         release = candidate.release + (0,) * max(0, len(prefix) - len(candidate.release))
-        return release[: len(prefix)] == prefix and candidate.epoch == Version(text[:-2]).epoch
-    wanted = Version(text)
+        return release[: len(prefix)] == prefix and candidate.epoch == parse_version(text[:-2]).epoch
+    wanted = parse_version(text)
     if wanted.local is not None:
         return candidate == wanted
-    return Version(candidate.public) == wanted
+    return parse_version(candidate.public) == wanted
 
 
 def _trimmed(version: Version) -> Tuple[int, Tuple[int, ...]]:
@@ -79,7 +78,7 @@ def _trimmed(version: Version) -> Tuple[int, Tuple[int, ...]]:
 
 
 def _less(candidate: Version, text: str) -> bool:
-    bound = Version(text)
+    bound = parse_version(text)
     if not candidate < bound:
         return False
     # "<1.2" must not admit 1.2's own pre-releases (PEP 440)
@@ -88,7 +87,7 @@ def _less(candidate: Version, text: str) -> bool:
 
 
 def _greater(candidate: Version, text: str) -> bool:
-    bound = Version(text)
+    bound = parse_version(text)
     if not candidate > bound:
         return False
     if _trimmed(candidate) != _trimmed(bound):
@@ -96,26 +95,26 @@ def _greater(candidate: Version, text: str) -> bool:
     # ">V" must not admit V's own post-releases (unless V is one) nor V's local versions
     if not bound.is_postrelease and candidate.is_postrelease and _without_post(candidate) == bound:
         return False
-    return candidate.local is None or Version(candidate.public) != bound
+    return candidate.local is None or parse_version(candidate.public) != bound
 
 
 def _without_post(version: Version) -> Version:
     text = version.public
     index = text.find(".post")
-    return Version(text[:index] if index >= 0 else text)
+    return parse_version(text[:index] if index >= 0 else text)
 
 
 def _compatible(candidate: Version, text: str) -> bool:
-    release = Version(text).release
+    release = parse_version(text).release
     prefix = ".".join(str(p) for p in release[:-1]) + ".*"
-    return Version(candidate.public) >= Version(text) and _equal(candidate, prefix)
+    return parse_version(candidate.public) >= parse_version(text) and _equal(candidate, prefix)
 
 
 _OPERATORS: Dict[str, Callable[[Version, str], bool]] = {
     "==": _equal,
     "!=": lambda c, t: not _equal(c, t),
-    "<=": lambda c, t: Version(c.public) <= Version(t),
-    ">=": lambda c, t: Version(c.public) >= Version(t),
+    "<=": lambda c, t: parse_version(c.public) <= parse_version(t),
+    ">=": lambda c, t: parse_version(c.public) >= parse_version(t),
     "<": _less,
     ">": _greater,
     "~=": _compatible,
@@ -149,7 +148,7 @@ def parse_spec(text: str) -> Spec:
         if op != "===":
             try:
                 release = Version(value[:-2] if value.endswith(".*") else value).release
-            except ValueError:  # InvalidVersion, or a number past Python's int-string limit
+            except ValueError:  # not PEP 440, or a number past Python's int-string limit
                 raise ValueError(f"{text!r} is not a version specifier") from None
             if value.endswith(".*") and op not in ("==", "!="):
                 raise ValueError(f"{text!r}: '.*' only goes with == and !=")
