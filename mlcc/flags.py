@@ -17,6 +17,8 @@ constructors as it checks a dataclass's.
 Nothing here imports click: the Python API uses these types without the CLI.
 """
 
+from __future__ import annotations
+
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, Type, TypeVar
 
 from mlcc.records import NamedTuple
@@ -50,7 +52,7 @@ class Flag(NamedTuple):
     short: Optional[str] = None  # "-v" beside "--verbose"
     # Help that names facts of the recipes (a public host): written from the knowledge base
     # when --help is shown, never at start; ``help`` stands when the recipes cannot load.
-    describe: Optional[Callable[["KnowledgeBase"], str]] = None
+    describe: Optional[Callable[[KnowledgeBase], str]] = None
 
 
 class Field(NamedTuple):

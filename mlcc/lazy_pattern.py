@@ -7,6 +7,8 @@ as before, ``_QUANTITY = LazyPattern(r"...")``, and calls it as a compiled one; 
 compile happens at the first call. Patterns every run uses stay ``re.compile``.
 """
 
+from __future__ import annotations
+
 import re
 import sys
 from typing import Callable, Iterator, List, Optional, Union
@@ -23,7 +25,7 @@ class LazyPattern:
         self._compiled: Optional[re.Pattern[str]] = None
 
     @property
-    def compiled(self) -> "re.Pattern[str]":
+    def compiled(self) -> re.Pattern[str]:
         if self._compiled is None:
             self._compiled = re.compile(self._pattern, self._flags)
         return self._compiled
@@ -32,22 +34,22 @@ class LazyPattern:
     def pattern(self) -> str:
         return self._pattern
 
-    def match(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> Optional["re.Match[str]"]:
+    def match(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> Optional[re.Match[str]]:
         return self.compiled.match(string, pos, endpos)
 
-    def fullmatch(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> Optional["re.Match[str]"]:
+    def fullmatch(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> Optional[re.Match[str]]:
         return self.compiled.fullmatch(string, pos, endpos)
 
-    def search(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> Optional["re.Match[str]"]:
+    def search(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> Optional[re.Match[str]]:
         return self.compiled.search(string, pos, endpos)
 
     def findall(self, string: str) -> List[str]:
         return self.compiled.findall(string)
 
-    def finditer(self, string: str) -> Iterator["re.Match[str]"]:
+    def finditer(self, string: str) -> Iterator[re.Match[str]]:
         return self.compiled.finditer(string)
 
-    def sub(self, repl: Union[str, Callable[["re.Match[str]"], str]], string: str, count: int = 0) -> str:
+    def sub(self, repl: Union[str, Callable[[re.Match[str]], str]], string: str, count: int = 0) -> str:
         return self.compiled.sub(repl, string, count)
 
     def __repr__(self) -> str:

@@ -5,6 +5,8 @@ file is written to a temporary name in its own directory and renamed into place,
 nothing is written at all until every variant has rendered.
 """
 
+from __future__ import annotations
+
 import contextlib
 import os
 import stat

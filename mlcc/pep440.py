@@ -11,6 +11,8 @@ from pins (checked against an ASCII alphabet first).
 not. The knowledge base's checks (the cold path) keep using packaging itself.
 """
 
+from __future__ import annotations
+
 from typing import Optional, Tuple, Union
 
 _SEPARATORS = "-_."
@@ -90,16 +92,16 @@ class Version:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Version) and self._key == other._key
 
-    def __lt__(self, other: "Version") -> bool:
+    def __lt__(self, other: Version) -> bool:
         return self._key < other._key
 
-    def __le__(self, other: "Version") -> bool:
+    def __le__(self, other: Version) -> bool:
         return self._key <= other._key
 
-    def __gt__(self, other: "Version") -> bool:
+    def __gt__(self, other: Version) -> bool:
         return self._key > other._key
 
-    def __ge__(self, other: "Version") -> bool:
+    def __ge__(self, other: Version) -> bool:
         return self._key >= other._key
 
 

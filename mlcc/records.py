@@ -20,6 +20,8 @@ written (strings stay strings: nothing is evaluated). Type checkers see
 TypeError; mlcc has neither.
 """
 
+from __future__ import annotations
+
 from types import CodeType, FunctionType
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Tuple
 

@@ -10,6 +10,8 @@ Interpreters built without the built-in hashes (distributions that leave hashing
 validated OpenSSL) have no ``_sha2``/``_sha256``: they get :func:`hashlib.sha256`.
 """
 
+from __future__ import annotations
+
 from typing import TYPE_CHECKING
 
 __all__ = ["sha256"]

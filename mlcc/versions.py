@@ -7,6 +7,8 @@ pins are parsed as PEP 440 versions (:mod:`mlcc.pep440`, held to :mod:`packaging
 tests), whose grammar has no room for ``;``, quotes, ``$`` or whitespace tricks.
 """
 
+from __future__ import annotations
+
 import re
 from functools import lru_cache
 from typing import Callable, Dict, Literal, Optional, Tuple

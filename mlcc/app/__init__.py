@@ -13,3 +13,5 @@ The pins every command takes are one type, :class:`mlcc.resolve.pins.Pins` (the 
 matrix uses it too). This package imports none of its modules, so that a command pays only
 for the use case it runs; :mod:`mlcc.api` gathers them all in one namespace.
 """
+
+from __future__ import annotations

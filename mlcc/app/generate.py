@@ -7,6 +7,8 @@ context files) under ``dockerfiles/<benchmark>/<variant>/`` and OpenShift object
 that builds every variant of the benchmark present.
 """
 
+from __future__ import annotations
+
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 

@@ -9,6 +9,8 @@ returns None: click then runs the same gen and reports it, and files this run wr
 before the error are unchanged by then (writes are whole files, renamed into place).
 """
 
+from __future__ import annotations
+
 import sys
 from typing import Optional, Sequence
 

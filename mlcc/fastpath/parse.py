@@ -1,5 +1,7 @@
 """The fast paths' parser: a command's plain option forms, read from its options types."""
 
+from __future__ import annotations
+
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from mlcc.flags import Flag, flags_of, from_flags

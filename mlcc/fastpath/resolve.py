@@ -3,6 +3,8 @@
 The table output, a conflict and every error go to click.
 """
 
+from __future__ import annotations
+
 import sys
 from typing import Optional, Sequence
 

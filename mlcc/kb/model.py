@@ -9,6 +9,8 @@ verified, and ``origin`` (``recipes/cuda.yaml:182``) so that a conflict can poin
 exact line a rule comes from.
 """
 
+from __future__ import annotations
+
 from typing import Dict, Mapping, Optional, Sequence, Tuple, Union
 
 from mlcc.kb.pip_locks import LockFiles

@@ -37,6 +37,8 @@ pickled with it, so the resolve and render paths parse no JSON; the chained ids 
 :mod:`mlcc.kb.lock_ids` (hashlib is not on the resolve path).
 """
 
+from __future__ import annotations
+
 import json
 import os
 from typing import Any, Dict, List, Optional, Tuple, Union

@@ -9,6 +9,8 @@ Formats: ``dockerfile`` (Dockerfile), ``script`` (install.sh for bare-metal host
 inputs: no timestamps unless SOURCE_DATE_EPOCH asks for one, no unordered iteration.
 """
 
+from __future__ import annotations
+
 import shlex
 from pathlib import Path
 from typing import Dict, Optional, Tuple

@@ -11,6 +11,8 @@ A mirror only changes where bytes come from, never which: downloads keep their s
 wheels their ``#sha256=``, git checkouts their full-SHA check.
 """
 
+from __future__ import annotations
+
 from typing import Sequence, Tuple
 
 from mlcc.kb.model import HOST_MIRRORS, PublicHost

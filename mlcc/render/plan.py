@@ -11,6 +11,8 @@ stack sharing base + CUDA + cuDNN + NCCL + Python renders the same leading instr
 The compiler, framework and benchmark follow; the manifest and labels come last.
 """
 
+from __future__ import annotations
+
 import shlex
 from functools import cache
 from typing import Dict, List, Optional, Sequence, Tuple, TypeVar
@@ -113,7 +115,7 @@ class Plan(NamedTuple):
     def runtime_env(self) -> Tuple[Tuple[str, str], ...]:
         return tuple(item for step in self.steps for item in step.env)
 
-    def hashed(self) -> "Plan":
+    def hashed(self) -> Plan:
         """The plan as the content digest sees it: every verified mirror at its
         placeholder (:attr:`MirrorUse.placeholder`: the public host it replaces; pip's
         settings unset). ``self`` when each is there already (no mirror option asked for

@@ -23,6 +23,8 @@ recorded through it is unverified, so a fetch the planner does not record is nev
 for a checked one. :mod:`mlcc.render.digest` hashes a verified mirror as its placeholder.
 """
 
+from __future__ import annotations
+
 from functools import lru_cache
 from typing import Dict, List, Optional, Sequence, Tuple
 

@@ -22,6 +22,8 @@ uses them to filter, and :mod:`mlcc.resolve.explain` uses the same reasons to sa
 nothing fits.
 """
 
+from __future__ import annotations
+
 import os
 from functools import lru_cache
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -90,13 +92,13 @@ def _filter(
     return _Filtered(stage, tuple(accepted), tuple(rejected), tuple(r for _, r in rejected))
 
 
-def _unpinned(ruled: _Filtered, tracker: "Optional[Tracker]") -> Tuple[Any, ...]:
+def _unpinned(ruled: _Filtered, tracker: Optional[Tracker]) -> Tuple[Any, ...]:
     if tracker is not None:
         tracker.extend(ruled.rejections)
     return ruled.accepted
 
 
-def _record(tracker: "Optional[Tracker]", rejections: Tuple[Rejection, ...]) -> None:
+def _record(tracker: Optional[Tracker], rejections: Tuple[Rejection, ...]) -> None:
     if tracker is not None:
         tracker.extend(rejections)
 
@@ -968,7 +970,7 @@ def _with_source_for(bench: Benchmark, build: Optional[FrameworkBuild]) -> Bench
     return bench._replace(build=bench.build._replace(source=source))
 
 
-def nearness(version: str, reference: str) -> "Tuple[int, _Desc]":
+def nearness(version: str, reference: str) -> Tuple[int, _Desc]:
     """Sort key: versions of the reference's line first (newest of it first), then the
     nearest lines, the newer of two equally near. The line is major.minor, or the major
     when the reference names only that ("7")."""
@@ -994,7 +996,7 @@ class _Desc:
     def __init__(self, value: object) -> None:
         self.value = value
 
-    def __lt__(self, other: "_Desc") -> bool:
+    def __lt__(self, other: _Desc) -> bool:
         return self.value > other.value  # type: ignore[operator,no-any-return]
 
     def __eq__(self, other: object) -> bool:

@@ -4,6 +4,8 @@ Everything here is validated before the resolver runs: unknown names get a "did 
 mean", malformed versions are rejected, contradictory pins are usage errors (exit 2).
 """
 
+from __future__ import annotations
+
 import re
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -71,7 +73,7 @@ class Request(NamedTuple):
                 parts.append(f"--with {name}={value}")
         return " ".join(parts)
 
-    def without(self, dimension: str) -> "Request":
+    def without(self, dimension: str) -> Request:
         """The same request with one pin dropped (used to find alternatives)."""
         index = _FIELD_INDEX.get(dimension)
         if index is None:  # a framework pin
@@ -80,7 +82,7 @@ class Request(NamedTuple):
         values[index] = False if dimension in ("cpu", "newest") else None
         return tuple.__new__(Request, values)
 
-    def with_pin(self, dimension: str, value: object) -> "Request":
+    def with_pin(self, dimension: str, value: object) -> Request:
         """The same request with one of the version/base/arch pins set to ``value``."""
         values: List[object] = list(self)
         values[_FIELD_INDEX[dimension]] = value

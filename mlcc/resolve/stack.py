@@ -1,5 +1,7 @@
 """The resolver's product: one immutable, fully pinned software stack."""
 
+from __future__ import annotations
+
 from typing import Any, Dict, List, Optional, Tuple
 
 from mlcc.kb.model import (

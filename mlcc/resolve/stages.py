@@ -2,6 +2,8 @@
 a candidate (shared by the search, the explanation of a conflict, which ranks rejections
 by how deep they came, and the causes it leads with)."""
 
+from __future__ import annotations
+
 from typing import Sequence, Tuple
 
 from mlcc.records import NamedTuple

@@ -7,3 +7,5 @@ read an image's bytes with ``StackManifest.from_json``, which checks them agains
 ``stack.schema.json`` (beside this file) first. A package of its own because both sides
 import it: render must not import image, nor image render.
 """
+
+from __future__ import annotations

@@ -20,6 +20,8 @@ were built with, so every reader accepts both; ``fetches`` is ``None`` for forma
 guessed from the rest of an old document.
 """
 
+from __future__ import annotations
+
 import json
 import re
 from functools import lru_cache
@@ -50,7 +52,7 @@ class Generator(NamedTuple):
         return {"name": self.name, "version": self.version}
 
     @classmethod
-    def of(cls, data: Json) -> "Generator":
+    def of(cls, data: Json) -> Generator:
         return cls(data["name"], data["version"])
 
 
@@ -65,7 +67,7 @@ class SourceRecord(NamedTuple):
         return {"repository": self.repository, "commit": self.commit, "path": self.path}
 
     @classmethod
-    def of(cls, data: Json) -> "SourceRecord":
+    def of(cls, data: Json) -> SourceRecord:
         return cls(data["repository"], data["commit"], data["path"])
 
 
@@ -80,7 +82,7 @@ class BenchmarkRecord(NamedTuple):
         return {"name": self.name, "title": self.title, "suite": self.suite, "source": source}
 
     @classmethod
-    def of(cls, data: Json) -> "BenchmarkRecord":
+    def of(cls, data: Json) -> BenchmarkRecord:
         source = SourceRecord.of(data["source"]) if data["source"] is not None else None
         return cls(data["name"], data["title"], data["suite"], source)
 
@@ -98,7 +100,7 @@ class BaseRecord(NamedTuple):
         return found
 
     @classmethod
-    def of(cls, data: Json) -> "BaseRecord":
+    def of(cls, data: Json) -> BaseRecord:
         return cls(data["name"], data["image"], data["default_image"], data.get("digest"))
 
 
@@ -111,7 +113,7 @@ class CudaRecord(NamedTuple):
         return {"version": self.version, "packages": list(self.packages), "min_driver": self.min_driver}
 
     @classmethod
-    def of(cls, data: Json) -> "CudaRecord":
+    def of(cls, data: Json) -> CudaRecord:
         return cls(data["version"], tuple(data["packages"]), data["min_driver"])
 
 
@@ -134,7 +136,7 @@ class LibraryRecord(NamedTuple):
         }
 
     @classmethod
-    def of(cls, data: Json) -> "LibraryRecord":
+    def of(cls, data: Json) -> LibraryRecord:
         return cls(data["version"], data["method"], tuple(data["packages"]), data["url"], data["for_cuda"])
 
 
@@ -147,7 +149,7 @@ class PythonRecord(NamedTuple):
         return {"version": self.version, "packages": list(self.packages), "executable": self.executable}
 
     @classmethod
-    def of(cls, data: Json) -> "PythonRecord":
+    def of(cls, data: Json) -> PythonRecord:
         return cls(data["version"], tuple(data["packages"]), data["executable"])
 
 
@@ -159,7 +161,7 @@ class GccRecord(NamedTuple):
         return {"version": self.version, "toolset": self.toolset}
 
     @classmethod
-    def of(cls, data: Json) -> "GccRecord":
+    def of(cls, data: Json) -> GccRecord:
         return cls(data["version"], data["toolset"])
 
 
@@ -188,7 +190,7 @@ class FrameworkRecord(NamedTuple):
         return found
 
     @classmethod
-    def of(cls, data: Json) -> "FrameworkRecord":
+    def of(cls, data: Json) -> FrameworkRecord:
         return cls(
             data["name"],
             data["module"],
@@ -226,7 +228,7 @@ class Components(NamedTuple):
         }
 
     @classmethod
-    def of(cls, data: Json) -> "Components":
+    def of(cls, data: Json) -> Components:
         def record(kind: Callable[[Json], Any], key: str) -> Any:
             return kind(data[key]) if data[key] is not None else None
 
@@ -263,7 +265,7 @@ class ChoiceRecord(NamedTuple):
         }
 
     @classmethod
-    def of(cls, data: Json) -> "ChoiceRecord":
+    def of(cls, data: Json) -> ChoiceRecord:
         return cls(
             data["component"],
             data["version"],
@@ -297,7 +299,7 @@ class DownloadRecord(NamedTuple):
         }
 
     @classmethod
-    def of(cls, data: Json) -> "DownloadRecord":
+    def of(cls, data: Json) -> DownloadRecord:
         return cls(
             data["name"], data["url"], data["sha256"], data["sha256_unavailable"], data["checksum_url"]
         )
@@ -320,7 +322,7 @@ class GitRecord(NamedTuple):
         }
 
     @classmethod
-    def of(cls, data: Json) -> "GitRecord":
+    def of(cls, data: Json) -> GitRecord:
         return cls(data["name"], data["repository"], data["commit"], data["commit_unresolved"])
 
 
@@ -336,7 +338,7 @@ class PipPackageRecord(NamedTuple):
         return {"name": self.name, "version": self.version, "file": self.file, "sha256": self.sha256}
 
     @classmethod
-    def of(cls, data: Json) -> "PipPackageRecord":
+    def of(cls, data: Json) -> PipPackageRecord:
         return cls(data["name"], data["version"], data["file"], data["sha256"])
 
 
@@ -361,7 +363,7 @@ class PipRecord(NamedTuple):
         }
 
     @classmethod
-    def of(cls, data: Json) -> "PipRecord":
+    def of(cls, data: Json) -> PipRecord:
         return cls(
             data["lock"],
             data["lock_file"],
@@ -389,7 +391,7 @@ class CondaRecord(NamedTuple):
         }
 
     @classmethod
-    def of(cls, data: Json) -> "CondaRecord":
+    def of(cls, data: Json) -> CondaRecord:
         return cls(
             tuple(data["channels"]),
             tuple(data["packages"]),
@@ -417,7 +419,7 @@ class Fetches(NamedTuple):
         }
 
     @classmethod
-    def of(cls, data: Json) -> "Fetches":
+    def of(cls, data: Json) -> Fetches:
         return cls(
             tuple(DownloadRecord.of(d) for d in data["downloads"]),
             tuple(GitRecord.of(g) for g in data["git"]),
@@ -467,7 +469,7 @@ class StackManifest(NamedTuple):
     @classmethod
     def from_json(
         cls, data: Any, what: str = "stack.json", error: Callable[[str], MlccError] = DriftError
-    ) -> "StackManifest":
+    ) -> StackManifest:
         """A document from outside (an image, a file), checked against the schema first."""
         problem = problem_of(data)
         if problem is not None:
@@ -475,7 +477,7 @@ class StackManifest(NamedTuple):
         return cls.of(data)
 
     @classmethod
-    def of(cls, data: Json) -> "StackManifest":
+    def of(cls, data: Json) -> StackManifest:
         """A document already checked (:func:`problem_of`), or one mlcc itself wrote."""
         return cls(
             data["format"],
@@ -494,7 +496,7 @@ class StackManifest(NamedTuple):
             Fetches.of(data["fetches"]) if "fetches" in data else None,
         )
 
-    def with_base_digest(self, digest: str) -> "StackManifest":
+    def with_base_digest(self, digest: str) -> StackManifest:
         """The document as the build stamps it: naming the base manifest it pulled."""
         return self._replace(base=self.base._replace(digest=digest))
 

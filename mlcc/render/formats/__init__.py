@@ -8,6 +8,8 @@ the header says, the files a script inlines) and returns the file's text; escapi
 the target lives in :mod:`mlcc.render.escaping`.
 """
 
+from __future__ import annotations
+
 from typing import Callable, List, Mapping
 
 from mlcc.records import NamedTuple

@@ -10,6 +10,8 @@ variant (``oc apply -f <variant>/``); ``run/`` holds the Pod, Job and MPIJob tha
 dicts built in a fixed key order and written by :mod:`.yamlout`: byte-identical output.
 """
 
+from __future__ import annotations
+
 from typing import Any, Dict, List, Sequence, Tuple
 
 from mlcc.errors import UsageError

@@ -7,6 +7,8 @@ the build context is the variant folder, carried by ConfigMaps beside an inline 
 ever referenced by name.
 """
 
+from __future__ import annotations
+
 import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 

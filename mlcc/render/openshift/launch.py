@@ -9,6 +9,8 @@ configuration nearest the size asked, with the settings the recipe marks as line
 count scaled (maskrcnn's global batch and learning rate).
 """
 
+from __future__ import annotations
+
 import math
 import shlex
 from typing import List, Optional, Tuple
