@@ -5,10 +5,11 @@ the compile of its verbose, case-insensitive pattern. This parser reads the same
 with string methods (https://peps.python.org/pep-0440/, "Appendix B: Parsing version
 strings with regular expressions", and its normalisation rules), gives the same canonical
 text and the same order, and raises ValueError where packaging raises InvalidVersion.
-It reads ASCII only: versions reach it from the knowledge base (checked by packaging) and
-from pins (checked against an ASCII alphabet first).
+It reads ASCII only: versions reach it from the knowledge base (whose schemas allow ASCII
+versions only) and from pins (checked against an ASCII alphabet first).
 ``tests/unit/test_pep440.py`` holds it to packaging with generated versions, valid and
-not. The knowledge base's checks (the cold path) keep using packaging itself.
+not. Requirements, specifier sets and wheel names in the knowledge base's checks (the
+cold path) are still read by packaging itself.
 """
 
 from __future__ import annotations

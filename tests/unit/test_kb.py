@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from packaging.version import Version
 
 from mlcc.kb import load
 from mlcc.kb.build import iter_sources
-from mlcc.versions import parse_version
 
 from ..conftest import RECIPES
 
@@ -57,7 +57,7 @@ def test_covers_what_the_issue_lists(kb) -> None:  # type: ignore[no-untyped-def
 
 
 def test_releases_are_unique_and_sorted_newest_first(kb) -> None:  # type: ignore[no-untyped-def]
-    versions = [parse_version(r.version) for r in kb.cuda]
+    versions = [Version(r.version) for r in kb.cuda]
     assert versions == sorted(versions, reverse=True)
     assert len(set(versions)) == len(versions)
 
@@ -116,7 +116,7 @@ def test_every_cuda_release_and_driver_minimum_matches_the_driver_table(kb, cuda
 
 def test_ppc64le_ends_with_cuda_12_4(kb) -> None:  # type: ignore[no-untyped-def]
     with_ppc = [r for r in kb.cuda if any("ppc64le" in arches for _, arches in r.repos)]
-    assert max(parse_version(r.version) for r in with_ppc) == parse_version("12.4.1")
+    assert max(Version(r.version) for r in with_ppc) == Version("12.4.1")
     for release in kb.cuda:
         assert "ppc64le" not in release.arches_on("rhel9"), "UBI 9 has no ppc64le CUDA"
     assert "ppc64le" not in kb.cuda_release("10.2.89").arches_on("rhel8"), "no rhel8 ppc64le 10.2"
@@ -124,7 +124,7 @@ def test_ppc64le_ends_with_cuda_12_4(kb) -> None:  # type: ignore[no-untyped-def
 
 def test_rhel7_family_images_end_at_12_4_0(kb) -> None:  # type: ignore[no-untyped-def]
     on_rhel7 = [r.version for r in kb.cuda if r.arches_on("rhel7")]
-    assert max(on_rhel7, key=parse_version) == "12.4.0"
+    assert max(on_rhel7, key=Version) == "12.4.0"
 
 
 def test_host_gcc_bounds_match_the_compiler_facts(kb, cuda_facts) -> None:  # type: ignore[no-untyped-def]
@@ -136,8 +136,8 @@ def test_host_gcc_bounds_match_the_compiler_facts(kb, cuda_facts) -> None:  # ty
             spec = release.host_gcc_spec("x86_64")
             assert spec is not None
             top = row["max_gcc_major_x86_64"]
-            assert parse_version(f"{top}.0") in _spec(spec) or "max_gcc_exact" in row
-            assert parse_version(f"{top + 1}.0") not in _spec(spec)
+            assert Version(f"{top}.0") in _spec(spec) or "max_gcc_exact" in row
+            assert Version(f"{top + 1}.0") not in _spec(spec)
 
 
 def _spec(text: str):  # type: ignore[no-untyped-def]
@@ -155,10 +155,10 @@ def test_tensorflow_builds_follow_the_tested_configurations(kb, fw_facts) -> Non
         line = cuda if "." in cuda else f"{cuda}.0"
         build = builds[(version, f"cuda{line}")]
         assert build.cuda == (line,)
-        assert parse_version(cudnn + ".0" if "." not in cudnn else cudnn) in _spec(build.cudnn)
-        assert parse_version(f"{int(cudnn.split('.')[0]) + 1}.0") not in _spec(build.cudnn)
+        assert Version(cudnn + ".0" if "." not in cudnn else cudnn) in _spec(build.cudnn)
+        assert Version(f"{int(cudnn.split('.')[0]) + 1}.0") not in _spec(build.cudnn)
         low = python.split(",")[-1].strip().split("-")[0]
-        assert low in build.python or parse_version(build.python[0]) > parse_version(low)
+        assert low in build.python or Version(build.python[0]) > Version(low)
 
 
 def test_pytorch_wheels_follow_the_wheel_matrix(kb, fw_facts) -> None:  # type: ignore[no-untyped-def]
@@ -179,4 +179,4 @@ def test_the_ngc_19_05_build_matches_the_mlperf_stack(kb) -> None:  # type: igno
     assert "10.1" in ngc.cuda, "NGC 19.05 ran CUDA 10.1.163"
     assert "10.2" in ngc.cuda, "the Red Hat port rebuilt it with CUDA 10.2"
     assert ngc.python == ("3.6",)
-    assert parse_version("7.6.0") in _spec(ngc.cudnn) and parse_version("7.6.5") in _spec(ngc.cudnn)
+    assert Version("7.6.0") in _spec(ngc.cudnn) and Version("7.6.5") in _spec(ngc.cudnn)

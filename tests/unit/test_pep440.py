@@ -108,5 +108,5 @@ def test_the_same_versions_order_the_same_way(first: str, second: str) -> None:
 
 def test_text_beyond_ascii_is_refused() -> None:
     """Pins are checked against an ASCII alphabet before they get here; the knowledge
-    base's versions are checked by packaging. A lookalike digit is not a version here."""
+    base's versions by its schemas' patterns. A lookalike digit is not a version here."""
     assert _ours("1.\u0661") is None and _ours("\u212a") is None
