@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import zlib
 
 # pickle's C half: pickle.py itself defines the pure-Python (un)pickler classes, ~1 ms of
 # every start for code the cache never runs
@@ -26,6 +25,7 @@ from mlcc.errors import RecipeError, UsageError
 from mlcc.kb.layout import FOLDERS, OTHER_FILES, SCHEMA_DIR, SINGLE_FILES
 from mlcc.kb.model import KnowledgeBase
 from mlcc.kb.pip_locks import LOCK_DIR, lock_file_names
+from mlcc.sha256 import sha256
 
 PICKLE_PROTOCOL = 5  # pickle.HIGHEST_PROTOCOL since Python 3.8
 
@@ -145,7 +145,7 @@ def _stat_key(root: str, files: Sequence[RecipeFile]) -> str:
         # same-size rewrite within the clock's tick) still changes them; no user can set ctime
         parts.append(f"{path}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_ino}")
     text = "\n".join(parts).encode()
-    return f"{zlib.crc32(text):08x}{zlib.adler32(text):08x}"
+    return sha256(text).hexdigest()[:16]  # mlcc.sha256: loaded by gen anyway, where zlib was not
 
 
 # ----------------------------------------------------------------------------- cache
