@@ -15,12 +15,18 @@ a round cancels. Targets (issue 9): both ratios <= 1.0.
 
 Both run with their per-user caches as a second run finds them (mlcc: the validated
 knowledge base, built once before timing).
+
+``--instructions`` adds each command's instruction count under valgrind's callgrind: the
+same count whatever else the machine is doing, so it compares trees and levers where wall
+times drift (it counts work, not waiting: reading files, page faults and the dynamic
+loader's disk time are not in it).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -28,7 +34,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 REPO = Path(__file__).resolve().parents[1]
 RECIPE = REPO / "perf" / "hpccm_small_recipe.py"
@@ -61,11 +67,29 @@ def alternate(
     return statistics.median(ours), statistics.median(theirs), statistics.median(ratios)
 
 
+def instructions(argv: List[str], env: Dict[str, str], cwd: str) -> Optional[int]:
+    """Instructions ``argv`` executes under callgrind, or None without valgrind."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        return None
+    run = subprocess.run(
+        [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        check=True,
+    )
+    found = re.search(r"Collected : ([0-9]+)", run.stderr)
+    return int(found.group(1)) if found else None
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--hpccm", required=True, help="path of an hpccm executable (pip install hpccm)")
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--check", action="store_true", help="exit 1 when a ratio is above 1.0")
+    parser.add_argument("--instructions", action="store_true", help="also count instructions (valgrind)")
     args = parser.parse_args()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "mlcc")], check=True, env=env)
@@ -92,6 +116,16 @@ def main() -> int:
             ours, theirs, ratio = alternate(argv, hpccm, args.runs, env, scratch)
             missed = missed or ratio > 1.0
             print(f"{name:42s} median {ours:6.1f} ms | hpccm {theirs:6.1f} ms | median ratio {ratio:.2f}x")
+        if args.instructions:
+            counted = {
+                name: instructions(argv, env, scratch) for name, argv in [*commands.items(), ("hpccm", hpccm)]
+            }
+            if None in counted.values():
+                print("instructions: valgrind not found")
+            else:
+                base = counted["hpccm"] or 1
+                for name, count in counted.items():
+                    print(f"{name:42s} {count / 1e6:7.1f} M instructions  {count / base:.2f}x hpccm")
     return 1 if (args.check and missed) else 0
 
 
