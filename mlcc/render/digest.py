@@ -50,15 +50,15 @@ def digest(
 ) -> str:
     """``placeholders``: (build argument, placeholder) of each verified mirror, hashed
     instead of the value the build arg has (None: as if unset)."""
-    hasher = sha256(DIGEST_VERSION)
+    chunks = [DIGEST_VERSION]
     for name, content in sorted(files):
         data = content.encode("utf-8")
-        hasher.update(f"file {name} {len(data)}\n".encode())
-        hasher.update(data)
+        chunks += (f"file {name} {len(data)}\n".encode(), data)
     for name, value in sorted(hashed_args(build_args, placeholders)):
-        hasher.update(f"arg {name}={value}\n".encode())
-    hasher.update(f"platform {platform}\n".encode())
-    return "sha256:" + hasher.hexdigest()
+        chunks.append(f"arg {name}={value}\n".encode())
+    chunks.append(f"platform {platform}\n".encode())
+    # hashed in one call: mlcc.sha256 picks its implementation by the bytes it is given
+    return "sha256:" + sha256(b"".join(chunks)).hexdigest()
 
 
 def hashed_args(

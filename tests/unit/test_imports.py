@@ -37,6 +37,8 @@ LATE_IMPORTS = {
     # PyYAML is imported on the first YAML read (a knowledge-base cache miss, the matrix of
     # `gen --all`, lint): the warm `gen` and `resolve` read none and write YAML themselves.
     "mlcc.kb.yamlsrc:yaml",
+    # OpenSSL's SHA-256 once a process has hashed more than the built-in one is worth
+    "mlcc.sha256:hashlib",
     # difflib suggests a name only after a typo; `mlcc resolve` would import it on every run
     "mlcc.resolve.request:difflib",
 }

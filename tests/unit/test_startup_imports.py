@@ -92,7 +92,7 @@ def test_a_warm_gen_leaves_heavy_modules_alone(tmp_path: Path) -> None:
     assert imported & GEN_HEAVY.keys() == set()
 
 
-@pytest.mark.parametrize("size", [0, 1, 55, 56, 64, 1000, 100_000])
+@pytest.mark.parametrize("size", [0, 1, 55, 56, 64, 1000, 100_000, 3_000_000])
 def test_the_start_up_sha256_is_sha256(size: int) -> None:
     import hashlib
 
@@ -101,3 +101,22 @@ def test_the_start_up_sha256_is_sha256(size: int) -> None:
     data = bytes(range(256)) * (size // 256) + bytes(range(size % 256))
     assert sha256(data).hexdigest() == hashlib.sha256(data).hexdigest()
     assert sha256(b"a").hexdigest() != sha256(b"b").hexdigest()
+
+
+def test_a_process_that_hashes_much_switches_to_openssl() -> None:
+    """The built-in SHA-256 until BUILTIN_BYTES are hashed (one gen hashes ~50 KB), then
+    OpenSSL's; the digests are the same either side of the switch."""
+    code = (
+        "import sys, json\n"
+        "from mlcc import sha256 as s\n"
+        "first = s.sha256(b'abc').hexdigest()\n"
+        "before = 'hashlib' in sys.modules\n"
+        "s.sha256(bytes(s.BUILTIN_BYTES))\n"
+        "last = s.sha256(b'abc').hexdigest()\n"
+        "print(json.dumps([first, last, before, 'hashlib' in sys.modules, type(s.sha256(b'')).__module__]))"
+    )
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    first, last, before, after, kind = json.loads(found.stdout)
+    assert first == last == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    assert (before, after) == (False, True)
+    assert kind == "_hashlib"
