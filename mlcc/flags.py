@@ -19,11 +19,12 @@ Nothing here imports click: the Python API uses these types without the CLI.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, Type, TypeVar
-
 from mlcc.records import NamedTuple
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Type, TypeVar
+
     from typing_extensions import dataclass_transform
 
     from mlcc.kb.model import KnowledgeBase
@@ -33,7 +34,8 @@ else:
         return lambda decorated: decorated
 
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    T = TypeVar("T")
 
 
 class Flag(NamedTuple):

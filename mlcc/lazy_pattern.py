@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Callable, Iterator, List, Optional, Union
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable, Iterator, List, Optional, Union
 
 
 class LazyPattern:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from mlcc.errors import ConflictError, RecipeError
 from mlcc.flags import replace
@@ -22,6 +21,10 @@ from mlcc.records import NamedTuple
 from mlcc.resolve import Resolver, Stack
 from mlcc.resolve.pins import Pins
 from mlcc.resolve.request import did_you_mean
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 AXES = ("benchmark", "base", "arch", "cuda", "python")
 DEFAULT = "default"  # leave the component to the resolver

@@ -11,10 +11,13 @@ import contextlib
 import os
 import stat
 from pathlib import Path
-from typing import Dict, Iterable, List, Sequence, Tuple
 
 from mlcc.errors import OutputError
 from mlcc.records import NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Dict, Iterable, List, Sequence, Tuple
 
 EXECUTABLE = ("mlcc-record", "install.sh")
 TEMP_SUFFIX = ".mlcc-tmp"

@@ -14,7 +14,9 @@ cold path) are still read by packaging itself.
 
 from __future__ import annotations
 
-from typing import Optional, Tuple, Union
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional, Tuple, Union
 
 _SEPARATORS = "-_."
 # pre-release spellings and their normal form, longest first so "preview" is not "pre"
@@ -32,7 +34,8 @@ _POST = ("post", "rev", "r")
 _ASCII_DIGITS = frozenset("0123456789")
 _LOCAL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_.")
 
-LocalPart = Union[int, str]
+if TYPE_CHECKING:
+    LocalPart = Union[int, str]
 
 
 def _digits(text: str, start: int) -> int:
@@ -106,14 +109,15 @@ class Version:
         return self._key >= other._key
 
 
-_Parsed = Tuple[
-    int,
-    Tuple[int, ...],
-    Optional[Tuple[str, int]],
-    Optional[int],
-    Optional[int],
-    Optional[Tuple[LocalPart, ...]],
-]
+if TYPE_CHECKING:
+    _Parsed = Tuple[
+        int,
+        Tuple[int, ...],
+        Optional[Tuple[str, int]],
+        Optional[int],
+        Optional[int],
+        Optional[Tuple[LocalPart, ...]],
+    ]
 
 
 def _parse(text: str) -> Optional[_Parsed]:

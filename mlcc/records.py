@@ -23,7 +23,10 @@ TypeError; mlcc has neither.
 from __future__ import annotations
 
 from types import CodeType, FunctionType
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Tuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Iterable, Tuple
 
 __all__ = ["NamedTuple"]
 

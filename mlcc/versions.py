@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Callable, Dict, Literal, Optional, Tuple
 
 from mlcc.errors import UsageError
 from mlcc.lazy_pattern import LazyPattern
 from mlcc.pep440 import Version
 from mlcc.records import NamedTuple
 
-PinKind = Literal["prefix", "exact", "specifier"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable, Dict, Literal, Optional, Tuple
+
+if TYPE_CHECKING:
+    PinKind = Literal["prefix", "exact", "specifier"]
 
 _MAX_PIN_LENGTH = 100
 _PREFIX = re.compile(r"^[0-9]+(?:\.[0-9]+)*(?:\.\*)?\Z")

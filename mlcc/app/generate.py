@@ -10,7 +10,6 @@ that builds every variant of the benchmark present.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from mlcc.errors import OutputError, UsageError
 from mlcc.flags import flag, options_type
@@ -24,6 +23,10 @@ from mlcc.render.mirror import PIP_SETTINGS, PipSetting
 from mlcc.render.openshift import BUILD_FILE, ClusterOptions, OpenShiftFiles, benchmark_list, render_openshift
 from mlcc.resolve import Stack
 from mlcc.validate import path_flag
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 # registry[:port]/path[:tag][@sha256:digest]; no shell metacharacters can pass.
 _IMAGE_REF = LazyPattern(

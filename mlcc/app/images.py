@@ -12,7 +12,6 @@ import os
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 import mlcc
 from mlcc import engines
@@ -35,6 +34,10 @@ from mlcc.image.stack import Mismatch, summary, verify
 from mlcc.kb.model import PublicHost
 from mlcc.records import NamedTuple
 from mlcc.render.manifest import source_date_epoch
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 
 def open_image(

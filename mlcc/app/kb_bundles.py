@@ -18,7 +18,6 @@ system library) is checked against that evidence, read with range requests
 from __future__ import annotations
 
 import re
-from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.tags import Tag
@@ -29,6 +28,10 @@ from mlcc.kb.index import IndexClient
 from mlcc.kb.model import UNCONFIRMED, FrameworkBuild, KnowledgeBase
 from mlcc.kb.wheel import WheelReader
 from mlcc.records import NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 ERROR = "error"  # fails mlcc kb check
 WARNING = "warning"

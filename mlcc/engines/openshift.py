@@ -19,7 +19,7 @@ image, once its label shows it is this build's.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict
 
 import yaml
 from kubernetes import client, config, dynamic
@@ -44,6 +44,10 @@ from mlcc.records import NamedTuple
 from mlcc.render.manifest import DIGEST_LABEL
 from mlcc.render.openshift import render_openshift
 from mlcc.render.openshift.names import object_name
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable, List, Optional, Sequence, Tuple
 
 Obj = Dict[str, Any]
 TERMINAL = ("Complete", "Failed", "Error", "Cancelled")

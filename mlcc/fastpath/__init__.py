@@ -19,7 +19,10 @@ from __future__ import annotations
 
 import importlib
 import os
-from typing import Dict, Optional, Sequence
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Dict, Optional, Sequence
 
 # command -> the module whose run(args) is its fast path
 FAST_COMMANDS: Dict[str, str] = {"resolve": "mlcc.fastpath.resolve", "gen": "mlcc.fastpath.gen"}

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
-
 from mlcc.flags import Flag, flags_of, from_flags
 from mlcc.records import NamedTuple
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
+
 # (the argument name the click command receives a type as, the options type)
-OptionTypes = Tuple[Tuple[str, type], ...]
+if TYPE_CHECKING:
+    OptionTypes = Tuple[Tuple[str, type], ...]
 
 
 class Parsed(NamedTuple):

@@ -14,9 +14,12 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional
 
 from mlcc.records import NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Dict, Iterator, List, Optional
 
 USER_ENV = "MLCC_REGISTRY_USERNAME"
 PASSWORD_ENV = "MLCC_REGISTRY_PASSWORD"

@@ -18,7 +18,6 @@ import os
 # every start for code the cache never runs
 from _pickle import dump as pickle_dump
 from _pickle import load as pickle_load
-from typing import List, Optional, Sequence, Tuple
 
 import mlcc
 from mlcc.errors import RecipeError, UsageError
@@ -27,6 +26,10 @@ from mlcc.kb.model import KnowledgeBase
 from mlcc.kb.pip_locks import LOCK_DIR, lock_file_names
 from mlcc.sha256 import sha256
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import List, Optional, Sequence, Tuple
+
 PICKLE_PROTOCOL = 5  # pickle.HIGHEST_PROTOCOL since Python 3.8
 
 RECIPES_ENV = "MLCC_RECIPES"
@@ -34,7 +37,8 @@ CACHE_ENV = "MLCC_CACHE_DIR"
 # The folder of the code that defines and builds the cached model (see cache_key).
 _KB_CODE = os.path.dirname(os.path.abspath(__file__))
 
-RecipeFile = Tuple[str, str]  # (path relative to the recipes folder, kind)
+if TYPE_CHECKING:
+    RecipeFile = Tuple[str, str]  # (path relative to the recipes folder, kind)
 
 
 def recipes_root(explicit: Optional[str] = None) -> str:

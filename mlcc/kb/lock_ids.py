@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from typing import List, Optional
 
 from mlcc.kb.pip_locks import LOCK_FORMAT, LockTarget, PipInstall
 from mlcc.sha256 import sha256
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import List, Optional
 
 
 @lru_cache(maxsize=4096)  # asked once per install per render; all arguments are immutable

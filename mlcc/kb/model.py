@@ -11,11 +11,13 @@ exact line a rule comes from.
 
 from __future__ import annotations
 
-from typing import Dict, Mapping, Optional, Sequence, Tuple, Union
-
 from mlcc.kb.pip_locks import LockFiles
 from mlcc.records import NamedTuple
 from mlcc.versions import parse_version, satisfies
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Dict, Mapping, Optional, Sequence, Tuple, Union
 
 
 class Provenance(NamedTuple):

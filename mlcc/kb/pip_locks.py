@@ -41,10 +41,13 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, List, Optional, Tuple, Union
 
 from mlcc.errors import RecipeError
 from mlcc.records import NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Tuple, Union
 
 LOCK_FORMAT = 1
 LOCK_DIR = "locks"

@@ -15,9 +15,12 @@ rebuilt with shared contents but never shared themselves.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Hashable, Tuple, TypeVar
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, Hashable, Tuple, TypeVar
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    T = TypeVar("T")
 
 # values compared by type and value; anything else by the identity of its shared parts
 _ATOMS = (str, int, bool, type(None), bytes)

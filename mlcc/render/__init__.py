@@ -13,18 +13,23 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import Dict, Optional, Tuple
 
 from mlcc.errors import UsageError
 from mlcc.kb.model import HOST_MIRRORS
 from mlcc.records import NamedTuple
 from mlcc.render import digest as digests
 from mlcc.render.fetches import as_fetched
-from mlcc.render.formats import Context, Writer, apptainer, dockerfile, script
+from mlcc.render.formats import Context, apptainer, dockerfile, script
 from mlcc.render.manifest import stack_text
 from mlcc.render.mirror import PIP_SETTINGS
 from mlcc.render.plan import DEFAULT_OPTIONS, Options, Plan, build_plan
 from mlcc.resolve.stack import Stack
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Dict, Optional, Tuple
+
+    from mlcc.render.formats import Writer
 
 FILES = Path(__file__).parent / "files"
 

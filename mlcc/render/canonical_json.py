@@ -20,7 +20,10 @@ their fragments (:mod:`mlcc.render.manifest`).
 from __future__ import annotations
 
 from json.encoder import encode_basestring  # the C implementation when available
-from typing import Any, Dict, List, Tuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Tuple
 
 _INDENT = "  "
 _CONSTANTS = {True: "true", False: "false", None: "null"}

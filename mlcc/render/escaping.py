@@ -8,7 +8,10 @@ functions guard against what the schema lets through and what a user's flags bri
 from __future__ import annotations
 
 from json.encoder import encode_basestring  # the C escaper, as json.dumps(ensure_ascii=False)
-from typing import Sequence, Tuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Sequence, Tuple
 
 
 def double_quoted(value: str) -> str:

@@ -13,7 +13,6 @@ with default build arguments fetches.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import List, Optional, Sequence, Tuple, Union
 
 from mlcc.kb.pip_locks import LockedInstall, PipInstall
 from mlcc.render.mirror import MIRROR_VAR, Route, host_mirrored
@@ -26,7 +25,12 @@ from mlcc.stackfile.document import (
     PipRecord,
 )
 
-Record = Union[DownloadRecord, GitRecord, PipRecord, CondaRecord]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import List, Optional, Sequence, Tuple, Union
+
+if TYPE_CHECKING:
+    Record = Union[DownloadRecord, GitRecord, PipRecord, CondaRecord]
 
 
 def _reason(text: Optional[str]) -> Optional[str]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import time
 from functools import lru_cache
-from typing import Any, Callable, Dict, Optional, Tuple, Union
 
 import mlcc
 from mlcc.errors import UsageError
@@ -40,8 +39,13 @@ from mlcc.stackfile.document import (
     StackManifest,
 )
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Optional, Tuple, Union
+
 # The records stack.json repeats across the variants of a set (see stack_text).
-RecurringRecord = Union[Components, ChoiceRecord, DownloadRecord, GitRecord, PipRecord, CondaRecord]
+if TYPE_CHECKING:
+    RecurringRecord = Union[Components, ChoiceRecord, DownloadRecord, GitRecord, PipRecord, CondaRecord]
 
 DIGEST_LABEL = "io.mlcc.digest"
 # Stands in for the digest while the digest is computed (see mlcc.render.digest).

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import shlex
 from functools import cache
-from typing import Dict, List, Optional, Sequence, Tuple, TypeVar
 
 from mlcc.errors import MlccError
 from mlcc.kb.lock_ids import environment_id, install_id
@@ -23,7 +22,6 @@ from mlcc.kb.model import CONDA, BuildStep, LibBuild, PackageManager, PinnedPack
 from mlcc.kb.pip_locks import LockedInstall, LockTarget, PipInstall
 from mlcc.records import NamedTuple
 from mlcc.render import fetches
-from mlcc.render.fetches import Record as FetchRecord
 from mlcc.render.manifest import labels
 from mlcc.render.mirror import (
     MIRROR_NAME,
@@ -37,6 +35,12 @@ from mlcc.render.mirror import (
 )
 from mlcc.render.verified import MirrorUse, declared, mirror_uses
 from mlcc.resolve.stack import Stack
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Sequence, Tuple, TypeVar
+
+    from mlcc.render.fetches import Record as FetchRecord
 
 VENV = "/opt/mlcc/venv"
 CONDA_ROOT = "/opt/conda"
@@ -922,7 +926,8 @@ def build_plan(stack: Stack, options: Options = DEFAULT_OPTIONS) -> Plan:
     return _Planner(stack, options).plan()
 
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    T = TypeVar("T")
 
 
 def _required(fact: Optional[T], what: str) -> T:

@@ -26,13 +26,17 @@ for a checked one. :mod:`mlcc.render.digest` hashes a verified mirror as its pla
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Dict, List, Optional, Sequence, Tuple
 
 from mlcc.kb.pip_locks import PipInstall
 from mlcc.records import NamedTuple
-from mlcc.render.fetches import Record
 from mlcc.render.mirror import MIRROR_NAME, PIP_SETTINGS, Route, through_mirrors
 from mlcc.stackfile.document import CondaRecord, DownloadRecord, GitRecord, PipRecord
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Sequence, Tuple
+
+    from mlcc.render.fetches import Record
 
 
 class MirrorUse(NamedTuple):

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections import Counter
 from functools import lru_cache
 from itertools import islice
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from mlcc.errors import ConflictError
 from mlcc.records import NamedTuple
@@ -21,7 +20,10 @@ from mlcc.resolve.stack import Stack
 from mlcc.resolve.stages import PICK_STAGES, STAGE_RANK, Failure, Rejection
 from mlcc.versions import VersionPin, parse_pin, parse_version
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+
     from mlcc.resolve.engine import Resolver, Tracker
 
 _MAX_RULES = 6
@@ -322,7 +324,8 @@ def _probes(resolver: Resolver, request: Request, dimension: str) -> Iterator[Tu
             yield value, request._replace(frameworks=((dimension, _pin(value)),))
 
 
-Ordered = Iterable[Tuple[str, str]]  # (how to say the change, the value it sets)
+if TYPE_CHECKING:
+    Ordered = Iterable[Tuple[str, str]]  # (how to say the change, the value it sets)
 
 
 def _dimensions(resolver: Resolver, request: Request) -> Iterator[Tuple[str, Ordered]]:

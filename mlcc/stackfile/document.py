@@ -26,18 +26,22 @@ import json
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, Optional, Tuple
 
 from mlcc.errors import DriftError, MlccError
 from mlcc.records import NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Iterator, Optional, Tuple
 
 SCHEMA_FILE = Path(__file__).with_name("stack.schema.json")
 # The format mlcc writes, and the ones its readers accept (old images carry format 1).
 MANIFEST_FORMAT = 2
 READABLE_FORMATS = (1, 2)
-Json = Dict[str, Any]
-Strings = Tuple[str, ...]
-Pairs = Tuple[Tuple[str, str], ...]  # a JSON object of strings, sorted by key
+if TYPE_CHECKING:
+    Json = Dict[str, Any]
+    Strings = Tuple[str, ...]
+    Pairs = Tuple[Tuple[str, str], ...]  # a JSON object of strings, sorted by key
 
 
 def _pairs(mapping: Dict[str, str]) -> Pairs:

@@ -9,7 +9,10 @@ from __future__ import annotations
 import os
 import sys
 import textwrap
-from typing import List, Sequence
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import List, Sequence
 
 
 def terminal_width(fallback: int) -> int:

@@ -4,6 +4,7 @@ the same bytes; generated documents round-trip and validate; bad documents are c
 
 from __future__ import annotations
 
+import ast
 import json
 import typing
 from pathlib import Path
@@ -33,6 +34,20 @@ def _object_schema(schema: Dict[str, Any]) -> Dict[str, Any]:
     return schema
 
 
+def _type_namespace() -> Dict[str, Any]:
+    """The document module's names as a type checker sees them: its own, plus what its
+    ``if TYPE_CHECKING:`` blocks import and define (typing names, the aliases)."""
+    namespace = dict(vars(doc))
+    tree = ast.parse(Path(doc.__file__).read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            exec(compile(ast.Module(body=node.body, type_ignores=[]), doc.__file__, "exec"), namespace)
+    return namespace
+
+
+TYPES = _type_namespace()
+
+
 def _is_record(candidate: Any) -> bool:
     return isinstance(candidate, type) and candidate in set(doc.records())
 
@@ -51,7 +66,7 @@ def _record_of(hint: Any) -> Optional[type]:
 def _pairs(cls: type, schema: Dict[str, Any], where: str):  # type: ignore[no-untyped-def]
     """(class, its schema, where) for the class and every record below it."""
     yield cls, schema, where
-    hints = typing.get_type_hints(cls, vars(doc))
+    hints = typing.get_type_hints(cls, TYPES)
     for field in cls._fields:  # type: ignore[attr-defined]
         record = _record_of(hints[field])
         if record is None:

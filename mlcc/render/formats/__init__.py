@@ -10,11 +10,13 @@ the target lives in :mod:`mlcc.render.escaping`.
 
 from __future__ import annotations
 
-from typing import Callable, List, Mapping
-
 from mlcc.records import NamedTuple
 from mlcc.render.escaping import double_quoted
 from mlcc.render.plan import Plan, Step
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable, List, Mapping
 
 
 class Context(NamedTuple):
@@ -27,7 +29,8 @@ class Context(NamedTuple):
     described: bool = True  # the image carries /etc/mlcc/stack.json (Dockerfile header)
 
 
-Writer = Callable[[Plan, Context], str]
+if TYPE_CHECKING:
+    Writer = Callable[[Plan, Context], str]
 
 
 def mirror_exports(plan: Plan, indent: str = "") -> str:

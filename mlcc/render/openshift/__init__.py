@@ -12,8 +12,6 @@ dicts built in a fixed key order and written by :mod:`.yamlout`: byte-identical 
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence, Tuple
-
 from mlcc.errors import UsageError
 from mlcc.records import NamedTuple
 from mlcc.render import Rendered
@@ -35,7 +33,12 @@ from mlcc.render.openshift.run import (
 )
 from mlcc.render.openshift.yamlout import dumps
 
-Obj = Dict[str, Any]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Sequence, Tuple
+
+if TYPE_CHECKING:
+    Obj = Dict[str, Any]
 BUILD_FILE = "build.yaml"
 
 __all__ = [

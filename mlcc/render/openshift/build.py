@@ -10,7 +10,6 @@ ever referenced by name.
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import mlcc
 from mlcc.errors import UsageError
@@ -23,7 +22,12 @@ from mlcc.render.openshift.options import ClusterOptions
 from mlcc.render.plan import place_args
 from mlcc.sha256 import sha256
 
-Obj = Dict[str, Any]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+if TYPE_CHECKING:
+    Obj = Dict[str, Any]
 
 # The API server refuses a larger inline Dockerfile (openshift-apiserver validation).
 INLINE_DOCKERFILE_MAX = 60000

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from typing import Optional, Tuple
 
 from mlcc.errors import UsageError
 from mlcc.flags import flag, options_type
@@ -11,6 +10,10 @@ from mlcc.lazy_pattern import LazyPattern
 from mlcc.render.openshift import names
 from mlcc.secrets import url_has_password, without_userinfo
 from mlcc.validate import INT32_MAX
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional, Tuple
 
 OPENSHIFT_VERSIONS = ("3.11", "4")
 # registry[:port]/path (no tag: mlcc appends :<variant>)

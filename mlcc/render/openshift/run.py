@@ -10,7 +10,6 @@ benchmark allows it.
 from __future__ import annotations
 
 import shlex
-from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from mlcc.errors import UsageError
 from mlcc.render import Rendered
@@ -20,7 +19,12 @@ from mlcc.render.openshift.build import common_labels, image_reference, metadata
 from mlcc.render.openshift.launch import Size
 from mlcc.render.openshift.options import ClusterOptions, nccl_settings
 
-Obj = Dict[str, Any]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+if TYPE_CHECKING:
+    Obj = Dict[str, Any]
 
 GPU = "nvidia.com/gpu"
 GPU_TOLERATION = {"key": GPU, "operator": "Exists", "effect": "NoSchedule"}
