@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from mlcc.errors import UsageError
+from mlcc.paths import pure
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -13,13 +12,14 @@ if TYPE_CHECKING:
 INT32_MAX = 2**31 - 1
 
 
-def path_flag(value: Optional[str], flag: str) -> Optional[Path]:
-    """``value`` as a Path; an empty string is an error (Path("") would silently mean ".")."""
+def path_flag(value: Optional[str], flag: str) -> Optional[str]:
+    """``value`` spelled as ``str(Path(value))`` ("out" for "./out/"), without importing
+    pathlib (mlcc.paths); an empty string is an error (Path("") would silently mean ".")."""
     if value is None:
         return None
     if not value.strip():
         raise UsageError(f"{flag}: empty path", hint=f"give {flag} a file or folder name")
-    return Path(value)
+    return pure(value)
 
 
 def int_in_range(value: int, flag: str, low: int, high: int) -> int:

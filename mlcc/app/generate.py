@@ -9,8 +9,7 @@ that builds every variant of the benchmark present.
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from mlcc import paths
 from mlcc.errors import OutputError, UsageError
 from mlcc.flags import flag, options_type
 from mlcc.kb.model import CONDA, GIT, PYTORCH, WMLCE, HostMirror, KnowledgeBase
@@ -27,6 +26,8 @@ from mlcc.validate import path_flag
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+
+    from mlcc.paths import StrPath
 
 # registry[:port]/path[:tag][@sha256:digest]; no shell metacharacters can pass.
 _IMAGE_REF = LazyPattern(
@@ -48,10 +49,11 @@ class Generated(NamedTuple):
 
 
 class Roots(NamedTuple):
-    """Where each kind of output goes; None: not written."""
+    """Where each kind of output goes; None: not written. Spelled as pathlib would
+    (mlcc.validate.path_flag): what gen prints starts with them."""
 
-    build: Optional[Path]
-    openshift: Optional[Path]
+    build: Optional[str]
+    openshift: Optional[str]
 
 
 # where `mlcc gen` writes unless -o / --openshift-output say otherwise
@@ -197,7 +199,7 @@ def check_roots(roots: Roots, generated: Sequence[Generated] = ()) -> None:
     if roots.build is None or roots.openshift is None:
         return
     benchmarks = {g.folder.split("/")[0] for g in generated}
-    build, openshift = roots.build.resolve(), roots.openshift.resolve()
+    build, openshift = paths.resolve(roots.build), paths.resolve(roots.openshift)
     if build == openshift or _inside(openshift, build, benchmarks) or _inside(build, openshift, benchmarks):
         raise UsageError(
             f"-o {roots.build} and --openshift-output {roots.openshift} overlap; "
@@ -206,11 +208,13 @@ def check_roots(roots: Roots, generated: Sequence[Generated] = ()) -> None:
         )
 
 
-def _inside(inner: Path, outer: Path, benchmarks: Set[str]) -> bool:
-    """Is ``inner`` within one of the benchmark folders ``outer`` writes and cleans up?"""
-    if outer not in inner.parents:
+def _inside(inner: str, outer: str, benchmarks: Set[str]) -> bool:
+    """Is ``inner`` within one of the benchmark folders ``outer`` writes and cleans up?
+    Both are resolved: absolute, with no "." or ".." parts and no links."""
+    prefix = outer if outer.endswith("/") else outer + "/"  # a root ends with one already
+    if inner == outer or not inner.startswith(prefix):
         return False
-    return inner.relative_to(outer).parts[0] in benchmarks
+    return inner[len(prefix) :].split("/")[0] in benchmarks
 
 
 def check_options(base_image: Optional[str], mirror: Optional[str]) -> Options:
@@ -285,7 +289,9 @@ def openshift_files(generated: Sequence[Generated]) -> List[Tuple[str, str]]:
     return [item for g in generated if g.openshift for item in g.openshift.files]
 
 
-def benchmark_lists(generated: Sequence[Generated], root: Path, *, from_disk: bool) -> List[Tuple[str, str]]:
+def benchmark_lists(
+    generated: Sequence[Generated], root: StrPath, *, from_disk: bool
+) -> List[Tuple[str, str]]:
     """``<benchmark>/<benchmark>.yaml`` for each benchmark touched.
 
     With ``from_disk`` the variants already under ``root`` join the new ones, so that one
@@ -299,21 +305,22 @@ def benchmark_lists(generated: Sequence[Generated], root: Path, *, from_disk: bo
         by_benchmark.setdefault(bench, {})[variant] = g.openshift.build_objects
     if from_disk:
         for bench, variants in by_benchmark.items():
-            for path in sorted((root / bench).glob(f"*/{BUILD_FILE}")):
-                variant = path.parent.name
+            found = paths.glob_folders(paths.join(root, bench), BUILD_FILE)
+            for path in sorted(found, key=paths.sort_key):
+                variant = paths.name(paths.parent(path))
                 if variant not in variants:
                     variants[variant] = _read_build_objects(path)
     return [benchmark_list(bench, list(variants.items())) for bench, variants in sorted(by_benchmark.items())]
 
 
-def _read_build_objects(path: Path) -> Sequence[Any]:
+def _read_build_objects(path: str) -> Sequence[Any]:
     # Only a variant written next to others already on disk reads YAML back; a fresh
     # folder or `gen --all` never does, and PyYAML costs ~15 ms of start-up.
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # reading only: libyaml is fine
     try:
-        document = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
+        document = yaml.load(paths.read_text(path), Loader=loader)
     except (OSError, yaml.YAMLError) as error:
         raise OutputError(
             f"cannot read {path}: {error}", hint="regenerate it, or remove the variant folder"
@@ -345,7 +352,7 @@ def write(roots: Roots, generated: Sequence[Generated]) -> List[Change]:
     return changes
 
 
-def named_roots(roots: Roots) -> List[Tuple[Path, str]]:
+def named_roots(roots: Roots) -> List[Tuple[str, str]]:
     """Each root written, with the option that chose it (for error hints)."""
     named = [(roots.build, BUILD_FLAG), (roots.openshift, OPENSHIFT_FLAG)]
     return [(root, option) for root, option in named if root is not None]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from mlcc.errors import UsageError
 from mlcc.history import History
 from mlcc.validate import INT32_MAX, int_in_range, path_flag
@@ -14,7 +16,8 @@ if TYPE_CHECKING:
 def open_history(path: Optional[str]) -> History:
     """``--history FILE``, else MLCC_HISTORY, else the XDG data folder."""
 
-    return History(path_flag(path, "--history"))
+    given = path_flag(path, "--history")
+    return History(None if given is None else Path(given))
 
 
 def history_rows(

@@ -11,8 +11,8 @@ inputs: no timestamps unless SOURCE_DATE_EPOCH asks for one, no unordered iterat
 
 from __future__ import annotations
 
+import os
 import shlex
-from pathlib import Path
 
 from mlcc.errors import UsageError
 from mlcc.kb.model import HOST_MIRRORS
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from mlcc.render.formats import Writer
 
-FILES = Path(__file__).parent / "files"
+FILES = os.path.join(os.path.dirname(__file__), "files")  # os.path: no pathlib on gen's start-up
 
 
 class Format(NamedTuple):
@@ -85,7 +85,8 @@ _RECORDER: Optional[str] = None
 def _recorder() -> str:
     global _RECORDER
     if _RECORDER is None:
-        _RECORDER = (FILES / "mlcc-record").read_text(encoding="utf-8")
+        with open(os.path.join(FILES, "mlcc-record"), encoding="utf-8") as handle:
+            _RECORDER = handle.read()
     return _RECORDER
 
 
