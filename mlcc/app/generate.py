@@ -199,13 +199,20 @@ def check_roots(roots: Roots, generated: Sequence[Generated] = ()) -> None:
     if roots.build is None or roots.openshift is None:
         return
     benchmarks = {g.folder.split("/")[0] for g in generated}
-    build, openshift = paths.resolve(roots.build), paths.resolve(roots.openshift)
+    build, openshift = _resolved(roots.build, BUILD_FLAG), _resolved(roots.openshift, OPENSHIFT_FLAG)
     if build == openshift or _inside(openshift, build, benchmarks) or _inside(build, openshift, benchmarks):
         raise UsageError(
             f"-o {roots.build} and --openshift-output {roots.openshift} overlap; "
             "each keeps only its own files",
             hint="give them two separate folders, e.g. -o dockerfiles --openshift-output buildconfigs",
         )
+
+
+def _resolved(root: str, flag: str) -> str:
+    try:
+        return paths.resolve(root)
+    except RuntimeError as error:  # a loop of symbolic links, which check_writable passes over
+        raise OutputError(f"cannot use {root}: {error}", hint=f"pick another place with {flag}") from None
 
 
 def _inside(inner: str, outer: str, benchmarks: Set[str]) -> bool:

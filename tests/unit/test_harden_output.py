@@ -58,6 +58,20 @@ def test_same_folder_for_both_outputs_is_refused(cli, tmp_path: Path) -> None:  
     assert not both.exists()
 
 
+def test_a_root_that_is_a_loop_of_links_is_a_clear_error(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    for flag in ("-o", "--openshift-output"):
+        other = str(tmp_path / "elsewhere")
+        roots = (
+            ["-o", str(loop), "--openshift-output", other] if flag == "-o" else ["-o", other, flag, str(loop)]
+        )
+        result = cli("gen", "maskrcnn", "--cuda", "10.1", *roots)
+        assert result.code == 2, result.err
+        assert "loop" in result.err and flag in result.err and "internal error" not in result.err
+        assert not (tmp_path / "elsewhere").exists()
+
+
 def test_unwritable_openshift_root_writes_nothing_and_names_its_flag(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
