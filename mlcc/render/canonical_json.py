@@ -56,6 +56,11 @@ def dumps(value: Any) -> str:
     return "".join(out)
 
 
+def clear_memos() -> None:
+    """Forget the key layouts (see mlcc.render.clear_memos)."""
+    _LAYOUTS.clear()
+
+
 def _write(value: Any, newline: str, out: List[str]) -> None:
     if type(value) is Fragment:  # before str: a fragment is text already written
         out.append(value if value.newline == newline else value.replace(value.newline, newline))

@@ -257,6 +257,11 @@ def _record_text(record: RecurringRecord, newline: str) -> canonical_json.Fragme
     return canonical_json.fragment(record.to_json(), newline)
 
 
+def clear_memos() -> None:
+    """Forget the records' canonical text (see mlcc.render.clear_memos)."""
+    _record_text.cache_clear()
+
+
 def dumps(document: Dict[str, Any]) -> str:
     """Canonical JSON: sorted keys, two-space indent, trailing newline."""
     return canonical_json.dumps(document) + "\n"

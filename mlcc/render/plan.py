@@ -174,6 +174,12 @@ def _sh(words: Sequence[str]) -> str:
     return " ".join([_quote(w) for w in words])
 
 
+def clear_memos() -> None:
+    """Forget the package managers' lines and the shell words (see mlcc.render.clear_memos)."""
+    _install.cache_clear()
+    _quote.cache_clear()
+
+
 def _url_word(url: str) -> str:
     """A URL as one shell word; a mirrored URL keeps its leading ${VAR} expandable and the
     rest literal (escaped for double quotes)."""
