@@ -33,6 +33,7 @@ from mlcc.stackfile.document import (
     Generator,
     GitRecord,
     LibraryRecord,
+    PipPackageRecord,
     PipRecord,
     PythonRecord,
     SourceRecord,
@@ -254,12 +255,29 @@ def stack_text(stack: Stack, *, base_image: str, mirror: str, fetches: Fetches) 
 # keyed by value: records are immutable tuples of strings (their hashes are cached)
 @lru_cache(maxsize=4096)
 def _record_text(record: RecurringRecord, newline: str) -> canonical_json.Fragment:
+    if type(record) is PipRecord and record.packages:
+        return canonical_json.fragment(_pip_document(record, newline), newline)
+    return canonical_json.fragment(record.to_json(), newline)
+
+
+def _pip_document(record: PipRecord, newline: str) -> Dict[str, Any]:
+    """A pip install's record JSON-ready, its packages as canonical text: the same locked
+    file recurs in many installs (the published set: 50 hash-locked installs, 349 files, 130 distinct)."""
+    document = record._replace(packages=()).to_json()
+    item = newline + "    "  # an item of the list under one of the record's keys
+    document["packages"] = [_package_text(p, item) for p in record.packages]
+    return document
+
+
+@lru_cache(maxsize=4096)
+def _package_text(record: PipPackageRecord, newline: str) -> canonical_json.Fragment:
     return canonical_json.fragment(record.to_json(), newline)
 
 
 def clear_memos() -> None:
     """Forget the records' canonical text (see mlcc.render.clear_memos)."""
     _record_text.cache_clear()
+    _package_text.cache_clear()
 
 
 def dumps(document: Dict[str, Any]) -> str:
