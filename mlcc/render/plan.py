@@ -22,7 +22,7 @@ from mlcc.kb.model import CONDA, BuildStep, LibBuild, PackageManager, PinnedPack
 from mlcc.kb.pip_locks import LockedInstall, LockTarget, PipInstall
 from mlcc.records import NamedTuple
 from mlcc.render import fetches
-from mlcc.render.manifest import labels
+from mlcc.render.manifest import cuda_packages, labels, pinned
 from mlcc.render.mirror import (
     MIRROR_NAME,
     MIRROR_VAR,
@@ -227,8 +227,8 @@ class _Planner:
             return ()
         return _install(self.manager, tuple(names))
 
-    def pinned(self, packages: Sequence[PinnedPackage]) -> List[str]:
-        return [self.base.packaging.pin(p) for p in packages]
+    def pinned(self, packages: Tuple[PinnedPackage, ...]) -> Tuple[str, ...]:
+        return pinned(self.base.packaging, packages)
 
     def add_library_path(self, *paths: str) -> Tuple[str, str]:
         for path in paths:
@@ -379,7 +379,7 @@ class _Planner:
     def cuda(self) -> None:
         cuda = self.stack.cuda
         assert cuda is not None
-        packages = self.pinned(cuda.packages_for(self.base.packaging, self.arch))
+        packages = self.pinned(cuda_packages(cuda, self.base.packaging, self.arch))
         commands = [
             *self.install(packages),
             f"ln -sfn cuda-{cuda.minor} /usr/local/cuda",
@@ -908,7 +908,7 @@ def recorder_args(stack: Stack) -> List[str]:
     kind = stack.base.packaging.recorder_flag
     if stack.cuda is not None:
         args += ["--nvcc", "/usr/local/cuda/bin/nvcc"]
-        for package in stack.cuda.packages_for(stack.base.packaging, stack.arch.name):
+        for package in cuda_packages(stack.cuda, stack.base.packaging, stack.arch.name):
             args += [kind, package.name]
     for lib, header in ((stack.cudnn, "cudnn"), (stack.nccl, "nccl")):
         if lib is None:
