@@ -796,7 +796,7 @@ class _Planner:
                 self.fetched,
                 self.pip_installs,
                 self.unrecorded,
-                "\n".join(command for step in self.steps for command in step.commands),
+                "\n".join(["\n".join(step.commands) for step in self.steps]),
                 declared(mirror, nvidia, build_args, self.hosts),
                 nvidia,
                 self.hosts,
