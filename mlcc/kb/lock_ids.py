@@ -16,11 +16,14 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import List, Optional
 
+# json.dumps(..., sort_keys=True) builds an encoder per call; the same text from one
+_SORTED = json.JSONEncoder(sort_keys=True)
+
 
 @lru_cache(maxsize=4096)  # asked once per install per render; all arguments are immutable
 def install_id(previous: Optional[str], target: LockTarget, install: PipInstall) -> str:
     """The chained id of ``install``, made after ``previous`` (None: the first)."""
-    text = json.dumps([LOCK_FORMAT, previous, list(target), install.key()], sort_keys=True)
+    text = _SORTED.encode([LOCK_FORMAT, previous, list(target), install.key()])
     return sha256(text.encode("utf-8")).hexdigest()[:16]
 
 

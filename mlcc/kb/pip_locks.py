@@ -138,6 +138,11 @@ def _index(installs: Tuple[Tuple[str, LockedInstall], ...]) -> Dict[str, LockedI
     return index
 
 
+def clear_memos() -> None:
+    """Forget the lock indexes (see mlcc.render.clear_memos)."""
+    _INDEXES.clear()
+
+
 def lock_path(root: str, target: LockTarget) -> str:
     return os.path.join(root, LOCK_DIR, target.file_name)
 

@@ -15,9 +15,14 @@ import os
 import shlex
 
 from mlcc.errors import UsageError
+from mlcc.kb import lock_ids, pip_locks
 from mlcc.kb.model import HOST_MIRRORS
 from mlcc.records import NamedTuple
+from mlcc.render import canonical_json, verified
 from mlcc.render import digest as digests
+from mlcc.render import fetches as fetch_records
+from mlcc.render import manifest as manifests
+from mlcc.render import plan as plans
 from mlcc.render.fetches import as_fetched
 from mlcc.render.formats import Context, apptainer, dockerfile, script
 from mlcc.render.manifest import stack_text
@@ -51,6 +56,7 @@ __all__ = [
     "Options",
     "Plan",
     "Rendered",
+    "clear_memos",
     "render",
     "render_dockerfile",
 ]
@@ -88,6 +94,27 @@ def _recorder() -> str:
         with open(os.path.join(FILES, "mlcc-record"), encoding="utf-8") as handle:
             _RECORDER = handle.read()
     return _RECORDER
+
+
+def clear_memos() -> None:
+    """Forget everything rendering remembers from one call to the next: the memos of pure
+    functions of a smaller input (package-manager lines, shell words, chained pip install
+    ids and their lock look-ups, fetch records and their mirror verdicts, canonical-JSON
+    fragments and key layouts) and the recorder script read from disk.
+
+    For measuring (perf/bench_gen.py): a pass that starts from here pays for every value
+    once, as ``mlcc gen --all`` does, and only sharing within the pass is left to gain.
+    The version parser's memo (:mod:`mlcc.versions`) is the resolver's, filled by resolving.
+    """
+    global _RECORDER
+    _RECORDER = None
+    plans.clear_memos()
+    fetch_records.pip.cache_clear()
+    verified.clear_memos()
+    manifests.clear_memos()
+    canonical_json.clear_memos()
+    lock_ids.install_id.cache_clear()
+    pip_locks.clear_memos()
 
 
 def gen_command(stack: Stack, options: Options, fmt: str) -> str:

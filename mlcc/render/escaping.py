@@ -28,7 +28,13 @@ def double_quoted(value: str) -> str:
 
 def assignments(pairs: Sequence[Tuple[str, str]], separator: str) -> str:
     """NAME="value" pairs joined by ``separator`` (Dockerfile ENV and LABEL bodies)."""
-    return separator.join([f"{name}={double_quoted(value)}" for name, value in pairs])
+    quoted = [f'{name}="{value}"' for name, value in pairs]
+    # Recipe values hardly ever hold what double_quoted escapes: one scan of all of them
+    # instead of a call per value (every pair holds two quotes of its own)
+    scanned = "".join(quoted)
+    if "\\" in scanned or "`" in scanned or scanned.count('"') != 2 * len(quoted):
+        quoted = [f"{name}={double_quoted(value)}" for name, value in pairs]
+    return separator.join(quoted)
 
 
 def literal_assignments(pairs: Sequence[Tuple[str, str]], separator: str) -> str:

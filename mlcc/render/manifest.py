@@ -14,7 +14,7 @@ from functools import lru_cache
 
 import mlcc
 from mlcc.errors import UsageError
-from mlcc.kb.model import Family, LibBuild
+from mlcc.kb.model import CudaRelease, Family, LibBuild, PinnedPackage
 from mlcc.render import canonical_json
 from mlcc.render.mirror import MIRROR_VAR, mirrored
 from mlcc.resolve.stack import Stack
@@ -33,6 +33,7 @@ from mlcc.stackfile.document import (
     Generator,
     GitRecord,
     LibraryRecord,
+    PipPackageRecord,
     PipRecord,
     PythonRecord,
     SourceRecord,
@@ -127,13 +128,26 @@ def source_date_epoch(text: str) -> int:
     return int(value)
 
 
+# The planner and stack.json pin the same few package lists in every variant of a set.
+@lru_cache(maxsize=1024)
+def pinned(family: Family, packages: Tuple[PinnedPackage, ...]) -> Tuple[str, ...]:
+    """``packages`` as the family's package manager spells them pinned."""
+    return tuple([family.pin(p) for p in packages])
+
+
+@lru_cache(maxsize=256)
+def cuda_packages(cuda: CudaRelease, family: Family, arch: str) -> Tuple[PinnedPackage, ...]:
+    """The packages of ``cuda`` a base of ``family`` installs on ``arch``."""
+    return cuda.packages_for(family, arch)
+
+
 def _lib(lib: Optional[LibBuild], family: Family, fetch: Callable[[str], str]) -> Optional[LibraryRecord]:
     if lib is None:
         return None
     return LibraryRecord(
         version=lib.version,
         method=lib.method,
-        packages=tuple([family.pin(p) for p in lib.packages]),
+        packages=pinned(family, lib.packages),
         url=fetch(lib.url) if lib.url else None,
         for_cuda=lib.cuda,
     )
@@ -160,7 +174,7 @@ def stack_manifest(stack: Stack, *, base_image: str, mirror: str, fetches: Fetch
         cuda=(
             CudaRecord(
                 version=cuda.version,
-                packages=tuple([family.pin(p) for p in cuda.packages_for(family, stack.arch.name)]),
+                packages=pinned(family, cuda_packages(cuda, family, stack.arch.name)),
                 min_driver=cuda.min_driver,
             )
             if cuda
@@ -254,7 +268,32 @@ def stack_text(stack: Stack, *, base_image: str, mirror: str, fetches: Fetches) 
 # keyed by value: records are immutable tuples of strings (their hashes are cached)
 @lru_cache(maxsize=4096)
 def _record_text(record: RecurringRecord, newline: str) -> canonical_json.Fragment:
+    if type(record) is PipRecord and record.packages:
+        return canonical_json.fragment(_pip_document(record, newline), newline)
     return canonical_json.fragment(record.to_json(), newline)
+
+
+def _pip_document(record: PipRecord, newline: str) -> Dict[str, Any]:
+    """A pip install's record JSON-ready, its packages as canonical text: the same locked
+    file recurs in many installs (the published set: 50 hash-locked installs, 349 files, 130 distinct)."""
+    document = record._replace(packages=()).to_json()
+    item = newline + "    "  # an item of the list under one of the record's keys
+    document["packages"] = [_package_text(p, item) for p in record.packages]
+    return document
+
+
+@lru_cache(maxsize=4096)
+def _package_text(record: PipPackageRecord, newline: str) -> canonical_json.Fragment:
+    return canonical_json.fragment(record.to_json(), newline)
+
+
+def clear_memos() -> None:
+    """Forget the pinned package lists and the records' canonical text (see
+    mlcc.render.clear_memos)."""
+    _record_text.cache_clear()
+    _package_text.cache_clear()
+    pinned.cache_clear()
+    cuda_packages.cache_clear()
 
 
 def dumps(document: Dict[str, Any]) -> str:

@@ -22,7 +22,7 @@ from mlcc.kb.model import CONDA, BuildStep, LibBuild, PackageManager, PinnedPack
 from mlcc.kb.pip_locks import LockedInstall, LockTarget, PipInstall
 from mlcc.records import NamedTuple
 from mlcc.render import fetches
-from mlcc.render.manifest import labels
+from mlcc.render.manifest import cuda_packages, labels, pinned
 from mlcc.render.mirror import (
     MIRROR_NAME,
     MIRROR_VAR,
@@ -174,6 +174,12 @@ def _sh(words: Sequence[str]) -> str:
     return " ".join([_quote(w) for w in words])
 
 
+def clear_memos() -> None:
+    """Forget the package managers' lines and the shell words (see mlcc.render.clear_memos)."""
+    _install.cache_clear()
+    _quote.cache_clear()
+
+
 def _url_word(url: str) -> str:
     """A URL as one shell word; a mirrored URL keeps its leading ${VAR} expandable and the
     rest literal (escaped for double quotes)."""
@@ -221,8 +227,8 @@ class _Planner:
             return ()
         return _install(self.manager, tuple(names))
 
-    def pinned(self, packages: Sequence[PinnedPackage]) -> List[str]:
-        return [self.base.packaging.pin(p) for p in packages]
+    def pinned(self, packages: Tuple[PinnedPackage, ...]) -> Tuple[str, ...]:
+        return pinned(self.base.packaging, packages)
 
     def add_library_path(self, *paths: str) -> Tuple[str, str]:
         for path in paths:
@@ -373,7 +379,7 @@ class _Planner:
     def cuda(self) -> None:
         cuda = self.stack.cuda
         assert cuda is not None
-        packages = self.pinned(cuda.packages_for(self.base.packaging, self.arch))
+        packages = self.pinned(cuda_packages(cuda, self.base.packaging, self.arch))
         commands = [
             *self.install(packages),
             f"ln -sfn cuda-{cuda.minor} /usr/local/cuda",
@@ -790,7 +796,7 @@ class _Planner:
                 self.fetched,
                 self.pip_installs,
                 self.unrecorded,
-                "\n".join(command for step in self.steps for command in step.commands),
+                "\n".join(["\n".join(step.commands) for step in self.steps]),
                 declared(mirror, nvidia, build_args, self.hosts),
                 nvidia,
                 self.hosts,
@@ -902,7 +908,7 @@ def recorder_args(stack: Stack) -> List[str]:
     kind = stack.base.packaging.recorder_flag
     if stack.cuda is not None:
         args += ["--nvcc", "/usr/local/cuda/bin/nvcc"]
-        for package in stack.cuda.packages_for(stack.base.packaging, stack.arch.name):
+        for package in cuda_packages(stack.cuda, stack.base.packaging, stack.arch.name):
             args += [kind, package.name]
     for lib, header in ((stack.cudnn, "cudnn"), (stack.nccl, "nccl")):
         if lib is None:

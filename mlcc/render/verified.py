@@ -121,6 +121,11 @@ def _pip(
     return tuple(found)
 
 
+def clear_memos() -> None:
+    """Forget the pip installs' verdicts (see mlcc.render.clear_memos)."""
+    _pip.cache_clear()
+
+
 def mirror_uses(
     records: Sequence[Record],
     pip_installs: Sequence[Tuple[str, Optional[str], PipInstall]],

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from typing import List
+from typing import List, Tuple
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -42,6 +42,13 @@ def test_a_double_quoted_word_keeps_variables_live() -> None:
 def test_a_literal_assignment_is_the_exact_text_even_with_dollars(texts: List[str]) -> None:
     words = [literal_assignments([("N", t)], "").split("=", 1)[1] for t in texts]
     assert _through_the_shell(words) == texts
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(TEXT, TEXT), max_size=6))
+def test_assignments_quote_each_value_as_double_quoted_does(pairs: List[Tuple[str, str]]) -> None:
+    """The one-scan way for values that need no escaping gives what a call per value does."""
+    assert assignments(pairs, " \\\n    ") == " \\\n    ".join(f"{n}={double_quoted(v)}" for n, v in pairs)
 
 
 def test_assignments_are_joined_by_the_separator() -> None:
