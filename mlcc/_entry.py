@@ -12,7 +12,7 @@ import sys
 
 def main() -> None:
     try:
-        # `mlcc resolve ... --json` and `mlcc gen BENCHMARK [pins] [-o DIR]` run without importing
+        # `mlcc resolve ... --json` and `mlcc gen BENCHMARK [pins] [output options]` run without importing
         # click when their arguments are plain
         from mlcc.fastpath import run
 

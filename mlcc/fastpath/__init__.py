@@ -1,4 +1,5 @@
-"""The click-free fast paths: ``mlcc resolve ... --json`` and ``mlcc gen BENCHMARK [pins] [-o DIR]``.
+"""The click-free fast paths: ``mlcc resolve ... --json`` and ``mlcc gen BENCHMARK [pins]``
+with its output options (-o, --openshift-output, --only, --format).
 
 Importing click (and the inspect, uuid, platform and datetime it brings) was a fifth of a
 warm ``mlcc resolve`` and of a warm ``mlcc gen`` (perf/README.md), the two commands whose

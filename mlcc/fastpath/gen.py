@@ -1,7 +1,7 @@
-"""`mlcc gen BENCHMARK [pins] [-o DIR] [--openshift-output DIR]` without click (see
-:mod:`mlcc.fastpath`): the command users type most, with every other option at its
-default. Any other option (--format, --only, the mirrors, the cluster's, --all, -i ...)
-goes to click.
+"""`mlcc gen BENCHMARK [pins] [-o DIR] [--openshift-output DIR] [--only ...] [--format ...]`
+without click (see :mod:`mlcc.fastpath`): the command users type most, with every other
+option at its default. Any other option (the mirrors, the cluster's, --all, -i ...) goes
+to click.
 
 Everything up to the writing -- options, knowledge base, resolution, rendering -- runs
 first; an error there returns None with nothing written. An error while writing also

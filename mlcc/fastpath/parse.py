@@ -31,8 +31,15 @@ def spellings(types: OptionTypes) -> Dict[str, Tuple[str, str, Flag]]:
 
 
 def _plain(spec: Flag) -> bool:
-    """An option whose value click hands over unconverted (no choices, types, pairs)."""
-    return not (spec.choices or spec.value_type or spec.convert or spec.secondary)
+    """An option whose value click hands over unconverted (no types, conversions, pairs);
+    a choice is taken as it is when it is one of the choices (see :func:`_accepted`)."""
+    return not (spec.value_type or spec.convert or spec.secondary)
+
+
+def _accepted(spec: Flag, value: str) -> bool:
+    """click.Choice takes exactly one of the choices (case-sensitive); anything else goes
+    to click, which names the choices in its error."""
+    return spec.choices is None or value in spec.choices
 
 
 def parse(args: Sequence[str], types: OptionTypes) -> Optional[Parsed]:
@@ -48,7 +55,9 @@ def parse(args: Sequence[str], types: OptionTypes) -> Optional[Parsed]:
                 return None
             positional = token
             continue
-        name, equals, value = token.partition("=")
+        # "--name=value"; a short option takes what follows it as its value ("-o=x" is
+        # "=x" to click), so only its separate form ("-o x") is read here
+        name, equals, value = token.partition("=") if token.startswith("--") else (token, "", "")
         if name not in options or not _plain(options[name][2]):
             return None
         argument, field, spec = options[name]
@@ -62,6 +71,8 @@ def parse(args: Sequence[str], types: OptionTypes) -> Optional[Parsed]:
             if not tokens or tokens[0].startswith("-"):
                 return None
             value = tokens.pop(0)
+        if not _accepted(spec, value):
+            return None
         if spec.multiple:
             given.setdefault(field, []).append(value)
         elif field in given:

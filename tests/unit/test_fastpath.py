@@ -185,6 +185,7 @@ gen_tokens = st.one_of(
     st.builds(lambda name, value: f"{name}={value}", st.sampled_from(GEN_SPELLINGS), values),
     values,
     st.sampled_from(["maskrcnn", "--", "-", "--help", "--json", "--cud", "--recipes"]),
+    st.sampled_from(["dockerfile", "openshift", "script", "singularity", "Script"]),  # the choices
 )
 
 
@@ -196,14 +197,18 @@ def test_whatever_the_fast_gen_parser_accepts_click_parses_the_same(argv: List[s
         assert _click_parse_gen(argv) == fast
 
 
-def test_the_fast_gen_parser_takes_the_plain_pins_and_output_folders_and_nothing_else() -> None:
+def test_the_fast_gen_parser_takes_the_plain_pins_and_output_options_and_nothing_else() -> None:
     assert parse_gen(
         ["maskrcnn", "--cuda", "10.1", "--arch=ppc64le", "--with", "x=1", "-o", "out"]
     ) == GenArgs("maskrcnn", Pins(cuda="10.1", arch="ppc64le", with_=("x=1",)), OutputFlags(output="out"))
+    assert parse_gen(["maskrcnn", "--only", "dockerfile", "--format=script"]) == GenArgs(
+        "maskrcnn", Pins(), OutputFlags(only="dockerfile", fmt="script")
+    )
     for argv in (
-        ["maskrcnn", "--only", "dockerfile"],
+        ["maskrcnn", "--only", "Dockerfile"],  # not one of the choices: click says which are
+        ["maskrcnn", "--format", "docker"],
+        ["maskrcnn", "-o=out"],  # click reads "=out" as the value; left to it
         ["--all"],
-        ["maskrcnn", "--format", "script"],
         ["maskrcnn", "--json"],
     ):
         assert parse_gen(argv) is None, argv
@@ -225,7 +230,14 @@ def _tree(root: Path) -> Dict[str, bytes]:
         [["gen", "no-such-benchmark"]],
         [["gen", "maskrcnn", "--cuda", "10.1", "-o", "elsewhere", "--openshift-output=objects"]],
         [["gen", "maskrcnn", "--cuda", "10.1", "-o", ""]],  # an empty folder: click's error
-        [["gen", "maskrcnn", "--cuda", "10.1", "--format", "script"]],  # an option left to click
+        [["gen", "maskrcnn", "--cuda", "10.1", "--format", "script"]],
+        [
+            ["gen", "maskrcnn", "--cuda", "10.1", "--only", "dockerfile"],
+            ["gen", "maskrcnn", "--only=openshift"],
+        ],
+        [["gen", "ssd", "--format", "singularity", "--only", "openshift"]],
+        [["gen", "maskrcnn", "--only", "docker"]],  # not a choice: click's error
+        [["gen", "maskrcnn", "--cuda", "10.1", "--mirror", "http://mirror.example"]],  # left to click
     ],
 )
 def test_gen_prints_writes_and_exits_as_the_click_cli(tmp_path: Path, runs: List[List[str]]) -> None:
