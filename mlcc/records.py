@@ -125,6 +125,9 @@ def _defaults(fields: Tuple[str, ...], namespace: Dict[str, Any]) -> Tuple[Any, 
 def _record_class(name: str, namespace: Dict[str, Any]) -> type:
     annotations: Dict[str, Any] = namespace.get("__annotations__", {})
     fields = tuple(annotations)
+    for field in fields:  # "_cls" and "_make" style names are the record's own
+        if field.startswith("_"):
+            raise ValueError(f"Field names cannot start with an underscore: {field!r}")
     defaults = _defaults(fields, namespace)
     new = _new_function(name, namespace.get("__qualname__", name), fields, defaults)
     new.__annotations__ = annotations

@@ -112,6 +112,16 @@ def test_a_field_without_a_default_after_one_with_is_the_same_error(size: int) -
     assert errors[0].startswith(errors[1])  # typing also lists every defaulted field before
 
 
+@pytest.mark.parametrize("field", ["_cls", "_x"])
+def test_a_field_may_not_start_with_an_underscore_as_with_typing(field: str) -> None:
+    errors = []
+    for base in (typing.NamedTuple, NamedTuple):
+        with pytest.raises(ValueError) as error:
+            exec(f"class Record(Base):\n    x: int\n    {field}: int\n", {"Base": base})
+        errors.append(str(error.value))
+    assert errors[0] == errors[1]
+
+
 @pytest.mark.parametrize("attribute", ["_replace", "__new__", "__getnewargs__", "_fields"])
 def test_a_record_may_not_define_what_makes_it_a_record(attribute: str) -> None:
     with pytest.raises(AttributeError, match=attribute):
