@@ -14,7 +14,7 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Callable, Iterator, List, Optional, Union
+    from typing import Callable, Optional, Union
 
 
 class LazyPattern:
@@ -33,10 +33,6 @@ class LazyPattern:
             self._compiled = re.compile(self._pattern, self._flags)
         return self._compiled
 
-    @property
-    def pattern(self) -> str:
-        return self._pattern
-
     def match(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> Optional[re.Match[str]]:
         return self.compiled.match(string, pos, endpos)
 
@@ -45,12 +41,6 @@ class LazyPattern:
 
     def search(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> Optional[re.Match[str]]:
         return self.compiled.search(string, pos, endpos)
-
-    def findall(self, string: str) -> List[str]:
-        return self.compiled.findall(string)
-
-    def finditer(self, string: str) -> Iterator[re.Match[str]]:
-        return self.compiled.finditer(string)
 
     def sub(self, repl: Union[str, Callable[[re.Match[str]], str]], string: str, count: int = 0) -> str:
         return self.compiled.sub(repl, string, count)

@@ -23,8 +23,6 @@ def test_it_answers_as_the_compiled_pattern(text: str) -> None:
     for method in ("match", "fullmatch", "search"):
         got, want = getattr(lazy, method)(text), getattr(eager, method)(text)
         assert (got and got.span()) == (want and want.span())
-    assert lazy.findall(text) == eager.findall(text)
-    assert [m.span() for m in lazy.finditer(text)] == [m.span() for m in eager.finditer(text)]
     assert lazy.sub("<\\g<word>>", text, count=1) == eager.sub("<\\g<word>>", text, count=1)
     assert lazy.sub(lambda m: m.group(2), text) == eager.sub(lambda m: m.group(2), text)
 
