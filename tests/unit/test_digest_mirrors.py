@@ -307,3 +307,43 @@ def test_skip_if_built_finds_the_image_built_through_another_mirror(kb, resolver
     indexed = _job(render(stack, options=_options(pip_index_url=PYPI)), policy)
     assert build.run_job(engine, indexed, policy, Log(lines.append)).status == "built"
     assert len(engine.built) == 2
+
+
+# ----------------------------------------------------------------------- chained stages
+
+
+def _stages(rendered: Rendered) -> Dict[str, Tuple[str, str, str]]:
+    """Per stage of a chained build: (BuildConfig name, output tag, its Dockerfile)."""
+    from mlcc.render.openshift import ClusterOptions
+    from mlcc.render.openshift.build import variant_build_objects
+
+    found = {}
+    for obj in variant_build_objects(rendered, ClusterOptions(chain=True)):
+        if obj["kind"] == "BuildConfig":
+            stream, tag = obj["spec"]["output"]["to"]["name"].rsplit(":", 1)
+            stage = {"mlcc-stack": "stack", "mlcc-framework": "framework"}.get(stream, "benchmark")
+            found[stage] = (obj["metadata"]["name"], tag, obj["spec"]["source"]["dockerfile"])
+    return found
+
+
+def test_a_chained_stage_built_through_a_verified_mirror_keeps_its_published_tag(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    """A stage image is named by its Dockerfile's digest; a verified mirror in that
+    Dockerfile is hashed at its placeholder, as the variant's content digest hashes it."""
+    stack = _wheels_only(_cpu(kb, resolver))
+    plain = _stages(render(stack))
+    mirrored = _stages(render(stack, options=_options(mirror=NVIDIA, git_mirror=GIT, pip_index_url=PYPI)))
+    assert set(plain) == set(mirrored) == {"stack", "framework", "benchmark"}
+    for stage in ("stack", "framework"):
+        # the stage does go through the mirror ...
+        assert PYPI in mirrored[stage][2] and PYPI not in plain[stage][2]
+        # ... and is the published stage: same BuildConfig, same tag
+        assert mirrored[stage][:2] == plain[stage][:2]
+
+
+def test_a_chained_stage_through_an_unverified_mirror_is_another_image(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    stack = _cpu(kb, resolver)  # its pip installs build sdists: an index mirror is not verified
+    plain = _stages(render(stack))
+    mirrored = _stages(render(stack, options=_options(pip_index_url=PYPI)))
+    for stage in ("stack", "framework"):
+        assert PYPI in mirrored[stage][2]
+        assert mirrored[stage][1] != plain[stage][1] and mirrored[stage][0] != plain[stage][0]

@@ -26,6 +26,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+    from mlcc.render.plan import Plan
+
 if TYPE_CHECKING:
     Obj = Dict[str, Any]
 
@@ -387,7 +389,7 @@ def chain_specs(
         # no benchmark in the text: every benchmark on this stage must render it byte for byte
         shared = f"mlcc gen BENCHMARK --chain: the {stage} stage every benchmark on it shares"
         dockerfile = render_dockerfile(stage_plan, command=shared)
-        digest = "sha256:" + sha256(dockerfile.encode()).hexdigest()
+        digest = _stage_digest(stage_plan, dockerfile, shared)
         stage_stream = f"mlcc-{stage}"
         tag = f"{readable}-{digest[7:15]}"
         specs.append(
@@ -428,6 +430,16 @@ def chain_specs(
         )
     )
     return specs
+
+
+def _stage_digest(stage_plan: Plan, dockerfile: str, command: str) -> str:
+    """What names a stage image: the digest of its Dockerfile as the content digest sees a
+    rendering (:meth:`Plan.hashed`), each verified mirror at its placeholder. A stage built
+    through such a mirror is the published stage, byte for byte: it takes the published
+    tag, and every chain through any verified mirror shares it."""
+    hashed = stage_plan.hashed()
+    text = dockerfile if hashed is stage_plan else render_dockerfile(hashed, command=command)
+    return "sha256:" + sha256(text.encode()).hexdigest()
 
 
 def _stage_readable(rendered: Rendered, stage: str) -> str:
