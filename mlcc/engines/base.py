@@ -119,10 +119,16 @@ class BuildJob(NamedTuple):
 
     @property
     def digest(self) -> str:
-        """The build inputs: the generated files and build args, and the base's digest."""
+        """The build inputs: the generated files and build args, and the base's digest.
+
+        Once the base is pinned by its manifest digest, that digest says which base is
+        built on, wherever it is pulled from: the files are hashed as they name the
+        stack's own base reference (``Rendered.base_free_digest``), so ``--base-image`` of a
+        mirror that serves the same manifest gets the published content tag and
+        skip-if-built finds the image."""
         if self.base is None:
             return self.rendered.digest
-        data = f"{self.rendered.digest}\nbase {self.base.digest}\n".encode()
+        data = f"{self.rendered.base_free_digest}\nbase {self.base.digest}\n".encode()
         return "sha256:" + hashlib.sha256(data).hexdigest()
 
     @property

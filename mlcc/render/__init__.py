@@ -72,6 +72,11 @@ class Rendered(NamedTuple):
     plan: Plan
     options: Options
     command: str  # the request, in the header comment: recorded, not hashed
+    # The digest with the base image at the stack's own reference (``digest`` when no
+    # --base-image was given): what a build hashes beside the base's manifest digest once
+    # it has pinned one. The digest names the base's bytes then, so a mirror of the base
+    # that serves the same manifest builds the published image (BuildJob.digest).
+    base_free_digest: str
 
     @property
     def variant(self) -> str:
@@ -149,9 +154,23 @@ def render(stack: Stack, fmt: str = "dockerfile", options: Options = DEFAULT_OPT
     hashed = plan.hashed()
     hashed_files = files if hashed is plan else _files(stack, hashed, fmt)
     value = digests.digest(hashed_files.items(), build_args, platform, plan.placeholders)
+    base_free = value
+    if plan.base_image != stack.base.ref:
+        base_free = _base_free(stack, hashed, fmt, build_args, platform)
     command = gen_command(stack, options, fmt)
     stamped = tuple(sorted((n, digests.stamp(c, value, command)) for n, c in files.items()))
-    return Rendered(stack, fmt, stamped, value, build_args, platform, plan, options, command)
+    return Rendered(stack, fmt, stamped, value, build_args, platform, plan, options, command, base_free)
+
+
+def _base_free(
+    stack: Stack, hashed: Plan, fmt: str, build_args: Tuple[Tuple[str, str], ...], platform: str
+) -> str:
+    """The digest of ``hashed`` (a plan as the digest sees it) on the stack's own base
+    reference: the files and the BASE_IMAGE build arg name that reference instead."""
+    stock = stack.base.ref
+    plan = hashed._replace(base_image=stock)
+    args = tuple((name, stock if name == "BASE_IMAGE" else value) for name, value in build_args)
+    return digests.digest(_files(stack, plan, fmt).items(), args, platform, plan.placeholders)
 
 
 def _files(stack: Stack, plan: Plan, fmt: str) -> Dict[str, str]:

@@ -142,6 +142,24 @@ def test_verify_reports_drift_and_diff_marks_it(world: World) -> None:
     assert "component(s) differ" in diff.out
 
 
+
+def test_a_mirror_of_the_base_image_finds_the_image_built_on_the_original(world: World) -> None:
+    """--base-image names where the base is pulled from; the build pins it by manifest
+    digest, and that digest, not the reference, is the content digest's base."""
+    first = mlcc(world, *_args(world, "--backend", "buildah"))
+    assert first.code == 0, first.err[-3000:]
+    base = parse_reference(world.stage.base_image)
+    registry = Registry(world.registry.host, tls_verify=False)
+    original = registry.manifest(base.repository, base.tag or "")
+    assert original is not None
+    registry.put_manifest(base.repository, "mirrored-copy", original.body, original.media_type)
+    alias = str(base.with_tag("mirrored-copy"))
+    again = mlcc(world, *_args(world, "--backend", "buildah", base_image=alias))
+    assert again.code == 0, again.err[-3000:]
+    assert f"base image {alias} is " in again.out + again.err
+    assert "skipped" in again.out and "built in" not in again.out
+    assert _tag(again.out) == _tag(first.out)
+
 def test_manifest_list_of_x86_64_and_ppc64le_under_qemu(world: World) -> None:
     if "ppc64le" not in world.arches:
         pytest.fail("MLCC_E2E_ARCHES leaves out ppc64le: the manifest-list test needs it")

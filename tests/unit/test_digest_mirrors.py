@@ -347,3 +347,33 @@ def test_a_chained_stage_through_an_unverified_mirror_is_another_image(kb, resol
     for stage in ("stack", "framework"):
         assert PYPI in mirrored[stage][2]
         assert mirrored[stage][1] != plain[stage][1] and mirrored[stage][0] != plain[stage][0]
+
+
+# ----------------------------------------------------------------------- a mirrored base image
+
+BASE_MIRROR = "mirror.internal:5000/ubi8/ubi:8.10"
+
+
+def test_a_base_image_mirror_serving_the_same_manifest_builds_the_published_image(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    from mlcc.app import build
+
+    stack = _cpu(kb, resolver)
+    published = render(stack)
+    mirrored = render(stack, options=_options(base_image=BASE_MIRROR))
+    assert published.base_free_digest == published.digest
+    # at generation the tag is not pinned: the reference is an input
+    assert mirrored.digest != published.digest and BASE_MIRROR in mirrored.content("Dockerfile")
+    # pinned by its manifest digest at build time, the base is that digest, wherever it comes from
+    policy = BuildPolicy()
+    engine = _Storage()
+    lines: List[str] = []
+    first = build.run_job(engine, _job(published, policy), policy, Log(lines.append))
+    through_mirror = _job(mirrored, policy)
+    assert through_mirror.digest == first.job.digest and through_mirror.content == first.job.content
+    assert build.run_job(engine, through_mirror, policy, Log(lines.append)).status == "skipped"
+    # ... and the build would pull it from the mirror, by digest
+    assert dict(through_mirror.build_args)["BASE_IMAGE"].startswith("mirror.internal:5000/ubi8/ubi@sha256:")
+    # another manifest behind the mirror's tag is another base: built
+    other = through_mirror._replace(base=through_mirror.base._replace(digest="sha256:" + "2" * 64))  # type: ignore[union-attr]
+    assert other.digest != first.job.digest
+    assert build.run_job(engine, other, policy, Log(lines.append)).status == "built"
