@@ -142,7 +142,6 @@ def test_verify_reports_drift_and_diff_marks_it(world: World) -> None:
     assert "component(s) differ" in diff.out
 
 
-
 def test_a_mirror_of_the_base_image_finds_the_image_built_on_the_original(world: World) -> None:
     """--base-image names where the base is pulled from; the build pins it by manifest
     digest, and that digest, not the reference, is the content digest's base."""
@@ -159,6 +158,7 @@ def test_a_mirror_of_the_base_image_finds_the_image_built_on_the_original(world:
     assert f"base image {alias} is " in again.out + again.err
     assert "skipped" in again.out and "built in" not in again.out
     assert _tag(again.out) == _tag(first.out)
+
 
 def test_manifest_list_of_x86_64_and_ppc64le_under_qemu(world: World) -> None:
     if "ppc64le" not in world.arches:
