@@ -5,8 +5,10 @@ resolved: the base, the CUDA, cuDNN and NCCL releases with their packages or dow
 URLs, the framework build, the benchmark's source at a commit) and
 ``/etc/mlcc/installed.json`` (what the image's last build step found installed: the OS,
 the versions of the NVIDIA packages, library headers, ``nvcc``, GCC, Python and every
-Python distribution ``pip list`` shows). One component per installed thing, with a purl
-where one names it (``pkg:rpm``, ``pkg:deb``, ``pkg:pypi``, ``pkg:generic`` for a
+Python distribution ``pip list`` shows, and in a conda environment every package conda
+linked, from conda-meta). One component per installed thing, with a purl
+where one names it (``pkg:rpm``, ``pkg:deb``, ``pkg:pypi``, ``pkg:conda`` for what conda
+installed, with its build and channel, ``pkg:generic`` for a
 tarball, ``pkg:github`` for a source at a commit, ``pkg:oci`` for the image and its
 base) and hashes where the documents carry them: image and base manifest digests, and from
 a format 2 stack.json's ``fetches`` the sha256 of each download (cuDNN and NCCL tarballs,
@@ -59,6 +61,11 @@ _MAX_TEXT = 4096  # no field of installed.json is longer; a longer one is not ml
 # PEP 508 spellings); anything else in installed.json is not what a package database said
 _PACKAGE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,199}\Z")
 _VERSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+~:^!-]{0,199}\Z")
+# a conda channel as conda-meta names it: a URL (<host>/conda-forge/linux-64) or a name
+# (pkgs/main); printable, no spaces
+_CHANNEL = re.compile(r"^[A-Za-z0-9][!-~]{0,1023}\Z")
+_USERINFO = re.compile(r"//[^/@]*@")
+_TOKEN_PATH = re.compile(r"/t/[^/]+")
 
 
 class ImageName(NamedTuple):
@@ -75,6 +82,17 @@ def _error(message: str) -> DriftError:
 # ----------------------------------------------------------------------------- installed.json
 
 
+class CondaPackage(NamedTuple):
+    """One package of a conda environment, as conda-meta records it (installed.json's
+    ``conda``), with the Python distributions it put into site-packages, PEP 503 named."""
+
+    name: str
+    version: str
+    build: Optional[str]
+    channel: Optional[str]
+    distributions: Tuple[str, ...]
+
+
 class Installed(NamedTuple):
     """installed.json, each field checked for the shape mlcc-record writes."""
 
@@ -88,6 +106,9 @@ class Installed(NamedTuple):
     python: Optional[str]
     pip: Tuple[Tuple[str, str], ...]  # (name, version) as pip list says
     modules: Tuple[Tuple[str, Json], ...]
+    # what conda installed into the Python's environment (none: not a conda environment,
+    # or an image recorded before mlcc-record asked)
+    conda: Tuple[CondaPackage, ...] = ()
 
 
 def _text(value: Any, what: str) -> Optional[str]:
@@ -137,6 +158,9 @@ def read_installed(data: Any, what: str = f"/{INSTALLED_FILE}") -> Installed:
     modules = data.get("modules")
     if modules is not None and not isinstance(modules, dict):
         raise _error(f"{what}: modules is not a JSON object")
+    conda = data.get("conda")
+    if conda is not None and not (isinstance(conda, list) and all(isinstance(c, dict) for c in conda)):
+        raise _error(f"{what}: conda is not a list of JSON objects")
     return Installed(
         arch=_text(data.get("arch"), f"{what}: arch"),
         os_id=_text(os_info.get("id"), f"{what}: os/id"),
@@ -148,7 +172,44 @@ def read_installed(data: Any, what: str = f"/{INSTALLED_FILE}") -> Installed:
         python=_text(data.get("python"), f"{what}: python"),
         pip=tuple(sorted(set(listed), key=lambda p: (_pypi_name(p[0]), p[1]))),
         modules=tuple(sorted((str(k), v) for k, v in (modules or {}).items() if isinstance(v, dict))),
+        conda=_conda_packages_of(conda or [], what),
     )
+
+
+def _conda_packages_of(entries: List[Json], what: str) -> Tuple[CondaPackage, ...]:
+    found = [_conda_package(entry, f"{what}: conda/{n}") for n, entry in enumerate(entries)]
+    return tuple(sorted(found, key=lambda p: (p.name, p.version, p.build or "", p.channel or "")))
+
+
+def _conda_package(entry: Json, what: str) -> CondaPackage:
+    name = _text(entry.get("name"), f"{what}/name")
+    version = _text(entry.get("version"), f"{what}/version")
+    build = _text(entry.get("build"), f"{what}/build")
+    if not name or not version or not _PACKAGE.match(name) or not _VERSION.match(version):
+        raise _error(f"{what} is not a conda package name and version")
+    if build is not None and not _PACKAGE.match(build):
+        raise _error(f"{what}/build is not a conda build string: {build[:80]!r}")
+    channel = _text(entry.get("channel"), f"{what}/channel")
+    if channel is not None and not _CHANNEL.match(channel):
+        raise _error(f"{what}/channel is not a channel name or URL: {channel[:80]!r}")
+    names = entry.get("distributions")
+    if names is not None and not (isinstance(names, list) and all(isinstance(d, str) for d in names)):
+        raise _error(f"{what}/distributions is not a list of strings")
+    if not all(_PACKAGE.match(d) for d in names or []):
+        raise _error(f"{what}/distributions names something that is not a distribution")
+    return CondaPackage(
+        name,
+        version,
+        build,
+        _without_credentials(channel) if channel else None,
+        tuple(sorted({_pypi_name(d) for d in names or []})),
+    )
+
+
+def _without_credentials(channel: str) -> str:
+    """mlcc-record writes channels without credentials; an image is untrusted, so again:
+    no user:password@ and no conda token path (``/t/<token>``) in an SBOM."""
+    return _TOKEN_PATH.sub("", _USERINFO.sub("//", channel))
 
 
 # ----------------------------------------------------------------------------- purls
@@ -468,11 +529,32 @@ def _gcc(stack: StackManifest, installed: Installed) -> List[Json]:
     ]
 
 
+def _conda_owners(installed: Installed) -> Dict[str, CondaPackage]:
+    """PEP 503 name of a distribution -> the conda package that installed it."""
+    return {name: package for package in installed.conda for name in package.distributions}
+
+
+def _conda_purl(package: CondaPackage) -> str:
+    qualifiers = {"build": package.build, "channel": package.channel}
+    return purl("conda", package.name, package.version, qualifiers=qualifiers)
+
+
+def _conda_properties(package: CondaPackage) -> Tuple[Json, ...]:
+    return (
+        *_property("installer", "conda"),
+        *_property("conda-package", f"{package.name} {package.version} {package.build or ''}".strip()),
+        *_property("conda-channel", package.channel),
+    )
+
+
 def _python_packages(stack: StackManifest, installed: Installed) -> List[Json]:
-    """Every distribution pip lists. The framework's own, when conda or a source build put
-    it there, is not a PyPI release: no pkg:pypi for it (pkg:conda without a channel)."""
+    """Every distribution pip lists. One that conda installed (installed.json's ``conda``
+    says which) is that conda package, not a PyPI release: pkg:conda with its build and
+    channel. The framework's own, when conda or a source build put it there, is not a
+    PyPI release either: without conda's record, pkg:conda without a channel, or no purl."""
     framework = stack.components.framework
     names = {_pypi_name(framework.module), _pypi_name(framework.name)} if framework else set()
+    owners = _conda_owners(installed)
     locked = _locked_files(stack)
     found = []
     seen: Dict[str, int] = {}
@@ -495,6 +577,10 @@ def _python_packages(stack: StackManifest, installed: Installed) -> List[Json]:
                 package_url = None
             elif framework.install == "conda":
                 package_url = purl("conda", normal, version)
+        owner = owners.get(normal)
+        if owner is not None:
+            package_url = _conda_purl(owner)
+            properties = (*properties, *_conda_properties(owner))
         lock = locked.get((normal, version))
         if lock is not None:
             properties = (*properties, *_property("file", lock[1].file), *_property("pip-lock", lock[0]))
@@ -507,6 +593,32 @@ def _python_packages(stack: StackManifest, installed: Installed) -> List[Json]:
                 package_url=package_url,
                 hashes=_file_sha256(lock[1].sha256 if lock else None),
                 properties=properties,
+            )
+        )
+    return found
+
+
+def _conda_only_packages(installed: Installed) -> List[Json]:
+    """The conda packages that put no distribution pip lists: the libraries and tools of
+    the environment (a channel's cudatoolkit, cudnn and nccl, which the framework loads)."""
+    listed = {_pypi_name(name) for name, _ in installed.pip}
+    found = []
+    seen: Dict[str, int] = {}
+    for package in installed.conda:
+        if listed.intersection(package.distributions):
+            continue  # named by the distribution pip lists (see _python_packages)
+        ref = f"conda:{package.name}"
+        seen[ref] = seen.get(ref, 0) + 1
+        if seen[ref] > 1:  # conda links a name once; a document that repeats it keeps both
+            ref += f"#{seen[ref]}"
+        found.append(
+            _component(
+                "library",
+                ref,
+                package.name,
+                package.version,
+                package_url=_conda_purl(package),
+                properties=_conda_properties(package),
             )
         )
     return found
@@ -676,6 +788,7 @@ def cyclonedx(
         *_framework(stack, installed),
         *_tools(stack),
         *_python_packages(stack, installed),
+        *_conda_only_packages(installed),
         *_benchmark(stack, repository_types),
         *_checkouts(stack, repository_types),
     ]

@@ -306,6 +306,101 @@ def test_a_real_record_of_this_python(kb: Any, resolver: Any, validator: Any) ->
     found = _components(document)
     assert found["pypi:jsonschema"]["purl"].startswith("pkg:pypi/jsonschema@")
     assert len([r for r in found if r.startswith("pypi:")]) == len(record["pip"])
+    assert record["conda"] is None and not [r for r in found if r.startswith("conda:")]  # a venv
+
+
+def _conda_environment(root: Path) -> Path:
+    """A real Python environment with conda's records in it: conda-meta as conda writes
+    it for three packages, one of which put a distribution into site-packages that pip
+    lists (and a record that is not JSON, which conda does not write but an image may hold)."""
+    subprocess.run([sys.executable, "-m", "venv", str(root)], check=True, capture_output=True)
+    python = root / "bin" / "python"
+    purelib = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
+    site = purelib.relative_to(root)
+    info = purelib / "mlcc_conda_probe-1.2.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mlcc-conda-probe\nVersion: 1.2.0\n")
+    meta = root / "conda-meta"
+    meta.mkdir()
+    records = {
+        "mlcc-conda-probe-1.2.0-py_0.json": {
+            "name": "mlcc-conda-probe",
+            "version": "1.2.0",
+            "build": "py_0",
+            "channel": "https://user:secret@conda.anaconda.org/t/tk-0123/conda-forge/noarch",
+            "files": [f"{site}/mlcc_conda_probe-1.2.0.dist-info/METADATA", f"{site}/mlcc_conda_probe.py"],
+        },
+        "cudatoolkit-10.1.243-h6bb024c_0.json": {
+            "name": "cudatoolkit",
+            "version": "10.1.243",
+            "build": "h6bb024c_0",
+            "channel": "https://repo.anaconda.com/pkgs/main/linux-64",
+            "files": ["lib/libcudart.so.10.1.243"],
+        },
+        "six-1.12.0-py36_0.json": {
+            "name": "six",
+            "version": "1.12.0",
+            "build": "py36_0",
+            "channel": "pkgs/main",
+            "files": [f"{site}/six-1.12.0-py3.6.egg-info", f"{site}/six.py"],
+        },
+    }
+    for name, record in records.items():
+        (meta / name).write_text(json.dumps(record))
+    (meta / "broken.json").write_text("{not json")
+    return python
+
+
+def test_a_real_record_of_a_conda_environment(kb: Any, resolver: Any, validator: Any, tmp_path: Path) -> None:
+    """mlcc-record in an environment with conda-meta: what conda installed is pkg:conda,
+    with its build and channel, never a credential; what pip installed stays pkg:pypi."""
+    from mlcc.render import FILES
+
+    python = _conda_environment(tmp_path / "env")
+    result = subprocess.run(
+        ["sh", str(Path(FILES) / "mlcc-record"), "--python", str(python)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    record = json.loads(result.stdout)
+    assert "secret" not in result.stdout and "tk-0123" not in result.stdout
+    assert [(c["name"], c["distributions"]) for c in record["conda"]] == [
+        ("cudatoolkit", []),
+        ("mlcc-conda-probe", ["mlcc_conda_probe"]),
+        ("six", ["six"]),
+    ]
+    assert {"name": "mlcc-conda-probe", "version": "1.2.0"} in record["pip"]
+    stack = _stack(kb, resolver, "tf_cnn_benchmarks", {"arch": "ppc64le"})
+    document = cyclonedx(stack, record, IMAGE)
+    _check(document, validator)
+    found = _components(document)
+    probe = PackageURL.from_string(found["pypi:mlcc-conda-probe"]["purl"])
+    assert (probe.type, probe.name, probe.version) == ("conda", "mlcc-conda-probe", "1.2.0")
+    assert probe.qualifiers == {"build": "py_0", "channel": "https://conda.anaconda.org/conda-forge/noarch"}
+    assert found["conda:cudatoolkit"]["purl"] == (
+        "pkg:conda/cudatoolkit@10.1.243?build=h6bb024c_0&channel=https://repo.anaconda.com/pkgs/main/linux-64"
+    )
+    assert "conda:six" in found  # pip does not list an egg-info file of this environment's
+    assert "conda:mlcc-conda-probe" not in found  # named once, by the distribution pip lists
+    # pip's own distributions are PyPI's
+    assert found["pypi:pip"]["purl"].startswith("pkg:pypi/pip@")
+    assert "secret" not in json.dumps(document) and "tk-0123" not in json.dumps(document)
+
+
+def test_an_image_with_credentials_in_a_channel_gets_an_sbom_without_them(kb: Any, resolver: Any) -> None:
+    stack = _stack(kb, resolver, "maskrcnn", {"cuda": "10.1"})
+    channel = "https://u:pw@conda.example/t/tok3n/main"
+    installed = {**_installed(stack), "conda": [{"name": "numpy", "version": "1.16.4", "channel": channel}]}
+    text = json.dumps(cyclonedx(stack, installed, IMAGE))
+    assert "pw@" not in text and "tok3n" not in text and "https://conda.example/main" in text
 
 
 def test_names_and_versions_are_encoded_in_purls() -> None:
@@ -337,6 +432,24 @@ def test_names_and_versions_are_encoded_in_purls() -> None:
         ({"pip": [{"name": "numpy", "version": "1 2"}]}, "pip/0 is not a distribution name and version"),
         ({"packages": {"libnccl": "2.8\n"}}, "packages/libnccl is not a package name and version"),
         ({"packages": {"../x": "1"}}, "packages/../x is not a package name and version"),
+        ({"conda": {"numpy": "1"}}, "conda is not a list of JSON objects"),
+        ({"conda": [{"name": "numpy"}]}, "conda/0 is not a conda package name and version"),
+        (
+            {"conda": [{"name": "numpy", "version": "1", "build": "a b"}]},
+            "conda/0/build is not a conda build",
+        ),
+        (
+            {"conda": [{"name": "numpy", "version": "1", "channel": "x y"}]},
+            "conda/0/channel is not a channel",
+        ),
+        (
+            {"conda": [{"name": "a", "version": "1", "distributions": "a"}]},
+            "conda/0/distributions is not a list",
+        ),
+        (
+            {"conda": [{"name": "a", "version": "1", "distributions": ["../a"]}]},
+            "names something that is not",
+        ),
     ],
 )
 def test_a_damaged_record_is_an_error_naming_the_field(
@@ -366,7 +479,9 @@ _JSON = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
     max_leaves=10,
 )
-_FIELDS = st.sampled_from(["arch", "os", "packages", "headers", "nvcc", "gcc", "python", "pip", "modules"])
+_FIELDS = st.sampled_from(
+    ["arch", "os", "packages", "headers", "nvcc", "gcc", "python", "pip", "conda", "modules"]
+)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -748,6 +748,58 @@ header_version() {  # LIB DIR -> x.y.z from the library's version macros
   done
 }
 
+# The conda packages of $python's environment (conda-meta: conda's record of what it
+# linked), each with the Python distributions it put into site-packages; null when the
+# environment is not conda's. Printed once at the end: a failure prints nothing.
+conda_packages() {
+  "$python" - <<'PY'
+import glob, json, os, re, sys
+
+folder = os.path.join(sys.prefix, "conda-meta")
+if not os.path.isdir(folder):
+    print("null")
+    sys.exit(0)
+
+
+def distributions(files):
+    """site-packages/NAME-VERSION.dist-info/..., NAME-VERSION-pyX.Y.egg-info[/...]"""
+    found = set()
+    for path in files:
+        parts = str(path).split("/")
+        for index, part in enumerate(parts[1:], 1):
+            if parts[index - 1] == "site-packages" and part.endswith((".dist-info", ".egg-info")):
+                found.add(part.rsplit(".", 1)[0].split("-")[0])
+    return sorted(found)
+
+
+def channel(url):
+    # never a credential in the image: no user:password@, no conda token path /t/<token>
+    url = re.sub(r"//[^/@]*@", "//", str(url))
+    return re.sub(r"/t/[^/]+", "", url)
+
+
+packages = []
+for path in sorted(glob.glob(os.path.join(folder, "*.json"))):
+    try:
+        with open(path) as handle:
+            record = json.load(handle)
+    except (IOError, OSError, ValueError):
+        continue
+    if not isinstance(record, dict) or not record.get("name") or not record.get("version"):
+        continue
+    packages.append(
+        {
+            "name": record["name"],
+            "version": record["version"],
+            "build": record.get("build"),
+            "channel": channel(record["channel"]) if record.get("channel") else None,
+            "distributions": distributions(record.get("files") or []),
+        }
+    )
+print(json.dumps(packages, sort_keys=True))
+PY
+}
+
 printf '{\n  "format": 1,\n'
 printf '  "arch": %s,\n' "$(uname -m | json)"
 printf '  "os": {"id": %s, "version_id": %s},\n' "$(os_field ID | json)" "$(os_field VERSION_ID | json)"
@@ -787,6 +839,9 @@ printf '  "gcc": %s,\n' "$(printf '%s\n' "$gcc_version" | json)"
 if [ -n "$python" ] && command -v "$python" >/dev/null 2>&1; then
   printf '  "python": %s,\n' "$("$python" -c 'import platform; print(platform.python_version())' | json)"
   printf '  "pip": %s,\n' "$("$python" -m pip list --format=json --disable-pip-version-check 2>/dev/null || echo null)"
+  # pip lists every distribution in site-packages, conda's too: conda's own record says
+  # which of them conda installed, from which channel (null: not a conda environment).
+  printf '  "conda": %s,\n' "$(conda_packages 2>/dev/null || echo null)"
   printf '  "modules": '
   # Importing a GPU framework without a GPU can fail (MXNet needs libcuda); record why.
   "$python" - $modules <<'PY' || printf '{}\n'
@@ -866,7 +921,7 @@ print(json.dumps(found, sort_keys=True))
 PY
   printf '}\n'
 else
-  printf '  "python": null,\n  "pip": null,\n  "modules": {}\n}\n'
+  printf '  "python": null,\n  "pip": null,\n  "conda": null,\n  "modules": {}\n}\n'
 fi
 MLCC_FILE_EOF
 chmod 0755 /usr/local/bin/mlcc-record
