@@ -4,7 +4,6 @@ engine (the e2e suite runs them against real images)."""
 from __future__ import annotations
 
 import base64
-import hashlib
 import io
 import json
 import re
@@ -19,6 +18,7 @@ from mlcc.image.auth import AuthFile, Credentials, credentials_for
 from mlcc.image.content import INSTALLED_FILE, STACK_FILE, ImageContent, read_archive, split_transport
 from mlcc.image.reference import parse_reference, parse_repository
 from mlcc.image.stack import summary, verify
+from tests.oci_layout import layer, oci_layout
 
 
 @pytest.mark.parametrize(
@@ -101,49 +101,19 @@ def test_split_transport() -> None:
 # ----------------------------------------------------------------------------- archives
 
 
-def _layer(files: Dict[str, bytes], whiteouts: tuple = ()) -> bytes:  # type: ignore[type-arg]
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        for name, data in files.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-        for name in whiteouts:
-            info = tarfile.TarInfo(name)
-            tar.addfile(info, io.BytesIO(b""))
-    return buffer.getvalue()
-
-
-def _oci_layout(folder: Path, layers: list, labels: Dict[str, str]) -> Path:  # type: ignore[type-arg]
-    blobs = folder / "blobs" / "sha256"
-    blobs.mkdir(parents=True)
-
-    def put(data: bytes) -> Dict[str, Any]:
-        digest = hashlib.sha256(data).hexdigest()
-        (blobs / digest).write_bytes(data)
-        return {"digest": f"sha256:{digest}", "size": len(data)}
-
-    config = put(
-        json.dumps({"architecture": "ppc64le", "os": "linux", "config": {"Labels": labels}}).encode()
-    )
-    manifest = {"schemaVersion": 2, "config": config, "layers": [put(layer) for layer in layers]}
-    entry = put(json.dumps(manifest).encode())
-    (folder / "index.json").write_text(json.dumps({"schemaVersion": 2, "manifests": [entry]}))
-    (folder / "oci-layout").write_text('{"imageLayoutVersion": "1.0.0"}')
-    return folder
-
-
 def test_read_an_oci_layout_top_layer_first_with_whiteouts(tmp_path: Path) -> None:
-    base = _layer({"etc/mlcc/stack.json": b'{"old": true}', "etc/mlcc/installed.json": b"{}"})
-    top = _layer({"./etc/mlcc/stack.json": b'{"new": true}'}, whiteouts=("etc/mlcc/.wh.installed.json",))
-    content = read_archive(_oci_layout(tmp_path / "img", [base, top], {"io.mlcc.variant": "v"}))
+    base = layer({"etc/mlcc/stack.json": b'{"old": true}', "etc/mlcc/installed.json": b"{}"})
+    top = layer({"./etc/mlcc/stack.json": b'{"new": true}'}, whiteouts=("etc/mlcc/.wh.installed.json",))
+    content = read_archive(
+        oci_layout(tmp_path / "img", [base, top], architecture="ppc64le", labels={"io.mlcc.variant": "v"})
+    )
     assert content.arch == "ppc64le" and content.labels == {"io.mlcc.variant": "v"}
     assert content.json_file(STACK_FILE) == {"new": True}
     assert INSTALLED_FILE not in content.files  # deleted by the top layer
 
 
 def test_read_an_oci_archive(tmp_path: Path) -> None:
-    folder = _oci_layout(tmp_path / "img", [_layer({"etc/mlcc/stack.json": b"{}"})], {})
+    folder = oci_layout(tmp_path / "img", [layer({"etc/mlcc/stack.json": b"{}"})], labels={})
     archive = tmp_path / "img.tar"
     with tarfile.open(archive, "w") as tar:
         tar.add(folder, arcname=".")

@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import hashlib
 import http.server
-import io
 import json
 import re
 import subprocess
 import sys
-import tarfile
 import threading
 import urllib.parse
 from importlib import resources
@@ -46,6 +44,7 @@ from mlcc.image.content import INSTALLED_FILE, STACK_FILE, ImageContent
 from mlcc.image.reference import Reference
 from mlcc.image.registry import OCI_MANIFEST, Manifest, Registry
 from mlcc.image.sbom import ImageName, cyclonedx, for_image, purl, sbom_bytes
+from tests.oci_layout import layer, oci_layout
 
 DIGEST = "sha256:" + "ab" * 32
 IMAGE = ImageName("127.0.0.1:5000/probe/maskrcnn:cuda10.1-cudnn7-ubi8-x86_64", DIGEST)
@@ -543,34 +542,8 @@ def test_cosigns_tag_for_an_sbom() -> None:
 # ----------------------------------------------------------------------------- the command
 
 
-def _layer(files: Dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        for name, data in files.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return buffer.getvalue()
-
-
 def _oci_layout(folder: Path, files: Dict[str, bytes]) -> Path:
-    blobs = folder / "blobs" / "sha256"
-    blobs.mkdir(parents=True)
-
-    def put(data: bytes) -> Dict[str, Any]:
-        digest = hashlib.sha256(data).hexdigest()
-        (blobs / digest).write_bytes(data)
-        return {"digest": f"sha256:{digest}", "size": len(data)}
-
-    config = {"architecture": "amd64", "os": "linux", "created": "2025-05-05T05:05:05Z", "config": {}}
-    manifest = {
-        "schemaVersion": 2,
-        "config": put(json.dumps(config).encode()),
-        "layers": [put(_layer(files))],
-    }
-    entry = put(json.dumps(manifest).encode())
-    (folder / "index.json").write_text(json.dumps({"schemaVersion": 2, "manifests": [entry]}))
-    return folder
+    return oci_layout(folder, [layer(files)], created="2025-05-05T05:05:05Z")
 
 
 def test_mlcc_sbom_prints_or_writes_it(
