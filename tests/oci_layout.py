@@ -27,9 +27,9 @@ def layer(files: Dict[str, bytes], whiteouts: Sequence[str] = ()) -> bytes:
 def oci_layout(
     folder: Path,
     layers: Sequence[bytes],
+    labels: Optional[Dict[str, str]] = None,
     *,
     architecture: str = "amd64",
-    labels: Optional[Dict[str, str]] = None,
     created: Optional[str] = None,
 ) -> Path:
     """``folder`` as an OCI layout of one image: ``layers`` bottom first."""

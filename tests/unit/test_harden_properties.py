@@ -29,8 +29,8 @@ from ruamel.yaml import YAML
 from mlcc.kb.model import HOST_MIRRORS
 from mlcc.render.mirror import PIP_SETTINGS
 from tests.conftest import RECIPES
+from tests.oci_layout import layer, oci_layout
 from tests.unit.test_harden_yaml import go_reads_as_non_string
-from tests.unit.test_image import _layer, _oci_layout
 
 settings.register_profile(
     "mlcc-ci",
@@ -361,10 +361,11 @@ def test_any_oci_layout_and_stack_json_gives_a_clean_answer(
     index: Any, stack: Any, labels: Dict[str, str]
 ) -> None:
     with tempfile.TemporaryDirectory(prefix="mlcc-oci-") as scratch:
-        good = _oci_layout(
+        good = oci_layout(
             Path(scratch) / "good",
-            [_layer({"etc/mlcc/stack.json": json.dumps(stack).encode(), "etc/mlcc/installed.json": b"{}"})],
+            [layer({"etc/mlcc/stack.json": json.dumps(stack).encode(), "etc/mlcc/installed.json": b"{}"})],
             {k: v for k, v in labels.items() if k},
+            architecture="ppc64le",
         )
         bad = Path(scratch) / "bad"
         shutil.copytree(good, bad)

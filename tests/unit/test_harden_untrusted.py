@@ -12,7 +12,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from tests.unit.test_image import _layer, _oci_layout
+from tests.oci_layout import layer, oci_layout
 
 SEED = "maskrcnn/cuda10.1-cudnn7-ubi8-x86_64"
 REPO = Path(__file__).resolve().parents[2]
@@ -45,7 +45,7 @@ def _rewrite(folder: Path, name: str, data: Any) -> None:
     ids=["empty", "list", "no-digest", "dotdot-digest", "manifests-string", "not-json"],
 )
 def test_broken_oci_layouts_are_usage_errors(cli, tmp_path: Path, breakage, message: str) -> None:  # type: ignore[no-untyped-def]
-    folder = _oci_layout(tmp_path / "img", [_layer({"etc/mlcc/stack.json": b"{}"})], {})
+    folder = oci_layout(tmp_path / "img", [layer({"etc/mlcc/stack.json": b"{}"})], {}, architecture="ppc64le")
     breakage(folder)
     for command in ("inspect", "verify"):
         result = cli(command, f"oci:{folder}")
@@ -66,10 +66,11 @@ def test_empty_oci_folder_is_a_usage_error(cli, tmp_path: Path) -> None:  # type
     ids=["list", "components-string", "cuda-string"],
 )
 def test_a_stack_json_of_the_wrong_shape_is_reported(cli, tmp_path: Path, stack: bytes) -> None:  # type: ignore[no-untyped-def]
-    folder = _oci_layout(
+    folder = oci_layout(
         tmp_path / "img",
-        [_layer({"etc/mlcc/stack.json": stack, "etc/mlcc/installed.json": b'{"os": "x", "packages": []}'})],
+        [layer({"etc/mlcc/stack.json": stack, "etc/mlcc/installed.json": b'{"os": "x", "packages": []}'})],
         {"io.mlcc.variant": "v"},
+        architecture="ppc64le",
     )
     inspected = cli("inspect", f"oci:{folder}")
     _clean(inspected)
@@ -80,8 +81,11 @@ def test_a_stack_json_of_the_wrong_shape_is_reported(cli, tmp_path: Path, stack:
 
 
 def test_escape_sequences_in_labels_do_not_reach_the_terminal(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    folder = _oci_layout(
-        tmp_path / "img", [_layer({"x": b""})], {"evil": "\x1b]0;pwned\x07\x1b[2J", "ok": "v"}
+    folder = oci_layout(
+        tmp_path / "img",
+        [layer({"x": b""})],
+        {"evil": "\x1b]0;pwned\x07\x1b[2J", "ok": "v"},
+        architecture="ppc64le",
     )
     result = cli("inspect", f"oci:{folder}")
     assert result.code == 0, result.err

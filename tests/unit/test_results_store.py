@@ -14,8 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from tests.fakekube import serve, write_kubeconfig
-
-from .test_image import _layer, _oci_layout
+from tests.oci_layout import layer, oci_layout
 
 TOKEN = "sha256~results-token-never-printed"
 STACKS = Path(__file__).resolve().parents[2] / "dockerfiles"
@@ -60,8 +59,11 @@ def test_add_stores_each_run_once_with_its_stack(cli, tmp_path: Path, maskrcnn_l
 
 def test_add_from_an_image_reads_its_stamped_stack(cli, tmp_path: Path, maskrcnn_logs: Path) -> None:  # type: ignore[no-untyped-def]
     stack = _stack("maskrcnn", "cuda10.1-cudnn7-ubi7-x86_64").read_bytes()
-    layout = _oci_layout(
-        tmp_path / "img", [_layer({"etc/mlcc/stack.json": stack})], {"io.mlcc.digest": "sha256:" + "a" * 64}
+    layout = oci_layout(
+        tmp_path / "img",
+        [layer({"etc/mlcc/stack.json": stack})],
+        {"io.mlcc.digest": "sha256:" + "a" * 64},
+        architecture="ppc64le",
     )
     history = tmp_path / "h.sqlite"
     result = cli(
