@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from typing import List
 
 # kb_of lives with the options (an option's --help may read the knowledge base); commands take it from here
-__all__ = ["benchmark_argument", "complete_base", "complete_benchmark", "kb_of"]
+__all__ = ["benchmark_argument", "complete_base", "complete_benchmark", "complete_nccl_profile", "kb_of"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -32,7 +32,15 @@ def complete_base(ctx: click.Context, param: click.Parameter, incomplete: str) -
         return []
 
 
+def complete_nccl_profile(ctx: click.Context, param: click.Parameter, incomplete: str) -> List[str]:
+    try:
+        return [p.name for p in kb_of(ctx).nccl_profiles if p.name.startswith(incomplete)]
+    except Exception:
+        return []
+
+
 COMPLETERS["--base"] = complete_base
+COMPLETERS["--nccl-profile"] = complete_nccl_profile
 
 
 def benchmark_argument(required: bool = True) -> Callable[[F], F]:

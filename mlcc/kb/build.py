@@ -43,6 +43,7 @@ from mlcc.kb.model import (
     LaunchConfig,
     LibBuild,
     MpiLaunch,
+    NcclProfile,
     NvidiaRepo,
     PackageManager,
     PinnedPackage,
@@ -184,8 +185,41 @@ def build(root: str, files: Sequence[Tuple[str, str]]) -> KnowledgeBase:
             gpus=_gpus(docs["gpus"][0]),
             hosts=_hosts(docs["hosts"][0]),
             pip_locks=pip_locks.read_lock_files(root),
+            nccl_profiles=_nccl_profiles(docs["nccl_profiles"][0]),
         )
     )
+
+
+# What a profile's default_for names: the pod has an RDMA device, or it has none.
+NCCL_DEFAULTS = ("rdma", "sockets")
+
+
+def _nccl_profiles(doc: _Doc) -> Tuple[NcclProfile, ...]:
+    """The named NCCL settings, one name each, and exactly one default for each of
+    :data:`NCCL_DEFAULTS` (a multi-node run without --nccl-profile takes it)."""
+    found: List[NcclProfile] = []
+    for index, entry in enumerate(doc.data["profiles"]):
+        path: PathKey = ("profiles", index)
+        if any(p.name == entry["name"] for p in found):
+            raise doc.error((*path, "name"), f"NCCL profile {entry['name']!r} is listed twice")
+        found.append(
+            NcclProfile(
+                name=entry["name"],
+                description=entry["description"],
+                env=tuple(sorted(entry["env"].items())),
+                default_for=entry.get("default_for"),
+                prov=doc.prov(entry, path),
+            )
+        )
+    for default in NCCL_DEFAULTS:
+        named = [p.name for p in found if p.default_for == default]
+        if len(named) != 1:
+            raise doc.error(
+                ("profiles",),
+                f"{len(named)} NCCL profiles are the default_for {default} ({', '.join(named) or 'none'})",
+                hint=f"give exactly one profile default_for: {default}",
+            )
+    return tuple(found)
 
 
 def _source_builds(doc: _Doc) -> Tuple[SourceBuild, ...]:

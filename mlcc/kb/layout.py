@@ -18,6 +18,7 @@ SINGLE_FILES = {
     "tools.yaml": "tools",
     "gpus.yaml": "gpus",
     "hosts.yaml": "hosts",
+    "nccl-profiles.yaml": "nccl_profiles",
 }
 FOLDERS = {"frameworks": "framework", "benchmarks": "benchmark"}
 # Files other stages own (the matrix is read by mlcc.matrix); part of the cache key.

@@ -574,6 +574,17 @@ class PublicHost(NamedTuple):
     purl_type: Optional[str] = None
 
 
+class NcclProfile(NamedTuple):
+    """Named NCCL settings for the ranks of a multi-node run (recipes/nccl-profiles.yaml)."""
+
+    name: str
+    description: str
+    env: Tuple[Tuple[str, str], ...]  # NCCL environment variables, sorted by name
+    # taken without --nccl-profile: "rdma" with an RDMA device in the pod, "sockets" without
+    default_for: Optional[str]
+    prov: Provenance
+
+
 class HostMirror(NamedTuple):
     """mlcc's mirror option for one public host: its own interface, not a fact. Where the
     host is and what it serves are in recipes/hosts.yaml, which must name one host for
@@ -617,6 +628,7 @@ class KnowledgeBase(NamedTuple):
     source_builds: Tuple[SourceBuild, ...] = ()
     sdist_requires: Tuple[SdistRequires, ...] = ()
     pip_locks: LockFiles = LockFiles()  # recipes/locks/, parsed
+    nccl_profiles: Tuple[NcclProfile, ...] = ()  # recipes/nccl-profiles.yaml, in file order
 
     def packaging(self, package_format: str) -> Family:
         """The family whose packages have ``package_format`` (a cuDNN/NCCL build's method)."""

@@ -924,6 +924,7 @@ class Resolver:
             framework_module=self.kb.frameworks[build.framework].import_name if build else None,
             gpu_capability=self.kb.gpus[req.gpu].compute_capability if req.gpu else None,
             pip_locks=self._pip_locks(python, arch, base),
+            nccl_profiles=self.kb.nccl_profiles,
         )
         return stack._replace(choices=explain_choices(self, stack))
 

@@ -9,6 +9,7 @@ from mlcc.kb.model import (
     CudaRelease,
     FrameworkBuild,
     LibBuild,
+    NcclProfile,
     NvidiaRepo,
     PublicHost,
     PythonOption,
@@ -109,6 +110,8 @@ class Stack(NamedTuple):
     # The hash locks of the pip installs for this stack's Python, arch and glibc
     # (recipes/locks/): the renderers install with --require-hashes where they lock.
     pip_locks: Optional[PipLocks] = None
+    # Named NCCL settings for the ranks of a multi-node run (recipes/nccl-profiles.yaml).
+    nccl_profiles: Tuple[NcclProfile, ...] = ()
 
     @property
     def accelerator(self) -> str:

@@ -13,7 +13,9 @@ from mlcc.validate import INT32_MAX
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Optional, Tuple
+    from typing import Optional, Sequence, Tuple
+
+    from mlcc.kb.model import NcclProfile
 
 OPENSHIFT_VERSIONS = ("3.11", "4")
 # registry[:port]/path (no tag: mlcc appends :<variant>)
@@ -23,13 +25,8 @@ _GIT_REF = LazyPattern(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}\Z")
 _QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?\Z")
 _RESOURCE = LazyPattern(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?\Z")
 _NETWORK = LazyPattern(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?/)?[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
-# NCCL settings by interconnect (NCCL environment variables, docs.nvidia.com/deeplearning/nccl
-# user-guide "Environment Variables"): ib needs an RDMA device in the pod, tcp uses sockets only.
-NCCL_PROFILES = {
-    "ib": (("NCCL_DEBUG", "INFO"), ("NCCL_IB_DISABLE", "0")),
-    "tcp": (("NCCL_DEBUG", "INFO"), ("NCCL_IB_DISABLE", "1")),
-    "debug": (("NCCL_DEBUG", "INFO"), ("NCCL_DEBUG_SUBSYS", "INIT,NET")),
-}
+# a profile's name as recipes/nccl-profiles.yaml may spell it (the profiles themselves are there)
+_NCCL_PROFILE = LazyPattern(r"^[a-z][a-z0-9-]{0,19}\Z")
 DEFAULT_RESULTS_SIZE = "10Gi"
 _HOST_PATH = LazyPattern(r"^/[A-Za-z0-9._/-]*\Z")
 
@@ -186,9 +183,10 @@ class ClusterOptions:
     )
     nccl_profile: Optional[str] = flag(
         "--nccl-profile",
-        "NCCL settings for the MPIJob (default: ib with --rdma-resource/--sriov-network, else tcp).",
+        "NCCL settings for the MPIJob: a profile of recipes/nccl-profiles.yaml.",
         default=None,
-        choices=tuple(NCCL_PROFILES),
+        metavar="NAME",
+        describe=lambda kb: _nccl_profile_help(kb.nccl_profiles),
         group="run",
     )
     rdma_resource: Optional[str] = flag(
@@ -280,19 +278,49 @@ def check_cluster_options(options: ClusterOptions) -> ClusterOptions:
     return options
 
 
-def nccl_settings(options: ClusterOptions) -> Tuple[Tuple[str, str], ...]:
-    """The profile's NCCL settings with --nccl-env on top, sorted by name."""
+def _nccl_profile_help(profiles: Sequence[NcclProfile]) -> str:
+    """--nccl-profile's help, from recipes/nccl-profiles.yaml."""
+    defaults = {"rdma": "the default with --rdma-resource/--sriov-network", "sockets": "the default without"}
+    named = [
+        f"{p.name} ({p.description}{'; ' + defaults[p.default_for] if p.default_for in defaults else ''})"
+        for p in profiles
+    ]
+    return "NCCL settings for the MPIJob: " + ", ".join(named) + "."
+
+
+def nccl_settings(profiles: Sequence[NcclProfile], options: ClusterOptions) -> Tuple[Tuple[str, str], ...]:
+    """The profile's NCCL settings (``profiles``: the Stack's, from recipes/nccl-profiles.yaml) with
+    --nccl-env on top, sorted by name. InfiniBand without an RDMA device is refused."""
     rdma = bool(options.rdma_resource or options.sriov_network)
-    values = dict(NCCL_PROFILES[options.nccl_profile or ("ib" if rdma else "tcp")])
+    wanted = options.nccl_profile
+    chosen = [
+        p
+        for p in profiles
+        if (p.name == wanted if wanted else p.default_for == ("rdma" if rdma else "sockets"))
+    ]
+    if not chosen:
+        raise UsageError(
+            f"--nccl-profile: no profile {wanted!r} in recipes/nccl-profiles.yaml"
+            if wanted
+            else "recipes/nccl-profiles.yaml has no default NCCL profile for this run",
+            hint="the profiles: " + (", ".join(p.name for p in profiles) or "none"),
+        )
+    values = dict(chosen[0].env)
     values.update(options.nccl_env)
+    if values.get("NCCL_IB_DISABLE") == "0" and not rdma:
+        raise UsageError(
+            "NCCL_IB_DISABLE=0 (InfiniBand) without an RDMA device in the pods",
+            hint="add --rdma-resource rdma/rdma_shared_device_a or --sriov-network NAME,"
+            " or a profile without InfiniBand (--nccl-profile)",
+        )
     return tuple(sorted(values.items()))
 
 
 def _check_network(options: ClusterOptions) -> None:
-    if options.nccl_profile is not None and options.nccl_profile not in NCCL_PROFILES:
+    if options.nccl_profile is not None and not _NCCL_PROFILE.match(options.nccl_profile):
         raise UsageError(
-            f"--nccl-profile: unknown profile {options.nccl_profile!r}",
-            hint=f"choose one of {', '.join(NCCL_PROFILES)}",
+            f"--nccl-profile: {options.nccl_profile[:40]!r} is not a profile name",
+            hint="a profile of recipes/nccl-profiles.yaml (mlcc gen --help lists them), e.g. tcp",
         )
     if options.rdma_resource is not None and not _RESOURCE.match(options.rdma_resource):
         raise UsageError(
@@ -310,13 +338,6 @@ def _check_network(options: ClusterOptions) -> None:
         raise UsageError(
             f"--gpu-product: {options.gpu_product!r} is not a label value",
             hint="the nvidia.com/gpu.product label of the nodes, e.g. Tesla-V100-SXM2-16GB",
-        )
-    rdma = bool(options.rdma_resource or options.sriov_network)
-    if dict(nccl_settings(options)).get("NCCL_IB_DISABLE") == "0" and not rdma:
-        raise UsageError(
-            "NCCL_IB_DISABLE=0 (InfiniBand) without an RDMA device in the pods",
-            hint="add --rdma-resource rdma/rdma_shared_device_a or --sriov-network NAME,"
-            " or use --nccl-profile tcp",
         )
     multi = options.nodes is None or options.nodes > 1
     for option, given in (

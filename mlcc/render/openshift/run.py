@@ -405,7 +405,7 @@ def mpijob(rendered: Rendered, options: ClusterOptions) -> Optional[Obj]:
     size = mpi_size(rendered, options)
     if size is None:
         return None
-    knobs = nccl_settings(options)
+    knobs = nccl_settings(stack.nccl_profiles, options)
     volumes, mounts, notes = _volumes(rendered, options)
     launch_volumes, launch_mounts = _launch_mounts(rendered, size)
     notes = [MPI_USER_NOTE, *notes]
