@@ -435,8 +435,8 @@ def chain_specs(
 def _stage_digest(stage_plan: Plan, dockerfile: str, command: str) -> str:
     """What names a stage image: the digest of its Dockerfile as the content digest sees a
     rendering (:meth:`Plan.hashed`), each verified mirror at its placeholder. A stage built
-    through such a mirror is the published stage, byte for byte: it takes the published
-    tag, and every chain through any verified mirror shares it."""
+    through such a mirror fetches the published stage's verified bytes: it takes the
+    published tag, and every chain through any verified mirror shares it."""
     hashed = stage_plan.hashed()
     text = dockerfile if hashed is stage_plan else render_dockerfile(hashed, command=command)
     return "sha256:" + sha256(text.encode()).hexdigest()
