@@ -338,6 +338,13 @@ def _component(
     return found
 
 
+def _unique_ref(ref: str, seen: Dict[str, int]) -> str:
+    """``ref``, or ``ref#N`` for its Nth use in one document (bom-refs must be unique; an
+    untrusted record may name one thing twice, and the SBOM keeps both)."""
+    seen[ref] = seen.get(ref, 0) + 1
+    return ref if seen[ref] == 1 else f"{ref}#{seen[ref]}"
+
+
 def _sha256(digest: Optional[str]) -> Tuple[Tuple[str, str], ...]:
     return (("SHA-256", digest.split(":", 1)[1]),) if digest and _DIGEST.match(digest) else ()
 
@@ -560,10 +567,7 @@ def _python_packages(stack: StackManifest, installed: Installed) -> List[Json]:
     seen: Dict[str, int] = {}
     for name, version in installed.pip:
         normal = _pypi_name(name)
-        ref = f"pypi:{normal}"
-        seen[ref] = seen.get(ref, 0) + 1
-        if seen[ref] > 1:  # pip lists a name once; a document that repeats it keeps both
-            ref += f"#{seen[ref]}"
+        ref = _unique_ref(f"pypi:{normal}", seen)  # pip lists a name once; a repeat keeps both
         properties: Tuple[Json, ...] = ()
         package_url: Optional[str] = purl("pypi", normal, version)
         if framework is not None and normal in names:
@@ -607,10 +611,7 @@ def _conda_only_packages(installed: Installed) -> List[Json]:
     for package in installed.conda:
         if listed.intersection(package.distributions):
             continue  # named by the distribution pip lists (see _python_packages)
-        ref = f"conda:{package.name}"
-        seen[ref] = seen.get(ref, 0) + 1
-        if seen[ref] > 1:  # conda links a name once; a document that repeats it keeps both
-            ref += f"#{seen[ref]}"
+        ref = _unique_ref(f"conda:{package.name}", seen)  # conda links a name once
         found.append(
             _component(
                 "library",
@@ -697,10 +698,7 @@ def _checkouts(stack: StackManifest, types: RepositoryTypes) -> List[Json]:
     for record in stack.fetches.git if stack.fetches else ():
         if record.name.startswith("source:"):
             continue
-        ref = f"git:{record.name}"
-        seen[ref] = seen.get(ref, 0) + 1
-        if seen[ref] > 1:
-            ref += f"#{seen[ref]}"
+        ref = _unique_ref(f"git:{record.name}", seen)
         found.append(_checkout(ref, record, types))
     return found
 
