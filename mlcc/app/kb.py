@@ -21,7 +21,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional
 
-LISTABLE = ("benchmarks", "bases", "cuda", "cudnn", "nccl", "frameworks", "arches")
+LISTABLE = ("benchmarks", "bases", "cuda", "cudnn", "nccl", "frameworks", "arches", "gpus")
 
 
 @options_type
@@ -149,5 +149,21 @@ def list_rows(kb: KnowledgeBase, what: str) -> List[Dict[str, Any]]:
                 "kubernetes": a.kubernetes,
             }
             for a in kb.arches.values()
+        ]
+    if what == "gpus":
+        return [
+            {
+                "name": g.name,
+                "title": g.title,
+                "architecture": g.architecture,
+                "compute_capability": g.compute_capability,
+                "sm": g.sm,
+                "min_cuda": g.min_cuda,
+                "min_driver": g.min_driver,
+                "product_labels": list(g.product_labels),
+                **_provenance(g.prov),
+                "unverified_fields": list(g.prov.unverified_fields),
+            }
+            for g in kb.gpus.values()
         ]
     raise ValueError(what)

@@ -15,7 +15,7 @@ from mlcc.app import build as building
 from mlcc.app.generate import SourceFlags
 from mlcc.app.history import open_history
 from mlcc.app.matrix import MatrixFilters
-from mlcc.cli.context import benchmark_argument, kb_of
+from mlcc.cli.context import benchmark_argument, complete_backend, kb_of
 from mlcc.cli.live import LiveView
 from mlcc.cli.options import options
 from mlcc.engines.base import BuildJob, BuildPolicy, BuildResult, EngineSettings, Log
@@ -39,6 +39,7 @@ OPENSHIFT_BUILD_GROUPS = ("",)  # the run-manifest options (group "run") belong 
 @click.option(
     "--backend",
     metavar="ENGINE",
+    shell_complete=complete_backend,
     help="Container engine: buildah, podman, docker, openshift, or one a plugin adds (default: the "
     "first that works of buildah, podman, docker via DOCKER_HOST); openshift builds on the cluster "
     "of your kubeconfig.",
