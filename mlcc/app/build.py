@@ -42,6 +42,7 @@ from mlcc.image.base import mismatch, resolve_base
 from mlcc.image.reference import Reference, parse_reference
 from mlcc.kb.loader import cache_dir
 from mlcc.kb.model import KnowledgeBase
+from mlcc.records import NamedTuple
 from mlcc.render import Options, render
 from mlcc.resolve import Resolver
 from mlcc.resolve.pins import Pins
@@ -245,6 +246,49 @@ def run_jobs(
         for future in as_completed([pool.submit(work, group) for group in prefix_groups(jobs)]):
             future.result()
     return [results[i] for i in range(len(jobs))]
+
+
+class Planned(NamedTuple):
+    """One job of a dry run: its place in the build order, and whether it would build."""
+
+    group: int  # jobs of one group share a stack prefix and build in order, one worker each
+    job: BuildJob  # its base pinned where that could be read, so its content tag is final
+    built: Optional[str]  # where its content already is; None when it would build
+    unknown: Optional[str] = None  # why mlcc cannot tell (then it counts as one to build)
+
+
+def plan_jobs(engine: Engine, jobs: Sequence[BuildJob], policy: BuildPolicy) -> List[Planned]:
+    """What :func:`run_jobs` would do, in its order, building and tagging nothing.
+
+    Args:
+        engine: the engine the build would use; asked only through ``Engine.is_built``.
+        jobs: the jobs, as ``matrix_jobs`` or ``single_jobs`` make them.
+        policy: ``--push``, ``--registry`` and ``--force`` as the build would take them.
+
+    Returns:
+        One entry per job, group by group in the order the workers take them (a group's
+        first job builds the layers the rest of the group reuses).
+
+    Errors reading a base image, a registry or a cluster do not raise: the entry says why
+    mlcc cannot tell (``unknown``).
+    """
+    return [
+        _plan_one(engine, jobs[index], policy, number)
+        for number, group in enumerate(prefix_groups(jobs), 1)
+        for index in group
+    ]
+
+
+def _plan_one(engine: Engine, job: BuildJob, policy: BuildPolicy, group: int) -> Planned:
+    if policy.force:
+        return Planned(group, job, None)
+    try:
+        job = pin_base(engine, job, policy, Log(None))
+        return Planned(group, job, engine.is_built(job, policy))
+    except NotImplementedError:
+        return Planned(group, job, None, f"the {engine.name} engine cannot look without building")
+    except MlccError as error:
+        return Planned(group, job, None, str(error).splitlines()[0])
 
 
 def prefix_groups(jobs: Sequence[BuildJob]) -> List[List[int]]:

@@ -72,6 +72,12 @@ OPENSHIFT_BUILD_GROUPS = ("",)  # the run-manifest options (group "run") belong 
     help="Build history database (default: MLCC_HISTORY or ~/.local/share/mlcc/history.sqlite).",
 )
 @click.option("--no-history", is_flag=True, help="Do not record this build in the history.")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print the plan (build order, groups that share layers, what is already built and "
+    "what would build) and build nothing.",
+)
 @click.pass_context
 def build_command(
     ctx: click.Context,
@@ -90,6 +96,7 @@ def build_command(
     logs: str,
     history_file: Optional[str],
     no_history: bool,
+    dry_run: bool,
 ) -> None:
     """Build (and with --push, push) the image of BENCHMARK for the pins given, or with
     --matrix every published cell (-j N at once, past failures, one log per cell).
@@ -105,6 +112,7 @@ def build_command(
       mlcc build ssd --backend docker --force
       mlcc build maskrcnn --cuda 10.1 --backend openshift --namespace mlperf
       mlcc build --matrix --arch x86_64 -j 2 --push --registry quay.io/me
+      mlcc build --matrix --dry-run --push --registry quay.io/me
     """
     render_options = source.options()
     cluster = check_cluster_options(cluster)
@@ -113,18 +121,22 @@ def build_command(
             "the OpenShift options (--namespace, --push-to, --chain ...) go with --backend openshift"
         )
     settings = replace(connection, cluster=cluster)
-    history = None if no_history else open_history(history_file)
     kb = kb_of(ctx)
     if matrix_build:
         filters = MatrixFilters.from_pins(benchmark, pins, matrix_file)
         todo = building.matrix_jobs(kb, filters, policy, render_options)
-        engine = engines.create(backend, settings)
+    elif benchmark is None:
+        raise UsageError("name a benchmark (mlcc list benchmarks), or build the published set with --matrix")
+    else:
+        todo = building.single_jobs(kb, benchmark, pins, policy, render_options)
+    engine = engines.create(backend, settings)
+    if dry_run:
+        _print_plan(building.plan_jobs(engine, todo, policy), engine, jobs if matrix_build else 1)
+        return
+    history = None if no_history else open_history(history_file)
+    if matrix_build:
         _build_matrix(engine, todo, policy, jobs, Path(logs), history)
         return
-    if benchmark is None:
-        raise UsageError("name a benchmark (mlcc list benchmarks), or build the published set with --matrix")
-    todo = building.single_jobs(kb, benchmark, pins, policy, render_options)
-    engine = engines.create(backend, settings)
     if len(todo) > 1 and not engine.multi_arch:
         raise UsageError(f"--backend {engine.name} builds one arch per build: give one --arch")
     log = building.file_log(Path(log_file)) if log_file else _stderr_log(quiet)
@@ -149,6 +161,32 @@ def build_command(
     if len(todo) > 1:
         digest = building.push_manifest_list(todo, results, policy)
         click.echo(f"manifest list {building.manifest_list_tag(todo)} -> {digest}")
+
+
+def _print_plan(plan: Sequence[building.Planned], engine: engines.Engine, parallel: int) -> None:
+    groups = len({entry.group for entry in plan})
+    click.echo(
+        f"plan for {engine.describe()}: {len(plan)} image(s) in {groups} group(s); a group shares its "
+        f"leading layers and builds in order, {parallel} group(s) at a time (-j)"
+    )
+    rows = [
+        [
+            str(entry.group),
+            entry.job.label,
+            entry.job.variant,
+            str(entry.job.content),
+            "built" if entry.built else ("unknown" if entry.unknown else "would build"),
+            entry.built or (f"cannot tell: {entry.unknown}" if entry.unknown else "-"),
+        ]
+        for entry in plan
+    ]
+    click.echo(render(("group", "cell", "variant", "content tag", "plan", "why"), rows))
+    built = sum(1 for entry in plan if entry.built)
+    unknown = sum(1 for entry in plan if entry.unknown)
+    click.echo(
+        f"{len(plan) - built - unknown} would build, {built} already built, {unknown} unknown; "
+        "nothing was built (--dry-run)"
+    )
 
 
 def _stderr_log(quiet: bool) -> Log:

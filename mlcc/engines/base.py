@@ -258,6 +258,24 @@ class Engine(ABC):
     def find_built(self, job: BuildJob, policy: BuildPolicy) -> Optional[BuildResult]:
         """A "skipped" result when the job's content is already built where it would go."""
 
+    def is_built(self, job: BuildJob, policy: BuildPolicy) -> Optional[str]:
+        """Where the job's content already is, for a dry run: it reads, and changes nothing
+        (``find_built`` may point a readable tag at what it finds).
+
+        Args:
+            job: the job, its base pinned (its content tag is final).
+            policy: where the build would go (``policy.push``: the registry).
+
+        Returns:
+            A sentence saying where the content is, or None when a build would run.
+
+        Raises:
+            NotImplementedError: the engine cannot tell without acting (the default, so a
+                plugin engine written before this method is never taken as "not built").
+            RegistryError, UsageError: the registry or cluster could not be read.
+        """
+        raise NotImplementedError
+
     @abstractmethod
     def build(self, job: BuildJob, policy: BuildPolicy, log: Log) -> BuildResult:
         """Build (and tag, and with ``policy.push`` push) the job's image."""
@@ -308,6 +326,14 @@ class ImageEngine(Engine):
 
     def pushed_image(self, job: BuildJob, policy: BuildPolicy) -> Optional[Reference]:
         return job.readable if policy.push else None
+
+    def is_built(self, job: BuildJob, policy: BuildPolicy) -> Optional[str]:
+        content = job.content
+        if policy.push:
+            registry = registry_for(content, policy)
+            found = registry.exists(content.repository, content.tag or "")
+            return None if found is None else f"{content} is in the registry"
+        return f"{content} is in {self.name}'s storage" if self.exists(str(content)) else None
 
     def find_built(self, job: BuildJob, policy: BuildPolicy) -> Optional[BuildResult]:
         content, readable = job.content, job.readable
