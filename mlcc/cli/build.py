@@ -164,23 +164,23 @@ def build_command(
 
 
 def _print_plan(plan: Sequence[building.Planned], engine: engines.Engine, parallel: int) -> None:
-    groups = len({entry.group for entry in plan})
     click.echo(
-        f"plan for {engine.describe()}: {len(plan)} image(s) in {groups} group(s); a group shares its "
-        f"leading layers and builds in order, {parallel} group(s) at a time (-j)"
+        f"plan for {engine.describe()}: {len(plan)} image(s), {parallel} at a time (-j); an image "
+        "starts after the one it shares the most build steps with (after), whose layers it reuses"
     )
     rows = [
         [
-            str(entry.group),
+            str(number),
+            "-" if entry.after is None else str(entry.after + 1),
             entry.job.label,
             entry.job.variant,
             str(entry.job.content),
             "built" if entry.built else ("unknown" if entry.unknown else "would build"),
             entry.built or (f"cannot tell: {entry.unknown}" if entry.unknown else "-"),
         ]
-        for entry in plan
+        for number, entry in enumerate(plan, 1)
     ]
-    click.echo(render(("group", "cell", "variant", "content tag", "plan", "why"), rows))
+    click.echo(render(("#", "after", "cell", "variant", "content tag", "plan", "why"), rows))
     built = sum(1 for entry in plan if entry.built)
     unknown = sum(1 for entry in plan if entry.unknown)
     click.echo(

@@ -1,5 +1,6 @@
-"""``mlcc build --dry-run`` prints the plan a build would follow (order, groups that share
-layers, what is built already) and builds, tags and records nothing."""
+"""Matrix builds run every shared build step once: an image starts after the image it shares
+the most steps with, and ``mlcc build --dry-run`` prints that plan (and what is built
+already) while building, tagging and recording nothing."""
 
 from __future__ import annotations
 
@@ -12,15 +13,19 @@ from typing import Iterator, List
 import pytest
 
 from mlcc import engines
+from mlcc.api import request_for
 from mlcc.app import build as building
 from mlcc.app.matrix import MatrixFilters
-from mlcc.engines.base import BuildJob, BuildPolicy
+from mlcc.engines.base import BuildJob, BuildPolicy, Log, job_for
 from mlcc.kb import load
-from mlcc.render import Options
+from mlcc.kb.model import KnowledgeBase
+from mlcc.render import Options, render
+from mlcc.resolve import Resolver
 from mlcc.resolve.pins import Pins
 
 PLUGIN = '''
 import json
+import time
 from pathlib import Path
 
 from mlcc.engines.base import BuildResult, Engine
@@ -52,7 +57,9 @@ class Ledger(Engine):
         return None
 
     def build(self, job, policy, log):
-        self._called("build")
+        self._called("start:" + job.label.replace(" ", "_"))
+        time.sleep(0.5)
+        self._called("end:" + job.label.replace(" ", "_"))
         return BuildResult(job, "built", "listed", 0.0, image="listed")
 
 
@@ -82,7 +89,7 @@ def ledger(tmp_path: Path) -> Iterator[Path]:
 
 def _plan_rows(out: str) -> List[List[str]]:
     lines = out.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("group")) + 2
+    start = next(i for i, line in enumerate(lines) if line.startswith("#")) + 2
     end = next(i for i, line in enumerate(lines) if "nothing was built" in line)
     return [line.split() for line in lines[start:end] if line.strip()]
 
@@ -95,8 +102,9 @@ def test_the_dry_run_of_the_matrix_shows_order_groups_and_what_is_built(cli, led
     assert "nothing was built (--dry-run)" in first.out
     calls = (ledger / "calls.txt").read_text().split()
     assert set(calls) == {"is_built"} and len(calls) == len(rows)  # asked, never built nor tagged
-    groups = [int(row[0]) for row in rows]
-    assert groups == sorted(groups) and len(set(groups)) < len(groups)  # some cells share a prefix
+    waits = [(int(row[0]), row[1]) for row in rows]
+    assert all(after == "-" or int(after) < number for number, after in waits)  # a tree: all start
+    assert any(after != "-" for _, after in waits)  # cells share build steps
 
     (ledger / "built.json").write_text(json.dumps([_matrix_jobs()[0].digest]))
     second = cli("build", "--matrix", "--backend", "ledger", "--dry-run")
@@ -109,11 +117,11 @@ def _matrix_jobs() -> List[BuildJob]:
     return building.matrix_jobs(load(), MatrixFilters.from_pins(None, Pins(), None), BuildPolicy(), Options())
 
 
-def test_the_plan_follows_the_order_run_jobs_builds_in(ledger: Path) -> None:
+def test_the_plan_names_the_job_each_waits_for(ledger: Path) -> None:
     jobs = _matrix_jobs()
     plan = building.plan_jobs(engines.create("ledger"), jobs, BuildPolicy())
-    order = [index for group in building.prefix_groups(jobs) for index in group]
-    assert [entry.job.digest for entry in plan] == [jobs[i].digest for i in order]
+    assert [entry.job.digest for entry in plan] == [job.digest for job in jobs]
+    assert [entry.after for entry in plan] == building.build_after(jobs)
 
 
 def test_an_engine_that_cannot_look_is_never_taken_as_not_built(cli, ledger: Path) -> None:  # type: ignore[no-untyped-def]
@@ -123,3 +131,43 @@ def test_an_engine_that_cannot_look_is_never_taken_as_not_built(cli, ledger: Pat
     assert "unknown cannot tell: the silent engine cannot look without building" in text
     assert "0 would build, 0 already built, 1 unknown" in text
     assert not (ledger / "calls.txt").exists() or "build" not in (ledger / "calls.txt").read_text().split()
+
+
+def _cell(kb: KnowledgeBase, benchmark: str, **pins: object) -> BuildJob:
+    stack = Resolver(kb).resolve(request_for(kb, benchmark, Pins(**pins)))  # type: ignore[arg-type]
+    return job_for(render(stack), BuildPolicy(), benchmark)
+
+
+def test_an_image_waits_for_the_one_it_shares_the_most_steps_with() -> None:
+    kb = load()
+    cells = [
+        _cell(kb, "maskrcnn", cuda="10.1"),
+        _cell(kb, "nccl-tests"),
+        _cell(kb, "gnmt"),  # maskrcnn --cuda 10.1's stack, and PyTorch built from the same source
+        _cell(kb, "ssd", newest=True),
+    ]
+    after = building.build_after(cells)
+    assert after[0] is None and after[2] == 0
+    stack_runs = sum(1 for step in cells[2].rendered.plan.steps if step.stage == "stack")
+    assert (
+        building.shared_runs(building.layer_chain(cells[2]), building.layer_chain(cells[0])) >= stack_runs > 0
+    )
+    assert building.shared_runs(building.layer_chain(cells[1]), building.layer_chain(cells[0])) == 0
+
+
+def test_run_jobs_starts_a_job_after_the_one_it_waits_for_and_others_beside_it(ledger: Path) -> None:
+    kb = load()
+    cells = [_cell(kb, "maskrcnn", cuda="10.1"), _cell(kb, "gnmt"), _cell(kb, "nccl-tests")]
+    assert building.build_after(cells) == [None, 0, None]
+    results = building.run_jobs(
+        engines.create("ledger"),
+        cells,
+        BuildPolicy(),
+        history=None,
+        log_for=lambda job: Log(None),
+        parallel=2,
+    )
+    assert [r.status for r in results] == ["built"] * 3
+    calls = [c for c in (ledger / "calls.txt").read_text().split() if ":" in c]
+    assert calls.index("start:gnmt") > calls.index("end:maskrcnn")  # its shared layers are cached
+    assert calls.index("start:nccl-tests") < calls.index("end:maskrcnn")  # nothing shared: beside it
