@@ -21,7 +21,7 @@ import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from dockerfile_parse import DockerfileParser
 
@@ -45,6 +45,7 @@ from mlcc.image.base import mismatch, resolve_base
 from mlcc.image.reference import Reference, parse_reference
 from mlcc.kb.loader import cache_dir
 from mlcc.kb.model import KnowledgeBase
+from mlcc.matrix import cell_flags
 from mlcc.records import NamedTuple
 from mlcc.render import Options, render
 from mlcc.resolve import Resolver
@@ -87,7 +88,7 @@ def matrix_jobs(
     if not cells:
         raise UsageError("no cell of the matrix matches", hint="mlcc matrix --explain shows the cells")
     return [
-        job_for(render(cell.stack, options=options), policy, cell.cell.label)
+        job_for(render(cell.stack, options=options), policy, cell.cell.label, cell_flags(cell.cell))
         for cell in cells
         if cell.stack is not None
     ]
@@ -329,6 +330,61 @@ def plan_jobs(engine: Engine, jobs: Sequence[BuildJob], policy: BuildPolicy) -> 
     mlcc cannot tell (``unknown``).
     """
     return [_plan_one(engine, job, policy, after) for job, after in zip(jobs, build_after(jobs))]
+
+
+# The build-matrix workflow has one job per level; a deeper plan must not pass unnoticed.
+GITHUB_LEVELS = 4
+
+
+def levels(plan: Sequence[Planned]) -> List[Optional[int]]:
+    """The level of each job that would build (None: built already): 0 when it waits for
+    nothing that builds, else one more than the job it waits for. A CI job per level, each
+    after the one before, builds a shared step once; the later levels take it through
+    ``--cache-repo``."""
+    found: List[Optional[int]] = []
+    for entry in plan:
+        if entry.built:
+            found.append(None)
+            continue
+        before = found[entry.after] if entry.after is not None else None
+        found.append(0 if before is None else before + 1)
+    return found
+
+
+def github_levels(plan: Sequence[Planned]) -> Dict[str, Any]:
+    """The plan for GitHub Actions: ``levels[k]`` is the ``strategy.matrix`` of level k's job
+    (the cells still to build), ``built`` the cells the registry already holds.
+
+    Raises:
+        UsageError: the plan is deeper than the workflow's GITHUB_LEVELS jobs.
+    """
+    found = levels(plan)
+    if any(level is not None and level >= GITHUB_LEVELS for level in found):
+        raise UsageError(
+            f"the build plan has {max(level for level in found if level is not None) + 1} levels; "
+            f"the workflow builds {GITHUB_LEVELS}",
+            hint="add level jobs to .github/workflows/build-matrix.yml and raise GITHUB_LEVELS",
+        )
+
+    def cell(entry: Planned) -> Dict[str, Any]:
+        stack = entry.job.rendered.stack
+        return {
+            "benchmark": stack.benchmark.name,
+            "variant": entry.job.variant,
+            "arch": stack.arch.name,
+            "platform": entry.job.rendered.platform,
+            "label": entry.job.label,
+            "pins": entry.job.pins,
+            "content": str(entry.job.content),
+        }
+
+    return {
+        "levels": [
+            {"include": [cell(e) for e, level in zip(plan, found) if level == k]}
+            for k in range(GITHUB_LEVELS)
+        ],
+        "built": [cell(e) for e in plan if e.built],
+    }
 
 
 def _plan_one(engine: Engine, job: BuildJob, policy: BuildPolicy, after: Optional[int]) -> Planned:

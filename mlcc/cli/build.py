@@ -6,6 +6,7 @@ history); this module only turns flags into its arguments and prints what happen
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
@@ -78,6 +79,15 @@ OPENSHIFT_BUILD_GROUPS = ("",)  # the run-manifest options (group "run") belong 
     help="Print the plan (build order, groups that share layers, what is already built and "
     "what would build) and build nothing.",
 )
+@click.option(
+    "--format",
+    "plan_format",
+    type=click.Choice(["table", "github"]),
+    default="table",
+    show_default=True,
+    help="With --dry-run --matrix: the plan as a table, or as JSON for GitHub Actions (one "
+    "strategy.matrix per level of the build order, without what the registry holds).",
+)
 @click.pass_context
 def build_command(
     ctx: click.Context,
@@ -97,6 +107,7 @@ def build_command(
     history_file: Optional[str],
     no_history: bool,
     dry_run: bool,
+    plan_format: str,
 ) -> None:
     """Build (and with --push, push) the image of BENCHMARK for the pins given, or with
     --matrix every published cell (-j N at once, past failures, one log per cell).
@@ -113,7 +124,10 @@ def build_command(
       mlcc build maskrcnn --cuda 10.1 --backend openshift --namespace mlperf
       mlcc build --matrix --arch x86_64 -j 2 --push --registry quay.io/me
       mlcc build --matrix --dry-run --push --registry quay.io/me
+      mlcc build --matrix --dry-run --format github --push --registry quay.io/me
     """
+    if plan_format != "table" and not (dry_run and matrix_build):
+        raise UsageError("--format github goes with --dry-run --matrix")
     render_options = source.options()
     cluster = check_cluster_options(cluster)
     if backend != "openshift" and (given(cluster) or given(connection)):
@@ -130,8 +144,17 @@ def build_command(
     else:
         todo = building.single_jobs(kb, benchmark, pins, policy, render_options)
     engine = engines.create(backend, settings)
+    if policy.cache_repo and not engine.registry_cache:
+        raise UsageError(
+            f"--cache-repo: the {engine.name} engine cannot share build steps through a registry",
+            hint="use --backend buildah or --backend podman",
+        )
     if dry_run:
-        _print_plan(building.plan_jobs(engine, todo, policy), engine, jobs if matrix_build else 1)
+        plan = building.plan_jobs(engine, todo, policy)
+        if plan_format == "github":
+            click.echo(json.dumps(building.github_levels(plan), indent=2))
+        else:
+            _print_plan(plan, engine, jobs if matrix_build else 1)
         return
     history = None if no_history else open_history(history_file)
     if matrix_build:

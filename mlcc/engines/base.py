@@ -48,6 +48,19 @@ def _registry(text: Optional[str]) -> Optional[Reference]:
     return parse_repository(text) if text else None
 
 
+def cache_repository(policy: BuildPolicy) -> Optional[Reference]:
+    """``--cache-repo`` as a repository (a registry and a path, no tag), or None."""
+    if not policy.cache_repo:
+        return None
+    found = parse_repository(policy.cache_repo, what="--cache-repo")
+    if not found.repository:
+        raise UsageError(
+            f"--cache-repo {policy.cache_repo}: name a repository, not only a registry",
+            hint=f"e.g. --cache-repo {found.registry}/mlcc-cache",
+        )
+    return found
+
+
 @options_type
 class BuildPolicy:
     """Where images go and how they are built; the same for every engine and command."""
@@ -85,9 +98,18 @@ class BuildPolicy:
     network: Optional[str] = flag(
         "--network", "Network mode of RUN steps (e.g. host).", default=None, metavar="MODE"
     )
+    cache_repo: Optional[str] = flag(
+        "--cache-repo",
+        "Share build steps through this registry repository, e.g. quay.io/me/mlcc-cache (buildah"
+        " and podman: --cache-from/--cache-to): a build on another machine, or a later CI job,"
+        " takes the steps one built here instead of running them again.",
+        default=None,
+        metavar="REGISTRY/REPO",
+    )
 
     def __post_init__(self) -> None:
         _registry(self.registry)  # a malformed --registry is refused before anything runs
+        cache_repository(self)
         if self.push and self.registry is None:
             raise UsageError("--push needs --registry REGISTRY[/NAMESPACE], e.g. --registry quay.io/me")
         # handed to the engine as an argument: an option-looking value would become a flag
@@ -112,6 +134,7 @@ class BuildJob(NamedTuple):
     # The base image's manifest digest, resolved when the build starts (pin_base): the
     # build pulls exactly it, and it is part of the content digest.
     base: Optional[ResolvedBase] = None
+    pins: str = ""  # a matrix cell's pins as flags (``--base ubi8 --arch x86_64``), for CI
 
     @property
     def variant(self) -> str:
@@ -166,9 +189,9 @@ class BuildJob(NamedTuple):
         return parse_reference(f"{self.repository}:{content_tag(self.digest)}")
 
 
-def job_for(rendered: Rendered, policy: BuildPolicy, label: str) -> BuildJob:
+def job_for(rendered: Rendered, policy: BuildPolicy, label: str, pins: str = "") -> BuildJob:
     benchmark = rendered.stack.benchmark.name.replace("_", "-")
-    return BuildJob(rendered, f"{policy.repository_root}/{benchmark}", label)
+    return BuildJob(rendered, f"{policy.repository_root}/{benchmark}", label, pins=pins)
 
 
 class BuildResult(NamedTuple):
@@ -208,6 +231,10 @@ class EngineBuild(NamedTuple):
     dockerfile: str = "Dockerfile"
     no_cache: bool = False
     network: Optional[str] = None  # e.g. "host" when the builder's default network is none
+    # --cache-repo: where build steps are shared between machines (pulled and pushed)
+    cache_repo: Optional[Reference] = None
+    tls_verify: bool = True
+    cache_credentials: Optional[Credentials] = None
 
 
 class Log:
@@ -246,6 +273,8 @@ class Engine(ABC):
     name: ClassVar[str]
     # Local engines build several arches of one stack into a manifest list; a cluster does not.
     multi_arch: ClassVar[bool] = False
+    # Takes and shares build steps through a registry repository (--cache-repo).
+    registry_cache: ClassVar[bool] = False
 
     def __init__(self, settings: EngineSettings) -> None:
         self.settings = settings
@@ -359,6 +388,7 @@ class ImageEngine(Engine):
 
     def _build_in_context(self, job: BuildJob, policy: BuildPolicy, log: Log) -> str:
         rendered = job.rendered
+        cache = cache_repository(policy)
         with tempfile.TemporaryDirectory(prefix="mlcc-context-") as scratch:
             context = Path(scratch)
             write_tree(context, list(job.files))
@@ -370,6 +400,9 @@ class ImageEngine(Engine):
                 dockerfile=rendered.main_file,
                 no_cache=policy.no_cache,
                 network=policy.network,
+                cache_repo=cache,
+                tls_verify=policy.tls_verify,
+                cache_credentials=credentials_for(cache.registry) if cache else None,
             )
             return self.build_image(spec, log)
 

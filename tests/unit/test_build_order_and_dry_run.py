@@ -171,3 +171,45 @@ def test_run_jobs_starts_a_job_after_the_one_it_waits_for_and_others_beside_it(l
     calls = [c for c in (ledger / "calls.txt").read_text().split() if ":" in c]
     assert calls.index("start:gnmt") > calls.index("end:maskrcnn")  # its shared layers are cached
     assert calls.index("start:nccl-tests") < calls.index("end:maskrcnn")  # nothing shared: beside it
+
+
+def test_the_ci_plan_of_a_one_benchmark_change_builds_that_benchmark_only(cli, ledger: Path) -> None:  # type: ignore[no-untyped-def]
+    """The registry holds every published image but ssd's (as after a change to ssd's
+    recipe): the workflow's levels hold ssd's cells only, each in level 0 since what they
+    share steps with is built already."""
+    jobs = _matrix_jobs()
+    (ledger / "built.json").write_text(
+        json.dumps([j.digest for j in jobs if j.rendered.stack.benchmark.name != "ssd"])
+    )
+    result = cli("build", "--matrix", "--backend", "ledger", "--dry-run", "--format", "github")
+    assert result.code == 0, result.err
+    plan = json.loads(result.out)
+    assert len(plan["levels"]) == building.GITHUB_LEVELS
+    todo = plan["levels"][0]["include"]
+    ssd = [j for j in jobs if j.rendered.stack.benchmark.name == "ssd"]
+    assert sorted(c["variant"] for c in todo) == sorted(j.variant for j in ssd)
+    assert all(c["benchmark"] == "ssd" and c["pins"].startswith("--base") for c in todo)
+    assert not any(level["include"] for level in plan["levels"][1:])
+    assert len(plan["built"]) == len(jobs) - len(ssd)
+
+
+def test_the_ci_plan_of_a_cold_registry_puts_each_cell_after_the_one_it_waits_for(ledger: Path) -> None:
+    jobs = _matrix_jobs()
+    plan = building.plan_jobs(engines.create("ledger"), jobs, BuildPolicy())
+    levels = building.levels(plan)
+    for entry, level in zip(plan, levels):
+        assert level == (0 if entry.after is None else levels[entry.after] + 1)  # type: ignore[operator]
+    assert max(level for level in levels if level is not None) < building.GITHUB_LEVELS
+    assert sum(len(level["include"]) for level in building.github_levels(plan)["levels"]) == len(jobs)
+
+
+def test_the_github_plan_goes_with_a_matrix_dry_run_only(cli) -> None:  # type: ignore[no-untyped-def]
+    result = cli("build", "ssd", "--format", "github")
+    assert result.code == 2 and "--format github goes with --dry-run --matrix" in result.err
+
+
+def test_cache_repo_is_a_repository_and_needs_an_engine_that_shares_through_one(cli, ledger: Path) -> None:  # type: ignore[no-untyped-def]
+    bare = cli("build", "ssd", "--backend", "ledger", "--cache-repo", "quay.io")
+    assert bare.code == 2 and "name a repository" in bare.err
+    ledger_engine = cli("build", "ssd", "--backend", "ledger", "--cache-repo", "quay.io/me/cache")
+    assert ledger_engine.code == 2 and "cannot share build steps through a registry" in ledger_engine.err
