@@ -19,7 +19,7 @@ Nothing here imports click: the Python API uses these types without the CLI.
 
 from __future__ import annotations
 
-from mlcc.records import NamedTuple
+from typing import NamedTuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

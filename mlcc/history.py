@@ -13,9 +13,9 @@ import os
 import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import NamedTuple
 
 from mlcc.errors import HistoryError
-from mlcc.records import NamedTuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
+from typing import NamedTuple
 
 from mlcc.errors import ConflictError, RecipeError
 from mlcc.flags import replace
@@ -17,7 +18,6 @@ from mlcc.kb import schema_check
 from mlcc.kb.model import KnowledgeBase
 from mlcc.kb.text_rules import check_text
 from mlcc.kb.yamlsrc import line_of, load_yaml
-from mlcc.records import NamedTuple
 from mlcc.resolve import Resolver, Stack
 from mlcc.resolve.pins import Pins
 from mlcc.resolve.request import did_you_mean

@@ -10,10 +10,10 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+from typing import NamedTuple
 
 from mlcc import paths
 from mlcc.errors import OutputError
-from mlcc.records import NamedTuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import NamedTuple
 
 from mlcc.errors import UsageError
 from mlcc.lazy_pattern import LazyPattern
 from mlcc.pep440 import Version
-from mlcc.records import NamedTuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -9,13 +9,14 @@ that builds every variant of the benchmark present.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from mlcc import paths
 from mlcc.errors import OutputError, UsageError
 from mlcc.flags import flag, options_type
 from mlcc.kb.model import CONDA, GIT, PYTORCH, WMLCE, HostMirror, KnowledgeBase
 from mlcc.lazy_pattern import LazyPattern
 from mlcc.output import Change, check_writable, refuse_symlinks, write_tree
-from mlcc.records import NamedTuple
 from mlcc.render import DEFAULT_OPTIONS, Options, Rendered, render
 from mlcc.render.manifest import DIGEST_PLACEHOLDER
 from mlcc.render.mirror import PIP_SETTINGS, PipSetting

@@ -39,6 +39,7 @@ import tempfile
 import urllib.error
 import urllib.request
 import zipfile
+from typing import NamedTuple
 
 from packaging.markers import default_environment
 from packaging.requirements import InvalidRequirement, Requirement
@@ -58,7 +59,6 @@ from mlcc.kb.index import IndexClient, IndexFile
 from mlcc.kb.model import KnowledgeBase, SdistRequires
 from mlcc.kb.pip_locks import LOCK_DIR, LOCK_FORMAT, LockTarget, PipInstall
 from mlcc.matrix import evaluate, expand, load_matrix
-from mlcc.records import NamedTuple
 from mlcc.render.plan import build_plan
 from mlcc.resolve import Stack
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import NamedTuple
 
 from mlcc import __version__
 from mlcc.app.history import open_history
@@ -24,7 +25,6 @@ from mlcc.history import History
 from mlcc.image.content import STACK_FILE
 from mlcc.kb.model import KnowledgeBase
 from mlcc.output import write_tree
-from mlcc.records import NamedTuple
 from mlcc.report.results import render_results_html
 from mlcc.results.compare import BenchmarkComparison, compare
 from mlcc.results.parse import LogFile, Run, parse_file

@@ -5,13 +5,12 @@ them). The questions go through a callback, so a script or a test can answer the
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 from mlcc.errors import ConflictError
 from mlcc.flags import replace
 from mlcc.kb.model import KnowledgeBase
 from mlcc.matrix import CPU
-from mlcc.records import NamedTuple
 from mlcc.resolve import Resolver, Stack
 from mlcc.resolve.pins import Pins
 from mlcc.versions import parse_version

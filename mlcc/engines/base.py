@@ -18,6 +18,7 @@ import re
 import tempfile
 from abc import ABC, abstractmethod
 from pathlib import Path
+from typing import NamedTuple
 
 from mlcc.errors import BuildError, MlccError, UsageError
 from mlcc.flags import field, flag, options_type
@@ -26,7 +27,6 @@ from mlcc.image.base import ResolvedBase
 from mlcc.image.reference import Reference, parse_reference, parse_repository
 from mlcc.image.registry import Registry
 from mlcc.output import write_tree
-from mlcc.records import NamedTuple
 from mlcc.render import Rendered
 from mlcc.render.canonical_json import dumps
 from mlcc.render.openshift import ClusterOptions

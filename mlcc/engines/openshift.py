@@ -19,7 +19,7 @@ image, once its label shows it is this build's.
 from __future__ import annotations
 
 import time
-from typing import Any, Dict
+from typing import Any, Dict, NamedTuple
 
 import yaml
 from kubernetes import client, config, dynamic
@@ -40,7 +40,6 @@ from mlcc.engines.base import (
 from mlcc.errors import BuildError, RegistryError, UsageError
 from mlcc.image.reference import Reference, parse_reference
 from mlcc.image.registry import Manifest, Registry
-from mlcc.records import NamedTuple
 from mlcc.render.manifest import DIGEST_LABEL
 from mlcc.render.openshift import render_openshift
 from mlcc.render.openshift.names import object_name

@@ -12,12 +12,12 @@ before the error are unchanged by then (writes are whole files, renamed into pla
 from __future__ import annotations
 
 import sys
+from typing import NamedTuple
 
 from mlcc.app.generate import OutputFlags, SourceFlags, generate, roots_shown, write
 from mlcc.app.kb import knowledge_base, resolve
 from mlcc.fastpath.parse import parse
 from mlcc.output import change_lines
-from mlcc.records import NamedTuple
 from mlcc.render.openshift import ClusterOptions, check_cluster_options
 from mlcc.resolve.pins import Pins
 

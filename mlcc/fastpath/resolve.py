@@ -6,10 +6,10 @@ The table output, a conflict and every error go to click.
 from __future__ import annotations
 
 import sys
+from typing import NamedTuple
 
 from mlcc.app.kb import ResolveView, knowledge_base, resolve, resolved_json
 from mlcc.fastpath.parse import parse
-from mlcc.records import NamedTuple
 from mlcc.resolve.pins import Pins
 
 TYPE_CHECKING = False

@@ -14,8 +14,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
-
-from mlcc.records import NamedTuple
+from typing import NamedTuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

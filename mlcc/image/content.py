@@ -13,13 +13,13 @@ import posixpath
 import tarfile
 import zlib
 from pathlib import Path
+from typing import NamedTuple
 
 from mlcc.errors import RegistryError, UsageError
 from mlcc.image import untrusted
 from mlcc.image.reference import Reference
 from mlcc.image.registry import Manifest, Registry
 from mlcc.image.untrusted import as_object
-from mlcc.records import NamedTuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

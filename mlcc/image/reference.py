@@ -4,9 +4,9 @@ distribution spec and containers/image do, without guessing a default registry."
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from mlcc.errors import UsageError
-from mlcc.records import NamedTuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -17,10 +17,10 @@ import ssl
 import urllib.error
 import urllib.parse
 import urllib.request
+from typing import NamedTuple
 
 from mlcc.errors import RegistryError
 from mlcc.image.auth import Credentials
-from mlcc.records import NamedTuple
 from mlcc.secrets import redact
 from mlcc.ui.safe_text import printable
 

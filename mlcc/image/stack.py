@@ -9,11 +9,11 @@ lists every mismatch.
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from mlcc.errors import DriftError
 from mlcc.image.content import INSTALLED_FILE, OCI_ARCH_NAMES, STACK_FILE, ImageContent
 from mlcc.kb.model import UNCONFIRMED  # how stack.json names a bundled library's unknown version
-from mlcc.records import NamedTuple
 from mlcc.stackfile.document import (
     Components,
     CudaRecord,

@@ -20,12 +20,12 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from html.parser import HTMLParser
+from typing import NamedTuple
 
 from packaging.utils import canonicalize_name
 
 from mlcc.errors import IndexUnreachable
 from mlcc.kb.loader import cache_dir
-from mlcc.records import NamedTuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

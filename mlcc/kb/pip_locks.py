@@ -41,9 +41,9 @@ from __future__ import annotations
 
 import json
 import os
+from typing import NamedTuple
 
 from mlcc.errors import RecipeError
-from mlcc.records import NamedTuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

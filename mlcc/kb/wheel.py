@@ -22,10 +22,10 @@ import urllib.error
 import urllib.request
 import zlib
 from email.parser import HeaderParser
+from typing import NamedTuple
 
 from mlcc.errors import IndexUnreachable
 from mlcc.kb.index import DEFAULT_TTL, USER_AGENT, index_cache_dir
-from mlcc.records import NamedTuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Dict, Tuple, Union
+from typing import Dict, NamedTuple, Tuple, Union
 
 from mlcc.errors import RecipeError
-from mlcc.records import NamedTuple
 from mlcc.safeio import UnreadableFile, read_text
 
 TYPE_CHECKING = False

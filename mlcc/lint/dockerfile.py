@@ -21,12 +21,11 @@ import re
 import shlex
 from functools import cache
 from pathlib import Path
-from typing import Callable, Iterator, Tuple
+from typing import Callable, Iterator, NamedTuple, Tuple
 
 from dockerfile_parse import DockerfileParser
 
 from mlcc.kb import load
-from mlcc.records import NamedTuple
 from mlcc.safeio import UnreadableFile, read_text
 
 TYPE_CHECKING = False

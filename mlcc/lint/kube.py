@@ -12,7 +12,7 @@ import json
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, NamedTuple, Tuple
 
 import jsonschema
 import yaml
@@ -20,7 +20,6 @@ import yaml
 from mlcc.errors import RecipeError, UsageError
 from mlcc.kb.yamlsrc import line_of, parse_yaml_all
 from mlcc.lint.dockerfile import Finding
-from mlcc.records import NamedTuple
 from mlcc.render.openshift.run import GPU, GPU_COUNT_ENV
 from mlcc.safeio import UnreadableFile, read_text
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import os
 import shlex
+from typing import NamedTuple
 
 from mlcc.errors import UsageError
 from mlcc.kb import lock_ids, pip_locks
 from mlcc.kb.model import HOST_MIRRORS
-from mlcc.records import NamedTuple
 from mlcc.render import canonical_json, verified
 from mlcc.render import digest as digests
 from mlcc.render import fetches as fetch_records

@@ -13,8 +13,9 @@ wheels their ``#sha256=``, git checkouts their full-SHA check.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from mlcc.kb.model import HOST_MIRRORS, PublicHost
-from mlcc.records import NamedTuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import shlex
 from functools import cache
+from typing import NamedTuple
 
 from mlcc.errors import MlccError
 from mlcc.kb.lock_ids import environment_id, install_id
 from mlcc.kb.model import CONDA, BuildStep, LibBuild, PackageManager, PinnedPackage
 from mlcc.kb.pip_locks import LockedInstall, LockTarget, PipInstall
-from mlcc.records import NamedTuple
 from mlcc.render import fetches
 from mlcc.render.manifest import cuda_packages, labels, pinned
 from mlcc.render.mirror import (

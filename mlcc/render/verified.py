@@ -26,9 +26,9 @@ for a checked one. :mod:`mlcc.render.digest` hashes a verified mirror as its pla
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import NamedTuple
 
 from mlcc.kb.pip_locks import PipInstall
-from mlcc.records import NamedTuple
 from mlcc.render.mirror import MIRROR_NAME, PIP_SETTINGS, Route, through_mirrors
 from mlcc.stackfile.document import CondaRecord, DownloadRecord, GitRecord, PipRecord
 

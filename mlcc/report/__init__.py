@@ -11,10 +11,10 @@ from __future__ import annotations
 import html
 import os
 from pathlib import Path
+from typing import NamedTuple
 
 import mlcc
 from mlcc.matrix import CPU, CellResult, row
-from mlcc.records import NamedTuple
 from mlcc.report.templating import environment
 
 TYPE_CHECKING = False

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 from functools import lru_cache
+from typing import NamedTuple
 
 from mlcc.errors import ConflictError, RecipeError
 from mlcc.kb import pip_locks
@@ -42,7 +43,6 @@ from mlcc.kb.model import (
     PythonTooling,
 )
 from mlcc.kb.pip_locks import PipLocks
-from mlcc.records import NamedTuple
 from mlcc.resolve import gpu as gpu_rule
 from mlcc.resolve.explain import explain_conflict
 from mlcc.resolve.reasons import explain_choices

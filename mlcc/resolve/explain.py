@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections import Counter
 from functools import lru_cache
 from itertools import islice
+from typing import NamedTuple
 
 from mlcc.errors import ConflictError
-from mlcc.records import NamedTuple
 from mlcc.resolve.causes import find_causes
 from mlcc.resolve.request import Request
 from mlcc.resolve.stack import Stack

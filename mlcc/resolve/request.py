@@ -7,11 +7,11 @@ mean", malformed versions are rejected, contradictory pins are usage errors (exi
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from mlcc.errors import UsageError
 from mlcc.kb.model import KnowledgeBase
 from mlcc.lazy_pattern import LazyPattern
-from mlcc.records import NamedTuple
 from mlcc.versions import VersionPin, is_valid_version, parse_pin
 
 TYPE_CHECKING = False

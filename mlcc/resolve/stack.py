@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from mlcc.kb.model import (
     Arch,
     Base,
@@ -17,7 +19,6 @@ from mlcc.kb.model import (
     Toolset,
 )
 from mlcc.kb.pip_locks import PipLocks
-from mlcc.records import NamedTuple
 from mlcc.resolve.request import Request
 from mlcc.versions import parse_version
 

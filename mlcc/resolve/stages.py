@@ -4,7 +4,7 @@ by how deep they came, and the causes it leads with)."""
 
 from __future__ import annotations
 
-from mlcc.records import NamedTuple
+from typing import NamedTuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

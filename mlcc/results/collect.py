@@ -14,12 +14,13 @@ its workers); nodes are the distinct nodes a Job's pods ran on, or an MPIJob's w
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
 from mlcc.errors import RegistryError, UsageError
-from mlcc.records import NamedTuple
 from mlcc.render.openshift.run import GPU
 from mlcc.results.parse import LogFile, parse_stream
 

@@ -4,8 +4,8 @@ them, beside the published reference result its recipe records."""
 from __future__ import annotations
 
 import json
+from typing import NamedTuple
 
-from mlcc.records import NamedTuple
 from mlcc.results.reference import PublishedResult
 from mlcc.results.score import NO_START, SUCCESS, UNFINISHED, RunResult, olympic_mean
 

@@ -21,8 +21,7 @@ import hashlib
 import json
 import re
 from pathlib import Path
-
-from mlcc.records import NamedTuple
+from typing import NamedTuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

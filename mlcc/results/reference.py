@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mlcc.records import NamedTuple
+from typing import NamedTuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

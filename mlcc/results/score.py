@@ -19,8 +19,8 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
+from typing import NamedTuple
 
-from mlcc.records import NamedTuple
 from mlcc.results.parse import LogFile, Run
 
 TYPE_CHECKING = False

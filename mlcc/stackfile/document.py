@@ -26,9 +26,9 @@ import json
 import os
 import re
 from functools import lru_cache
+from typing import NamedTuple
 
 from mlcc.errors import DriftError, MlccError
-from mlcc.records import NamedTuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -1,14 +1,13 @@
 """The knowledge base shares equal values (mlcc.kb.sharing) and stays the same value."""
 
 import pickle
-from typing import Any, Iterator, Tuple
+from typing import Any, Iterator, NamedTuple, Tuple
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from mlcc.kb import load
 from mlcc.kb.sharing import share_equal_values
-from mlcc.records import NamedTuple
 
 
 class Pair(NamedTuple):

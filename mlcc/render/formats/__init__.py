@@ -10,7 +10,8 @@ the target lives in :mod:`mlcc.render.escaping`.
 
 from __future__ import annotations
 
-from mlcc.records import NamedTuple
+from typing import NamedTuple
+
 from mlcc.render.escaping import double_quoted
 from mlcc.render.plan import Plan, Step
 

@@ -12,8 +12,9 @@ dicts built in a fixed key order and written by :mod:`.yamlout`: byte-identical 
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from mlcc.errors import UsageError
-from mlcc.records import NamedTuple
 from mlcc.render import Rendered
 from mlcc.render.openshift.build import dedupe, variant_build_objects
 from mlcc.render.openshift.options import (

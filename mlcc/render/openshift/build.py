@@ -10,10 +10,10 @@ ever referenced by name.
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 import mlcc
 from mlcc.errors import UsageError
-from mlcc.records import NamedTuple
 from mlcc.render import Rendered, gen_command, render_dockerfile
 from mlcc.render.digest import stamp
 from mlcc.render.mirror import routes

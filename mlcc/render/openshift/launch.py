@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import math
 import shlex
+from typing import NamedTuple
 
 from mlcc.errors import UsageError
 from mlcc.kb.model import Launch, LaunchConfig
-from mlcc.records import NamedTuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
