@@ -11,10 +11,7 @@ from __future__ import annotations
 
 import re
 import sys
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Callable, Optional, Union
+from typing import Callable, Optional, Union
 
 
 class LazyPattern:

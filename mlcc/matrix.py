@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.errors import ConflictError, RecipeError
 from mlcc.flags import replace
@@ -21,10 +21,6 @@ from mlcc.kb.yamlsrc import line_of, load_yaml
 from mlcc.resolve import Resolver, Stack
 from mlcc.resolve.pins import Pins
 from mlcc.resolve.request import did_you_mean
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 AXES = ("benchmark", "base", "arch", "cuda", "python")
 DEFAULT = "default"  # leave the component to the resolver

@@ -10,15 +10,12 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Dict, Iterable, List, NamedTuple, Sequence, Tuple
 
 from mlcc import paths
 from mlcc.errors import OutputError
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Dict, Iterable, List, Sequence, Tuple
-
     from mlcc.paths import StrPath
 
 EXECUTABLE = ("mlcc-record", "install.sh")

@@ -14,11 +14,9 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from typing import TYPE_CHECKING, Callable, Iterator, List, Optional, Union
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing's names for the checker only (a warm gen does not import typing)
-    from typing import Callable, Iterator, List, Optional, Union
-
     StrPath = Union[str, os.PathLike[str]]
 
 # the errors pathlib's probes take for "not there" (pathlib._IGNORED_ERRNOS)

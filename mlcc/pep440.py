@@ -14,9 +14,7 @@ cold path) are still read by packaging itself.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Optional, Tuple, Union
+from typing import TYPE_CHECKING, Optional, Tuple, Union
 
 _SEPARATORS = "-_."
 # pre-release spellings and their normal form, longest first so "preview" is not "pre"

@@ -7,11 +7,9 @@ back is cleaned of the secrets mlcc knows before it is shown.
 
 from __future__ import annotations
 
-from mlcc.lazy_pattern import LazyPattern
+from typing import Iterable, Optional
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Iterable, Optional
+from mlcc.lazy_pattern import LazyPattern
 
 _USERINFO = LazyPattern(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^@/?#]*)@")
 # Header-like echoes: "Authorization: Basic abc", "Bearer abc", "token=abc", "password":"abc"

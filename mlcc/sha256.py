@@ -16,10 +16,10 @@ the start. Large inputs elsewhere (image layers, wheels, downloads) use hashlib 
 
 from __future__ import annotations
 
-TYPE_CHECKING = False
+from typing import TYPE_CHECKING, Callable, Optional
+
 if TYPE_CHECKING:
     from hashlib import _Hash
-    from typing import Callable, Optional
 
     _Factory = Callable[[bytes], _Hash]
 

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 from mlcc.errors import UsageError
 from mlcc.paths import pure
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Optional
 
 INT32_MAX = 2**31 - 1
 

@@ -11,15 +11,11 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Callable, Dict, Literal, NamedTuple, Optional, Tuple
 
 from mlcc.errors import UsageError
 from mlcc.lazy_pattern import LazyPattern
 from mlcc.pep440 import Version
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Callable, Dict, Literal, Optional, Tuple
 
 if TYPE_CHECKING:
     PinKind = Literal["prefix", "exact", "specifier"]

@@ -20,7 +20,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Dict, Iterator, List, Optional, Sequence
 
 import mlcc
 from mlcc.app.images import attach_sbom, repository_types
@@ -45,10 +45,6 @@ from mlcc.kb.model import KnowledgeBase
 from mlcc.render import Options, render
 from mlcc.resolve import Resolver
 from mlcc.resolve.pins import Pins
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Dict, Iterator, List, Optional, Sequence
 
 # Called when a job starts and when it ends (for a live view); both optional.
 Started = Callable[[int, BuildJob], None]

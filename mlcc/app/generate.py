@@ -9,7 +9,7 @@ that builds every variant of the benchmark present.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from mlcc import paths
 from mlcc.errors import OutputError, UsageError
@@ -24,10 +24,7 @@ from mlcc.render.openshift import BUILD_FILE, ClusterOptions, OpenShiftFiles, be
 from mlcc.resolve import Stack
 from mlcc.validate import path_flag
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
-
     from mlcc.paths import StrPath
 
 # registry[:port]/path[:tag][@sha256:digest]; no shell metacharacters can pass.

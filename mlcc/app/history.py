@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, Dict, List, Optional
 
 from mlcc.errors import UsageError
 from mlcc.history import History
 from mlcc.validate import INT32_MAX, int_in_range, path_flag
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional
 
 
 def open_history(path: Optional[str]) -> History:

@@ -12,7 +12,7 @@ import os
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple
 
 import mlcc
 from mlcc import engines
@@ -34,10 +34,6 @@ from mlcc.image.sbom import MEDIA_TYPE, RepositoryTypes, for_image, is_timestamp
 from mlcc.image.stack import Mismatch, summary, verify
 from mlcc.kb.model import PublicHost
 from mlcc.render.manifest import source_date_epoch
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 
 def open_image(

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any, Dict, List, Optional
 
 from mlcc.flags import flag, options_type
 from mlcc.kb import KnowledgeBase, load, recipes_root
@@ -16,10 +17,6 @@ from mlcc.kb.model import Provenance
 from mlcc.resolve import Resolver, Stack
 from mlcc.resolve.pins import Pins
 from mlcc.versions import parse_version
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional
 
 LISTABLE = ("benchmarks", "bases", "cuda", "cudnn", "nccl", "frameworks", "arches")
 

@@ -9,6 +9,7 @@ or, for a cell that does not resolve, against what the cell pinned.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import List, Optional, Sequence, Tuple
 
 from mlcc.errors import UsageError
 from mlcc.flags import flag, options_type, replace
@@ -18,10 +19,6 @@ from mlcc.resolve import Resolver
 from mlcc.resolve.pins import Pins
 from mlcc.resolve.request import did_you_mean
 from mlcc.versions import VersionPin, parse_pin, parse_version
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List, Optional, Sequence, Tuple
 
 
 @options_type

@@ -8,6 +8,7 @@ starts without importing it.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import List, Optional, Sequence, Tuple
 
 from mlcc.app.generate import (
     BUILD_FLAG,
@@ -27,10 +28,6 @@ from mlcc.matrix import CellResult, evaluate, expand, load_matrix
 from mlcc.output import Change, compare_tree, refuse_symlinks, remove_folder, write_tree
 from mlcc.render import DEFAULT_OPTIONS, Options
 from mlcc.render.openshift import ClusterOptions
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List, Optional, Sequence, Tuple
 
 
 def published(kb: KnowledgeBase) -> List[CellResult]:

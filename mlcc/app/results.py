@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import NamedTuple
+from typing import List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc import __version__
 from mlcc.app.history import open_history
@@ -31,10 +31,6 @@ from mlcc.results.parse import LogFile, Run, parse_file
 from mlcc.results.reference import published_results, required_runs
 from mlcc.results.score import BenchmarkScore, log_files, score
 from mlcc.results.store import Added, Placement, StackInfo, add_runs, stack_info, stored_runs
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List, Optional, Sequence, Tuple
 
 
 class StackSource(NamedTuple):

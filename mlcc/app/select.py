@@ -5,7 +5,7 @@ them). The questions go through a callback, so a script or a test can answer the
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple, Sequence
+from typing import Callable, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.errors import ConflictError
 from mlcc.flags import replace
@@ -14,10 +14,6 @@ from mlcc.matrix import CPU
 from mlcc.resolve import Resolver, Stack
 from mlcc.resolve.pins import Pins
 from mlcc.versions import parse_version
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List, Optional, Tuple
 
 # ask(question, options, default) -> one of options
 Ask = Callable[[str, Sequence[str], str], str]

@@ -7,6 +7,7 @@ history); this module only turns flags into its arguments and prints what happen
 from __future__ import annotations
 
 from pathlib import Path
+from typing import List, Optional, Sequence
 
 import click
 
@@ -25,10 +26,6 @@ from mlcc.history import History
 from mlcc.render.openshift import ClusterOptions, check_cluster_options
 from mlcc.resolve.pins import Pins
 from mlcc.ui.table import render
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List, Optional, Sequence
 
 OPENSHIFT_BUILD_GROUPS = ("",)  # the run-manifest options (group "run") belong to gen
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import List, Optional, Sequence
 
 import click
 
@@ -16,10 +17,6 @@ from mlcc.errors import UsageError
 from mlcc.matrix import github_matrix, parity, row
 from mlcc.ui.table import render
 from mlcc.validate import path_flag
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List, Optional, Sequence
 
 
 @click.command("matrix")

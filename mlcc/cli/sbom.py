@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 import click
 
 from mlcc import paths
@@ -11,10 +13,6 @@ from mlcc.cli.images import image_options
 from mlcc.image.sbom import sbom_bytes
 from mlcc.output import write_tree
 from mlcc.validate import path_flag
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Optional
 
 
 @click.command("sbom")

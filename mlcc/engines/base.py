@@ -18,7 +18,7 @@ import re
 import tempfile
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import NamedTuple
+from typing import Callable, ClassVar, Deque, NamedTuple, Optional, Tuple
 
 from mlcc.errors import BuildError, MlccError, UsageError
 from mlcc.flags import field, flag, options_type
@@ -31,10 +31,6 @@ from mlcc.render import Rendered
 from mlcc.render.canonical_json import dumps
 from mlcc.render.openshift import ClusterOptions
 from mlcc.stackfile.document import StackManifest
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Callable, ClassVar, Deque, Optional, Tuple
 
 LOCAL_REGISTRY = "localhost/mlcc"
 CONTENT_PREFIX = "mlcc-"

@@ -19,7 +19,7 @@ image, once its label shows it is this build's.
 from __future__ import annotations
 
 import time
-from typing import Any, Dict, NamedTuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import yaml
 from kubernetes import client, config, dynamic
@@ -43,10 +43,6 @@ from mlcc.image.registry import Manifest, Registry
 from mlcc.render.manifest import DIGEST_LABEL
 from mlcc.render.openshift import render_openshift
 from mlcc.render.openshift.names import object_name
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Callable, List, Optional, Sequence, Tuple
 
 Obj = Dict[str, Any]
 TERMINAL = ("Complete", "Failed", "Error", "Cancelled")

@@ -20,10 +20,7 @@ from __future__ import annotations
 
 import importlib
 import os
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Dict, Optional, Sequence
+from typing import Dict, Optional, Sequence
 
 # command -> the module whose run(args) is its fast path
 FAST_COMMANDS: Dict[str, str] = {"resolve": "mlcc.fastpath.resolve", "gen": "mlcc.fastpath.gen"}

@@ -12,7 +12,7 @@ before the error are unchanged by then (writes are whole files, renamed into pla
 from __future__ import annotations
 
 import sys
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, Optional, Sequence
 
 from mlcc.app.generate import OutputFlags, SourceFlags, generate, roots_shown, write
 from mlcc.app.kb import knowledge_base, resolve
@@ -21,10 +21,7 @@ from mlcc.output import change_lines
 from mlcc.render.openshift import ClusterOptions, check_cluster_options
 from mlcc.resolve.pins import Pins
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Optional, Sequence
-
     from mlcc.fastpath.parse import OptionTypes
 
 GEN_TYPES: OptionTypes = (("pins", Pins), ("out", OutputFlags))

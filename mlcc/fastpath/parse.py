@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.flags import Flag, flags_of, from_flags
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 # (the argument name the click command receives a type as, the options type)
 if TYPE_CHECKING:

@@ -6,16 +6,13 @@ The table output, a conflict and every error go to click.
 from __future__ import annotations
 
 import sys
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, Optional, Sequence
 
 from mlcc.app.kb import ResolveView, knowledge_base, resolve, resolved_json
 from mlcc.fastpath.parse import parse
 from mlcc.resolve.pins import Pins
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Optional, Sequence
-
     from mlcc.fastpath.parse import OptionTypes
 
 # The command's option types, by the argument name the click command receives them as.

@@ -11,6 +11,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -62,10 +63,6 @@ from mlcc.kb.sharing import share_equal_values
 from mlcc.kb.text_rules import check_text
 from mlcc.kb.yamlsrc import LineMap, PathKey, line_of, load_yaml
 from mlcc.versions import is_valid_version, parse_spec, parse_version, satisfies
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 
 @dataclass

@@ -18,6 +18,7 @@ import os
 # every start for code the cache never runs
 from _pickle import dump as pickle_dump
 from _pickle import load as pickle_load
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 import mlcc
 from mlcc.errors import RecipeError, UsageError
@@ -25,10 +26,6 @@ from mlcc.kb.layout import FOLDERS, OTHER_FILES, SCHEMA_DIR, SINGLE_FILES
 from mlcc.kb.model import KnowledgeBase
 from mlcc.kb.pip_locks import LOCK_DIR, lock_file_names
 from mlcc.sha256 import sha256
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List, Optional, Sequence, Tuple
 
 PICKLE_PROTOCOL = 5  # pickle.HIGHEST_PROTOCOL since Python 3.8
 

@@ -8,13 +8,10 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
+from typing import List, Optional
 
 from mlcc.kb.pip_locks import LOCK_FORMAT, LockTarget, PipInstall
 from mlcc.sha256 import sha256
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List, Optional
 
 # json.dumps(..., sort_keys=True) builds an encoder per call; the same text from one
 _SORTED = json.JSONEncoder(sort_keys=True)

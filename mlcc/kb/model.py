@@ -9,14 +9,10 @@ exact line a rule comes from.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Dict, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 from mlcc.kb.pip_locks import LockFiles
 from mlcc.versions import parse_version, satisfies
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Dict, Mapping, Optional, Sequence, Tuple, Union
 
 
 class Provenance(NamedTuple):

@@ -41,13 +41,9 @@ from __future__ import annotations
 
 import json
 import os
-from typing import NamedTuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
 
 from mlcc.errors import RecipeError
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Tuple, Union
 
 LOCK_FORMAT = 1
 LOCK_DIR = "locks"

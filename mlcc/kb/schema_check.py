@@ -12,15 +12,13 @@ import json
 import re
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional
 
 from mlcc.errors import RecipeError
 from mlcc.kb.layout import SCHEMA_DIR
 from mlcc.kb.yamlsrc import LineMap, line_of
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, Iterable, List, Optional
-
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import ValidationError
 

@@ -15,9 +15,7 @@ rebuilt with shared contents but never shared themselves.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, Hashable, Tuple, TypeVar
+from typing import TYPE_CHECKING, Any, Dict, Hashable, Tuple, TypeVar
 
 if TYPE_CHECKING:
     T = TypeVar("T")

@@ -9,15 +9,12 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Dict, NamedTuple, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Tuple, Union
 
 from mlcc.errors import RecipeError
 from mlcc.safeio import UnreadableFile, read_text
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, List
-
     import yaml
 
 PathKey = Tuple[Union[str, int], ...]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import shlex
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Dict, NamedTuple, Optional, Tuple
 
 from mlcc.errors import UsageError
 from mlcc.kb import lock_ids, pip_locks
@@ -30,10 +30,7 @@ from mlcc.render.mirror import PIP_SETTINGS
 from mlcc.render.plan import DEFAULT_OPTIONS, Options, Plan, build_plan
 from mlcc.resolve.stack import Stack
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Dict, Optional, Tuple
-
     from mlcc.render.formats import Writer
 
 FILES = os.path.join(os.path.dirname(__file__), "files")  # os.path: no pathlib on gen's start-up

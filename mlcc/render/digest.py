@@ -31,12 +31,10 @@ verified bytes come from:
 
 from __future__ import annotations
 
+from typing import Dict, Iterable, List, Optional, Tuple
+
 from mlcc.render.manifest import DIGEST_PLACEHOLDER
 from mlcc.sha256 import sha256
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Dict, Iterable, List, Optional, Tuple
 
 # Stands in for the request's command line in the header comment while hashing.
 REQUEST_PLACEHOLDER = "mlcc gen (the request is recorded here, outside the content digest)"

@@ -13,6 +13,7 @@ with default build arguments fetches.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple, Union
 
 from mlcc.kb.pip_locks import LockedInstall, PipInstall
 from mlcc.render.mirror import MIRROR_VAR, Route, host_mirrored
@@ -24,10 +25,6 @@ from mlcc.stackfile.document import (
     PipPackageRecord,
     PipRecord,
 )
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List, Optional, Sequence, Tuple, Union
 
 if TYPE_CHECKING:
     Record = Union[DownloadRecord, GitRecord, PipRecord, CondaRecord]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import time
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Tuple, Union
 
 import mlcc
 from mlcc.errors import UsageError
@@ -39,10 +40,6 @@ from mlcc.stackfile.document import (
     SourceRecord,
     StackManifest,
 )
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Optional, Tuple, Union
 
 # The records stack.json repeats across the variants of a set (see stack_text).
 if TYPE_CHECKING:

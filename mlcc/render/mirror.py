@@ -13,13 +13,9 @@ wheels their ``#sha256=``, git checkouts their full-SHA check.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, Sequence, Tuple
 
 from mlcc.kb.model import HOST_MIRRORS, PublicHost
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Sequence, Tuple
 
 MIRROR_NAME = "NVIDIA_MIRROR"
 MIRROR_VAR = "${" + MIRROR_NAME + "}"

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import shlex
 from functools import cache
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence, Tuple, TypeVar
 
 from mlcc.errors import MlccError
 from mlcc.kb.lock_ids import environment_id, install_id
@@ -36,10 +36,7 @@ from mlcc.render.mirror import (
 from mlcc.render.verified import MirrorUse, declared, mirror_uses
 from mlcc.resolve.stack import Stack
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Dict, List, Optional, Sequence, Tuple, TypeVar
-
     from mlcc.render.fetches import Record as FetchRecord
 
 VENV = "/opt/mlcc/venv"

@@ -26,16 +26,13 @@ for a checked one. :mod:`mlcc.render.digest` hashes a verified mirror as its pla
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.kb.pip_locks import PipInstall
 from mlcc.render.mirror import MIRROR_NAME, PIP_SETTINGS, Route, through_mirrors
 from mlcc.stackfile.document import CondaRecord, DownloadRecord, GitRecord, PipRecord
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Dict, List, Optional, Sequence, Tuple
-
     from mlcc.render.fetches import Record
 
 

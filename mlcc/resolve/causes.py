@@ -8,15 +8,14 @@ added later (a GPU generation) only has to say which category it belongs to.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple
+
 from mlcc.kb.model import Benchmark, FrameworkBuild
 from mlcc.resolve.request import Request
 from mlcc.resolve.stages import Failure
 from mlcc.versions import VersionPin, parse_version, satisfies
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Callable, Dict, List, Optional, Sequence, Tuple
-
     from mlcc.resolve.engine import Resolver
 
 # (dimension, category); categories order the causes: 0 user pin, 1 host, 2 arch / GPU

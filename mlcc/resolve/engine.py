@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.errors import ConflictError, RecipeError
 from mlcc.kb import pip_locks
@@ -51,10 +51,6 @@ from mlcc.resolve.stack import Compiler, Installer, Stack
 from mlcc.resolve.stages import Failure, Rejection, rejection
 from mlcc.versions import parse_version
 from mlcc.versions import satisfies as _satisfies
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 _METHOD_RANK = {"pip": 0, "source": 1, "conda": 2}
 # The downloads entry (recipes/tools.yaml) that installs conda framework builds.

@@ -11,7 +11,19 @@ from __future__ import annotations
 from collections import Counter
 from functools import lru_cache
 from itertools import islice
-from typing import NamedTuple
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    NamedTuple,
+    Optional,
+    Sequence,
+    Tuple,
+)
 
 from mlcc.errors import ConflictError
 from mlcc.resolve.causes import find_causes
@@ -20,10 +32,7 @@ from mlcc.resolve.stack import Stack
 from mlcc.resolve.stages import PICK_STAGES, STAGE_RANK, Failure, Rejection
 from mlcc.versions import VersionPin, parse_pin, parse_version
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
-
     from mlcc.resolve.engine import Resolver, Tracker
 
 _MAX_RULES = 6

@@ -4,13 +4,12 @@ resolver asks it about each CUDA release when ``--gpu`` is given, and nothing el
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Optional, Tuple
+
 from mlcc.kb.model import CudaRelease, KnowledgeBase
 from mlcc.versions import parse_version
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Optional, Tuple
-
     from mlcc.resolve.engine import Resolver
     from mlcc.resolve.request import Request
 

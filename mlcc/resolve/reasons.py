@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, List, Optional, Set, Tuple
+
 from mlcc.kb.model import Provenance
 from mlcc.resolve.stack import Choice, Stack
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import List, Optional, Set, Tuple
-
     from mlcc.resolve.engine import Resolver
 
 _MAX_SKIPPED = 3

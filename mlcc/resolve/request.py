@@ -7,16 +7,12 @@ mean", malformed versions are rejected, contradictory pins are usage errors (exi
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.errors import UsageError
 from mlcc.kb.model import KnowledgeBase
 from mlcc.lazy_pattern import LazyPattern
 from mlcc.versions import VersionPin, is_valid_version, parse_pin
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 # Components `--with NAME=VERSION` may name besides the frameworks.
 VERSION_COMPONENTS = ("cuda", "cudnn", "nccl", "python", "gcc")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from mlcc.kb.model import (
     Arch,
@@ -21,10 +21,6 @@ from mlcc.kb.model import (
 from mlcc.kb.pip_locks import PipLocks
 from mlcc.resolve.request import Request
 from mlcc.versions import parse_version
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Tuple
 
 # The format of ``mlcc resolve --json``; /etc/mlcc/stack.json has its own
 # (mlcc.stackfile.document.MANIFEST_FORMAT).

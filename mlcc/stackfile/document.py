@@ -26,13 +26,9 @@ import json
 import os
 import re
 from functools import lru_cache
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, NamedTuple, Optional, Tuple
 
 from mlcc.errors import DriftError, MlccError
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Iterator, Optional, Tuple
 
 # os.path: pathlib is not imported on gen's start-up
 SCHEMA_FILE = os.path.join(os.path.dirname(__file__), "stack.schema.json")

@@ -9,10 +9,7 @@ from __future__ import annotations
 import os
 import sys
 import textwrap
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List, Sequence
+from typing import List, Sequence
 
 
 def terminal_width(fallback: int) -> int:

@@ -10,14 +10,10 @@ the target lives in :mod:`mlcc.render.escaping`.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Callable, List, Mapping, NamedTuple
 
 from mlcc.render.escaping import double_quoted
 from mlcc.render.plan import Plan, Step
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Callable, List, Mapping
 
 
 class Context(NamedTuple):

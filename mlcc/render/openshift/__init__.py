@@ -12,7 +12,7 @@ dicts built in a fixed key order and written by :mod:`.yamlout`: byte-identical 
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Sequence, Tuple
 
 from mlcc.errors import UsageError
 from mlcc.render import Rendered
@@ -33,10 +33,6 @@ from mlcc.render.openshift.run import (
     volume_claims,
 )
 from mlcc.render.openshift.yamlout import dumps
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, List, Sequence, Tuple
 
 if TYPE_CHECKING:
     Obj = Dict[str, Any]

@@ -10,7 +10,7 @@ ever referenced by name.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import mlcc
 from mlcc.errors import UsageError
@@ -22,10 +22,7 @@ from mlcc.render.openshift.options import ClusterOptions
 from mlcc.render.plan import place_args
 from mlcc.sha256 import sha256
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Sequence, Tuple
-
     from mlcc.render.plan import Plan
 
 if TYPE_CHECKING:

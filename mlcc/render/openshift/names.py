@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import re
+from typing import Optional
 
 from mlcc.errors import UsageError
 from mlcc.lazy_pattern import LazyPattern
 from mlcc.sha256 import sha256
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Optional
 
 _LABEL = LazyPattern(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
 _SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Optional, Sequence, Tuple
 
 from mlcc.errors import UsageError
 from mlcc.flags import flag, options_type
@@ -11,10 +12,7 @@ from mlcc.render.openshift import names
 from mlcc.secrets import url_has_password, without_userinfo
 from mlcc.validate import INT32_MAX
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Optional, Sequence, Tuple
-
     from mlcc.kb.model import NcclProfile
 
 OPENSHIFT_VERSIONS = ("3.11", "4")

@@ -33,12 +33,9 @@ ruamel.yaml's loader with generated strings.
 from __future__ import annotations
 
 import re
+from typing import Any, List
 
 from mlcc.lazy_pattern import LazyPattern
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, List
 
 _INDENT = "  "
 # Plain scalars: a conservative alphabet; the resolver below rules out what YAML 1.1
