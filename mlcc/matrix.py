@@ -9,11 +9,11 @@ the published set (``mlcc gen --all``), those that do not carry the resolver's r
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.errors import ConflictError, RecipeError
-from mlcc.flags import replace
 from mlcc.kb import schema_check
 from mlcc.kb.model import KnowledgeBase
 from mlcc.kb.text_rules import check_text

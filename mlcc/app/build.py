@@ -19,6 +19,7 @@ import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Dict, Iterator, List, Optional, Sequence
 
@@ -36,7 +37,6 @@ from mlcc.engines.base import (
     registry_for,
 )
 from mlcc.errors import BuildError, MlccError, UsageError
-from mlcc.flags import replace
 from mlcc.history import History, Record
 from mlcc.image.base import mismatch, resolve_base
 from mlcc.image.reference import Reference, parse_reference

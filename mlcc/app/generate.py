@@ -9,11 +9,12 @@ that builds every variant of the benchmark present.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from mlcc import paths
 from mlcc.errors import OutputError, UsageError
-from mlcc.flags import flag, options_type
+from mlcc.flags import flag
 from mlcc.kb.model import CONDA, GIT, PYTORCH, WMLCE, HostMirror, KnowledgeBase
 from mlcc.lazy_pattern import LazyPattern
 from mlcc.output import Change, check_writable, refuse_symlinks, write_tree
@@ -59,7 +60,7 @@ DEFAULT_BUILD_ROOT = "dockerfiles"
 DEFAULT_OPENSHIFT_ROOT = "buildconfigs"
 
 
-@options_type
+@dataclass(frozen=True)
 class OutputFlags:
     """Where ``mlcc gen`` writes, and which files: the click command and the fast path
     (mlcc/fastpath/gen.py) both read these flags."""
@@ -135,7 +136,7 @@ def _pip_help(setting: PipSetting) -> str:
     return f"URL of {setting.what} (also a build arg: {setting.var}, which pip reads)."
 
 
-@options_type
+@dataclass(frozen=True)
 class SourceFlags:
     """Where a build fetches from: a mirrored base image, a mirror of NVIDIA's files."""
 

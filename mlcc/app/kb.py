@@ -9,9 +9,10 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
-from mlcc.flags import flag, options_type
+from mlcc.flags import flag
 from mlcc.kb import KnowledgeBase, load, recipes_root
 from mlcc.kb.model import Provenance
 from mlcc.resolve import Resolver, Stack
@@ -21,7 +22,7 @@ from mlcc.versions import parse_version
 LISTABLE = ("benchmarks", "bases", "cuda", "cudnn", "nccl", "frameworks", "arches")
 
 
-@options_type
+@dataclass(frozen=True)
 class ResolveView:
     """How ``mlcc resolve`` shows its stack; the click command and mlcc.fastpath read these flags."""
 

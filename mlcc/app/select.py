@@ -5,10 +5,10 @@ them). The questions go through a callback, so a script or a test can answer the
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.errors import ConflictError
-from mlcc.flags import replace
 from mlcc.kb.model import KnowledgeBase
 from mlcc.matrix import CPU
 from mlcc.resolve import Resolver, Stack

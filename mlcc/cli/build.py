@@ -6,6 +6,7 @@ history); this module only turns flags into its arguments and prints what happen
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import List, Optional, Sequence
 
@@ -21,7 +22,7 @@ from mlcc.cli.live import LiveView
 from mlcc.cli.options import options
 from mlcc.engines.base import BuildJob, BuildPolicy, BuildResult, EngineSettings, Log
 from mlcc.errors import UsageError
-from mlcc.flags import given, replace
+from mlcc.flags import given
 from mlcc.history import History
 from mlcc.render.openshift import ClusterOptions, check_cluster_options
 from mlcc.resolve.pins import Pins

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional, Sequence, Tuple
 
 from mlcc.errors import UsageError
-from mlcc.flags import flag, options_type
+from mlcc.flags import flag
 from mlcc.lazy_pattern import LazyPattern
 from mlcc.render.openshift import names
 from mlcc.secrets import url_has_password, without_userinfo
@@ -40,7 +41,7 @@ def _nccl_env(items: Tuple[str, ...]) -> Tuple[Tuple[str, str], ...]:
     return tuple(pairs)
 
 
-@options_type
+@dataclass(frozen=True)
 class ClusterOptions:
     """How the OpenShift objects are written (gen, build --backend openshift); the fields of
     group "run" shape only the run manifests (gen)."""
