@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.tags import Tag
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
@@ -579,9 +578,8 @@ def _spec(doc: _Doc, path: PathKey, text: Optional[str]) -> Optional[str]:
     if text is None:
         return None
     try:
-        SpecifierSet(text)
         parse_spec(text)
-    except (InvalidSpecifier, ValueError):
+    except ValueError:  # packaging's InvalidSpecifier, or a number past the int-string limit
         raise doc.error(path, f"{text!r} is not a valid version specifier") from None
     return text
 
