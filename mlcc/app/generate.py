@@ -10,9 +10,9 @@ that builds every variant of the benchmark present.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
+from pathlib import Path
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
 
-from mlcc import paths
 from mlcc.errors import OutputError, UsageError
 from mlcc.flags import flag
 from mlcc.kb.model import CONDA, GIT, PYTORCH, WMLCE, HostMirror, KnowledgeBase
@@ -24,9 +24,6 @@ from mlcc.render.mirror import PIP_SETTINGS, PipSetting
 from mlcc.render.openshift import BUILD_FILE, ClusterOptions, OpenShiftFiles, benchmark_list, render_openshift
 from mlcc.resolve import Stack
 from mlcc.validate import path_flag
-
-if TYPE_CHECKING:
-    from mlcc.paths import StrPath
 
 # registry[:port]/path[:tag][@sha256:digest]; no shell metacharacters can pass.
 _IMAGE_REF = LazyPattern(
@@ -48,11 +45,10 @@ class Generated(NamedTuple):
 
 
 class Roots(NamedTuple):
-    """Where each kind of output goes; None: not written. Spelled as pathlib would
-    (mlcc.validate.path_flag): what gen prints starts with them."""
+    """Where each kind of output goes; None: not written."""
 
-    build: Optional[str]
-    openshift: Optional[str]
+    build: Optional[Path]
+    openshift: Optional[Path]
 
 
 # where `mlcc gen` writes unless -o / --openshift-output say otherwise
@@ -207,20 +203,19 @@ def check_roots(roots: Roots, generated: Sequence[Generated] = ()) -> None:
         )
 
 
-def _resolved(root: str, flag: str) -> str:
+def _resolved(root: Path, flag: str) -> Path:
     try:
-        return paths.resolve(root)
-    except RuntimeError as error:  # a loop of symbolic links, which check_writable passes over
+        return root.resolve()
+    except (RuntimeError, OSError) as error:  # a loop of symbolic links, which check_writable passes over
         raise OutputError(f"cannot use {root}: {error}", hint=f"pick another place with {flag}") from None
 
 
-def _inside(inner: str, outer: str, benchmarks: Set[str]) -> bool:
+def _inside(inner: Path, outer: Path, benchmarks: Set[str]) -> bool:
     """Is ``inner`` within one of the benchmark folders ``outer`` writes and cleans up?
     Both are resolved: absolute, with no "." or ".." parts and no links."""
-    prefix = outer if outer.endswith("/") else outer + "/"  # a root ends with one already
-    if inner == outer or not inner.startswith(prefix):
+    if outer not in inner.parents:
         return False
-    return inner[len(prefix) :].split("/")[0] in benchmarks
+    return inner.relative_to(outer).parts[0] in benchmarks
 
 
 def check_options(base_image: Optional[str], mirror: Optional[str]) -> Options:
@@ -295,9 +290,7 @@ def openshift_files(generated: Sequence[Generated]) -> List[Tuple[str, str]]:
     return [item for g in generated if g.openshift for item in g.openshift.files]
 
 
-def benchmark_lists(
-    generated: Sequence[Generated], root: StrPath, *, from_disk: bool
-) -> List[Tuple[str, str]]:
+def benchmark_lists(generated: Sequence[Generated], root: Path, *, from_disk: bool) -> List[Tuple[str, str]]:
     """``<benchmark>/<benchmark>.yaml`` for each benchmark touched.
 
     With ``from_disk`` the variants already under ``root`` join the new ones, so that one
@@ -311,22 +304,21 @@ def benchmark_lists(
         by_benchmark.setdefault(bench, {})[variant] = g.openshift.build_objects
     if from_disk:
         for bench, variants in by_benchmark.items():
-            found = paths.glob_folders(paths.join(root, bench), BUILD_FILE)
-            for path in sorted(found, key=paths.sort_key):
-                variant = paths.name(paths.parent(path))
+            for path in sorted((root / bench).glob(f"*/{BUILD_FILE}")):
+                variant = path.parent.name
                 if variant not in variants:
                     variants[variant] = _read_build_objects(path)
     return [benchmark_list(bench, list(variants.items())) for bench, variants in sorted(by_benchmark.items())]
 
 
-def _read_build_objects(path: str) -> Sequence[Any]:
+def _read_build_objects(path: Path) -> Sequence[Any]:
     # Only a variant written next to others already on disk reads YAML back; a fresh
     # folder or `gen --all` never does, and PyYAML costs ~15 ms of start-up.
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # reading only: libyaml is fine
     try:
-        document = yaml.load(paths.read_text(path), Loader=loader)
+        document = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
     except (OSError, yaml.YAMLError) as error:
         raise OutputError(
             f"cannot read {path}: {error}", hint="regenerate it, or remove the variant folder"
@@ -358,7 +350,7 @@ def write(roots: Roots, generated: Sequence[Generated]) -> List[Change]:
     return changes
 
 
-def named_roots(roots: Roots) -> List[Tuple[str, str]]:
+def named_roots(roots: Roots) -> List[Tuple[Path, str]]:
     """Each root written, with the option that chose it (for error hints)."""
     named = [(roots.build, BUILD_FLAG), (roots.openshift, OPENSHIFT_FLAG)]
     return [(root, option) for root, option in named if root is not None]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from mlcc.errors import UsageError
@@ -13,8 +12,7 @@ from mlcc.validate import INT32_MAX, int_in_range, path_flag
 def open_history(path: Optional[str]) -> History:
     """``--history FILE``, else MLCC_HISTORY, else the XDG data folder."""
 
-    given = path_flag(path, "--history")
-    return History(None if given is None else Path(given))
+    return History(path_flag(path, "--history"))
 
 
 def history_rows(

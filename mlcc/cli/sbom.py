@@ -6,7 +6,6 @@ from typing import Optional
 
 import click
 
-from mlcc import paths
 from mlcc.app.images import open_image, repository_types, sbom_document
 from mlcc.cli.context import kb_of
 from mlcc.cli.images import image_options
@@ -45,5 +44,5 @@ def sbom_command(
     if target is None:
         click.echo(data, nl=False)
         return
-    write_tree(paths.parent(target), [(paths.name(target), data)], flag="-o FILE")
+    write_tree(target.parent, [(target.name, data)], flag="-o FILE")
     click.echo(f"wrote {target}", err=True)

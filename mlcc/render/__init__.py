@@ -11,8 +11,8 @@ inputs: no timestamps unless SOURCE_DATE_EPOCH asks for one, no unordered iterat
 
 from __future__ import annotations
 
-import os
 import shlex
+from pathlib import Path
 from typing import TYPE_CHECKING, Dict, NamedTuple, Optional, Tuple
 
 from mlcc.errors import UsageError
@@ -33,7 +33,7 @@ from mlcc.resolve.stack import Stack
 if TYPE_CHECKING:
     from mlcc.render.formats import Writer
 
-FILES = os.path.join(os.path.dirname(__file__), "files")  # os.path: no pathlib on gen's start-up
+FILES = Path(__file__).parent / "files"
 
 
 class Format(NamedTuple):
@@ -93,8 +93,7 @@ _RECORDER: Optional[str] = None
 def _recorder() -> str:
     global _RECORDER
     if _RECORDER is None:
-        with open(os.path.join(FILES, "mlcc-record"), encoding="utf-8") as handle:
-            _RECORDER = handle.read()
+        _RECORDER = (FILES / "mlcc-record").read_text(encoding="utf-8")
     return _RECORDER
 
 

@@ -23,15 +23,14 @@ guessed from the rest of an old document.
 from __future__ import annotations
 
 import json
-import os
 import re
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, NamedTuple, Optional, Tuple
 
 from mlcc.errors import DriftError, MlccError
 
-# os.path: pathlib is not imported on gen's start-up
-SCHEMA_FILE = os.path.join(os.path.dirname(__file__), "stack.schema.json")
+SCHEMA_FILE = Path(__file__).with_name("stack.schema.json")
 # The format mlcc writes, and the ones its readers accept (old images carry format 1).
 MANIFEST_FORMAT = 2
 READABLE_FORMATS = (1, 2)
@@ -548,8 +547,7 @@ def _validator() -> Any:
     from jsonschema import Draft202012Validator, validators
 
     extended = validators.extend(Draft202012Validator, {"pattern": _ecma_pattern})
-    with open(SCHEMA_FILE, encoding="utf-8") as handle:
-        return extended(json.load(handle))
+    return extended(json.loads(SCHEMA_FILE.read_text(encoding="utf-8")))
 
 
 def problem_of(data: Any) -> Optional[str]:

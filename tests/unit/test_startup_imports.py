@@ -74,7 +74,6 @@ FAST_PATH_HEAVY = {
     "packaging": "its version pattern costs ~1.5 ms to compile; mlcc.pep440 reads the same versions",
     "typing": "13 M instructions (4 % of a gen); its names are imported for type checking only"
     " (TYPE_CHECKING = False / if TYPE_CHECKING:), which postponed annotations allow",
-    "pathlib": "with urllib.parse and ipaddress ~17 M instructions; gen uses str paths (mlcc.paths)",
 }
 
 
