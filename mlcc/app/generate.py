@@ -9,6 +9,7 @@ that builds every variant of the benchmark present.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
@@ -16,7 +17,6 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
 from mlcc.errors import OutputError, UsageError
 from mlcc.flags import flag
 from mlcc.kb.model import CONDA, GIT, PYTORCH, WMLCE, HostMirror, KnowledgeBase
-from mlcc.lazy_pattern import LazyPattern
 from mlcc.output import Change, check_writable, refuse_symlinks, write_tree
 from mlcc.render import DEFAULT_OPTIONS, Options, Rendered, render
 from mlcc.render.manifest import DIGEST_PLACEHOLDER
@@ -26,11 +26,11 @@ from mlcc.resolve import Stack
 from mlcc.validate import path_flag
 
 # registry[:port]/path[:tag][@sha256:digest]; no shell metacharacters can pass.
-_IMAGE_REF = LazyPattern(
+_IMAGE_REF = re.compile(
     r"^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)+"
     r"(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[0-9a-f]{64})?\Z"
 )
-_MIRROR = LazyPattern(r"^https?://[A-Za-z0-9.-]+(:([1-9][0-9]{0,4}))?(/[A-Za-z0-9._~/-]*)?\Z")
+_MIRROR = re.compile(r"^https?://[A-Za-z0-9.-]+(:([1-9][0-9]{0,4}))?(/[A-Za-z0-9._~/-]*)?\Z")
 ONLY = ("dockerfile", "openshift")
 INDEX, EXTRA_INDEX = PIP_SETTINGS
 
@@ -237,7 +237,7 @@ def check_options(base_image: Optional[str], mirror: Optional[str]) -> Options:
 
 
 # user:password@ (or a token alone) before the host; the password is never echoed back
-_USERINFO = LazyPattern(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*@")
+_USERINFO = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*@")
 
 
 def check_mirror(option: str, url: str, what: str) -> str:

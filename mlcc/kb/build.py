@@ -58,7 +58,6 @@ from mlcc.kb.model import (
     SourceRef,
     Toolset,
 )
-from mlcc.kb.sharing import share_equal_values
 from mlcc.kb.text_rules import check_text
 from mlcc.kb.yamlsrc import LineMap, PathKey, line_of, load_yaml
 from mlcc.versions import is_valid_version, parse_spec, parse_version, satisfies
@@ -157,32 +156,29 @@ def build(root: str, files: Sequence[Tuple[str, str]]) -> KnowledgeBase:
                     f"{base.name} offers Python {option.version}, which recipes/tools.yaml "
                     "has no pip/setuptools/wheel pins for",
                 )
-    # one object per value: the pickled cache every start reads is ~45 % smaller
-    return share_equal_values(
-        KnowledgeBase(
-            root=str(root),
-            digest=content_digest(root, files),
-            arches=arches,
-            arch_aliases=aliases,
-            bases=bases,
-            cuda=cuda,
-            cudnn=cudnn,
-            nccl=nccl,
-            frameworks=frameworks,
-            benchmarks=benchmarks,
-            download_host=cuda_doc.data["download_host"],
-            repositories=_repositories(cuda_doc),
-            python_tooling=tooling,
-            downloads=downloads,
-            families=families,
-            files=tuple(f"recipes/{rel}" for rel, _ in files),
-            source_builds=_source_builds(docs["tools"][0]),
-            sdist_requires=_sdist_requires(docs["tools"][0]),
-            gpus=_gpus(docs["gpus"][0]),
-            hosts=_hosts(docs["hosts"][0]),
-            pip_locks=pip_locks.read_lock_files(root),
-            nccl_profiles=_nccl_profiles(docs["nccl_profiles"][0]),
-        )
+    return KnowledgeBase(
+        root=str(root),
+        digest=content_digest(root, files),
+        arches=arches,
+        arch_aliases=aliases,
+        bases=bases,
+        cuda=cuda,
+        cudnn=cudnn,
+        nccl=nccl,
+        frameworks=frameworks,
+        benchmarks=benchmarks,
+        download_host=cuda_doc.data["download_host"],
+        repositories=_repositories(cuda_doc),
+        python_tooling=tooling,
+        downloads=downloads,
+        families=families,
+        files=tuple(f"recipes/{rel}" for rel, _ in files),
+        source_builds=_source_builds(docs["tools"][0]),
+        sdist_requires=_sdist_requires(docs["tools"][0]),
+        gpus=_gpus(docs["gpus"][0]),
+        hosts=_hosts(docs["hosts"][0]),
+        pip_locks=pip_locks.read_lock_files(root),
+        nccl_profiles=_nccl_profiles(docs["nccl_profiles"][0]),
     )
 
 

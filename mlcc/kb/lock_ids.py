@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
+from hashlib import sha256
 from typing import List, Optional
 
 from mlcc.kb.pip_locks import LOCK_FORMAT, LockTarget, PipInstall
-from mlcc.sha256 import sha256
 
 # json.dumps(..., sort_keys=True) builds an encoder per call; the same text from one
 _SORTED = json.JSONEncoder(sort_keys=True)

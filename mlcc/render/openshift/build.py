@@ -10,6 +10,7 @@ ever referenced by name.
 from __future__ import annotations
 
 import re
+from hashlib import sha256
 from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import mlcc
@@ -20,7 +21,6 @@ from mlcc.render.mirror import routes
 from mlcc.render.openshift import names
 from mlcc.render.openshift.options import ClusterOptions
 from mlcc.render.plan import place_args
-from mlcc.sha256 import sha256
 
 if TYPE_CHECKING:
     from mlcc.render.plan import Plan
