@@ -58,8 +58,7 @@ DEFAULT_OPENSHIFT_ROOT = "buildconfigs"
 
 @dataclass(frozen=True)
 class OutputFlags:
-    """Where ``mlcc gen`` writes, and which files: the click command and the fast path
-    (mlcc/fastpath/gen.py) both read these flags."""
+    """Where ``mlcc gen`` writes, and which files: the click command reads these flags."""
 
     output: str = flag(
         "--output",

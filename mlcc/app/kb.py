@@ -24,7 +24,7 @@ LISTABLE = ("benchmarks", "bases", "cuda", "cudnn", "nccl", "frameworks", "arche
 
 @dataclass(frozen=True)
 class ResolveView:
-    """How ``mlcc resolve`` shows its stack; the click command and mlcc.fastpath read these flags."""
+    """How ``mlcc resolve`` shows its stack; the click command reads these flags."""
 
     json: bool = flag(
         "--json", "Print the stack (or the conflict) as one JSON object.", default=False, is_flag=True
