@@ -7,7 +7,6 @@ only rendering and ``mlcc kb lock`` name installs.
 from __future__ import annotations
 
 import json
-from functools import lru_cache
 from hashlib import sha256
 from typing import List, Optional
 
@@ -17,7 +16,6 @@ from mlcc.kb.pip_locks import LOCK_FORMAT, LockTarget, PipInstall
 _SORTED = json.JSONEncoder(sort_keys=True)
 
 
-@lru_cache(maxsize=4096)  # asked once per install per render; all arguments are immutable
 def install_id(previous: Optional[str], target: LockTarget, install: PipInstall) -> str:
     """The chained id of ``install``, made after ``previous`` (None: the first)."""
     text = _SORTED.encode([LOCK_FORMAT, previous, list(target), install.key()])

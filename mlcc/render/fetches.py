@@ -12,7 +12,6 @@ with default build arguments fetches.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple, Union
 
 from mlcc.kb.pip_locks import LockedInstall, PipInstall
@@ -54,8 +53,6 @@ def no_lock(lock_file: str) -> str:
     return f"{lock_file} has no lock for this pip install"
 
 
-# The same installs recur across every variant of a framework build (rendering speed).
-@lru_cache(maxsize=1024)
 def pip(
     ident: str,
     install: PipInstall,
