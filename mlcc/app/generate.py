@@ -312,7 +312,7 @@ def benchmark_lists(generated: Sequence[Generated], root: Path, *, from_disk: bo
 
 def _read_build_objects(path: Path) -> Sequence[Any]:
     # Only a variant written next to others already on disk reads YAML back; a fresh
-    # folder or `gen --all` never does, and PyYAML costs ~15 ms of start-up.
+    # folder or `gen --all` never does, so the reader is imported here.
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # reading only: libyaml is fine

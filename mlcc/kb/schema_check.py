@@ -1,6 +1,6 @@
 """Validate recipe documents against their JSON Schemas, with messages users can act on.
 
-jsonschema is the heaviest import mlcc has (40-60 ms here) and only a cold knowledge-base
+jsonschema is the heaviest import mlcc has and only a cold knowledge-base
 cache or a matrix file needs it, so it is imported on the first validation, not with
 this module (``mlcc gen`` imports this module through mlcc.matrix on every start).
 """

@@ -35,8 +35,8 @@ class _PyYAML(NamedTuple):
 @functools.cache
 def _pyyaml() -> _PyYAML:
     """PyYAML, imported on the first YAML read: `mlcc gen` and `mlcc resolve` read the
-    knowledge base from its cache and write YAML themselves, and PyYAML costs ~15-25 ms
-    of their start-up (importing this module for ``line_of`` must not pay it)."""
+    knowledge base from its cache and write YAML themselves, so they need no YAML reader
+    (importing this module for ``line_of`` does not import one)."""
     import yaml
 
     return _PyYAML(yaml, getattr(yaml, "CSafeLoader", yaml.SafeLoader), yaml.constructor.SafeConstructor())

@@ -94,7 +94,7 @@ def _created() -> Optional[str]:
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     if epoch is None or epoch == "":
         return None
-    # time, not datetime (~1 ms to import on every gen): the same text for 1970..9999
+    # time.strftime gives the same text as datetime would for 1970..9999
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(source_date_epoch(epoch)))
 
 

@@ -543,7 +543,7 @@ def _ecma_pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> I
 
 @lru_cache(maxsize=1)
 def _validator() -> Any:
-    # jsonschema (40-60 ms) only when a document is read: the writer, on every mlcc gen, never needs it
+    # jsonschema only when a document is read: the writer, on every mlcc gen, never needs it
     from jsonschema import Draft202012Validator, validators
 
     extended = validators.extend(Draft202012Validator, {"pattern": _ecma_pattern})
