@@ -49,6 +49,7 @@ from mlcc.resolve.reasons import explain_choices
 from mlcc.resolve.request import Request
 from mlcc.resolve.stack import Compiler, Installer, Stack
 from mlcc.resolve.stages import Failure, Rejection, rejection
+from mlcc.resolve.view import Tracker
 from mlcc.versions import parse_version
 from mlcc.versions import satisfies as _satisfies
 
@@ -100,28 +101,6 @@ def _unpinned(ruled: _Filtered, tracker: Optional[Tracker]) -> Tuple[Any, ...]:
 def _record(tracker: Optional[Tracker], rejections: Tuple[Rejection, ...]) -> None:
     if tracker is not None:
         tracker.extend(rejections)
-
-
-class Tracker:
-    """Collects rejections while a search runs, for the conflict explanation.
-
-    Rejections arrive as chunks (tuples the stage caches share between searches), so that
-    recording costs one append and summaries can be cached per chunk.
-    """
-
-    def __init__(self) -> None:
-        self.chunks: List[Tuple[Rejection, ...]] = []
-
-    def add(self, stage: str, subject: str, failures: Sequence[Failure]) -> None:
-        self.chunks.append((rejection(stage, subject, failures),))
-
-    def extend(self, chunk: Tuple[Rejection, ...]) -> None:
-        if chunk:
-            self.chunks.append(chunk)
-
-    @property
-    def rejections(self) -> List[Rejection]:
-        return [r for chunk in self.chunks for r in chunk]
 
 
 def _carried_note(release: CudaRelease, distro: str) -> str:
@@ -485,7 +464,7 @@ class Resolver:
         if ruled is None:
             ruled = self._filtered[key] = _filter(
                 "framework",
-                self._ordered_builds(bench.name, req.newest),
+                self.ordered_builds(bench.name, req.newest),
                 lambda build: build.label,
                 lambda build: self.framework_rule_failures(bench, build, arch, accelerator),
             )
@@ -502,7 +481,7 @@ class Resolver:
         )
 
     @lru_cache(maxsize=64)  # noqa: B019 - the resolver lives as long as its knowledge base
-    def _ordered_builds(self, benchmark: str, newest: bool = False) -> Tuple[FrameworkBuild, ...]:
+    def ordered_builds(self, benchmark: str, newest: bool = False) -> Tuple[FrameworkBuild, ...]:
         bench = self.kb.benchmarks[benchmark]
         assert bench.framework is not None
         prefer = bench.framework.prefer
