@@ -19,8 +19,9 @@ import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import replace
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Dict, Iterator, List, Optional, Sequence
 
 import mlcc
 from mlcc.app.images import attach_sbom, repository_types
@@ -36,7 +37,6 @@ from mlcc.engines.base import (
     registry_for,
 )
 from mlcc.errors import BuildError, MlccError, UsageError
-from mlcc.flags import replace
 from mlcc.history import History, Record
 from mlcc.image.base import mismatch, resolve_base
 from mlcc.image.reference import Reference, parse_reference
@@ -45,10 +45,6 @@ from mlcc.kb.model import KnowledgeBase
 from mlcc.render import Options, render
 from mlcc.resolve import Resolver
 from mlcc.resolve.pins import Pins
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Dict, Iterator, List, Optional, Sequence
 
 # Called when a job starts and when it ends (for a live view); both optional.
 Started = Callable[[int, BuildJob], None]

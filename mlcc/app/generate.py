@@ -9,13 +9,15 @@ that builds every variant of the benchmark present.
 
 from __future__ import annotations
 
-from mlcc import paths
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
+
 from mlcc.errors import OutputError, UsageError
-from mlcc.flags import flag, options_type
+from mlcc.flags import flag
 from mlcc.kb.model import CONDA, GIT, PYTORCH, WMLCE, HostMirror, KnowledgeBase
-from mlcc.lazy_pattern import LazyPattern
 from mlcc.output import Change, check_writable, refuse_symlinks, write_tree
-from mlcc.records import NamedTuple
 from mlcc.render import DEFAULT_OPTIONS, Options, Rendered, render
 from mlcc.render.manifest import DIGEST_PLACEHOLDER
 from mlcc.render.mirror import PIP_SETTINGS, PipSetting
@@ -23,18 +25,12 @@ from mlcc.render.openshift import BUILD_FILE, ClusterOptions, OpenShiftFiles, be
 from mlcc.resolve import Stack
 from mlcc.validate import path_flag
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
-
-    from mlcc.paths import StrPath
-
 # registry[:port]/path[:tag][@sha256:digest]; no shell metacharacters can pass.
-_IMAGE_REF = LazyPattern(
+_IMAGE_REF = re.compile(
     r"^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)+"
     r"(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[0-9a-f]{64})?\Z"
 )
-_MIRROR = LazyPattern(r"^https?://[A-Za-z0-9.-]+(:([1-9][0-9]{0,4}))?(/[A-Za-z0-9._~/-]*)?\Z")
+_MIRROR = re.compile(r"^https?://[A-Za-z0-9.-]+(:([1-9][0-9]{0,4}))?(/[A-Za-z0-9._~/-]*)?\Z")
 ONLY = ("dockerfile", "openshift")
 INDEX, EXTRA_INDEX = PIP_SETTINGS
 
@@ -49,11 +45,10 @@ class Generated(NamedTuple):
 
 
 class Roots(NamedTuple):
-    """Where each kind of output goes; None: not written. Spelled as pathlib would
-    (mlcc.validate.path_flag): what gen prints starts with them."""
+    """Where each kind of output goes; None: not written."""
 
-    build: Optional[str]
-    openshift: Optional[str]
+    build: Optional[Path]
+    openshift: Optional[Path]
 
 
 # where `mlcc gen` writes unless -o / --openshift-output say otherwise
@@ -61,10 +56,9 @@ DEFAULT_BUILD_ROOT = "dockerfiles"
 DEFAULT_OPENSHIFT_ROOT = "buildconfigs"
 
 
-@options_type
+@dataclass(frozen=True)
 class OutputFlags:
-    """Where ``mlcc gen`` writes, and which files: the click command and the fast path
-    (mlcc/fastpath/gen.py) both read these flags."""
+    """Where ``mlcc gen`` writes, and which files: the click command reads these flags."""
 
     output: str = flag(
         "--output",
@@ -137,7 +131,7 @@ def _pip_help(setting: PipSetting) -> str:
     return f"URL of {setting.what} (also a build arg: {setting.var}, which pip reads)."
 
 
-@options_type
+@dataclass(frozen=True)
 class SourceFlags:
     """Where a build fetches from: a mirrored base image, a mirror of NVIDIA's files."""
 
@@ -208,20 +202,19 @@ def check_roots(roots: Roots, generated: Sequence[Generated] = ()) -> None:
         )
 
 
-def _resolved(root: str, flag: str) -> str:
+def _resolved(root: Path, flag: str) -> Path:
     try:
-        return paths.resolve(root)
-    except RuntimeError as error:  # a loop of symbolic links, which check_writable passes over
+        return root.resolve()
+    except (RuntimeError, OSError) as error:  # a loop of symbolic links, which check_writable passes over
         raise OutputError(f"cannot use {root}: {error}", hint=f"pick another place with {flag}") from None
 
 
-def _inside(inner: str, outer: str, benchmarks: Set[str]) -> bool:
+def _inside(inner: Path, outer: Path, benchmarks: Set[str]) -> bool:
     """Is ``inner`` within one of the benchmark folders ``outer`` writes and cleans up?
     Both are resolved: absolute, with no "." or ".." parts and no links."""
-    prefix = outer if outer.endswith("/") else outer + "/"  # a root ends with one already
-    if inner == outer or not inner.startswith(prefix):
+    if outer not in inner.parents:
         return False
-    return inner[len(prefix) :].split("/")[0] in benchmarks
+    return inner.relative_to(outer).parts[0] in benchmarks
 
 
 def check_options(base_image: Optional[str], mirror: Optional[str]) -> Options:
@@ -243,7 +236,7 @@ def check_options(base_image: Optional[str], mirror: Optional[str]) -> Options:
 
 
 # user:password@ (or a token alone) before the host; the password is never echoed back
-_USERINFO = LazyPattern(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*@")
+_USERINFO = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*@")
 
 
 def check_mirror(option: str, url: str, what: str) -> str:
@@ -296,9 +289,7 @@ def openshift_files(generated: Sequence[Generated]) -> List[Tuple[str, str]]:
     return [item for g in generated if g.openshift for item in g.openshift.files]
 
 
-def benchmark_lists(
-    generated: Sequence[Generated], root: StrPath, *, from_disk: bool
-) -> List[Tuple[str, str]]:
+def benchmark_lists(generated: Sequence[Generated], root: Path, *, from_disk: bool) -> List[Tuple[str, str]]:
     """``<benchmark>/<benchmark>.yaml`` for each benchmark touched.
 
     With ``from_disk`` the variants already under ``root`` join the new ones, so that one
@@ -312,22 +303,21 @@ def benchmark_lists(
         by_benchmark.setdefault(bench, {})[variant] = g.openshift.build_objects
     if from_disk:
         for bench, variants in by_benchmark.items():
-            found = paths.glob_folders(paths.join(root, bench), BUILD_FILE)
-            for path in sorted(found, key=paths.sort_key):
-                variant = paths.name(paths.parent(path))
+            for path in sorted((root / bench).glob(f"*/{BUILD_FILE}")):
+                variant = path.parent.name
                 if variant not in variants:
                     variants[variant] = _read_build_objects(path)
     return [benchmark_list(bench, list(variants.items())) for bench, variants in sorted(by_benchmark.items())]
 
 
-def _read_build_objects(path: str) -> Sequence[Any]:
+def _read_build_objects(path: Path) -> Sequence[Any]:
     # Only a variant written next to others already on disk reads YAML back; a fresh
-    # folder or `gen --all` never does, and PyYAML costs ~15 ms of start-up.
+    # folder or `gen --all` never does, so the reader is imported here.
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # reading only: libyaml is fine
     try:
-        document = yaml.load(paths.read_text(path), Loader=loader)
+        document = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
     except (OSError, yaml.YAMLError) as error:
         raise OutputError(
             f"cannot read {path}: {error}", hint="regenerate it, or remove the variant folder"
@@ -359,7 +349,7 @@ def write(roots: Roots, generated: Sequence[Generated]) -> List[Change]:
     return changes
 
 
-def named_roots(roots: Roots) -> List[Tuple[str, str]]:
+def named_roots(roots: Roots) -> List[Tuple[Path, str]]:
     """Each root written, with the option that chose it (for error hints)."""
     named = [(roots.build, BUILD_FLAG), (roots.openshift, OPENSHIFT_FLAG)]
     return [(root, option) for root, option in named if root is not None]

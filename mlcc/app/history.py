@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import Any, Dict, List, Optional
 
 from mlcc.errors import UsageError
 from mlcc.history import History
 from mlcc.validate import INT32_MAX, int_in_range, path_flag
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional
-
 
 def open_history(path: Optional[str]) -> History:
     """``--history FILE``, else MLCC_HISTORY, else the XDG data folder."""
 
-    given = path_flag(path, "--history")
-    return History(None if given is None else Path(given))
+    return History(path_flag(path, "--history"))
 
 
 def history_rows(

@@ -12,6 +12,7 @@ import os
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple
 
 import mlcc
 from mlcc import engines
@@ -32,12 +33,7 @@ from mlcc.image.registry import Registry
 from mlcc.image.sbom import MEDIA_TYPE, RepositoryTypes, for_image, is_timestamp, sbom_bytes
 from mlcc.image.stack import Mismatch, summary, verify
 from mlcc.kb.model import PublicHost
-from mlcc.records import NamedTuple
 from mlcc.render.manifest import source_date_epoch
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 
 def open_image(

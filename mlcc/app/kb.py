@@ -9,24 +9,22 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional
 
-from mlcc.flags import flag, options_type
+from mlcc.flags import flag
 from mlcc.kb import KnowledgeBase, load, recipes_root
 from mlcc.kb.model import Provenance
 from mlcc.resolve import Resolver, Stack
 from mlcc.resolve.pins import Pins
 from mlcc.versions import parse_version
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional
-
 LISTABLE = ("benchmarks", "bases", "cuda", "cudnn", "nccl", "frameworks", "arches")
 
 
-@options_type
+@dataclass(frozen=True)
 class ResolveView:
-    """How ``mlcc resolve`` shows its stack; the click command and mlcc.fastpath read these flags."""
+    """How ``mlcc resolve`` shows its stack; the click command reads these flags."""
 
     json: bool = flag(
         "--json", "Print the stack (or the conflict) as one JSON object.", default=False, is_flag=True

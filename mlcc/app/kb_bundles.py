@@ -18,6 +18,7 @@ system library) is checked against that evidence, read with range requests
 from __future__ import annotations
 
 import re
+from typing import Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Tuple
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.tags import Tag
@@ -27,11 +28,6 @@ from mlcc.errors import IndexUnreachable
 from mlcc.kb.index import IndexClient
 from mlcc.kb.model import UNCONFIRMED, FrameworkBuild, KnowledgeBase
 from mlcc.kb.wheel import WheelReader
-from mlcc.records import NamedTuple
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 ERROR = "error"  # fails mlcc kb check
 WARNING = "warning"

@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import itertools
 import time
+from typing import Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -43,12 +44,7 @@ from mlcc.kb.index import IndexClient, IndexFile, Page
 from mlcc.kb.model import FrameworkBuild, KnowledgeBase
 from mlcc.kb.wheel import WheelReader
 from mlcc.matrix import evaluate, expand, load_matrix
-from mlcc.records import NamedTuple
 from mlcc.resolve import Resolver, Stack, build_request
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 SAMPLE_DEFAULT = 40
 

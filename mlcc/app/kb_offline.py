@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
 
 from packaging.utils import (
     InvalidSdistFilename,
@@ -27,10 +28,6 @@ from mlcc.app.kb_check import FactFinding, Pin, framework_pins, pins_of, publish
 from mlcc.errors import IndexUnreachable
 from mlcc.kb.index import IndexClient, IndexFile, Page
 from mlcc.kb.model import KnowledgeBase
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
 
 RECORD_FILE = "index-files.json"
 RECORD_FORMAT = 1

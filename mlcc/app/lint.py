@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import List, Optional, Sequence
 
 from mlcc.app.kb_offline import RECORD_FILE, load_record, offline_pin_errors, unrecorded_pages
 from mlcc.errors import LintError, UsageError
 from mlcc.kb import load
 from mlcc.lint import RULES, Finding, lint_paths
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List, Optional, Sequence
 
 DEFAULT_TARGETS = (Path("dockerfiles"), Path("buildconfigs"))
 

@@ -8,10 +8,12 @@ or, for a cell that does not resolve, against what the cell pinned.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import List, Optional, Sequence, Tuple
 
 from mlcc.errors import UsageError
-from mlcc.flags import flag, options_type, replace
+from mlcc.flags import flag
 from mlcc.kb.model import KnowledgeBase
 from mlcc.matrix import CPU, CellResult, evaluate, expand, load_matrix
 from mlcc.resolve import Resolver
@@ -19,12 +21,8 @@ from mlcc.resolve.pins import Pins
 from mlcc.resolve.request import did_you_mean
 from mlcc.versions import VersionPin, parse_pin, parse_version
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List, Optional, Sequence, Tuple
 
-
-@options_type
+@dataclass(frozen=True)
 class MatrixFilters:
     """Which cells of the matrix a command looks at; each filter repeatable (any may match)."""
 

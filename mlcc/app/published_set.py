@@ -8,6 +8,7 @@ starts without importing it.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import List, Optional, Sequence, Tuple
 
 from mlcc.app.generate import (
     BUILD_FLAG,
@@ -27,10 +28,6 @@ from mlcc.matrix import CellResult, evaluate, expand, load_matrix
 from mlcc.output import Change, compare_tree, refuse_symlinks, remove_folder, write_tree
 from mlcc.render import DEFAULT_OPTIONS, Options
 from mlcc.render.openshift import ClusterOptions
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List, Optional, Sequence, Tuple
 
 
 def published(kb: KnowledgeBase) -> List[CellResult]:
@@ -66,18 +63,18 @@ def write_all(roots: Roots, generated: Sequence[Generated]) -> List[Change]:
     return changes
 
 
-def _variant_folders(root: str, benchmarks: Sequence[str]) -> List[str]:
+def _variant_folders(root: Path, benchmarks: Sequence[str]) -> List[str]:
     """Every entry under each benchmark folder on disk (clean-up may visit any of them)."""
     found: List[str] = []
     for bench in benchmarks:
-        directory = Path(root) / bench
+        directory = root / bench
         if directory.is_dir() and not directory.is_symlink():
             found += [f"{bench}/{p.name}" for p in sorted(directory.iterdir())]
     return found
 
 
-def _all_files(roots: Roots, generated: Sequence[Generated]) -> List[Tuple[str, List[Tuple[str, str]]]]:
-    found: List[Tuple[str, List[Tuple[str, str]]]] = []
+def _all_files(roots: Roots, generated: Sequence[Generated]) -> List[Tuple[Path, List[Tuple[str, str]]]]:
+    found: List[Tuple[Path, List[Tuple[str, str]]]] = []
     if roots.build is not None:
         found.append((roots.build, build_files(generated)))
     if roots.openshift is not None:
@@ -86,11 +83,11 @@ def _all_files(roots: Roots, generated: Sequence[Generated]) -> List[Tuple[str, 
     return found
 
 
-def _remove_unpublished(root: str, generated: Sequence[Generated]) -> List[Change]:
+def _remove_unpublished(root: Path, generated: Sequence[Generated]) -> List[Change]:
     keep = {g.folder for g in generated}
     changes: List[Change] = []
     for bench in sorted({g.folder.split("/")[0] for g in generated}):
-        directory = Path(root) / bench
+        directory = root / bench
         if not directory.is_dir():
             continue
         for folder in sorted(p for p in directory.iterdir() if p.is_dir() and not p.is_symlink()):

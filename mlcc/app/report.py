@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import List
 
 from mlcc.app.matrix import MatrixFilters, cell_results
 from mlcc.history import History
@@ -10,10 +11,6 @@ from mlcc.kb.model import KnowledgeBase
 from mlcc.output import write_tree
 from mlcc.report import GridCell, grid, render_html
 from mlcc.report.results import results_view
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List
 
 
 def write_report(

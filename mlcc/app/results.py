@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc import __version__
 from mlcc.app.history import open_history
@@ -24,17 +25,12 @@ from mlcc.history import History
 from mlcc.image.content import STACK_FILE
 from mlcc.kb.model import KnowledgeBase
 from mlcc.output import write_tree
-from mlcc.records import NamedTuple
 from mlcc.report.results import render_results_html
 from mlcc.results.compare import BenchmarkComparison, compare
 from mlcc.results.parse import LogFile, Run, parse_file
 from mlcc.results.reference import published_results, required_runs
 from mlcc.results.score import BenchmarkScore, log_files, score
 from mlcc.results.store import Added, Placement, StackInfo, add_runs, stack_info, stored_runs
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List, Optional, Sequence, Tuple
 
 
 class StackSource(NamedTuple):

@@ -8,16 +8,13 @@ them. Its own module: the Kubernetes client loads only for this use case.
 
 from __future__ import annotations
 
+from typing import List, NamedTuple, Optional
+
 from mlcc.app.results import StackSource, Stored, load_stack, log_problems, store_runs
 from mlcc.errors import UsageError
 from mlcc.kb.model import KnowledgeBase
-from mlcc.records import NamedTuple
 from mlcc.results.collect import Cluster, Collected, collect
 from mlcc.results.store import Placement
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List, Optional
 
 KINDS = {"job": "Job", "mpijob": "MPIJob"}
 

@@ -5,20 +5,15 @@ them). The questions go through a callback, so a script or a test can answer the
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from dataclasses import replace
+from typing import Callable, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.errors import ConflictError
-from mlcc.flags import replace
 from mlcc.kb.model import KnowledgeBase
 from mlcc.matrix import CPU
-from mlcc.records import NamedTuple
 from mlcc.resolve import Resolver, Stack
 from mlcc.resolve.pins import Pins
 from mlcc.versions import parse_version
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List, Optional, Tuple
 
 # ask(question, options, default) -> one of options
 Ask = Callable[[str, Sequence[str], str], str]

@@ -12,13 +12,10 @@ buildah never imports the Docker or Kubernetes clients.
 from __future__ import annotations
 
 from importlib.metadata import EntryPoint, entry_points
+from typing import Dict, List, Optional, Type
 
 from mlcc.engines.base import Engine, EngineSettings
 from mlcc.errors import UsageError
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Dict, List, Optional, Type
 
 GROUP = "mlcc.engines"
 # Tried in this order when --backend is not given: local engines only, daemonless first.

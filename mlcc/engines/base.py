@@ -17,24 +17,21 @@ import json
 import re
 import tempfile
 from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, ClassVar, Deque, NamedTuple, Optional, Tuple
 
 from mlcc.errors import BuildError, MlccError, UsageError
-from mlcc.flags import field, flag, options_type
+from mlcc.flags import flag
 from mlcc.image.auth import Credentials, credentials_for
 from mlcc.image.base import ResolvedBase
 from mlcc.image.reference import Reference, parse_reference, parse_repository
 from mlcc.image.registry import Registry
 from mlcc.output import write_tree
-from mlcc.records import NamedTuple
 from mlcc.render import Rendered
 from mlcc.render.canonical_json import dumps
 from mlcc.render.openshift import ClusterOptions
 from mlcc.stackfile.document import StackManifest
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Callable, ClassVar, Deque, Optional, Tuple
 
 LOCAL_REGISTRY = "localhost/mlcc"
 CONTENT_PREFIX = "mlcc-"
@@ -48,7 +45,7 @@ def _registry(text: Optional[str]) -> Optional[Reference]:
     return parse_repository(text) if text else None
 
 
-@options_type
+@dataclass(frozen=True)
 class BuildPolicy:
     """Where images go and how they are built; the same for every engine and command."""
 
@@ -182,7 +179,7 @@ class BuildResult(NamedTuple):
     error: Optional[MlccError] = None  # why it failed, when it did
 
 
-@options_type
+@dataclass(frozen=True)
 class EngineSettings:
     """What an engine may need to connect; local engines need none of it."""
 

@@ -13,6 +13,7 @@ import shutil
 import signal
 import tempfile
 from pathlib import Path
+from typing import ClassVar, List, Optional
 
 import sh
 
@@ -20,10 +21,6 @@ from mlcc.engines.base import EngineBuild, ImageEngine, Log
 from mlcc.errors import RegistryError, UsageError
 from mlcc.image.auth import AuthFile, Credentials
 from mlcc.image.reference import Reference
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import ClassVar, List, Optional
 
 
 class CliEngine(ImageEngine):

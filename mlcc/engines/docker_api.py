@@ -11,6 +11,7 @@ import contextlib
 import os
 import re
 from pathlib import Path
+from typing import Any, Dict, Optional
 
 import docker
 
@@ -18,10 +19,6 @@ from mlcc.engines.base import EngineBuild, EngineSettings, ImageEngine, Log
 from mlcc.errors import BuildError, RegistryError, UsageError
 from mlcc.image.auth import Credentials
 from mlcc.image.reference import Reference
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, Optional
 
 _BUILT = re.compile(r"(?:Successfully built |^)([0-9a-f]{12,64})\s*$")
 

@@ -19,7 +19,7 @@ image, once its label shows it is this build's.
 from __future__ import annotations
 
 import time
-from typing import Any, Dict
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import yaml
 from kubernetes import client, config, dynamic
@@ -40,14 +40,9 @@ from mlcc.engines.base import (
 from mlcc.errors import BuildError, RegistryError, UsageError
 from mlcc.image.reference import Reference, parse_reference
 from mlcc.image.registry import Manifest, Registry
-from mlcc.records import NamedTuple
 from mlcc.render.manifest import DIGEST_LABEL
 from mlcc.render.openshift import render_openshift
 from mlcc.render.openshift.names import object_name
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Callable, List, Optional, Sequence, Tuple
 
 Obj = Dict[str, Any]
 TERMINAL = ("Complete", "Failed", "Error", "Cancelled")

@@ -29,19 +29,14 @@ from __future__ import annotations
 import hashlib
 import re
 import uuid
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 from urllib.parse import quote, urlsplit
 
 from mlcc.errors import DriftError
 from mlcc.image.content import INSTALLED_FILE, STACK_FILE, ImageContent
 from mlcc.kb.model import UNCONFIRMED
-from mlcc.records import NamedTuple
 from mlcc.render.canonical_json import dumps
 from mlcc.stackfile.document import DownloadRecord, GitRecord, LibraryRecord, PipPackageRecord, StackManifest
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List, Optional
 
 MEDIA_TYPE = "application/vnd.cyclonedx+json"
 SPEC_VERSION = "1.5"

@@ -21,10 +21,7 @@ their fragments (:mod:`mlcc.render.manifest`).
 from __future__ import annotations
 
 from json.encoder import encode_basestring  # the C implementation when available
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Tuple
 
 _INDENT = "  "
 _CONSTANTS = {True: "true", False: "false", None: "null"}

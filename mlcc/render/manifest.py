@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Tuple, Union
 
 import mlcc
 from mlcc.errors import UsageError
@@ -39,10 +39,6 @@ from mlcc.stackfile.document import (
     SourceRecord,
     StackManifest,
 )
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Optional, Tuple, Union
 
 # The records stack.json repeats across the variants of a set (see stack_text).
 if TYPE_CHECKING:
@@ -98,7 +94,7 @@ def _created() -> Optional[str]:
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     if epoch is None or epoch == "":
         return None
-    # time, not datetime (~1 ms to import on every gen): the same text for 1970..9999
+    # time.strftime gives the same text as datetime would for 1970..9999
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(source_date_epoch(epoch)))
 
 
@@ -128,14 +124,11 @@ def source_date_epoch(text: str) -> int:
     return int(value)
 
 
-# The planner and stack.json pin the same few package lists in every variant of a set.
-@lru_cache(maxsize=1024)
 def pinned(family: Family, packages: Tuple[PinnedPackage, ...]) -> Tuple[str, ...]:
     """``packages`` as the family's package manager spells them pinned."""
     return tuple([family.pin(p) for p in packages])
 
 
-@lru_cache(maxsize=256)
 def cuda_packages(cuda: CudaRelease, family: Family, arch: str) -> Tuple[PinnedPackage, ...]:
     """The packages of ``cuda`` a base of ``family`` installs on ``arch``."""
     return cuda.packages_for(family, arch)
@@ -265,8 +258,6 @@ def stack_text(stack: Stack, *, base_image: str, mirror: str, fetches: Fetches) 
     return dumps(document)
 
 
-# keyed by value: records are immutable tuples of strings (their hashes are cached)
-@lru_cache(maxsize=4096)
 def _record_text(record: RecurringRecord, newline: str) -> canonical_json.Fragment:
     if type(record) is PipRecord and record.packages:
         return canonical_json.fragment(_pip_document(record, newline), newline)
@@ -282,18 +273,8 @@ def _pip_document(record: PipRecord, newline: str) -> Dict[str, Any]:
     return document
 
 
-@lru_cache(maxsize=4096)
 def _package_text(record: PipPackageRecord, newline: str) -> canonical_json.Fragment:
     return canonical_json.fragment(record.to_json(), newline)
-
-
-def clear_memos() -> None:
-    """Forget the pinned package lists and the records' canonical text (see
-    mlcc.render.clear_memos)."""
-    _record_text.cache_clear()
-    _package_text.cache_clear()
-    pinned.cache_clear()
-    cuda_packages.cache_clear()
 
 
 def dumps(document: Dict[str, Any]) -> str:

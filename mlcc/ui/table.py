@@ -6,31 +6,14 @@ start; rich is used where a live display earns its import time.
 
 from __future__ import annotations
 
-import os
-import sys
+import shutil
 import textwrap
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List, Sequence
+from typing import List, Sequence
 
 
 def terminal_width(fallback: int) -> int:
-    """COLUMNS, else the terminal's width, else ``fallback`` (shutil's rule, without
-    importing shutil on the start-up path)."""
-    try:
-        columns = int(os.environ.get("COLUMNS", "0"))
-    except ValueError:
-        columns = 0
-    if columns > 0:
-        return columns
-    stream = sys.__stdout__
-    if stream is None:
-        return fallback
-    try:
-        return os.get_terminal_size(stream.fileno()).columns or fallback
-    except (AttributeError, ValueError, OSError):
-        return fallback
+    """COLUMNS, else the terminal's width, else ``fallback``."""
+    return shutil.get_terminal_size((fallback, 24)).columns
 
 
 def render(headers: Sequence[str], rows: Sequence[Sequence[str]], *, wrap_last: bool = True) -> str:

@@ -293,7 +293,7 @@ def test_a_real_record_of_this_python(kb: Any, resolver: Any, validator: Any) ->
     from mlcc.render import FILES
 
     result = subprocess.run(
-        ["sh", str(Path(FILES) / "mlcc-record"), "--python", sys.executable, "--module", "jsonschema"],
+        ["sh", str(FILES / "mlcc-record"), "--python", sys.executable, "--module", "jsonschema"],
         capture_output=True,
         text=True,
         check=True,

@@ -33,12 +33,8 @@ ruamel.yaml's loader with generated strings.
 from __future__ import annotations
 
 import re
-
-from mlcc.lazy_pattern import LazyPattern
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, List
+from re import compile as LazyPattern  # re.compile; the YAML lane rewrites this module
+from typing import Any, List
 
 _INDENT = "  "
 # Plain scalars: a conservative alphabet; the resolver below rules out what YAML 1.1
