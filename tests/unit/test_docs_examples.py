@@ -12,8 +12,9 @@ The convention (docs/development.md, "Examples in the docs"):
   all its commands are mlcc commands, so nothing in it is silently skipped.
 - a ```python block runs as a script.
 
-The commands of one block run in order, in one fresh folder, through the real CLI
-(in process, as the ``cli`` fixture runs it).
+The examples of one page run in order, in one fresh folder (so a page can write a file in
+one block and use it in the next), through the real CLI in process, as the ``cli`` fixture
+runs it.
 """
 
 from __future__ import annotations
@@ -140,12 +141,22 @@ def test_the_pages_hold_examples_and_few_need_what_the_unit_suite_lacks() -> Non
     assert len(EXAMPLES) - len(RUNNABLE) <= len(RUNNABLE) // 2
 
 
-@pytest.mark.parametrize("block", RUNNABLE, ids=[block.name for block in RUNNABLE])
-def test_example_runs_and_prints_what_the_page_shows(block: Block, cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    if block.language == "python":
-        exec(compile("\n".join(block.text), block.name, "exec"), {"__name__": "__doc_example__"})
-    else:
-        run_block(block, cli)
+def run_python(block: Block) -> None:
+    """Run a python block as a script; its own asserts are what it checks."""
+    exec(compile("\n".join(block.text), block.name, "exec"), {"__name__": "__doc_example__"})
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(page.relative_to(REPO)) for page in PAGES])
+def test_the_examples_of_a_page_run_and_print_what_it_shows(page: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    for block in RUNNABLE:
+        if block.page == page:
+            run_python(block) if block.language == "python" else run_block(block, cli)
+
+
+def test_a_failing_python_example_fails_the_test() -> None:
+    block = Block(REPO / "x.md", 1, "python", None, ["import mlcc.api", "assert mlcc.api.resolve('maskrcnn').cuda is None"])
+    with pytest.raises(AssertionError):
+        run_python(block)
 
 
 def test_a_failing_example_fails_the_test(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
