@@ -7,7 +7,7 @@ The convention (docs/development.md, "Examples in the docs"):
   print (stdout or stderr), in order. Runs of spaces match any run of spaces, ``...`` in a
   line matches any text, and a line that is only ``...`` stands for lines left out.
 - ``# exits N`` at the end of a command is the exit code it must end with (default 0).
-- ```console requires=cluster (or registry, engine) marks an example that needs what the
+- ```console requires=cluster (or registry, engine, index) marks an example that needs what the
   unit suite does not have; the page says so beside it. Every other block runs here, and
   all its commands are mlcc commands, so nothing in it is silently skipped.
 - a ```python block runs as a script.
@@ -31,8 +31,8 @@ from tests.conftest import REPO, Result
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 # What an example may need that the unit suite does not have: a live OpenShift or
 # Kubernetes cluster, a container registry holding the image, a container engine that
-# builds. Anything else an example needs, the unit suite has.
-NEEDS = {"cluster", "registry", "engine"}
+# builds, the package index (PyPI). Anything else an example needs, the unit suite has.
+NEEDS = {"cluster", "registry", "engine", "index"}
 FENCE = re.compile(r"^```(\w*)(.*)$")
 EXIT = re.compile(r"#\s*exits\s+(\d+)\s*$")
 
