@@ -86,7 +86,9 @@ def commands_of(block: Block) -> List[Command]:
             while command.endswith("\\"):
                 command = command[:-1] + next(lines)[1]
             code = EXIT.search(command)
-            commands.append(Command(number, shlex.split(command, comments=True), int(code.group(1)) if code else 0, []))
+            commands.append(
+                Command(number, shlex.split(command, comments=True), int(code.group(1)) if code else 0, [])
+            )
         elif commands:
             commands[-1].shown.append(text)
         else:
@@ -94,7 +96,7 @@ def commands_of(block: Block) -> List[Command]:
     return commands
 
 
-def pattern_of(shown: str) -> "re.Pattern[str]":
+def pattern_of(shown: str) -> re.Pattern[str]:
     """A shown output line as a pattern: ``...`` is any text, a run of spaces any run."""
     parts = [r"\s+".join(re.escape(word) for word in piece.split()) for piece in shown.split("...")]
     return re.compile(".*".join(parts))
@@ -125,7 +127,9 @@ def run_block(block: Block, cli: Callable[..., Result]) -> None:
         )
         result = cli(*command.argv[1:])
         where = f"{block.page.relative_to(REPO)}:{command.line}: $ {shlex.join(command.argv)}"
-        assert result.code == command.code, f"{where}\nexit {result.code}, the page says {command.code}\n{result.err}"
+        assert result.code == command.code, (
+            f"{where}\nexit {result.code}, the page says {command.code}\n{result.err}"
+        )
         missing = missing_output(command.shown, result.out + result.err)
         assert missing is None, f"{where}\ndoes not print {missing!r}; it printed:\n{result.out}{result.err}"
 
@@ -154,7 +158,13 @@ def test_the_examples_of_a_page_run_and_print_what_it_shows(page: Path, cli) -> 
 
 
 def test_a_failing_python_example_fails_the_test() -> None:
-    block = Block(REPO / "x.md", 1, "python", None, ["import mlcc.api", "assert mlcc.api.resolve('maskrcnn').cuda is None"])
+    block = Block(
+        REPO / "x.md",
+        1,
+        "python",
+        None,
+        ["import mlcc.api", "assert mlcc.api.resolve('maskrcnn').cuda is None"],
+    )
     with pytest.raises(AssertionError):
         run_python(block)
 
@@ -167,7 +177,9 @@ def test_a_failing_example_fails_the_test(cli, tmp_path: Path) -> None:  # type:
         "```console\n$ mlcc resolve maskrcnn --cuda 10.1\nno such line\n```\n\n"  # prints otherwise
         "```console\n$ mlcc resolve no-such-benchmark   # exits 2\n```\n"  # as stated
     )
-    runs, wrong_code, wrong_output, stated_code = (block._replace(page=REPO / "x.md") for block in blocks_of(page))
+    runs, wrong_code, wrong_output, stated_code = (
+        block._replace(page=REPO / "x.md") for block in blocks_of(page)
+    )
     run_block(runs, cli)
     with pytest.raises(AssertionError, match="exit 2, the page says 0"):
         run_block(wrong_code, cli)
