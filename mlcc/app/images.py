@@ -238,7 +238,7 @@ def repository_types(hosts: Iterable[PublicHost]) -> RepositoryTypes:
         hosts: The stack's public hosts (``recipes/hosts.yaml``).
 
     Returns:
-        ``(host URL, purl type)`` pairs, e.g. ``("https://github.com", "github")``.
+        ``(host URL, purl type)`` pairs, as the recipes give them.
     """
     return tuple((host.url, host.purl_type) for host in hosts if host.purl_type)
 
