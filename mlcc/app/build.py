@@ -54,7 +54,23 @@ Finished = Callable[[int, BuildResult], None]
 def single_jobs(
     kb: KnowledgeBase, benchmark: str, pins: Pins, policy: BuildPolicy, options: Options
 ) -> List[BuildJob]:
-    """One job per arch of ``--arch a,b`` (one job without it); the arches must agree."""
+    """The jobs of ``mlcc build BENCHMARK [pins]``: one per arch of ``--arch a,b``.
+
+    Args:
+        kb: The knowledge base.
+        benchmark: The benchmark's name.
+        pins: The pins; ``arch`` may list several arches, comma-separated.
+        policy: Where images go and how they are built.
+        options: The render options (base image, mirrors).
+
+    Returns:
+        One job per arch (one job without ``--arch``), not built yet.
+
+    Raises:
+        UsageError: Several arches without ``--push`` (a manifest list lives in a registry),
+            arches that resolved to different stacks, or an unknown name or malformed pin.
+        ConflictError: An arch has no stack for the pins.
+    """
     arches: List[Optional[str]] = [a.strip() for a in (pins.arch or "").split(",") if a.strip()]
     arches = arches or [None]
     if len(arches) > 1 and not policy.push:
@@ -73,7 +89,20 @@ def single_jobs(
 def matrix_jobs(
     kb: KnowledgeBase, filters: MatrixFilters, policy: BuildPolicy, options: Options
 ) -> List[BuildJob]:
-    """One job per published cell the filters keep."""
+    """The jobs of ``mlcc build --matrix``: one per published cell the filters keep.
+
+    Args:
+        kb: The knowledge base.
+        filters: Which cells.
+        policy: Where images go and how they are built.
+        options: The render options (base image, mirrors).
+
+    Returns:
+        One job per cell, in the matrix's order.
+
+    Raises:
+        UsageError: A filter names something unknown, or no cell matches.
+    """
     results, _ = cell_results(kb, filters)
     cells = published(results)
     if not cells:
@@ -91,10 +120,28 @@ def matrix_jobs(
 def run_job(
     engine: Engine, job: BuildJob, policy: BuildPolicy, log: Log, history: Optional[History] = None
 ) -> BuildResult:
-    """Pin the base, lock, skip what is built, build, and where the image was pushed
-    (--push, or OpenShift's --push-to: ``engine.pushed_image``) put its SBOM beside it (a
-    skipped image too, when the registry lacks its SBOM); a failure raises (run_jobs turns
-    it into a result)."""
+    """Build one job: pin the base, lock, skip what is built, build, attach the SBOM.
+
+    Where the image was pushed (``--push``, or OpenShift's ``--push-to``:
+    ``engine.pushed_image``) its SBOM goes beside it, a skipped image's too when the
+    registry lacks it.
+
+    Args:
+        engine: The engine that builds.
+        job: The variant to build.
+        policy: Where images go and how they are built (``--force`` never skips).
+        log: Receives the engine's output and mlcc's own lines.
+        history: Tells whether the base moved since the last build of these inputs.
+
+    Returns:
+        The result, ``"built"`` or ``"skipped"``, with its duration.
+
+    Raises:
+        UsageError: The base image is not the stack's OS release or arch, or mlcc's cache
+            folder (where the per-content locks live) is not writable.
+        BuildError: The build failed.
+        RegistryError: A registry could not be reached or refused (base, push, SBOM).
+    """
     start = time.monotonic()
     job = pin_base(engine, job, policy, log)
     with content_lock(job.digest, log):
@@ -117,8 +164,23 @@ def run_job(
 
 
 def pin_base(engine: Engine, job: BuildJob, policy: BuildPolicy, log: Log) -> BuildJob:
-    """Resolve the base image's digest for the job's arch and refuse a base that is not
-    the stack's OS release or arch; local engines then build FROM that digest."""
+    """Resolve the base image's digest for the job's arch, and refuse a base that does not fit.
+
+    Local engines then build FROM that digest; a cluster resolves its own FROM.
+
+    Args:
+        engine: The engine that builds.
+        job: The variant to build.
+        policy: How to talk to the base's registry.
+        log: Receives the digest found.
+
+    Returns:
+        The job with its base pinned (unchanged when pinned already or for a cluster).
+
+    Raises:
+        UsageError: The base image is not the stack's OS release or arch.
+        RegistryError: The base's registry could not be reached or refused.
+    """
     if job.base is not None or not isinstance(engine, ImageEngine):
         return job  # pinned already; a cluster resolves its own FROM (ImageStream, pull secret)
     stack = job.rendered.stack
@@ -137,8 +199,18 @@ def pin_base(engine: Engine, job: BuildJob, policy: BuildPolicy, log: Log) -> Bu
 
 
 def base_moved(job: BuildJob, history: Optional[History]) -> Optional[str]:
-    """'base image X moved from A to B' when the same generated inputs were last built
-    on another base digest (the tag moved under them)."""
+    """Whether the base tag moved under the same generated inputs since their last build.
+
+    Args:
+        job: The variant, its base pinned.
+        history: The build history, or None.
+
+    Returns:
+        ``base image X moved from A to B``, or None.
+
+    Raises:
+        HistoryError: The database is locked or damaged.
+    """
     if history is None or job.base is None:
         return None
     stack = job.rendered.stack
@@ -150,7 +222,18 @@ def base_moved(job: BuildJob, history: Optional[History]) -> Optional[str]:
 
 @contextlib.contextmanager
 def content_lock(digest: str, log: Log) -> Iterator[None]:
-    """One build per content at a time on this machine; the OS drops it if we die."""
+    """One build per content at a time on this machine; the OS drops the lock if mlcc dies.
+
+    Args:
+        digest: The job's content digest, which names the lock file.
+        log: Told when the lock is held by another build and this one waits.
+
+    Yields:
+        While the lock is held.
+
+    Raises:
+        UsageError: mlcc's cache folder (``MLCC_CACHE_DIR``) is not writable.
+    """
 
     folder = Path(cache_dir()) / "locks"
     path = folder / f"{digest.split(':', 1)[1][:32]}.lock"
@@ -203,9 +286,28 @@ def run_jobs(
     started: Optional[Started] = None,
     finished: Optional[Finished] = None,
 ) -> List[BuildResult]:
-    """Build every job; failures are results too (status "failed"), never an exception.
+    """Build every job; failures are results too (status ``"failed"``), never an exception.
 
-    Every result is recorded in ``history`` (when given) as it arrives.
+    Jobs sharing leading layers go to one worker in order (:func:`prefix_groups`); every
+    result is recorded in ``history`` (when given) as it arrives.
+
+    Args:
+        engine: The engine that builds.
+        jobs: The jobs.
+        policy: Where images go and how they are built.
+        history: The build history, or None for none.
+        log_for: The log of each job.
+        log_path: The log file of each job, recorded in the history.
+        parallel: How many groups build at once (``-j``).
+        started: Called when a job starts (its base pinned).
+        finished: Called with each result.
+
+    Returns:
+        The results, in the jobs' order.
+
+    Raises:
+        UsageError: ``parallel`` is below 1.
+        HistoryError: The history cannot be written (checked before any build).
     """
     if parallel < 1:
         raise UsageError(f"-j {parallel}: give at least 1 parallel build")
@@ -244,9 +346,18 @@ def run_jobs(
 
 
 def prefix_groups(jobs: Sequence[BuildJob]) -> List[List[int]]:
-    """Jobs whose images share leading layers (same stack prefix, build args and platform),
-    grouped: one worker builds a group in order so the later jobs reuse the first one's
-    layers, while groups with nothing in common build in parallel. Largest groups first."""
+    """Jobs whose images share leading layers, grouped.
+
+    Same stack prefix, build args and platform: one worker builds a group in order so the
+    later jobs reuse the first one's layers, while groups with nothing in common build in
+    parallel.
+
+    Args:
+        jobs: The jobs.
+
+    Returns:
+        Groups of job indexes, largest first.
+    """
     groups: Dict[str, List[int]] = {}
     for index, job in enumerate(jobs):
         groups.setdefault(prefix_key(job), []).append(index)
@@ -254,6 +365,14 @@ def prefix_groups(jobs: Sequence[BuildJob]) -> List[List[int]]:
 
 
 def prefix_key(job: BuildJob) -> str:
+    """What decides that two jobs share their leading layers.
+
+    Args:
+        job: A job.
+
+    Returns:
+        The sha256 of its stack-stage steps, build args and platform.
+    """
     rendered = job.rendered
     prefix = [list(step) for step in rendered.plan.steps if step.stage == "stack"]
     data = json.dumps([prefix, list(rendered.build_args), rendered.platform], sort_keys=True)
@@ -261,6 +380,16 @@ def prefix_key(job: BuildJob) -> str:
 
 
 def record_of(result: BuildResult, backend: str, log: Optional[Path]) -> Record:
+    """The history row of a build result.
+
+    Args:
+        result: The result.
+        backend: The engine's name.
+        log: The job's log file, or None.
+
+    Returns:
+        The record.
+    """
     job = result.job
     stack = job.rendered.stack
     return Record(
@@ -286,6 +415,15 @@ def record_of(result: BuildResult, backend: str, log: Optional[Path]) -> Record:
 
 
 def failure(results: Sequence[BuildResult]) -> Optional[MlccError]:
+    """The error that fails ``mlcc build`` (exit 4), if any job failed.
+
+    Args:
+        results: Every job's result.
+
+    Returns:
+        One job: its own error, with its own exit code; several: a BuildError listing the
+        failed cells; None when nothing failed.
+    """
     failed = [r for r in results if r.status == "failed"]
     if not failed:
         return None
@@ -301,7 +439,17 @@ def failure(results: Sequence[BuildResult]) -> Optional[MlccError]:
 
 
 def manifest_list_tag(jobs: Sequence[BuildJob]) -> Reference:
-    """``<repo>:<variant without its arch>``; every arch must have resolved the same stack."""
+    """The tag of the manifest list over the jobs' arches: ``<repo>:<variant without its arch>``.
+
+    Args:
+        jobs: One job per arch.
+
+    Returns:
+        The reference.
+
+    Raises:
+        UsageError: The arches resolved to different stacks.
+    """
     stems = {j.variant.rsplit("-", 1)[0] for j in jobs}
     if len(stems) != 1:
         raise UsageError(
@@ -312,7 +460,21 @@ def manifest_list_tag(jobs: Sequence[BuildJob]) -> Reference:
 
 
 def push_manifest_list(jobs: Sequence[BuildJob], results: Sequence[BuildResult], policy: BuildPolicy) -> str:
-    """An OCI index over the per-arch images, written through the registry API."""
+    """Push an OCI index over the per-arch images, through the registry API.
+
+    Args:
+        jobs: One job per arch.
+        results: Their results, as built or skipped.
+        policy: How to talk to the registry.
+
+    Returns:
+        The index's digest.
+
+    Raises:
+        UsageError: The arches resolved to different stacks, or an image is not in the
+            registry.
+        RegistryError: The registry could not be reached or refused.
+    """
     tag = manifest_list_tag(jobs)
     registry = registry_for(tag, policy)
     entries = []
@@ -328,7 +490,17 @@ def push_manifest_list(jobs: Sequence[BuildJob], results: Sequence[BuildResult],
 
 
 def file_log(path: Path) -> Log:
+    """A log that appends every line to a file (``--log FILE``).
 
+    Args:
+        path: The file.
+
+    Returns:
+        The log.
+
+    Raises:
+        UsageError: The file cannot be written.
+    """
     try:
         handle = path.open("a", encoding="utf-8")
     except OSError as error:

@@ -36,11 +36,18 @@ INDEX, EXTRA_INDEX = PIP_SETTINGS
 
 
 class Generated(NamedTuple):
+    """One rendered variant: its build files and, when asked, its OpenShift objects."""
+
     rendered: Rendered
     folder: str  # <benchmark>/<variant>
     openshift: Optional[OpenShiftFiles] = None
 
     def files(self) -> List[Tuple[str, str]]:
+        """The build files under the variant's folder.
+
+        Returns:
+            ``(<benchmark>/<variant>/<name>, content)`` pairs.
+        """
         return [(f"{self.folder}/{name}", content) for name, content in self.rendered.files]
 
 
@@ -91,9 +98,17 @@ class OutputFlags:
     )
 
     def roots(self) -> Roots:
-        """The roots gen writes: build files unless --only openshift; OpenShift objects with
-        --only openshift, or by default for a Dockerfile (scripts and Apptainer files have
-        none)."""
+        """The roots gen writes.
+
+        Build files unless ``--only openshift``; OpenShift objects with ``--only openshift``, or
+        by default for a Dockerfile (scripts and Apptainer files have none).
+
+        Returns:
+            The two roots, None for a kind not written.
+
+        Raises:
+            UsageError: ``-o`` or ``--openshift-output`` is empty or not a usable path.
+        """
         openshift = self.only == "openshift" or (self.only is None and self.fmt == "dockerfile")
         return Roots(
             build=None if self.only == "openshift" else path_flag(self.output, "-o"),
@@ -102,6 +117,14 @@ class OutputFlags:
 
 
 def roots_shown(roots: Roots) -> str:
+    """The roots written, for messages.
+
+    Args:
+        roots: Where each kind of output goes.
+
+    Returns:
+        E.g. ``dockerfiles and buildconfigs``.
+    """
     return " and ".join(str(r) for r in roots if r is not None)
 
 
@@ -156,6 +179,15 @@ class SourceFlags:
     pytorch_mirror: Optional[str] = _host_flag(PYTORCH)
 
     def options(self) -> Options:
+        """The render options these flags ask for: the base image and every mirror, checked.
+
+        Returns:
+            Options with ``base_image``, ``mirror`` and the other mirrors as ``(build arg, URL)``.
+
+        Raises:
+            UsageError: A malformed ``--base-image`` (no tag, ``latest``) or a mirror URL that
+                is not plain http(s) or carries credentials.
+        """
         options = check_options(self.base_image, self.mirror)
         given = (
             (INDEX.var, INDEX.flag, INDEX.what, self.pip_index_url),
@@ -185,6 +217,14 @@ def check_roots(roots: Roots, generated: Sequence[Generated] = ()) -> None:
 
     Each root's clean-up keeps only its own files in the benchmark folders it writes, so
     one folder for both would delete the other's files just written.
+
+    Args:
+        roots: Where each kind of output goes.
+        generated: The variants about to be written (their benchmark folders).
+
+    Raises:
+        OutputError: A root cannot be written (not a folder, read-only, a link loop).
+        UsageError: The two roots overlap.
     """
     if roots.build is not None:
         check_writable(roots.build, BUILD_FLAG)
@@ -218,6 +258,19 @@ def _inside(inner: Path, outer: Path, benchmarks: Set[str]) -> bool:
 
 
 def check_options(base_image: Optional[str], mirror: Optional[str]) -> Options:
+    """The base image and NVIDIA mirror options, checked.
+
+    Args:
+        base_image: ``--base-image``: a reference with a tag or digest, never ``latest``.
+        mirror: ``--mirror``: the mirror of NVIDIA's download host.
+
+    Returns:
+        Render options with both (no other mirrors).
+
+    Raises:
+        UsageError: The reference is malformed, names no tag, uses ``latest`` or the
+            all-zero digest; or the mirror URL is not fit (:func:`check_mirror`).
+    """
     if base_image is not None and not _IMAGE_REF.match(base_image):
         raise UsageError(
             f"--base-image: {base_image!r} is not an image reference",
@@ -240,8 +293,20 @@ _USERINFO = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*@")
 
 
 def check_mirror(option: str, url: str, what: str) -> str:
-    """A mirror URL fit for a Dockerfile ARG, a shell word and YAML: http(s), host, port,
-    plain path; no credentials (build args stay readable in the image's history)."""
+    """A mirror URL fit for a Dockerfile ARG, a shell word and YAML.
+
+    Args:
+        option: The flag that gave it, for errors.
+        url: ``http(s)://host[:port][/path]``.
+        what: What the mirror replaces, for the hint.
+
+    Returns:
+        The URL without a trailing slash.
+
+    Raises:
+        UsageError: The URL carries credentials (build args stay readable in the image's
+            history), has a port beyond 65535, or is not a plain http(s) URL.
+    """
     if _USERINFO.match(url):
         raise UsageError(
             f"{option}: the URL carries credentials (user:password@host); build arguments and"
@@ -269,7 +334,22 @@ def generate(
     options: Options = DEFAULT_OPTIONS,
     cluster: Optional[ClusterOptions] = None,
 ) -> Generated:
-    """Render one variant; with ``cluster`` (ClusterOptions) its OpenShift objects too."""
+    """Render one variant in memory; with ``cluster`` its OpenShift objects too.
+
+    Args:
+        kb: The knowledge base.
+        stack: The resolved stack (:func:`mlcc.app.kb.resolve`).
+        fmt: ``dockerfile``, ``script`` (install.sh) or ``singularity``.
+        options: The base image and mirrors (:meth:`SourceFlags.options`).
+        cluster: The OpenShift options, or None for no OpenShift objects.
+
+    Returns:
+        The rendered files, their folder ``<benchmark>/<variant>``, and the objects.
+
+    Raises:
+        UsageError: A cluster option the stack cannot serve (a size the launch cannot bind,
+            an MPIJob option for a benchmark without one, InfiniBand without RDMA).
+    """
     rendered = render(stack, fmt=fmt, options=options)
     folder = f"{stack.benchmark.name}/{stack.variant}"
     if cluster is None:
@@ -282,10 +362,26 @@ def generate(
 
 
 def build_files(generated: Sequence[Generated]) -> List[Tuple[str, str]]:
+    """The build files of every variant, under their folders.
+
+    Args:
+        generated: The rendered variants.
+
+    Returns:
+        ``(path, content)`` pairs relative to the build root.
+    """
     return [item for g in generated for item in g.files()]
 
 
 def openshift_files(generated: Sequence[Generated]) -> List[Tuple[str, str]]:
+    """The OpenShift files of every variant that has them.
+
+    Args:
+        generated: The rendered variants.
+
+    Returns:
+        ``(path, content)`` pairs relative to the OpenShift root.
+    """
     return [item for g in generated if g.openshift for item in g.openshift.files]
 
 
@@ -294,6 +390,17 @@ def benchmark_lists(generated: Sequence[Generated], root: Path, *, from_disk: bo
 
     With ``from_disk`` the variants already under ``root`` join the new ones, so that one
     ``mlcc gen`` adds its variant to the benchmark's file instead of replacing the others.
+
+    Args:
+        generated: The rendered variants.
+        root: The OpenShift root.
+        from_disk: Read the other variants' ``build.yaml`` under ``root``.
+
+    Returns:
+        ``(path, content)`` pairs, one per benchmark.
+
+    Raises:
+        OutputError: A ``build.yaml`` on disk cannot be read or is not a List.
     """
     by_benchmark: Dict[str, Dict[str, Sequence[Any]]] = {}
     for g in generated:
@@ -329,7 +436,22 @@ def _read_build_objects(path: Path) -> Sequence[Any]:
 
 
 def write(roots: Roots, generated: Sequence[Generated]) -> List[Change]:
-    """Write one or more variants, leaving other variants of their benchmarks alone."""
+    """Write one or more variants, leaving other variants of their benchmarks alone.
+
+    Each file is replaced through a temporary file and a rename; a variant folder keeps
+    exactly the files of its current rendering.
+
+    Args:
+        roots: Where each kind of output goes.
+        generated: The rendered variants.
+
+    Returns:
+        One change per file: created, updated, unchanged or removed.
+
+    Raises:
+        OutputError: A root or file cannot be written, or a symbolic link is in the way.
+        UsageError: The roots overlap.
+    """
     check_roots(roots, generated)
     folders = [g.folder for g in generated]
     for root, option in named_roots(roots):
@@ -350,6 +472,13 @@ def write(roots: Roots, generated: Sequence[Generated]) -> List[Change]:
 
 
 def named_roots(roots: Roots) -> List[Tuple[Path, str]]:
-    """Each root written, with the option that chose it (for error hints)."""
+    """Each root written, with the option that chose it (for error hints).
+
+    Args:
+        roots: Where each kind of output goes.
+
+    Returns:
+        ``(root, option)`` pairs for the roots that are written.
+    """
     named = [(roots.build, BUILD_FLAG), (roots.openshift, OPENSHIFT_FLAG)]
     return [(root, option) for root, option in named if root is not None]

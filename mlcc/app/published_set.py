@@ -31,6 +31,17 @@ from mlcc.render.openshift import ClusterOptions
 
 
 def published(kb: KnowledgeBase) -> List[CellResult]:
+    """Every cell of ``recipes/matrix.yaml``, resolved.
+
+    Args:
+        kb: The knowledge base.
+
+    Returns:
+        One result per cell: its stack, whether it is published, or why it is left out.
+
+    Raises:
+        RecipeError: The matrix file is malformed.
+    """
     return evaluate(kb, expand(load_matrix(kb)))
 
 
@@ -41,6 +52,21 @@ def generate_all(
     options: Options = DEFAULT_OPTIONS,
     cluster: Optional[ClusterOptions] = None,
 ) -> List[Generated]:
+    """Render every published cell in memory (``mlcc gen --all``).
+
+    Args:
+        kb: The knowledge base.
+        fmt: ``dockerfile``, ``script`` or ``singularity``.
+        options: The base image and mirrors.
+        cluster: The OpenShift options, or None for no OpenShift objects.
+
+    Returns:
+        One rendered variant per published cell.
+
+    Raises:
+        RecipeError: The matrix file is malformed.
+        UsageError: A cluster option a published stack cannot serve.
+    """
     return [
         generate(kb, o.stack, fmt=fmt, options=options, cluster=cluster)
         for o in published(kb)
@@ -49,7 +75,19 @@ def generate_all(
 
 
 def write_all(roots: Roots, generated: Sequence[Generated]) -> List[Change]:
-    """Write the published set and remove variant folders the set no longer has."""
+    """Write the published set and remove variant folders the set no longer has.
+
+    Args:
+        roots: Where each kind of output goes.
+        generated: What :func:`generate_all` rendered.
+
+    Returns:
+        One change per file: created, updated, unchanged or removed.
+
+    Raises:
+        OutputError: A root or file cannot be written, or a symbolic link is in the way.
+        UsageError: The roots overlap.
+    """
     check_roots(roots, generated)
     benchmarks = sorted({g.folder.split("/")[0] for g in generated})
     for root, option in named_roots(roots):
@@ -97,7 +135,16 @@ def _remove_unpublished(root: Path, generated: Sequence[Generated]) -> List[Chan
 
 
 def check_all(roots: Roots, generated: Sequence[Generated]) -> None:
-    """Raise StaleError listing every difference between disk and a fresh rendering."""
+    """Compare the files on disk with a fresh rendering; change nothing (``gen --all --check``).
+
+    Args:
+        roots: Where the published set lives.
+        generated: What :func:`generate_all` rendered.
+
+    Raises:
+        StaleError: A file is stale, missing, foreign or wrongly moded (exit 7); the error
+            lists up to 40 of them.
+    """
     benchmarks = sorted({g.folder.split("/")[0] for g in generated})
     problems: List[str] = []
     for root, files in _all_files(roots, generated):

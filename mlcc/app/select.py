@@ -61,7 +61,19 @@ def _apply(pins: Pins, key: str, value: str) -> Pins:
 
 
 def walk(kb: KnowledgeBase, ask: Ask, *, resolver: Optional[Resolver] = None) -> Selection:
-    """Ask for each dimension in turn; the default is what the resolver would pick."""
+    """Ask for each dimension in turn (``mlcc gen -i``), offering only what can still resolve.
+
+    Benchmark, arch, base, CUDA release, then the framework version; the default of each
+    question is what the resolver would pick.
+
+    Args:
+        kb: The knowledge base.
+        ask: Called with the question, the choices and the default; returns the answer.
+        resolver: The resolver to use (default: a new one).
+
+    Returns:
+        The answers as pins, and the stack they resolve to.
+    """
     resolver = resolver or Resolver(kb)
     benchmarks = sorted(kb.benchmarks)
     benchmark = ask("benchmark", benchmarks, benchmarks[0])
