@@ -18,11 +18,11 @@ from mlcc.errors import UsageError
 from mlcc.kb import lock_ids, pip_locks
 from mlcc.kb.model import HOST_MIRRORS
 from mlcc.records import NamedTuple
-from mlcc.render import canonical_json, verified
 from mlcc.render import digest as digests
 from mlcc.render import fetches as fetch_records
 from mlcc.render import manifest as manifests
 from mlcc.render import plan as plans
+from mlcc.render import verified
 from mlcc.render.fetches import as_fetched
 from mlcc.render.formats import Context, apptainer, dockerfile, script
 from mlcc.render.manifest import stack_text
@@ -117,7 +117,6 @@ def clear_memos() -> None:
     fetch_records.pip.cache_clear()
     verified.clear_memos()
     manifests.clear_memos()
-    canonical_json.clear_memos()
     lock_ids.install_id.cache_clear()
     pip_locks.clear_memos()
 
