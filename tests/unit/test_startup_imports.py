@@ -18,7 +18,6 @@ import pytest
 
 # What each command module must not import at start-up, and why it is not needed there.
 HEAVY = {
-    "yaml": "PyYAML: mlcc writes YAML itself; reading YAML happens on a cache miss, --all or lint",
     "jsonschema": "schemas are checked when the knowledge base is built, not when it is read",
     "tempfile": "with shutil and random: the atomic writer opens its own temporary files",
 }
@@ -72,8 +71,6 @@ FAST_PATH_HEAVY = {
     "hashlib": "loads OpenSSL (3-4 ms); mlcc.sha256 gives the same digests without it",
     "pickle": "its pure-Python classes; the cache is read with the C unpickler, _pickle",
     "packaging": "its version pattern costs ~1.5 ms to compile; mlcc.pep440 reads the same versions",
-    "typing": "13 M instructions (4 % of a gen); its names are imported for type checking only"
-    " (TYPE_CHECKING = False / if TYPE_CHECKING:), which postponed annotations allow",
     "pathlib": "with urllib.parse and ipaddress ~17 M instructions; gen uses str paths (mlcc.paths)",
 }
 
