@@ -56,7 +56,6 @@ from mlcc.render.canonical_json import dumps
 from mlcc.stackfile.document import DownloadRecord, GitRecord, LibraryRecord, PipPackageRecord, StackManifest
 
 MEDIA_TYPE = "application/vnd.cyclonedx+json"
-SPEC_VERSION = "1.5"
 Json = Dict[str, Any]
 
 # RFC 3339 as CycloneDX's "date-time" needs it, checked before an image's label is used
