@@ -24,25 +24,17 @@ from mlcc.stackfile.document import (
     BenchmarkRecord,
     ChoiceRecord,
     Components,
-    CondaRecord,
     CudaRecord,
-    DownloadRecord,
     Fetches,
     FrameworkRecord,
     GccRecord,
     Generator,
-    GitRecord,
     LibraryRecord,
-    PipPackageRecord,
-    PipRecord,
     PythonRecord,
     SourceRecord,
     StackManifest,
 )
 
-# The records stack.json repeats across the variants of a set (see stack_text).
-if TYPE_CHECKING:
-    RecurringRecord = Union[Components, ChoiceRecord, DownloadRecord, GitRecord, PipRecord, CondaRecord]
 
 DIGEST_LABEL = "io.mlcc.digest"
 # Stands in for the digest while the digest is computed (see mlcc.render.digest).
@@ -238,43 +230,8 @@ def stack_document(stack: Stack, *, base_image: str, mirror: str, fetches: Fetch
 
 
 def stack_text(stack: Stack, *, base_image: str, mirror: str, fetches: Fetches) -> str:
-    """The bytes of stack.json: :func:`dumps` of :func:`stack_document`, with the records
-    that recur across variants (the components, the choices and their citations, the
-    fetches: nine tenths of the text) spliced in from their memoised canonical text
-    instead of written anew."""
-    manifest = stack_manifest(stack, base_image=base_image, mirror=mirror, fetches=fetches)
-    document = manifest._replace(choices=(), fetches=None).to_json()
-    # each written for the depth it is spliced at: a top-level key, an item of a top-level
-    # list, an item of a list in a top-level object
-    key, item, nested = "\n  ", "\n    ", "\n      "
-    document["components"] = _record_text(manifest.components, key)
-    document["choices"] = [_record_text(c, item) for c in manifest.choices]
-    document["fetches"] = {
-        "downloads": [_record_text(d, nested) for d in fetches.downloads],
-        "git": [_record_text(g, nested) for g in fetches.git],
-        "pip": [_record_text(p, nested) for p in fetches.pip],
-        "conda": [_record_text(c, nested) for c in fetches.conda],
-    }
-    return dumps(document)
-
-
-def _record_text(record: RecurringRecord, newline: str) -> canonical_json.Fragment:
-    if type(record) is PipRecord and record.packages:
-        return canonical_json.fragment(_pip_document(record, newline), newline)
-    return canonical_json.fragment(record.to_json(), newline)
-
-
-def _pip_document(record: PipRecord, newline: str) -> Dict[str, Any]:
-    """A pip install's record JSON-ready, its packages as canonical text: the same locked
-    file recurs in many installs (the published set: 50 hash-locked installs, 349 files, 130 distinct)."""
-    document = record._replace(packages=()).to_json()
-    item = newline + "    "  # an item of the list under one of the record's keys
-    document["packages"] = [_package_text(p, item) for p in record.packages]
-    return document
-
-
-def _package_text(record: PipPackageRecord, newline: str) -> canonical_json.Fragment:
-    return canonical_json.fragment(record.to_json(), newline)
+    """The bytes of stack.json: :func:`dumps` of :func:`stack_document`."""
+    return dumps(stack_document(stack, base_image=base_image, mirror=mirror, fetches=fetches))
 
 
 def dumps(document: Dict[str, Any]) -> str:

@@ -25,7 +25,7 @@ LATE_IMPORTS = {
     "mlcc.kb.loader:mlcc.kb.build",
     # PyYAML (~15 ms) reads back the build objects of the other variants already on disk,
     # for the benchmark's List, when `mlcc gen` writes one variant next to them; a fresh
-    # output folder and `gen --all` never need a YAML reader (mlcc writes YAML itself).
+    # output folder and `gen --all` never need a YAML reader.
     "mlcc.app.generate:yaml",
     "mlcc.kb.schema_check:jsonschema",
     "mlcc.kb.schema_check:jsonschema.exceptions",
@@ -34,7 +34,7 @@ LATE_IMPORTS = {
     "mlcc.stackfile.document:jsonschema",
     "mlcc.stackfile.document:jsonschema.exceptions",
     # PyYAML is imported on the first YAML read (a knowledge-base cache miss, the matrix of
-    # `gen --all`, lint): the warm `gen` and `resolve` read none and write YAML themselves.
+    # `gen --all`, lint): the warm `gen` and `resolve` read none.
     "mlcc.kb.yamlsrc:yaml",
     # difflib suggests a name only after a typo; `mlcc resolve` would import it on every run
     "mlcc.resolve.request:difflib",
