@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import mlcc
 from mlcc.errors import UsageError
@@ -34,7 +34,6 @@ from mlcc.stackfile.document import (
     SourceRecord,
     StackManifest,
 )
-
 
 DIGEST_LABEL = "io.mlcc.digest"
 # Stands in for the digest while the digest is computed (see mlcc.render.digest).

@@ -18,6 +18,7 @@ from rich.text import Text
 
 # rich's SIMPLE_HEAD in ASCII: no frame, a line of dashes under the header, two spaces between columns
 _HEADER_RULE = Box("    \n    \n -  \n    \n    \n    \n    \n    \n", ascii=True)
+_GAP = 2  # the padding and the separator after each column
 
 
 def terminal_width(fallback: int) -> int:
@@ -32,15 +33,18 @@ def render(headers: Sequence[str], rows: Sequence[Sequence[str]], *, wrap_last: 
         return ""
     cells = [[str(cell) for cell in row] for row in rows]
     table = Table(box=_HEADER_RULE, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0), header_style="")
+    needed = 0  # the narrowest width that shows every column: rich drops columns that do not fit
     for index, header in enumerate(headers):
         longest = max(len(str(header)), *(len(row[index]) for row in cells))
         if index < len(headers) - 1:  # never narrowed: a cut digest or variant name misleads
             table.add_column(Text(str(header)), no_wrap=True, min_width=longest)
+            needed += longest + _GAP
         else:  # whatever room is left, and at least 30 columns
             table.add_column(Text(str(header)), no_wrap=not wrap_last, min_width=min(longest, 30))
+            needed += min(longest, 30) + _GAP
     for row in cells:
         table.add_row(*(Text(cell) for cell in row))
-    width = terminal_width(120) if wrap_last else 1 << 16
+    width = max(terminal_width(120), needed) if wrap_last else 1 << 16
     out = io.StringIO()
     console = Console(file=out, width=width, color_system=None, highlight=False, emoji=False)
     console.print(table, crop=False)
