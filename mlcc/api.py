@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+from typing import Optional, Sequence
+
 from mlcc.app import kb as _kb
 from mlcc.app.build import (
     manifest_list_tag,
@@ -42,10 +44,6 @@ from mlcc.render.openshift import ClusterOptions
 from mlcc.resolve import Request, Stack
 from mlcc.resolve.pins import Pins
 from mlcc.stackfile.document import StackManifest
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Optional, Sequence
 
 
 def request_for(kb: KnowledgeBase, benchmark: str, pins: Pins) -> Request:

@@ -7,9 +7,7 @@ build) is one of these; the CLI prints ``str(error)`` to stderr and exits with
 
 from __future__ import annotations
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import ClassVar, Optional, Sequence
+from typing import ClassVar, Optional, Sequence
 
 # Exit codes, documented in README.md ("Exit codes").
 EXIT_OK = 0

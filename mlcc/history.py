@@ -13,13 +13,9 @@ import os
 import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any, Dict, List, NamedTuple, Optional
 
 from mlcc.errors import HistoryError
-from mlcc.records import NamedTuple
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional
 
 SCHEMA_VERSION = 2
 BUSY_TIMEOUT_SECONDS = 30.0

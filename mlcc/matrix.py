@@ -9,22 +9,18 @@ the published set (``mlcc gen --all``), those that do not carry the resolver's r
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from pathlib import Path
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.errors import ConflictError, RecipeError
-from mlcc.flags import replace
 from mlcc.kb import schema_check
 from mlcc.kb.model import KnowledgeBase
 from mlcc.kb.text_rules import check_text
 from mlcc.kb.yamlsrc import line_of, load_yaml
-from mlcc.records import NamedTuple
 from mlcc.resolve import Resolver, Stack
 from mlcc.resolve.pins import Pins
 from mlcc.resolve.request import did_you_mean
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 AXES = ("benchmark", "base", "arch", "cuda", "python")
 DEFAULT = "default"  # leave the component to the resolver

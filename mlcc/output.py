@@ -10,30 +10,25 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import tempfile
+from pathlib import Path
+from typing import Dict, Iterable, List, NamedTuple, Sequence, Tuple
 
-from mlcc import paths
 from mlcc.errors import OutputError
-from mlcc.records import NamedTuple
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Dict, Iterable, List, Sequence, Tuple
-
-    from mlcc.paths import StrPath
 
 EXECUTABLE = ("mlcc-record", "install.sh")
 TEMP_SUFFIX = ".mlcc-tmp"
 
 
-def _executable(path: str) -> bool:
-    return paths.name(path) in EXECUTABLE or paths.suffix(path) == ".sh"
+def _executable(path: Path) -> bool:
+    return path.name in EXECUTABLE or path.suffix == ".sh"
 
 
-def _mode_is_right(path: str) -> bool:
-    return _executable(path) == bool(os.stat(path).st_mode & stat.S_IXUSR)
+def _mode_is_right(path: Path) -> bool:
+    return _executable(path) == bool(path.stat().st_mode & stat.S_IXUSR)
 
 
-def _set_mode(path: str) -> None:
+def _set_mode(path: Path) -> None:
     try:
         os.chmod(path, 0o755 if _executable(path) else 0o644)
     except OSError as error:
@@ -41,7 +36,7 @@ def _set_mode(path: str) -> None:
 
 
 class Change(NamedTuple):
-    path: str  # as pathlib spells it: "out/b/v/Dockerfile" for -o ./out/
+    path: Path
     status: str  # "created" | "updated" | "unchanged" | "removed"
 
 
@@ -54,7 +49,7 @@ def change_lines(changes: Sequence[Change], root: str) -> List[str]:
 
 
 def write_tree(
-    root: StrPath, files: Iterable[Tuple[str, str]], *, prune: Sequence[str] = (), flag: str = "-o DIR"
+    root: Path, files: Iterable[Tuple[str, str]], *, prune: Sequence[str] = (), flag: str = "-o DIR"
 ) -> List[Change]:
     """Write ``files`` (relative path, content) under ``root``.
 
@@ -64,25 +59,24 @@ def write_tree(
     """
     wanted: Dict[str, str] = dict(files)
     check_writable(root, flag)
-    root = paths.pure(root)
     refuse_symlinks(root, [*wanted, *prune], flag)
     changes: List[Change] = []
     for rel in sorted(wanted):
-        target = paths.join(root, rel)
+        target = root / rel
         content = wanted[rel]
-        if paths.is_file(target) and paths.read_text(target) == content:
+        if target.is_file() and target.read_text(encoding="utf-8") == content:
             if _mode_is_right(target):
                 changes.append(Change(target, "unchanged"))
                 continue
             _set_mode(target)
             changes.append(Change(target, "updated"))
             continue
-        status = "updated" if paths.exists(target) else "created"
+        status = "updated" if target.exists() else "created"
         _atomic_write(target, content, executable=_executable(target))
         changes.append(Change(target, status))
     for path in _foreign(root, prune, wanted):
         try:
-            os.unlink(path)
+            path.unlink()
         except FileNotFoundError:
             continue  # a concurrent mlcc removed it first
         except OSError as error:
@@ -91,17 +85,16 @@ def write_tree(
     return changes
 
 
-def refuse_symlinks(root: StrPath, relative: Iterable[str], flag: str = "-o DIR") -> None:
+def refuse_symlinks(root: Path, relative: Iterable[str], flag: str = "-o DIR") -> None:
     """Refuse a symbolic link anywhere below ``root`` on the way to a path mlcc writes or prunes.
 
     Following one would write, or clean up, files outside the output folder.
     """
-    root = paths.pure(root)
     seen = set()
     for rel in relative:
         probe = root
-        for part in paths.parts(rel):
-            probe = paths.join(probe, part)
+        for part in Path(rel).parts:
+            probe = probe / part
             if probe in seen:
                 continue
             seen.add(probe)
@@ -111,29 +104,26 @@ def refuse_symlinks(root: StrPath, relative: Iterable[str], flag: str = "-o DIR"
                     f"files inside {root}",
                     hint=f"remove the link, or pick another output folder with {flag}",
                 )
-            if not paths.exists(probe):
+            if not probe.exists():
                 break
 
 
-def remove_folder(folder: StrPath) -> List[Change]:
+def remove_folder(folder: Path) -> List[Change]:
     """Delete a generated variant folder the published set no longer has."""
-    folder = paths.pure(folder)
     changes: List[Change] = []
-    if paths.is_symlink(folder):
+    if folder.is_symlink():
         raise OutputError(
             f"{folder} is a symbolic link; mlcc cleans up only real folders",
             hint="remove the link yourself if the folder is no longer wanted",
         )
     try:
-        # deepest first: a folder's files and folders go before it does
-        for path in sorted(paths.tree(folder), key=paths.sort_key, reverse=True):
-            if paths.is_dir(path) and not paths.is_symlink(path):
-                os.rmdir(path)
+        for path in sorted(folder.rglob("*"), reverse=True):
+            if path.is_dir() and not path.is_symlink():
+                path.rmdir()
             else:
-                with contextlib.suppress(FileNotFoundError):  # a concurrent mlcc removed it first
-                    os.unlink(path)
+                path.unlink(missing_ok=True)
                 changes.append(Change(path, "removed"))
-        os.rmdir(folder)
+        folder.rmdir()
     except FileNotFoundError:
         pass  # a concurrent mlcc removed it first
     except OSError as error:
@@ -141,46 +131,44 @@ def remove_folder(folder: StrPath) -> List[Change]:
     return changes
 
 
-def _foreign(root: str, folders: Sequence[str], wanted: Dict[str, str]) -> List[str]:
+def _foreign(root: Path, folders: Sequence[str], wanted: Dict[str, str]) -> List[Path]:
     """Files under ``folders`` that are not among the generated ones."""
-    found: List[str] = []
+    found: List[Path] = []
     for folder in folders:
-        directory = paths.join(root, folder)
-        if paths.is_dir(directory):
+        directory = root / folder
+        if directory.is_dir():
             found += [
                 p
-                for p in sorted(paths.tree(directory), key=paths.sort_key)
-                if (paths.is_file(p) or paths.is_symlink(p))
+                for p in sorted(directory.rglob("*"))
+                if (p.is_file() or p.is_symlink())
                 and not _in_flight(p)
-                and paths.relative(p, root) not in wanted
+                and p.relative_to(root).as_posix() not in wanted
             ]
     return found
 
 
-def _is_link(path: str, flag: str) -> bool:
+def _is_link(path: Path, flag: str) -> bool:
     try:
-        return paths.is_symlink(path)
+        return path.is_symlink()
     except OSError as error:
         raise OutputError(
             f"cannot use {path}: {error.strerror or error}", hint=f"pick another place with {flag}"
         ) from None
 
 
-def _in_flight(path: str) -> bool:
+def _in_flight(path: Path) -> bool:
     """A temporary file another mlcc is writing right now (see _atomic_write): not ours to prune."""
-    name = paths.name(path)
-    return name.startswith(".") and name.endswith(TEMP_SUFFIX)
+    return path.name.startswith(".") and path.name.endswith(TEMP_SUFFIX)
 
 
-def check_writable(root: StrPath, flag: str = "-o DIR") -> None:
-    if not os.fspath(root):  # "" before pathlib's spelling makes it "."
+def check_writable(root: Path, flag: str = "-o DIR") -> None:
+    if not str(root):
         raise OutputError("an empty path is not an output folder", hint=f"name a folder with {flag}")
-    root = paths.pure(root)
     try:
         probe = root
-        while not paths.exists(probe) and probe != paths.parent(probe):
-            probe = paths.parent(probe)
-        usable = paths.is_dir(probe) and os.access(probe, os.W_OK | os.X_OK)
+        while not probe.exists() and probe != probe.parent:
+            probe = probe.parent
+        usable = probe.is_dir() and os.access(probe, os.W_OK | os.X_OK)
     except OSError as error:  # a name over the file-system limit, a loop of links ...
         raise OutputError(
             f"cannot write to {root}: {error.strerror or error}", hint=f"pick another place with {flag}"
@@ -192,26 +180,16 @@ def check_writable(root: StrPath, flag: str = "-o DIR") -> None:
         )
 
 
-# What tempfile.mkstemp opens with; importing tempfile (shutil, random and their imports)
-# cost every `mlcc gen` start-up more than the few lines it saves.
-_EXCLUSIVE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-
-
-def _new_temporary(target: str) -> Tuple[int, str]:
+def _new_temporary(target: Path) -> Tuple[int, str]:
     """A new file of mode 0600 next to ``target``, named ``.<name>.<random>.mlcc-tmp``,
-    that nobody else created: opened exclusively, a fresh random name on a collision."""
-    for _ in range(100):
-        tmp = paths.join(paths.parent(target), f".{paths.name(target)}.{os.urandom(6).hex()}{TEMP_SUFFIX}")
-        try:
-            return os.open(tmp, _EXCLUSIVE, 0o600), tmp
-        except FileExistsError:
-            continue
-    raise FileExistsError(f"no unused temporary name next to {target}")
+    that nobody else created (``tempfile.mkstemp`` opens it exclusively, without
+    following a link, and picks another name on a collision)."""
+    return tempfile.mkstemp(prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=target.parent)
 
 
-def _atomic_write(target: str, content: str, *, executable: bool) -> None:
+def _atomic_write(target: Path, content: str, *, executable: bool) -> None:
     try:
-        paths.make_folders(paths.parent(target))
+        target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = _new_temporary(target)
         try:
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
@@ -227,16 +205,15 @@ def _atomic_write(target: str, content: str, *, executable: bool) -> None:
         raise OutputError(f"cannot write {target}: {error.strerror or error}") from None
 
 
-def compare_tree(root: StrPath, files: Iterable[Tuple[str, str]], *, folders: Sequence[str]) -> List[str]:
+def compare_tree(root: Path, files: Iterable[Tuple[str, str]], *, folders: Sequence[str]) -> List[str]:
     """Differences between ``files`` and what is on disk under ``root`` (for --check)."""
-    root = paths.pure(root)
     wanted: Dict[str, str] = dict(files)
     problems: List[str] = []
     for rel in sorted(wanted):
-        target = paths.join(root, rel)
-        if not paths.is_file(target):
+        target = root / rel
+        if not target.is_file():
             problems.append(f"missing: {target}")
-        elif paths.read_text(target) != wanted[rel]:
+        elif target.read_text(encoding="utf-8") != wanted[rel]:
             problems.append(f"stale: {target}")
         elif not _mode_is_right(target):
             problems.append(f"mode: {target}")

@@ -7,15 +7,12 @@ back is cleaned of the secrets mlcc knows before it is shown.
 
 from __future__ import annotations
 
-from mlcc.lazy_pattern import LazyPattern
+import re
+from typing import Iterable, Optional
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Iterable, Optional
-
-_USERINFO = LazyPattern(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^@/?#]*)@")
+_USERINFO = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^@/?#]*)@")
 # Header-like echoes: "Authorization: Basic abc", "Bearer abc", "token=abc", "password":"abc"
-_ECHOED = LazyPattern(
+_ECHOED = re.compile(
     r"(?i)(authorization\s*[:=]\s*\"?(?:basic|bearer|token)?\s*|\b(?:basic|bearer)\s+"
     r"|\b(?:access_token|refresh_token|token|password|passwd|secret)\"?\s*[:=]\s*\"?)"
     r"([A-Za-z0-9+/=._~-]{4,})"

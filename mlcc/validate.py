@@ -2,24 +2,21 @@
 
 from __future__ import annotations
 
-from mlcc.errors import UsageError
-from mlcc.paths import pure
+from pathlib import Path
+from typing import Optional
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Optional
+from mlcc.errors import UsageError
 
 INT32_MAX = 2**31 - 1
 
 
-def path_flag(value: Optional[str], flag: str) -> Optional[str]:
-    """``value`` spelled as ``str(Path(value))`` ("out" for "./out/"), without importing
-    pathlib (mlcc.paths); an empty string is an error (Path("") would silently mean ".")."""
+def path_flag(value: Optional[str], flag: str) -> Optional[Path]:
+    """``value`` as a Path; an empty string is an error (Path("") would silently mean ".")."""
     if value is None:
         return None
     if not value.strip():
         raise UsageError(f"{flag}: empty path", hint=f"give {flag} a file or folder name")
-    return pure(value)
+    return Path(value)
 
 
 def int_in_range(value: int, flag: str, low: int, high: int) -> int:

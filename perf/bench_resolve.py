@@ -2,9 +2,10 @@
 
     python perf/bench_resolve.py [--runs N] [--check]
 
-Targets (issue 2): ``mlcc resolve maskrcnn --cuda 10.1 --json`` as a cold process,
-median <= 60 ms; resolving every benchmark x base x CUDA release x arch with each
-conflict explained (failed rules and alternatives), in-process, under 1 s.
+Target (issue 2): resolving every benchmark x base x CUDA release x arch with each
+conflict explained (failed rules and alternatives), in-process, under 1 s. The cold
+``mlcc resolve maskrcnn --cuda 10.1 --json`` process is printed for reading; its guard
+is perf/bench_vs_hpccm.py's (perf/README.md).
 
 The machines are noisy (a pure-Python loop varies by +-20 % between runs), so each
 figure is a median, and the interpreter's own start-up is printed beside it.
@@ -23,7 +24,6 @@ from pathlib import Path
 from typing import Callable, List
 
 REPO = Path(__file__).resolve().parents[1]
-TARGET_CLI_MS = 60.0
 TARGET_MATRIX_S = 1.0
 
 
@@ -52,11 +52,9 @@ def bench_cli(runs: int, hpccm: str) -> float:
     cli = _process_ms(argv, runs, env)
     print(f"python -c pass               median {python:6.1f} ms")
     print(f"python -c 'import click'     median {click:6.1f} ms")
-    print(
-        f"mlcc resolve maskrcnn --cuda 10.1 --json   median {cli:6.1f} ms  (target <= {TARGET_CLI_MS:.0f} ms)"
-    )
+    print(f"mlcc resolve maskrcnn --cuda 10.1 --json   median {cli:6.1f} ms")
     if hpccm:
-        # The issue's reference point: HPCCM's whole run for a small recipe (~63 ms when it was set).
+        # HPCCM's whole run for a small recipe, the start-up guard's reference
         recipe = REPO / "perf" / "hpccm_small_recipe.py"
         reference = _process_ms([hpccm, "--recipe", str(recipe)], runs, env)
         print(
@@ -118,9 +116,9 @@ def main() -> int:
     args = parser.parse_args()
     if shutil.which("nproc"):
         print(f"cpus: {os.cpu_count()}  python: {sys.version.split()[0]}")
-    cli = bench_cli(args.runs, args.hpccm)
+    bench_cli(args.runs, args.hpccm)
     matrix = bench_matrix(max(3, args.runs // 4))
-    missed = cli > TARGET_CLI_MS or matrix >= TARGET_MATRIX_S
+    missed = matrix >= TARGET_MATRIX_S
     return 1 if (args.check and missed) else 0
 
 

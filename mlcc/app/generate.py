@@ -9,13 +9,15 @@ that builds every variant of the benchmark present.
 
 from __future__ import annotations
 
-from mlcc import paths
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
+
 from mlcc.errors import OutputError, UsageError
-from mlcc.flags import flag, options_type
+from mlcc.flags import flag
 from mlcc.kb.model import CONDA, GIT, PYTORCH, WMLCE, HostMirror, KnowledgeBase
-from mlcc.lazy_pattern import LazyPattern
 from mlcc.output import Change, check_writable, refuse_symlinks, write_tree
-from mlcc.records import NamedTuple
 from mlcc.render import DEFAULT_OPTIONS, Options, Rendered, render
 from mlcc.render.manifest import DIGEST_PLACEHOLDER
 from mlcc.render.mirror import PIP_SETTINGS, PipSetting
@@ -23,37 +25,37 @@ from mlcc.render.openshift import BUILD_FILE, ClusterOptions, OpenShiftFiles, be
 from mlcc.resolve import Stack
 from mlcc.validate import path_flag
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
-
-    from mlcc.paths import StrPath
-
 # registry[:port]/path[:tag][@sha256:digest]; no shell metacharacters can pass.
-_IMAGE_REF = LazyPattern(
+_IMAGE_REF = re.compile(
     r"^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)+"
     r"(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[0-9a-f]{64})?\Z"
 )
-_MIRROR = LazyPattern(r"^https?://[A-Za-z0-9.-]+(:([1-9][0-9]{0,4}))?(/[A-Za-z0-9._~/-]*)?\Z")
+_MIRROR = re.compile(r"^https?://[A-Za-z0-9.-]+(:([1-9][0-9]{0,4}))?(/[A-Za-z0-9._~/-]*)?\Z")
 ONLY = ("dockerfile", "openshift")
 INDEX, EXTRA_INDEX = PIP_SETTINGS
 
 
 class Generated(NamedTuple):
+    """One rendered variant: its build files and, when asked, its OpenShift objects."""
+
     rendered: Rendered
     folder: str  # <benchmark>/<variant>
     openshift: Optional[OpenShiftFiles] = None
 
     def files(self) -> List[Tuple[str, str]]:
+        """The build files under the variant's folder.
+
+        Returns:
+            ``(<benchmark>/<variant>/<name>, content)`` pairs.
+        """
         return [(f"{self.folder}/{name}", content) for name, content in self.rendered.files]
 
 
 class Roots(NamedTuple):
-    """Where each kind of output goes; None: not written. Spelled as pathlib would
-    (mlcc.validate.path_flag): what gen prints starts with them."""
+    """Where each kind of output goes; None: not written."""
 
-    build: Optional[str]
-    openshift: Optional[str]
+    build: Optional[Path]
+    openshift: Optional[Path]
 
 
 # where `mlcc gen` writes unless -o / --openshift-output say otherwise
@@ -61,10 +63,9 @@ DEFAULT_BUILD_ROOT = "dockerfiles"
 DEFAULT_OPENSHIFT_ROOT = "buildconfigs"
 
 
-@options_type
+@dataclass(frozen=True)
 class OutputFlags:
-    """Where ``mlcc gen`` writes, and which files: the click command and the fast path
-    (mlcc/fastpath/gen.py) both read these flags."""
+    """Where ``mlcc gen`` writes, and which files: the click command reads these flags."""
 
     output: str = flag(
         "--output",
@@ -97,9 +98,17 @@ class OutputFlags:
     )
 
     def roots(self) -> Roots:
-        """The roots gen writes: build files unless --only openshift; OpenShift objects with
-        --only openshift, or by default for a Dockerfile (scripts and Apptainer files have
-        none)."""
+        """The roots gen writes.
+
+        Build files unless ``--only openshift``; OpenShift objects with ``--only openshift``, or
+        by default for a Dockerfile (scripts and Apptainer files have none).
+
+        Returns:
+            The two roots, None for a kind not written.
+
+        Raises:
+            UsageError: ``-o`` or ``--openshift-output`` is empty or not a usable path.
+        """
         openshift = self.only == "openshift" or (self.only is None and self.fmt == "dockerfile")
         return Roots(
             build=None if self.only == "openshift" else path_flag(self.output, "-o"),
@@ -108,6 +117,14 @@ class OutputFlags:
 
 
 def roots_shown(roots: Roots) -> str:
+    """The roots written, for messages.
+
+    Args:
+        roots: Where each kind of output goes.
+
+    Returns:
+        E.g. ``dockerfiles and buildconfigs``.
+    """
     return " and ".join(str(r) for r in roots if r is not None)
 
 
@@ -137,7 +154,7 @@ def _pip_help(setting: PipSetting) -> str:
     return f"URL of {setting.what} (also a build arg: {setting.var}, which pip reads)."
 
 
-@options_type
+@dataclass(frozen=True)
 class SourceFlags:
     """Where a build fetches from: a mirrored base image, a mirror of NVIDIA's files."""
 
@@ -162,6 +179,15 @@ class SourceFlags:
     pytorch_mirror: Optional[str] = _host_flag(PYTORCH)
 
     def options(self) -> Options:
+        """The render options these flags ask for: the base image and every mirror, checked.
+
+        Returns:
+            Options with ``base_image``, ``mirror`` and the other mirrors as ``(build arg, URL)``.
+
+        Raises:
+            UsageError: A malformed ``--base-image`` (no tag, ``latest``) or a mirror URL that
+                is not plain http(s) or carries credentials.
+        """
         options = check_options(self.base_image, self.mirror)
         given = (
             (INDEX.var, INDEX.flag, INDEX.what, self.pip_index_url),
@@ -191,6 +217,14 @@ def check_roots(roots: Roots, generated: Sequence[Generated] = ()) -> None:
 
     Each root's clean-up keeps only its own files in the benchmark folders it writes, so
     one folder for both would delete the other's files just written.
+
+    Args:
+        roots: Where each kind of output goes.
+        generated: The variants about to be written (their benchmark folders).
+
+    Raises:
+        OutputError: A root cannot be written (not a folder, read-only, a link loop).
+        UsageError: The two roots overlap.
     """
     if roots.build is not None:
         check_writable(roots.build, BUILD_FLAG)
@@ -208,23 +242,35 @@ def check_roots(roots: Roots, generated: Sequence[Generated] = ()) -> None:
         )
 
 
-def _resolved(root: str, flag: str) -> str:
+def _resolved(root: Path, flag: str) -> Path:
     try:
-        return paths.resolve(root)
-    except RuntimeError as error:  # a loop of symbolic links, which check_writable passes over
+        return root.resolve()
+    except (RuntimeError, OSError) as error:  # a loop of symbolic links, which check_writable passes over
         raise OutputError(f"cannot use {root}: {error}", hint=f"pick another place with {flag}") from None
 
 
-def _inside(inner: str, outer: str, benchmarks: Set[str]) -> bool:
+def _inside(inner: Path, outer: Path, benchmarks: Set[str]) -> bool:
     """Is ``inner`` within one of the benchmark folders ``outer`` writes and cleans up?
     Both are resolved: absolute, with no "." or ".." parts and no links."""
-    prefix = outer if outer.endswith("/") else outer + "/"  # a root ends with one already
-    if inner == outer or not inner.startswith(prefix):
+    if outer not in inner.parents:
         return False
-    return inner[len(prefix) :].split("/")[0] in benchmarks
+    return inner.relative_to(outer).parts[0] in benchmarks
 
 
 def check_options(base_image: Optional[str], mirror: Optional[str]) -> Options:
+    """The base image and NVIDIA mirror options, checked.
+
+    Args:
+        base_image: ``--base-image``: a reference with a tag or digest, never ``latest``.
+        mirror: ``--mirror``: the mirror of NVIDIA's download host.
+
+    Returns:
+        Render options with both (no other mirrors).
+
+    Raises:
+        UsageError: The reference is malformed, names no tag, uses ``latest`` or the
+            all-zero digest; or the mirror URL is not fit (:func:`check_mirror`).
+    """
     if base_image is not None and not _IMAGE_REF.match(base_image):
         raise UsageError(
             f"--base-image: {base_image!r} is not an image reference",
@@ -243,12 +289,24 @@ def check_options(base_image: Optional[str], mirror: Optional[str]) -> Options:
 
 
 # user:password@ (or a token alone) before the host; the password is never echoed back
-_USERINFO = LazyPattern(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*@")
+_USERINFO = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*@")
 
 
 def check_mirror(option: str, url: str, what: str) -> str:
-    """A mirror URL fit for a Dockerfile ARG, a shell word and YAML: http(s), host, port,
-    plain path; no credentials (build args stay readable in the image's history)."""
+    """A mirror URL fit for a Dockerfile ARG, a shell word and YAML.
+
+    Args:
+        option: The flag that gave it, for errors.
+        url: ``http(s)://host[:port][/path]``.
+        what: What the mirror replaces, for the hint.
+
+    Returns:
+        The URL without a trailing slash.
+
+    Raises:
+        UsageError: The URL carries credentials (build args stay readable in the image's
+            history), has a port beyond 65535, or is not a plain http(s) URL.
+    """
     if _USERINFO.match(url):
         raise UsageError(
             f"{option}: the URL carries credentials (user:password@host); build arguments and"
@@ -276,7 +334,22 @@ def generate(
     options: Options = DEFAULT_OPTIONS,
     cluster: Optional[ClusterOptions] = None,
 ) -> Generated:
-    """Render one variant; with ``cluster`` (ClusterOptions) its OpenShift objects too."""
+    """Render one variant in memory; with ``cluster`` its OpenShift objects too.
+
+    Args:
+        kb: The knowledge base.
+        stack: The resolved stack (:func:`mlcc.app.kb.resolve`).
+        fmt: ``dockerfile``, ``script`` (install.sh) or ``singularity``.
+        options: The base image and mirrors (:meth:`SourceFlags.options`).
+        cluster: The OpenShift options, or None for no OpenShift objects.
+
+    Returns:
+        The rendered files, their folder ``<benchmark>/<variant>``, and the objects.
+
+    Raises:
+        UsageError: A cluster option the stack cannot serve (a size the launch cannot bind,
+            an MPIJob option for a benchmark without one, InfiniBand without RDMA).
+    """
     rendered = render(stack, fmt=fmt, options=options)
     folder = f"{stack.benchmark.name}/{stack.variant}"
     if cluster is None:
@@ -289,20 +362,45 @@ def generate(
 
 
 def build_files(generated: Sequence[Generated]) -> List[Tuple[str, str]]:
+    """The build files of every variant, under their folders.
+
+    Args:
+        generated: The rendered variants.
+
+    Returns:
+        ``(path, content)`` pairs relative to the build root.
+    """
     return [item for g in generated for item in g.files()]
 
 
 def openshift_files(generated: Sequence[Generated]) -> List[Tuple[str, str]]:
+    """The OpenShift files of every variant that has them.
+
+    Args:
+        generated: The rendered variants.
+
+    Returns:
+        ``(path, content)`` pairs relative to the OpenShift root.
+    """
     return [item for g in generated if g.openshift for item in g.openshift.files]
 
 
-def benchmark_lists(
-    generated: Sequence[Generated], root: StrPath, *, from_disk: bool
-) -> List[Tuple[str, str]]:
+def benchmark_lists(generated: Sequence[Generated], root: Path, *, from_disk: bool) -> List[Tuple[str, str]]:
     """``<benchmark>/<benchmark>.yaml`` for each benchmark touched.
 
     With ``from_disk`` the variants already under ``root`` join the new ones, so that one
     ``mlcc gen`` adds its variant to the benchmark's file instead of replacing the others.
+
+    Args:
+        generated: The rendered variants.
+        root: The OpenShift root.
+        from_disk: Read the other variants' ``build.yaml`` under ``root``.
+
+    Returns:
+        ``(path, content)`` pairs, one per benchmark.
+
+    Raises:
+        OutputError: A ``build.yaml`` on disk cannot be read or is not a List.
     """
     by_benchmark: Dict[str, Dict[str, Sequence[Any]]] = {}
     for g in generated:
@@ -312,22 +410,21 @@ def benchmark_lists(
         by_benchmark.setdefault(bench, {})[variant] = g.openshift.build_objects
     if from_disk:
         for bench, variants in by_benchmark.items():
-            found = paths.glob_folders(paths.join(root, bench), BUILD_FILE)
-            for path in sorted(found, key=paths.sort_key):
-                variant = paths.name(paths.parent(path))
+            for path in sorted((root / bench).glob(f"*/{BUILD_FILE}")):
+                variant = path.parent.name
                 if variant not in variants:
                     variants[variant] = _read_build_objects(path)
     return [benchmark_list(bench, list(variants.items())) for bench, variants in sorted(by_benchmark.items())]
 
 
-def _read_build_objects(path: str) -> Sequence[Any]:
+def _read_build_objects(path: Path) -> Sequence[Any]:
     # Only a variant written next to others already on disk reads YAML back; a fresh
-    # folder or `gen --all` never does, and PyYAML costs ~15 ms of start-up.
+    # folder or `gen --all` never does, so the reader is imported here.
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # reading only: libyaml is fine
     try:
-        document = yaml.load(paths.read_text(path), Loader=loader)
+        document = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
     except (OSError, yaml.YAMLError) as error:
         raise OutputError(
             f"cannot read {path}: {error}", hint="regenerate it, or remove the variant folder"
@@ -339,7 +436,22 @@ def _read_build_objects(path: str) -> Sequence[Any]:
 
 
 def write(roots: Roots, generated: Sequence[Generated]) -> List[Change]:
-    """Write one or more variants, leaving other variants of their benchmarks alone."""
+    """Write one or more variants, leaving other variants of their benchmarks alone.
+
+    Each file is replaced through a temporary file and a rename; a variant folder keeps
+    exactly the files of its current rendering.
+
+    Args:
+        roots: Where each kind of output goes.
+        generated: The rendered variants.
+
+    Returns:
+        One change per file: created, updated, unchanged or removed.
+
+    Raises:
+        OutputError: A root or file cannot be written, or a symbolic link is in the way.
+        UsageError: The roots overlap.
+    """
     check_roots(roots, generated)
     folders = [g.folder for g in generated]
     for root, option in named_roots(roots):
@@ -359,7 +471,14 @@ def write(roots: Roots, generated: Sequence[Generated]) -> List[Change]:
     return changes
 
 
-def named_roots(roots: Roots) -> List[Tuple[str, str]]:
-    """Each root written, with the option that chose it (for error hints)."""
+def named_roots(roots: Roots) -> List[Tuple[Path, str]]:
+    """Each root written, with the option that chose it (for error hints).
+
+    Args:
+        roots: Where each kind of output goes.
+
+    Returns:
+        ``(root, option)`` pairs for the roots that are written.
+    """
     named = [(roots.build, BUILD_FLAG), (roots.openshift, OPENSHIFT_FLAG)]
     return [(root, option) for root, option in named if root is not None]

@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import Any, Dict, List, Optional
 
 from mlcc.errors import UsageError
 from mlcc.history import History
 from mlcc.validate import INT32_MAX, int_in_range, path_flag
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional
-
 
 def open_history(path: Optional[str]) -> History:
-    """``--history FILE``, else MLCC_HISTORY, else the XDG data folder."""
+    """The build history database: ``--history FILE``, else MLCC_HISTORY, else the XDG data folder.
 
-    given = path_flag(path, "--history")
-    return History(None if given is None else Path(given))
+    Args:
+        path: The ``--history`` value, or None.
+
+    Returns:
+        The history; the database is opened (and created) on first use.
+
+    Raises:
+        UsageError: ``path`` is empty or not a usable path.
+    """
+
+    return History(path_flag(path, "--history"))
 
 
 def history_rows(
@@ -28,6 +33,22 @@ def history_rows(
     status: Optional[str] = None,
     limit: int = 50,
 ) -> List[Dict[str, Any]]:
+    """The recorded builds, skips and failures, newest first, as ``mlcc history`` lists them.
+
+    Args:
+        history: The build history.
+        benchmark: Only this benchmark's rows.
+        variant: Only this variant's rows.
+        status: Only rows of this status (``built``, ``skipped``, ``failed``).
+        limit: At most this many rows.
+
+    Returns:
+        One dict per row.
+
+    Raises:
+        UsageError: ``limit`` is below 1 or out of range.
+        HistoryError: The database is locked, damaged, read-only, or not mlcc's.
+    """
     if limit < 1:
         raise UsageError(f"--limit {limit}: give at least 1")
 

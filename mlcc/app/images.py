@@ -12,6 +12,7 @@ import os
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple
 
 import mlcc
 from mlcc import engines
@@ -32,17 +33,31 @@ from mlcc.image.registry import Registry
 from mlcc.image.sbom import MEDIA_TYPE, RepositoryTypes, for_image, is_timestamp, sbom_bytes
 from mlcc.image.stack import Mismatch, summary, verify
 from mlcc.kb.model import PublicHost
-from mlcc.records import NamedTuple
 from mlcc.render.manifest import source_date_epoch
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 
 def open_image(
     text: str, *, tls_verify: bool = True, arch: Optional[str] = None, backend: Optional[str] = None
 ) -> List[ImageContent]:
+    """Read an image without running it: its files, labels and config, one per arch.
+
+    Args:
+        text: A registry reference (``quay.io/me/maskrcnn:tag``), ``local:REF`` (an
+            engine's storage), or ``oci-archive:``, ``docker-archive:``, ``oci:`` paths.
+        tls_verify: Verify the registry's TLS certificate.
+        arch: Only this arch of a multi-arch image.
+        backend: With ``local:``, the engine whose storage holds it (default: the first
+            that works).
+
+    Returns:
+        One content per arch read (one for a single-arch image or with ``arch``).
+
+    Raises:
+        UsageError: A malformed reference, an unreadable archive or layout, an arch the
+            image does not have, or ``local:`` with an engine that keeps no images.
+        RegistryError: The registry could not be reached, or refused (credentials, no such
+            image).
+    """
     transport, rest = split_transport(text)
     if transport != "local":
         return open_remote(text, tls_verify=tls_verify, arch=arch)
@@ -57,11 +72,27 @@ def open_image(
 
 
 def arch_of(content: ImageContent) -> str:
+    """The image's arch by mlcc's name (``amd64`` is ``x86_64``).
+
+    Args:
+        content: An image read by :func:`open_image`.
+
+    Returns:
+        The arch, or ``?`` when the config names none.
+    """
     return OCI_ARCH_NAMES.get(content.arch or "", content.arch or "?")
 
 
 def inspect_document(content: ImageContent) -> Dict[str, Any]:
-    """Labels, stack.json and installed.json of one image, JSON-ready."""
+    """Labels, stack.json and installed.json of one image, JSON-ready (``mlcc inspect --json``).
+
+    Args:
+        content: An image read by :func:`open_image`.
+
+    Returns:
+        ``reference``, ``digest``, ``platform``, ``size``, ``labels``, ``stack`` and
+        ``installed`` (a file that is missing or not JSON says so in an ``error`` key).
+    """
     return {
         "reference": content.reference,
         "digest": content.digest,
@@ -74,13 +105,34 @@ def inspect_document(content: ImageContent) -> Dict[str, Any]:
 
 
 def is_mlcc_image(content: ImageContent) -> bool:
+    """Whether the image carries mlcc's stack manifest.
+
+    Args:
+        content: An image read by :func:`open_image`.
+
+    Returns:
+        True when ``/etc/mlcc/stack.json`` is in it.
+    """
     return STACK_FILE in content.files
 
 
 def diff_rows(
     contents_a: List[ImageContent], contents_b: List[ImageContent], names: Tuple[str, str]
 ) -> List[Tuple[str, str, str, str]]:
-    """``(mark, component, a, b)`` rows; mark is ``*`` where the two differ."""
+    """Two images' stacks side by side (``mlcc diff``).
+
+    Args:
+        contents_a: The first image, as :func:`open_image` read it.
+        contents_b: The second image.
+        names: How the user named the two, for errors.
+
+    Returns:
+        ``(mark, component, a, b)`` rows; mark is ``*`` where the two differ. Each side
+        shows what the build recorded as installed, else what was resolved.
+
+    Raises:
+        UsageError: An image is multi-arch (pick one with ``--arch``).
+    """
     sides = []
     for text, contents in zip(names, (contents_a, contents_b)):
         if len(contents) != 1:
@@ -95,14 +147,22 @@ def diff_rows(
 
 
 class Verified(NamedTuple):
+    """The findings of ``mlcc verify`` for one image (one arch)."""
+
     content: ImageContent
     findings: List[Mismatch]
 
     @property
     def drift(self) -> List[Mismatch]:
+        """The findings that are drift (the rest are notes)."""
         return [f for f in self.findings if f.severity == "drift"]
 
     def to_dict(self) -> Dict[str, Any]:
+        """The result as ``mlcc verify --json`` prints it.
+
+        Returns:
+            ``reference``, ``arch`` and ``findings``.
+        """
         return {
             "reference": self.content.reference,
             "arch": arch_of(self.content),
@@ -111,10 +171,28 @@ class Verified(NamedTuple):
 
 
 def verify_image(contents: List[ImageContent]) -> List[Verified]:
+    """Compare what each image's build recorded with its stamped stack and labels.
+
+    Args:
+        contents: The image, one content per arch (:func:`open_image`).
+
+    Returns:
+        One result per arch; an image without mlcc's files, or with damaged ones, is a
+        drift finding naming the file.
+    """
     return [Verified(c, verify(c)) for c in contents]
 
 
 def drift_error(image: str, verified: List[Verified]) -> Optional[DriftError]:
+    """The error that fails ``mlcc verify`` (exit 6), if any arch drifted.
+
+    Args:
+        image: How the user named the image.
+        verified: What :func:`verify_image` found.
+
+    Returns:
+        A DriftError listing up to 30 mismatches, or None when nothing drifted.
+    """
     drift = [f"{arch_of(v.content)}: {f}" for v in verified for f in v.drift]
     if not drift:
         return None
@@ -127,8 +205,18 @@ SBOM_FILE = "sbom.cdx.json"  # the artifact layer's title
 
 
 def sbom_time(content: ImageContent) -> Optional[str]:
-    """When the SBOM says it was made: SOURCE_DATE_EPOCH when set, else the image's own
-    creation time (its label, else its config), never the clock; None when none is known."""
+    """When the SBOM says it was made, never the clock.
+
+    Args:
+        content: An image read by :func:`open_image`.
+
+    Returns:
+        ``SOURCE_DATE_EPOCH`` when set, else the image's creation time (its label, else its
+        config), as an ISO 8601 UTC timestamp; None when none is known.
+
+    Raises:
+        UsageError: ``SOURCE_DATE_EPOCH`` is not a number of seconds.
+    """
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     if epoch:
         moment = datetime.fromtimestamp(source_date_epoch(epoch), tz=timezone.utc)
@@ -140,13 +228,35 @@ def sbom_time(content: ImageContent) -> Optional[str]:
 
 
 def repository_types(hosts: Iterable[PublicHost]) -> RepositoryTypes:
-    """(host URL, Package URL type) of the public hosts whose repositories have one."""
+    """The Package URL type of each public host whose repositories have one.
+
+    Args:
+        hosts: The stack's public hosts (``recipes/hosts.yaml``).
+
+    Returns:
+        ``(host URL, purl type)`` pairs, as the recipes give them.
+    """
     return tuple((host.url, host.purl_type) for host in hosts if host.purl_type)
 
 
 def sbom_document(contents: List[ImageContent], text: str, types: RepositoryTypes = ()) -> Dict[str, Any]:
-    """The CycloneDX document of one image (a multi-arch image needs --arch); ``types``
-    (:func:`repository_types`) names the benchmark's source by its host's purl type."""
+    """The CycloneDX 1.5 document of one image (``mlcc sbom``).
+
+    Args:
+        contents: The image as :func:`open_image` read it; one arch.
+        text: How the user named the image, for errors.
+        types: From :func:`repository_types`: names the benchmark's source by its host's
+            purl type.
+
+    Returns:
+        The document as JSON-ready data; the same image gives the same document.
+
+    Raises:
+        UsageError: The image is multi-arch (pick one with ``--arch``), or
+            ``SOURCE_DATE_EPOCH`` is malformed.
+        DriftError: The image lacks ``/etc/mlcc/stack.json`` or ``installed.json``, or one
+            is damaged (the error names the file and field).
+    """
     if len(contents) != 1:
         arches = ", ".join(arch_of(c) for c in contents)
         raise UsageError(f"{text} is a multi-arch image ({arches}): pick one with --arch")
@@ -157,21 +267,46 @@ def sbom_document(contents: List[ImageContent], text: str, types: RepositoryType
 
 
 def sbom_tag(digest: str) -> str:
-    """Where cosign's convention puts an image's SBOM: ``sha256-<hex>.sbom``."""
+    """Where cosign's convention puts an image's SBOM.
+
+    Args:
+        digest: The image's manifest digest, ``sha256:<hex>``.
+
+    Returns:
+        The tag, ``sha256-<hex>.sbom``.
+    """
     algorithm, _, value = digest.partition(":")
     return f"{algorithm}-{value}.sbom"
 
 
 class Attached(NamedTuple):
+    """Where an image's SBOM is in the registry, and whether this call pushed it."""
+
     tag: Reference  # <repository>:sha256-<hex>.sbom
     digest: str  # the artifact manifest's
     pushed: bool  # False: the registry had it already
 
 
 def attach_sbom(registry: Registry, image: Reference, digest: str, types: RepositoryTypes = ()) -> Attached:
-    """Push the SBOM of ``image`` (its manifest ``digest``, in ``registry``) beside it, as
-    an OCI artifact whose subject is the image and tagged by cosign's convention. An SBOM
-    already there is kept: an image's SBOM depends on nothing but the image."""
+    """Push the SBOM of ``image`` beside it, as an OCI artifact whose subject is the image.
+
+    It is tagged by cosign's convention (:func:`sbom_tag`). An SBOM already there is kept: an
+    image's SBOM depends on nothing but the image.
+
+    Args:
+        registry: The registry client holding the image.
+        image: The image's repository (its tag is replaced).
+        digest: The image's manifest digest.
+        types: From :func:`repository_types`.
+
+    Returns:
+        The SBOM's tag, its artifact manifest's digest, and whether it was pushed now.
+
+    Raises:
+        RegistryError: The image is not in the registry, or the push failed.
+        UsageError: ``digest`` is a multi-arch index (attach an SBOM to each image).
+        DriftError: The image lacks mlcc's files or they are damaged.
+    """
     tag = image.with_tag(sbom_tag(digest))
     found = registry.exists(tag.repository, tag.tag or "")
     if found is not None:

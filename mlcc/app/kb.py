@@ -9,24 +9,22 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional
 
-from mlcc.flags import flag, options_type
+from mlcc.flags import flag
 from mlcc.kb import KnowledgeBase, load, recipes_root
 from mlcc.kb.model import Provenance
 from mlcc.resolve import Resolver, Stack
 from mlcc.resolve.pins import Pins
 from mlcc.versions import parse_version
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional
-
 LISTABLE = ("benchmarks", "bases", "cuda", "cudnn", "nccl", "frameworks", "arches", "gpus")
 
 
-@options_type
+@dataclass(frozen=True)
 class ResolveView:
-    """How ``mlcc resolve`` shows its stack; the click command and mlcc.fastpath read these flags."""
+    """How ``mlcc resolve`` shows its stack; the click command reads these flags."""
 
     json: bool = flag(
         "--json", "Print the stack (or the conflict) as one JSON object.", default=False, is_flag=True
@@ -37,16 +35,51 @@ class ResolveView:
 
 
 def knowledge_base(recipes: Optional[str] = None) -> KnowledgeBase:
+    """Load and validate the knowledge base (from the per-user cache when it is current).
+
+    Args:
+        recipes: The recipes folder; None: ``$MLCC_RECIPES``, the installed copy, or the
+            checkout's ``recipes/``.
+
+    Returns:
+        The validated, cross-checked model.
+
+    Raises:
+        UsageError: The folder does not exist or cannot be found.
+        RecipeError: A recipe file is malformed, violates its schema, or contradicts
+            another (the error names ``file:line``).
+    """
     return load(recipes_root(recipes) if recipes else None)
 
 
 def resolve(kb: KnowledgeBase, benchmark: str, pins: Optional[Pins] = None) -> Stack:
-    """The stack for ``benchmark`` and the pins, or ConflictError saying why there is none."""
+    """The stack for ``benchmark`` and the pins.
+
+    Args:
+        kb: The knowledge base.
+        benchmark: The benchmark's name, e.g. ``maskrcnn``.
+        pins: The user's pins (default: none).
+
+    Returns:
+        The immutable stack, each component with the reason it was chosen.
+
+    Raises:
+        UsageError: An unknown benchmark or component, or a malformed pin.
+        ConflictError: No stack fits; the error says why and names the nearest changes that
+            would work.
+    """
     return Resolver(kb).resolve((pins or Pins()).request(kb, benchmark))
 
 
 def resolved_json(stack: Stack) -> str:
-    """What ``mlcc resolve --json`` prints for a stack."""
+    """What ``mlcc resolve --json`` prints for a stack.
+
+    Args:
+        stack: A resolved stack.
+
+    Returns:
+        The stack as one JSON object, indented.
+    """
     return json.dumps(stack.to_dict(), indent=2)
 
 
@@ -55,7 +88,19 @@ def _provenance(prov: Provenance) -> Dict[str, Any]:
 
 
 def list_rows(kb: KnowledgeBase, what: str) -> List[Dict[str, Any]]:
-    """The facts behind ``mlcc list WHAT`` as JSON-ready rows."""
+    """The facts behind ``mlcc list WHAT`` as JSON-ready rows.
+
+    Args:
+        kb: The knowledge base.
+        what: One of :data:`LISTABLE`: ``benchmarks``, ``bases``, ``cuda``, ``cudnn``,
+            ``nccl``, ``frameworks``, ``arches``.
+
+    Returns:
+        One dict per fact, with its origin and whether it is verified.
+
+    Raises:
+        ValueError: ``what`` is not one of them (the CLI offers only those).
+    """
     if what == "benchmarks":
         return [
             {

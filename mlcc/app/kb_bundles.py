@@ -18,6 +18,7 @@ system library) is checked against that evidence, read with range requests
 from __future__ import annotations
 
 import re
+from typing import Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Tuple
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.tags import Tag
@@ -27,11 +28,6 @@ from mlcc.errors import IndexUnreachable
 from mlcc.kb.index import IndexClient
 from mlcc.kb.model import UNCONFIRMED, FrameworkBuild, KnowledgeBase
 from mlcc.kb.wheel import WheelReader
-from mlcc.records import NamedTuple
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 ERROR = "error"  # fails mlcc kb check
 WARNING = "warning"
@@ -54,6 +50,8 @@ _VERSION_FILES = {"torch": ("torch/version.py", re.compile(r"^cuda\s*=\s*'([0-9.
 
 
 class BundleFinding(NamedTuple):
+    """One finding about a framework build's ``bundles:`` claim."""
+
     severity: str
     origin: str
     subject: str
@@ -67,6 +65,14 @@ class Evidence(NamedTuple):
     found: Tuple[Tuple[str, str, str], ...]  # (library, version, how it was seen)
 
     def version(self, library: str) -> Optional[Tuple[str, str]]:
+        """What the wheel shows of one library.
+
+        Args:
+            library: ``cuda_runtime``, ``cudnn`` or ``nccl``.
+
+        Returns:
+            ``(version, how it was seen)``, or None when the wheel shows none.
+        """
         for name, version, how in self.found:
             if name == library:
                 return version, how
@@ -77,8 +83,24 @@ def wheel_evidence(
     reader: WheelReader, url: str, project: str, extras: FrozenSet[str] = frozenset(), arch: str = "x86_64"
 ) -> Evidence:
     """The CUDA runtime, cuDNN and NCCL the wheel at ``url`` brings, with how each was seen.
-    Requires-Dist lines count when pip installs them on Linux/``arch`` with the pin's
-    ``extras`` (TensorFlow's nvidia-* wheels come only with ``tensorflow[and-cuda]``)."""
+
+    Read without downloading the wheel (range requests; PEP 658 metadata). Requires-Dist
+    lines count when pip installs them on Linux/``arch`` with the pin's ``extras``
+    (TensorFlow's nvidia-* wheels come only with ``tensorflow[and-cuda]``).
+
+    Args:
+        reader: The wheel reader.
+        url: The wheel's URL.
+        project: Its project name (which version file to read, e.g. ``torch/version.py``).
+        extras: The extras the pin installs.
+        arch: The CPU arch markers are evaluated for.
+
+    Returns:
+        The evidence, libraries sorted.
+
+    Raises:
+        IndexUnreachable: The wheel's host cannot be read.
+    """
     found: Dict[str, Tuple[str, str]] = {}
     for line in reader.requires_dist(url) or ():
         requirement = _installed_requirement(line, extras, arch)
@@ -122,14 +144,35 @@ def _exact(requirement: Requirement) -> Optional[str]:
 
 
 def agrees(claimed: str, seen: str) -> bool:
-    """Equal as far as both say (a soname says 9.0, version.py 9.0.176, a recipe 7.6)."""
+    """Whether two versions are equal as far as both say.
+
+    A soname says 9.0, version.py 9.0.176, a recipe 7.6.
+
+    Args:
+        claimed: The recipe's version.
+        seen: The wheel's.
+
+    Returns:
+        True when their common leading parts agree.
+    """
     a, b = claimed.split("."), seen.split(".")
     depth = min(len(a), len(b))
     return a[:depth] == b[:depth]
 
 
 def judge(build: FrameworkBuild, origin: str, evidence: Evidence) -> List[BundleFinding]:
-    """Each library's claim against the wheel; a claim's finding names its own recipe line."""
+    """Each library's claim against the wheel.
+
+    Args:
+        build: The framework build and its ``bundles:`` claim.
+        origin: The build's recipe line, for a library it does not claim.
+        evidence: What the wheel shows.
+
+    Returns:
+        An error for a contradicted version, a warning for a library the wheel brings that
+        the recipe does not claim, a note for a claim the wheel cannot show; each names its
+        own recipe line.
+    """
     findings: List[BundleFinding] = []
     subject = f"{build.label} bundles"
     for library in LIBRARIES:
@@ -174,9 +217,19 @@ def judge(build: FrameworkBuild, origin: str, evidence: Evidence) -> List[Bundle
 
 
 def elsewhere(client: IndexClient, build: FrameworkBuild) -> Optional[str]:
-    """Where the build's wheel comes from when that is not the index the check reads:
-    another index (``index_url``), or a local version (``+cu92``) only a find-links page or
-    an extra index offers. None: pip takes it from the checked index."""
+    """Where the build's wheel comes from when that is not the index the check reads.
+
+    Another index (``index_url``), or a local version (``+cu92``) only a find-links page or
+    an extra index offers.
+
+    Args:
+        client: The index the check reads.
+        build: The framework build.
+
+    Returns:
+        Where it comes from; None when pip takes it from the checked index (or the recipe
+        names exact wheel URLs).
+    """
     install = build.install
     if install.wheels:
         return None
@@ -189,8 +242,21 @@ def elsewhere(client: IndexClient, build: FrameworkBuild) -> Optional[str]:
 
 
 def framework_wheel(client: IndexClient, build: FrameworkBuild) -> Optional[Tuple[str, str]]:
-    """(project, URL) of the wheel pip installs for the build's first Python and arch: an
-    exact wheel URL the recipe names, else the index's Linux file for its ``name==version``."""
+    """The wheel pip installs for the build's first Python and arch.
+
+    An exact wheel URL the recipe names, else the index's Linux file for its
+    ``name==version``.
+
+    Args:
+        client: The index client.
+        build: The framework build.
+
+    Returns:
+        ``(project, URL)``, or None when there is no such wheel.
+
+    Raises:
+        IndexUnreachable: The project's page cannot be read.
+    """
     python = build.python[0] if build.python else None
     arch = build.arches[0] if build.arches else "x86_64"
     if python is not None and build.install.wheels_for(python):
@@ -241,7 +307,20 @@ def bundle_findings(
     reader: WheelReader,
     builds: Iterable[FrameworkBuild],
 ) -> List[BundleFinding]:
-    """Check each pip build's ``bundles:`` claim (or its absence) against its wheel."""
+    """Check each pip build's ``bundles:`` claim (or its absence) against its wheel.
+
+    A wheel the check cannot read is a warning for a build that claims bundles without
+    listing them as unverified, else a note.
+
+    Args:
+        kb: The knowledge base.
+        client: The index client.
+        reader: The wheel reader.
+        builds: The framework builds; each is checked once.
+
+    Returns:
+        The findings.
+    """
     findings: List[BundleFinding] = []
     seen: Dict[Tuple[str, str, str], bool] = {}
     for build in builds:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import itertools
 import time
+from typing import Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -43,12 +44,7 @@ from mlcc.kb.index import IndexClient, IndexFile, Page
 from mlcc.kb.model import FrameworkBuild, KnowledgeBase
 from mlcc.kb.wheel import WheelReader
 from mlcc.matrix import evaluate, expand, load_matrix
-from mlcc.records import NamedTuple
 from mlcc.resolve import Resolver, Stack, build_request
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 SAMPLE_DEFAULT = 40
 
@@ -62,6 +58,7 @@ class Target(NamedTuple):
 
     @property
     def label(self) -> str:
+        """How findings name the target, e.g. ``Python 3.6 on x86_64 (glibc 2.28)``."""
         return f"Python {self.python} on {self.arch}" + (f" (glibc {self.glibc})" if self.glibc else "")
 
 
@@ -81,6 +78,8 @@ class Pin(NamedTuple):
 
 
 class FactFinding(NamedTuple):
+    """One finding of ``mlcc kb check``: severity, recipe line, pin, message, stacks."""
+
     severity: str
     origin: str
     subject: str
@@ -88,12 +87,19 @@ class FactFinding(NamedTuple):
     stacks: Tuple[str, ...] = ()
 
     def line(self) -> str:
+        """The finding as one printed line, naming up to three of the stacks it affects.
+
+        Returns:
+            ``<origin>: <severity>: <subject>: <message>; stacks: ...``.
+        """
         where = f"; stacks: {', '.join(self.stacks[:3])}" if self.stacks else ""
         more = f" (+{len(self.stacks) - 3} more)" if len(self.stacks) > 3 else ""
         return f"{self.origin}: {self.severity}: {self.subject}: {self.message}{where}{more}"
 
 
 class Report(NamedTuple):
+    """What ``mlcc kb check`` found, and how much it asked the index."""
+
     stacks: int
     pins: int
     findings: Tuple[FactFinding, ...]
@@ -103,17 +109,25 @@ class Report(NamedTuple):
 
     @property
     def errors(self) -> Tuple[FactFinding, ...]:
+        """The findings of severity error (they fail the check, exit 10)."""
         return tuple(f for f in self.findings if f.severity == ERROR)
 
     @property
     def warnings(self) -> Tuple[FactFinding, ...]:
+        """The findings of severity warning."""
         return tuple(f for f in self.findings if f.severity == WARNING)
 
     @property
     def notes(self) -> Tuple[FactFinding, ...]:
+        """The findings of severity note (shown with ``-v``)."""
         return tuple(f for f in self.findings if f.severity == NOTE)
 
     def summary(self) -> str:
+        """The closing line of ``mlcc kb check``.
+
+        Returns:
+            Pins and stacks checked, the index, and the counts of each severity.
+        """
         return (
             f"{self.pins} pins of {self.stacks} stacks checked against {self.index_url}: "
             f"{len(self.errors)} errors, {len(self.warnings)} warnings, {len(self.notes)} notes "
@@ -125,7 +139,14 @@ class Report(NamedTuple):
 
 
 def supported_tags(target: Target) -> List[Tag]:
-    """The tags pip accepts for ``target``, most preferred first (pip's own order)."""
+    """The wheel tags pip accepts for ``target``, most preferred first (pip's own order).
+
+    Args:
+        target: The interpreter, the C library and the CPU arch.
+
+    Returns:
+        The tags, from :mod:`packaging.tags`.
+    """
     major, minor = (int(p) for p in target.python.split(".")[:2])
     platforms = _platforms(target)
     # CPython < 3.8 was built with pymalloc, whose ABI tag carries an "m" (cp36m).
@@ -170,11 +191,28 @@ class _Ranker:
 
 
 def stack_label(stack: Stack) -> str:
+    """How findings name a stack.
+
+    Args:
+        stack: A resolved stack.
+
+    Returns:
+        ``<benchmark>/<variant>``.
+    """
     return f"{stack.benchmark.name}/{stack.variant}"
 
 
 def pins_of(stack: Stack, kb: KnowledgeBase) -> List[Pin]:
-    """Everything ``stack``'s image installs from an index, a page or a channel, in order."""
+    """Everything ``stack``'s image installs from an index, a page or a channel, in order.
+
+    Args:
+        stack: A resolved stack.
+        kb: The knowledge base (the pip tooling of each Python).
+
+    Returns:
+        The pins: pip, setuptools and wheel, the framework's packages and wheels, its
+        source build's companions, and the benchmark's pip steps; none without Python.
+    """
     if stack.python is None:
         return []
     target = Target(stack.python.version, stack.arch.name, stack.base.glibc)
@@ -238,7 +276,15 @@ def _is_direct(requirement: str) -> bool:
 
 
 def downloads_of(stack: Stack, kb: KnowledgeBase) -> List[Tuple[str, str, bool]]:
-    """(what, origin, has a sourced checksum or a recorded reason) for each download."""
+    """Each file the stack's build downloads, and whether its checksum is accounted for.
+
+    Args:
+        stack: A resolved stack.
+        kb: The knowledge base (the Miniforge installer).
+
+    Returns:
+        ``(file name, recipe origin, has a sourced sha256 or a recorded reason)`` triples.
+    """
     found: List[Tuple[str, str, bool]] = []
     for lib in (stack.cudnn, stack.nccl):
         if lib is not None and lib.url:
@@ -264,7 +310,15 @@ def downloads_of(stack: Stack, kb: KnowledgeBase) -> List[Tuple[str, str, bool]]
 
 
 class Checker:
+    """Judges pins against the index, caching each page it reads."""
+
     def __init__(self, client: IndexClient, kb: KnowledgeBase) -> None:
+        """Start with nothing read.
+
+        Args:
+            client: The index client.
+            kb: The knowledge base (what a source build needs).
+        """
         self.client = client
         self.source_builds = {canonicalize_name(b.name): b for b in kb.source_builds}
         self.ranker = _Ranker()
@@ -272,7 +326,18 @@ class Checker:
         self._parsed: Dict[Tuple[str, str], List[Tuple[IndexFile, Optional[Version]]]] = {}
 
     def judge(self, pin: Pin) -> Optional[Tuple[str, str]]:
-        """(severity, message) for a pin that fails or needs a word; None when it is fine."""
+        """Judge one pin against the index.
+
+        Args:
+            pin: The requirement, its recipe line and its target.
+
+        Returns:
+            ``(severity, message)`` for a pin that fails or needs a word; None when it is fine.
+
+        Raises:
+            IndexUnreachable: The configured index itself cannot be read (another page that
+                cannot be read is remembered and reported once, as a warning).
+        """
         if pin.kind == "conda":
             return self._conda(pin)
         if _is_direct(pin.requirement) and " @ " not in pin.requirement:
@@ -504,13 +569,34 @@ def _tag_summary(file: IndexFile) -> str:
 
 
 def published_stacks(kb: KnowledgeBase) -> List[Stack]:
+    """The stacks of the published set.
+
+    Args:
+        kb: The knowledge base.
+
+    Returns:
+        One stack per published cell of ``recipes/matrix.yaml``.
+
+    Raises:
+        RecipeError: The matrix file is malformed.
+    """
     return [o.stack for o in evaluate(kb, expand(load_matrix(kb))) if o.stack is not None and o.published]
 
 
 def sampled_stacks(kb: KnowledgeBase, count: int) -> List[Stack]:
-    """A deterministic sample of the cross product: each benchmark with each build of its
-    framework, per arch and CUDA line of that build (the base is left to the resolver),
-    sorted, every k-th cell resolved; cells that do not resolve are dropped."""
+    """A deterministic sample of the cross product.
+
+    Each benchmark with each build of its framework, per arch and CUDA line of that build
+    (the base is left to the resolver), sorted, every k-th cell resolved; cells that do not
+    resolve are dropped.
+
+    Args:
+        kb: The knowledge base.
+        count: At most this many cells (``--sample``); 0 or less: none.
+
+    Returns:
+        The stacks that resolved.
+    """
     if count <= 0:
         return []
     cells: Set[Tuple[str, str, str, str]] = set()
@@ -548,9 +634,17 @@ def sampled_stacks(kb: KnowledgeBase, count: int) -> List[Stack]:
 
 
 def framework_pins(kb: KnowledgeBase) -> Dict[Pin, List[str]]:
-    """Every pip pin of every framework build, for each Python and arch the build claims,
-    whether or not a published stack uses it. The target's glibc is the newest any base
-    offers for the arch, so only pins that install nowhere are reported from here."""
+    """Every pip pin of every framework build, for each Python and arch the build claims.
+
+    Whether or not a published stack uses it. The target's glibc is the newest any base
+    offers for the arch, so only pins that install nowhere are reported from here.
+
+    Args:
+        kb: The knowledge base.
+
+    Returns:
+        Each pin with the builds that carry it.
+    """
     newest: Dict[str, str] = {}
     for base in kb.bases:
         for arch in base.arches:
@@ -589,8 +683,22 @@ def run(
     all_builds: bool = True,
     wheels: Optional[WheelReader] = None,
 ) -> Report:
-    """The findings for ``stacks``; with ``wheels``, also each pip framework build's
-    ``bundles:`` claim against its wheel (those the stacks use and every build that claims)."""
+    """The findings of ``mlcc kb check`` for ``stacks``.
+
+    Args:
+        kb: The knowledge base.
+        stacks: The stacks whose pins and downloads are checked.
+        client: The index client (PyPI, or ``--index-url``).
+        all_builds: Also check every framework build's pins (:func:`framework_pins`).
+        wheels: With a wheel reader, also each pip framework build's ``bundles:`` claim
+            against its wheel (those the stacks use and every build that claims).
+
+    Returns:
+        The report, findings sorted by severity and recipe line.
+
+    Raises:
+        IndexUnreachable: The configured index cannot be read (exit 5).
+    """
     started = time.monotonic()
     checker = Checker(client, kb)
     by_pin: Dict[Pin, List[str]] = {}

@@ -39,6 +39,7 @@ import tempfile
 import urllib.error
 import urllib.request
 import zipfile
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from packaging.markers import default_environment
 from packaging.requirements import InvalidRequirement, Requirement
@@ -58,13 +59,8 @@ from mlcc.kb.index import IndexClient, IndexFile
 from mlcc.kb.model import KnowledgeBase, SdistRequires
 from mlcc.kb.pip_locks import LOCK_DIR, LOCK_FORMAT, LockTarget, PipInstall
 from mlcc.matrix import evaluate, expand, load_matrix
-from mlcc.records import NamedTuple
 from mlcc.render.plan import build_plan
 from mlcc.resolve import Stack
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 VCS_PREFIXES = ("git+", "hg+", "svn+", "bzr+")
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
 
 from packaging.utils import (
     InvalidSdistFilename,
@@ -28,15 +29,19 @@ from mlcc.errors import IndexUnreachable
 from mlcc.kb.index import IndexClient, IndexFile, Page
 from mlcc.kb.model import KnowledgeBase
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
-
 RECORD_FILE = "index-files.json"
 RECORD_FORMAT = 1
 
 
 def record_path(recipes: str) -> str:
+    """Where the index record lives in a recipes folder.
+
+    Args:
+        recipes: The recipes folder.
+
+    Returns:
+        ``<recipes>/index-files.json``.
+    """
     return os.path.join(recipes, RECORD_FILE)
 
 
@@ -62,6 +67,14 @@ def _for_linux(filename: str) -> bool:
 
 
 def pinned_versions(pins: Iterable[Pin]) -> Set[Tuple[str, str]]:
+    """The ``name==version`` pip pins among ``pins``, by canonical name.
+
+    Args:
+        pins: Pins of any kind.
+
+    Returns:
+        ``(canonical name, version)`` pairs; markers, URLs and conda pins are left out.
+    """
     found: Set[Tuple[str, str]] = set()
     for pin in pins:
         name, sep, version = pin.requirement.partition("==")
@@ -71,7 +84,16 @@ def pinned_versions(pins: Iterable[Pin]) -> Set[Tuple[str, str]]:
 
 
 def record(client: IndexClient, pins: Iterable[Pin]) -> Dict[str, Any]:
-    """What the check read, narrowed to the pinned versions, as the JSON the file holds."""
+    """What the check read, narrowed to the pinned versions, as the JSON the record holds.
+
+    Args:
+        client: The index client after ``mlcc kb check`` used it.
+        pins: The pins checked.
+
+    Returns:
+        The record: per page read, whether it was found and the Linux and sdist files of the
+        pinned versions (name, Requires-Python, yanked).
+    """
     wanted = pinned_versions(pins)
     pages: Dict[str, Any] = {}
     for page in client.pages_read():
@@ -95,6 +117,18 @@ def record(client: IndexClient, pins: Iterable[Pin]) -> Dict[str, Any]:
 
 
 def write_record(recipes: str, data: Dict[str, Any]) -> str:
+    """Write the record into the recipes folder (through a temporary file and a rename).
+
+    Args:
+        recipes: The recipes folder.
+        data: What :func:`record` made.
+
+    Returns:
+        The record's path.
+
+    Raises:
+        OSError: The folder cannot be written.
+    """
     path = record_path(recipes)
     tmp = f"{path}.{os.getpid()}.tmp"
     with open(tmp, "w", encoding="utf-8") as handle:
@@ -108,6 +142,11 @@ class RecordedIndex(IndexClient):
     """An index client that answers from the record only (no network, no cache)."""
 
     def __init__(self, data: Dict[str, Any]) -> None:
+        """Answer from the record's pages, under the recorded index's URLs.
+
+        Args:
+            data: A record :func:`load_record` read.
+        """
         super().__init__(str(data.get("index") or "https://pypi.org/simple/"), cache="")
         # project pages are looked up under the recorded index's URLs; index_url names the
         # record instead, so that a page it lacks is "not judged", never "index unreachable"
@@ -122,9 +161,28 @@ class RecordedIndex(IndexClient):
             self._recorded[str(url)] = Page(str(url), bool(entry.get("found")), files)
 
     def project_url(self, name: str) -> str:
+        """The recorded index's page of a project.
+
+        Args:
+            name: The project's name, in any spelling.
+
+        Returns:
+            ``<index>/<canonical name>/``.
+        """
         return self._base + canonicalize_name(name) + "/"
 
     def page(self, url: str) -> Page:
+        """A page as the record holds it.
+
+        Args:
+            url: The page's URL.
+
+        Returns:
+            The page, its files as recorded.
+
+        Raises:
+            IndexUnreachable: The record does not hold the page (the pin is not judged).
+        """
         page = self._recorded.get(url)
         if page is None:
             raise IndexUnreachable(url, f"not in {RECORD_FILE} (refresh it with mlcc kb check --record)")
@@ -132,6 +190,18 @@ class RecordedIndex(IndexClient):
 
 
 def load_record(recipes: str) -> Optional[Dict[str, Any]]:
+    """Read a recipes folder's index record.
+
+    Args:
+        recipes: The recipes folder.
+
+    Returns:
+        The record, or None when the folder has none.
+
+    Raises:
+        IndexUnreachable: The record cannot be read, is not JSON, or is not of the format
+            ``mlcc kb check --record`` writes.
+    """
     try:
         with open(record_path(recipes), encoding="utf-8") as handle:
             data = json.load(handle)
@@ -145,14 +215,31 @@ def load_record(recipes: str) -> Optional[Dict[str, Any]]:
 
 
 def offline_pin_errors(kb: KnowledgeBase, data: Dict[str, Any]) -> List[FactFinding]:
-    """The errors ``mlcc kb check`` would report for the published set, from the record:
-    only what the record can settle (pins whose page it holds)."""
+    """The errors ``mlcc kb check`` would report for the published set, from the record.
+
+    Only what the record can settle: pins whose page it holds.
+
+    Args:
+        kb: The knowledge base.
+        data: The record.
+
+    Returns:
+        The findings of severity error.
+    """
     report = run(kb, published_stacks(kb), RecordedIndex(data), all_builds=True)
     return [f for f in report.findings if f.severity == ERROR]
 
 
 def unrecorded_pages(kb: KnowledgeBase, data: Dict[str, Any]) -> List[str]:
-    """Index pages the pins of the published set need that the record lacks (a stale record)."""
+    """Index pages the published set's pins need that the record lacks (a stale record).
+
+    Args:
+        kb: The knowledge base.
+        data: The record.
+
+    Returns:
+        The pages' URLs, sorted.
+    """
     client = RecordedIndex(data)
     missing: List[str] = []
     for pin in checked_pins(kb, published_stacks(kb)):
@@ -166,5 +253,13 @@ def unrecorded_pages(kb: KnowledgeBase, data: Dict[str, Any]) -> List[str]:
 
 
 def checked_pins(kb: KnowledgeBase, stacks: Iterable[Any]) -> List[Pin]:
-    """The pins of ``stacks`` and of every framework build (what ``--record`` keeps)."""
+    """The pins of ``stacks`` and of every framework build (what ``--record`` keeps).
+
+    Args:
+        kb: The knowledge base.
+        stacks: Resolved stacks.
+
+    Returns:
+        The pins, the stacks' first.
+    """
     return [pin for stack in stacks for pin in pins_of(stack, kb)] + list(framework_pins(kb))

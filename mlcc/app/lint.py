@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import List, Optional, Sequence
 
 from mlcc.app.kb_offline import RECORD_FILE, load_record, offline_pin_errors, unrecorded_pages
 from mlcc.errors import LintError, UsageError
 from mlcc.kb import load
 from mlcc.lint import RULES, Finding, lint_paths
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List, Optional, Sequence
 
 DEFAULT_TARGETS = (Path("dockerfiles"), Path("buildconfigs"))
 
@@ -19,7 +16,25 @@ __all__ = ["RULES", "Finding", "lint", "lint_error"]
 
 
 def lint(paths: Sequence[str], *, schema_dir: Optional[str], openshift: Optional[str]) -> List[Finding]:
-    """Lint the paths given, or dockerfiles/ and buildconfigs/ where they exist."""
+    """Lint the paths given, or dockerfiles/ and buildconfigs/ where they exist.
+
+    A folder holding ``matrix.yaml`` is a recipes folder: its pins are checked offline
+    (:func:`lint_pins`).
+
+    Args:
+        paths: Files and folders; empty: the default targets.
+        schema_dir: A folder of JSON Schemas for the YAML (kubeconform layout), or None.
+        openshift: The OpenShift version to check against (``3.11``, ``4``), or None for
+            the one each object was written for.
+
+    Returns:
+        Every finding, errors and warnings (:func:`lint_error` decides whether they fail).
+
+    Raises:
+        UsageError: Nothing to lint, a path that does not exist, or ``schema_dir`` not a
+            folder.
+        RecipeError: A recipes folder given does not load.
+    """
     targets = [Path(p) for p in paths] or [p for p in DEFAULT_TARGETS if p.exists()]
     if not targets:
         raise UsageError("nothing to lint: give paths, or run where dockerfiles/ or buildconfigs/ exist")
@@ -37,8 +52,19 @@ def lint(paths: Sequence[str], *, schema_dir: Optional[str], openshift: Optional
 
 
 def lint_pins(recipes: Path) -> List[Finding]:
-    """A recipes folder: the pins of the published set against the index record that
-    `mlcc kb check --record` keeps there (offline); without a record, one warning."""
+    """A recipes folder's pins against the index record ``mlcc kb check --record`` keeps there.
+
+    Offline; without a record, one warning.
+
+    Args:
+        recipes: The recipes folder.
+
+    Returns:
+        KB001 findings at the recipe lines of pins the index never offered for the stack.
+
+    Raises:
+        RecipeError: The recipes do not load.
+    """
     data = load_record(str(recipes))
     if data is None:
         message = f"no {RECORD_FILE}: pins are checked online only (mlcc kb check --record writes it)"
@@ -62,6 +88,14 @@ def lint_pins(recipes: Path) -> List[Finding]:
 
 
 def lint_error(findings: Sequence[Finding]) -> Optional[LintError]:
+    """The error that fails ``mlcc lint`` (exit 8), if any finding is an error.
+
+    Args:
+        findings: What :func:`lint` found.
+
+    Returns:
+        A LintError counting errors and files, or None when there are only warnings.
+    """
     errors = [f for f in findings if f.severity == "error"]
     if not errors:
         return None

@@ -8,10 +8,12 @@ or, for a cell that does not resolve, against what the cell pinned.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import List, Optional, Sequence, Tuple
 
 from mlcc.errors import UsageError
-from mlcc.flags import flag, options_type, replace
+from mlcc.flags import flag
 from mlcc.kb.model import KnowledgeBase
 from mlcc.matrix import CPU, CellResult, evaluate, expand, load_matrix
 from mlcc.resolve import Resolver
@@ -19,12 +21,8 @@ from mlcc.resolve.pins import Pins
 from mlcc.resolve.request import did_you_mean
 from mlcc.versions import VersionPin, parse_pin, parse_version
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List, Optional, Sequence, Tuple
 
-
-@options_type
+@dataclass(frozen=True)
 class MatrixFilters:
     """Which cells of the matrix a command looks at; each filter repeatable (any may match)."""
 
@@ -55,7 +53,20 @@ class MatrixFilters:
     def from_pins(
         cls, benchmark: Optional[str], pins: Pins, matrix_file: Optional[str] = None
     ) -> MatrixFilters:
-        """``mlcc build --matrix``: BENCHMARK and the pins that name a matrix axis."""
+        """The filters of ``mlcc build --matrix``: BENCHMARK and the pins that name a matrix axis.
+
+        Args:
+            benchmark: Only this benchmark, or None.
+            pins: The pins given; only ``--base``, ``--arch`` (comma-separated), ``--cuda`` and
+                ``--cpu`` filter.
+            matrix_file: Another matrix file, or None.
+
+        Returns:
+            The filters (not checked yet: :meth:`checked`).
+
+        Raises:
+            UsageError: Another pin was given.
+        """
         others = [name for name in pins.names_given() if name not in ("--base", "--arch", "--cuda", "--cpu")]
         if others:
             raise UsageError(f"--matrix filters by BENCHMARK, --base, --arch and --cuda; not by {others[0]}")
@@ -69,7 +80,17 @@ class MatrixFilters:
         )
 
     def checked(self, kb: KnowledgeBase) -> MatrixFilters:
-        """Unknown names refused, arch aliases made canonical, CUDA pins parsed."""
+        """The filters with unknown names refused, arch aliases made canonical, CUDA pins parsed.
+
+        Args:
+            kb: The knowledge base that names the benchmarks, bases and arches.
+
+        Returns:
+            The same filters, arches by their canonical names.
+
+        Raises:
+            UsageError: An unknown benchmark, base or arch, or a malformed CUDA pin.
+        """
         for name in self.benchmarks:
             if name not in kb.benchmarks:
                 raise UsageError(f"--benchmark {name!r}: unknown", hint=did_you_mean(name, kb.benchmarks))
@@ -86,6 +107,14 @@ class MatrixFilters:
         return replace(self, arches=arches)
 
     def matches(self, result: CellResult) -> bool:
+        """Whether a cell passes every filter (on its resolved values where it resolved).
+
+        Args:
+            result: A resolved cell.
+
+        Returns:
+            True when it passes.
+        """
         cell, stack = result.cell, result.stack
         if self.benchmarks and cell.benchmark not in self.benchmarks:
             return False
@@ -117,7 +146,19 @@ def _cuda_matches(text: str, cuda: str) -> bool:
 
 
 def cell_results(kb: KnowledgeBase, filters: MatrixFilters) -> Tuple[List[CellResult], Resolver]:
-    """Every cell of the matrix, resolved, that the filters keep (and the resolver used)."""
+    """Every cell of the matrix, resolved, that the filters keep.
+
+    Args:
+        kb: The knowledge base.
+        filters: Which cells, and which matrix file.
+
+    Returns:
+        The kept cells, and the resolver used (it explains the cells left out).
+
+    Raises:
+        UsageError: A filter names something unknown.
+        RecipeError: The matrix file is malformed.
+    """
     checked = filters.checked(kb)
     resolver = Resolver(kb)
     path = Path(checked.matrix_file) if checked.matrix_file else None
@@ -126,4 +167,12 @@ def cell_results(kb: KnowledgeBase, filters: MatrixFilters) -> Tuple[List[CellRe
 
 
 def published(results: Sequence[CellResult]) -> List[CellResult]:
+    """The cells that build: published and resolved.
+
+    Args:
+        results: Resolved cells (:func:`cell_results`).
+
+    Returns:
+        Those with a stack that the matrix publishes.
+    """
     return [r for r in results if r.published and r.stack is not None]

@@ -8,6 +8,7 @@ starts without importing it.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import List, Optional, Sequence, Tuple
 
 from mlcc.app.generate import (
     BUILD_FLAG,
@@ -28,12 +29,19 @@ from mlcc.output import Change, compare_tree, refuse_symlinks, remove_folder, wr
 from mlcc.render import DEFAULT_OPTIONS, Options
 from mlcc.render.openshift import ClusterOptions
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List, Optional, Sequence, Tuple
-
 
 def published(kb: KnowledgeBase) -> List[CellResult]:
+    """Every cell of ``recipes/matrix.yaml``, resolved.
+
+    Args:
+        kb: The knowledge base.
+
+    Returns:
+        One result per cell: its stack, whether it is published, or why it is left out.
+
+    Raises:
+        RecipeError: The matrix file is malformed.
+    """
     return evaluate(kb, expand(load_matrix(kb)))
 
 
@@ -44,6 +52,21 @@ def generate_all(
     options: Options = DEFAULT_OPTIONS,
     cluster: Optional[ClusterOptions] = None,
 ) -> List[Generated]:
+    """Render every published cell in memory (``mlcc gen --all``).
+
+    Args:
+        kb: The knowledge base.
+        fmt: ``dockerfile``, ``script`` or ``singularity``.
+        options: The base image and mirrors.
+        cluster: The OpenShift options, or None for no OpenShift objects.
+
+    Returns:
+        One rendered variant per published cell.
+
+    Raises:
+        RecipeError: The matrix file is malformed.
+        UsageError: A cluster option a published stack cannot serve.
+    """
     return [
         generate(kb, o.stack, fmt=fmt, options=options, cluster=cluster)
         for o in published(kb)
@@ -52,7 +75,19 @@ def generate_all(
 
 
 def write_all(roots: Roots, generated: Sequence[Generated]) -> List[Change]:
-    """Write the published set and remove variant folders the set no longer has."""
+    """Write the published set and remove variant folders the set no longer has.
+
+    Args:
+        roots: Where each kind of output goes.
+        generated: What :func:`generate_all` rendered.
+
+    Returns:
+        One change per file: created, updated, unchanged or removed.
+
+    Raises:
+        OutputError: A root or file cannot be written, or a symbolic link is in the way.
+        UsageError: The roots overlap.
+    """
     check_roots(roots, generated)
     benchmarks = sorted({g.folder.split("/")[0] for g in generated})
     for root, option in named_roots(roots):
@@ -66,18 +101,18 @@ def write_all(roots: Roots, generated: Sequence[Generated]) -> List[Change]:
     return changes
 
 
-def _variant_folders(root: str, benchmarks: Sequence[str]) -> List[str]:
+def _variant_folders(root: Path, benchmarks: Sequence[str]) -> List[str]:
     """Every entry under each benchmark folder on disk (clean-up may visit any of them)."""
     found: List[str] = []
     for bench in benchmarks:
-        directory = Path(root) / bench
+        directory = root / bench
         if directory.is_dir() and not directory.is_symlink():
             found += [f"{bench}/{p.name}" for p in sorted(directory.iterdir())]
     return found
 
 
-def _all_files(roots: Roots, generated: Sequence[Generated]) -> List[Tuple[str, List[Tuple[str, str]]]]:
-    found: List[Tuple[str, List[Tuple[str, str]]]] = []
+def _all_files(roots: Roots, generated: Sequence[Generated]) -> List[Tuple[Path, List[Tuple[str, str]]]]:
+    found: List[Tuple[Path, List[Tuple[str, str]]]] = []
     if roots.build is not None:
         found.append((roots.build, build_files(generated)))
     if roots.openshift is not None:
@@ -86,11 +121,11 @@ def _all_files(roots: Roots, generated: Sequence[Generated]) -> List[Tuple[str, 
     return found
 
 
-def _remove_unpublished(root: str, generated: Sequence[Generated]) -> List[Change]:
+def _remove_unpublished(root: Path, generated: Sequence[Generated]) -> List[Change]:
     keep = {g.folder for g in generated}
     changes: List[Change] = []
     for bench in sorted({g.folder.split("/")[0] for g in generated}):
-        directory = Path(root) / bench
+        directory = root / bench
         if not directory.is_dir():
             continue
         for folder in sorted(p for p in directory.iterdir() if p.is_dir() and not p.is_symlink()):
@@ -100,7 +135,16 @@ def _remove_unpublished(root: str, generated: Sequence[Generated]) -> List[Chang
 
 
 def check_all(roots: Roots, generated: Sequence[Generated]) -> None:
-    """Raise StaleError listing every difference between disk and a fresh rendering."""
+    """Compare the files on disk with a fresh rendering; change nothing (``gen --all --check``).
+
+    Args:
+        roots: Where the published set lives.
+        generated: What :func:`generate_all` rendered.
+
+    Raises:
+        StaleError: A file is stale, missing, foreign or wrongly moded (exit 7); the error
+            lists up to 40 of them.
+    """
     benchmarks = sorted({g.folder.split("/")[0] for g in generated})
     problems: List[str] = []
     for root, files in _all_files(roots, generated):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import List
 
 from mlcc.app.matrix import MatrixFilters, cell_results
 from mlcc.history import History
@@ -11,14 +12,27 @@ from mlcc.output import write_tree
 from mlcc.report import GridCell, grid, render_html
 from mlcc.report.results import results_view
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List
-
 
 def write_report(
     kb: KnowledgeBase, filters: MatrixFilters, history: History, target: Path, *, title: str
 ) -> List[GridCell]:
+    """Write the filtered matrix, coloured by the history, as one self-contained HTML page.
+
+    Args:
+        kb: The knowledge base.
+        filters: Which cells (``--benchmark``, ``--base``, ``--arch``, ``--cuda``).
+        history: The build history that colours each cell; its results add the results view.
+        target: The HTML file to write.
+        title: The page's title.
+
+    Returns:
+        The cells of the grid, as drawn.
+
+    Raises:
+        UsageError: A filter names something unknown.
+        HistoryError: The history database is locked or damaged.
+        OutputError: The page cannot be written.
+    """
     results, _ = cell_results(kb, filters)
     cells = grid(results, history.latest(), target)
     page = render_html(cells, title=title, results_html=results_view(kb, history))

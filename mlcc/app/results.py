@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc import __version__
 from mlcc.app.history import open_history
@@ -24,17 +25,12 @@ from mlcc.history import History
 from mlcc.image.content import STACK_FILE
 from mlcc.kb.model import KnowledgeBase
 from mlcc.output import write_tree
-from mlcc.records import NamedTuple
 from mlcc.report.results import render_results_html
 from mlcc.results.compare import BenchmarkComparison, compare
 from mlcc.results.parse import LogFile, Run, parse_file
 from mlcc.results.reference import published_results, required_runs
 from mlcc.results.score import BenchmarkScore, log_files, score
 from mlcc.results.store import Added, Placement, StackInfo, add_runs, stack_info, stored_runs
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List, Optional, Sequence, Tuple
 
 
 class StackSource(NamedTuple):
@@ -61,18 +57,32 @@ class Stored(NamedTuple):
 
 
 class ResultFilters(NamedTuple):
+    """Which stored results ``mlcc results compare`` shows; empty: all."""
+
     benchmarks: Tuple[str, ...] = ()  # recipe names (resnet50) or log names (resnet)
     stacks: Tuple[str, ...] = ()  # substrings of the stack's name
     systems: Tuple[str, ...] = ()  # substrings of the system's name
 
 
 class Compared(NamedTuple):
+    """The comparison per benchmark, and the history it was read from."""
+
     comparisons: List[BenchmarkComparison]
     history: History
 
 
 def parse_logs(paths: Sequence[str]) -> List[LogFile]:
-    """Every result log under ``paths`` (files or folders), parsed."""
+    """Every result log under ``paths``, parsed (streaming, any size).
+
+    Args:
+        paths: Log files and folders (read recursively).
+
+    Returns:
+        One parsed log per file, with its runs and problems.
+
+    Raises:
+        UsageError: A path does not exist, there are no files, or a file cannot be read.
+    """
     files, missing = log_files([Path(p) for p in paths])
     if missing:
         raise UsageError(
@@ -90,7 +100,14 @@ def parse_logs(paths: Sequence[str]) -> List[LogFile]:
 
 
 def log_problems(logs: Sequence[LogFile]) -> List[str]:
-    """What each log and each of its runs got wrong, one line each, naming the file."""
+    """What each log and each of its runs got wrong, one line each, naming the file.
+
+    Args:
+        logs: Parsed logs.
+
+    Returns:
+        ``<file>: <problem>`` lines.
+    """
     lines = []
     for log in logs:
         lines += [f"{log.path}: {p}" for p in log.problems]
@@ -100,7 +117,20 @@ def log_problems(logs: Sequence[LogFile]) -> List[str]:
 
 
 def score_logs(kb: KnowledgeBase, paths: Sequence[str]) -> Scored:
-    """The MLPerf score of each benchmark in the logs; no run at all is the user's error."""
+    """The MLPerf score of each benchmark in the logs (``mlcc results score``).
+
+    The score is the mean after dropping the fastest and the slowest run.
+
+    Args:
+        kb: The knowledge base (how many runs each benchmark's reference submission ran).
+        paths: Log files and folders.
+
+    Returns:
+        The scores per benchmark, submitter and platform, the notes, and the parsed logs.
+
+    Raises:
+        UsageError: A path does not exist or cannot be read, or no log holds an MLPerf run.
+    """
     logs = parse_logs(paths)
     scores, notes = score(logs, required_runs(kb))
     if not scores:
@@ -113,7 +143,20 @@ def score_logs(kb: KnowledgeBase, paths: Sequence[str]) -> Scored:
 
 
 def load_stack(source: StackSource) -> StackInfo:
-    """The StackInfo of the image (read as mlcc inspect reads it) or of the stack.json file."""
+    """The stack the runs ran on: of the image (read as ``mlcc inspect`` reads it) or of a file.
+
+    Args:
+        source: ``--image REF`` (with its arch, backend and TLS settings) or
+            ``--stack stack.json``: exactly one.
+
+    Returns:
+        The stack's name, components, image and benchmark.
+
+    Raises:
+        UsageError: Neither or both are given, the file cannot be read or is not a stack
+            manifest, the image is multi-arch without ``--arch``, or it cannot be read.
+        RegistryError: The image's registry could not be reached or refused.
+    """
     if bool(source.image) == bool(source.stack_file):
         raise UsageError(
             "give the stack the runs ran on: --image REF or --stack stack.json (one of them)",
@@ -142,8 +185,19 @@ def load_stack(source: StackSource) -> StackInfo:
 
 
 def check_benchmarks(kb: KnowledgeBase, runs: Sequence[Run], stack: StackInfo) -> List[Run]:
-    """Runs of one benchmark must not be stored with an image built for another; a run
-    whose log never names its benchmark takes the image's."""
+    """Runs of one benchmark must not be stored with an image built for another.
+
+    Args:
+        kb: The knowledge base (log names of the benchmarks).
+        runs: The runs to store.
+        stack: The stack they ran on.
+
+    Returns:
+        The runs; one whose log never names its benchmark takes the image's.
+
+    Raises:
+        UsageError: A run is of another benchmark than the stack's; nothing is stored.
+    """
     if stack.benchmark is None:
         return list(runs)
     names = {ref.log_name: ref.recipe for ref in published_results(kb).values()}
@@ -168,7 +222,22 @@ def store_runs(
     placement: Placement,
     history_file: Optional[str] = None,
 ) -> Tuple[Added, History]:
-    """Store the runs with their stack in the history (``--history FILE`` or the default)."""
+    """Store the runs with their stack in the history.
+
+    Args:
+        kb: The knowledge base.
+        runs: The runs to store.
+        stack: The stack they ran on.
+        placement: The system, GPUs and nodes (default: what the logs say).
+        history_file: ``--history FILE``, or None for the default database.
+
+    Returns:
+        What was added (a run already stored is skipped), and the history.
+
+    Raises:
+        UsageError: A run is of another benchmark than the stack's.
+        HistoryError: The database is locked, damaged, read-only, or not mlcc's.
+    """
     checked = check_benchmarks(kb, runs, stack)
     history = open_history(history_file)
     return add_runs(history, checked, stack, placement, __version__), history
@@ -181,8 +250,27 @@ def add_results(
     placement: Optional[Placement] = None,
     history_file: Optional[str] = None,
 ) -> Stored:
-    """``mlcc results add``: store the runs of the logs with the stack they ran on; a run
-    already stored is not stored again."""
+    """Store the runs of the logs with the stack they ran on (``mlcc results add``).
+
+    A run is identified by its result lines, so one already stored, from any copy of its
+    log, is not stored again.
+
+    Args:
+        kb: The knowledge base.
+        paths: Log files and folders.
+        source: The image or stack.json the runs ran on.
+        placement: The system, GPUs and nodes (default: what the logs say).
+        history_file: ``--history FILE``, or None for the default database.
+
+    Returns:
+        What was stored and skipped, the stack, the history, and the logs' problems.
+
+    Raises:
+        UsageError: A path cannot be read, no run is in the logs, the stack cannot be read,
+            or a run is of another benchmark.
+        RegistryError: The image's registry could not be reached.
+        HistoryError: The database is locked or damaged.
+    """
     logs = parse_logs(paths)
     runs = [run for log in logs for run in log.runs]
     if not runs:
@@ -197,7 +285,19 @@ def add_results(
 def compare_results(
     kb: KnowledgeBase, filters: Optional[ResultFilters] = None, history_file: Optional[str] = None
 ) -> Compared:
-    """Per benchmark, the stored stacks side by side with the published reference."""
+    """Per benchmark, the stored stacks side by side with the published reference.
+
+    Args:
+        kb: The knowledge base (the reference results).
+        filters: Which benchmarks, stacks and systems; default: all.
+        history_file: ``--history FILE``, or None for the default database.
+
+    Returns:
+        One comparison per benchmark (fastest stack first), and the history.
+
+    Raises:
+        HistoryError: The database is locked or damaged.
+    """
     filters = filters or ResultFilters()
     history = open_history(history_file)
     references = published_results(kb)
@@ -208,6 +308,15 @@ def compare_results(
 
 
 def write_results_page(html_file: str, comparisons: Sequence[BenchmarkComparison], title: str) -> None:
-    """The results view (one plot per benchmark) as one HTML file."""
+    """Write the results view (one plot per benchmark) as one self-contained HTML file.
+
+    Args:
+        html_file: The file to write.
+        comparisons: What :func:`compare_results` found.
+        title: The page's title.
+
+    Raises:
+        OutputError: The file cannot be written.
+    """
     target = Path(html_file)
     write_tree(target.parent, [(target.name, render_results_html(comparisons, title=title))])

@@ -8,27 +8,27 @@ them. Its own module: the Kubernetes client loads only for this use case.
 
 from __future__ import annotations
 
+from typing import List, NamedTuple, Optional
+
 from mlcc.app.results import StackSource, Stored, load_stack, log_problems, store_runs
 from mlcc.errors import UsageError
 from mlcc.kb.model import KnowledgeBase
-from mlcc.records import NamedTuple
 from mlcc.results.collect import Cluster, Collected, collect
 from mlcc.results.store import Placement
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List, Optional
 
 KINDS = {"job": "Job", "mpijob": "MPIJob"}
 
 
 class CollectTarget(NamedTuple):
+    """The finished Job or MPIJob whose pods' logs ``mlcc results collect`` reads."""
+
     kind: str  # "job" (batch/v1) or "mpijob" (kubeflow.org/v2beta1)
     name: str
     container: Optional[str] = None  # whose log to read (default: the pod's first)
 
     @property
     def title(self) -> str:
+        """How messages name it, e.g. ``Job maskrcnn-cuda10-1``."""
         return f"{KINDS.get(self.kind, self.kind)} {self.name}"
 
 
@@ -47,8 +47,28 @@ def collect_results(
     history_file: Optional[str] = None,
 ) -> CollectedRuns:
     """Read the finished job's pod logs and store their runs with the stack they ran on.
-    Nodes and GPUs come from the job (pod nodes, nvidia.com/gpu limits) unless
-    ``placement`` names them."""
+
+    Nodes and GPUs come from the job (pod nodes, ``nvidia.com/gpu`` limits) unless
+    ``placement`` names them.
+
+    Args:
+        kb: The knowledge base.
+        target: The Job or MPIJob (an MPIJob's launcher holds the log).
+        cluster: The connection to the cluster (kubeconfig, context, namespace).
+        source: The image or stack.json the runs ran on.
+        placement: The system, GPUs and nodes, where they override the job's.
+        history_file: ``--history FILE``, or None for the default database.
+
+    Returns:
+        What the cluster gave, how many runs, and what was stored.
+
+    Raises:
+        UsageError: An unknown kind, a job or namespace that is not found, no MLPerf run in
+            the logs, or a stack that cannot be read.
+        RegistryError: The cluster (ClusterError) or the image's registry could not be
+            reached or refused.
+        HistoryError: The database is locked or damaged.
+    """
     if target.kind not in KINDS:
         raise UsageError(f"cannot collect from a {target.kind!r}", hint="a job or an mpijob")
     stack = load_stack(source)

@@ -5,20 +5,15 @@ them). The questions go through a callback, so a script or a test can answer the
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from dataclasses import replace
+from typing import Callable, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.errors import ConflictError
-from mlcc.flags import replace
 from mlcc.kb.model import KnowledgeBase
 from mlcc.matrix import CPU
-from mlcc.records import NamedTuple
 from mlcc.resolve import Resolver, Stack
 from mlcc.resolve.pins import Pins
 from mlcc.versions import parse_version
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List, Optional, Tuple
 
 # ask(question, options, default) -> one of options
 Ask = Callable[[str, Sequence[str], str], str]
@@ -66,7 +61,19 @@ def _apply(pins: Pins, key: str, value: str) -> Pins:
 
 
 def walk(kb: KnowledgeBase, ask: Ask, *, resolver: Optional[Resolver] = None) -> Selection:
-    """Ask for each dimension in turn; the default is what the resolver would pick."""
+    """Ask for each dimension in turn (``mlcc gen -i``), offering only what can still resolve.
+
+    Benchmark, arch, base, CUDA release, then the framework version; the default of each
+    question is what the resolver would pick.
+
+    Args:
+        kb: The knowledge base.
+        ask: Called with the question, the choices and the default; returns the answer.
+        resolver: The resolver to use (default: a new one).
+
+    Returns:
+        The answers as pins, and the stack they resolve to.
+    """
     resolver = resolver or Resolver(kb)
     benchmarks = sorted(kb.benchmarks)
     benchmark = ask("benchmark", benchmarks, benchmarks[0])

@@ -12,15 +12,12 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+from typing import Any, Dict, List, Optional, Sequence
 
 import click
 
 from mlcc import __version__
 from mlcc.errors import EXIT_INTERNAL, MlccError, UsageError
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Sequence
 
 EPILOG = """\b
 Exit codes: 0 done, 2 usage or recipe error, 3 no compatible stack,

@@ -7,7 +7,9 @@ history); this module only turns flags into its arguments and prints what happen
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
+from typing import List, Optional, Sequence
 
 import click
 
@@ -21,15 +23,11 @@ from mlcc.cli.live import LiveView
 from mlcc.cli.options import options
 from mlcc.engines.base import BuildJob, BuildPolicy, BuildResult, EngineSettings, Log
 from mlcc.errors import UsageError
-from mlcc.flags import given, replace
+from mlcc.flags import given
 from mlcc.history import History
 from mlcc.render.openshift import ClusterOptions, check_cluster_options
 from mlcc.resolve.pins import Pins
 from mlcc.ui.table import render
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List, Optional, Sequence
 
 OPENSHIFT_BUILD_GROUPS = ("",)  # the run-manifest options (group "run") belong to gen
 

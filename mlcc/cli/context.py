@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, List, TypeVar
 
 import click
 
 from mlcc.cli.options import COMPLETERS, kb_of
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List
 
 # kb_of lives with the options (an option's --help may read the knowledge base); commands take it from here
 __all__ = [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Optional, Sequence
 
 import click
 
@@ -21,10 +22,6 @@ from mlcc.render.plan import DEFAULT_OPTIONS
 from mlcc.resolve import Stack
 from mlcc.resolve.pins import Pins
 from mlcc.ui.safe_text import printable
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Optional, Sequence
 
 
 @click.command("gen")

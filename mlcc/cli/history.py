@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import json
+from typing import Optional
 
 import click
 
 from mlcc.app.history import history_rows, open_history
 from mlcc.ui.table import render
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Optional
 
 HISTORY_HELP = "The database (default: MLCC_HISTORY or ~/.local/share/mlcc/history.sqlite)."
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, List, Optional, TypeVar
 
 import click
 
@@ -20,10 +20,6 @@ from mlcc.app.images import (
 from mlcc.cli.context import complete_arch
 from mlcc.ui.safe_text import printable
 from mlcc.ui.table import render
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List, Optional
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Optional, TypeVar
 
 import click
 
@@ -17,10 +17,6 @@ from mlcc.errors import FactError
 from mlcc.kb.index import IndexClient
 from mlcc.kb.loader import recipes_root
 from mlcc.kb.wheel import WheelReader
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Optional
 
 F = TypeVar("F", bound=Callable[..., Any])
 

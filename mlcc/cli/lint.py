@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Optional, Sequence
+
 import click
 
 from mlcc.app.lint import RULES, lint, lint_error
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Optional, Sequence
 
 
 @click.command("lint")

@@ -6,16 +6,13 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from typing import Any, ClassVar, Dict, Optional, Sequence
 
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
 from mlcc.engines.base import BuildJob, BuildResult, Log
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, ClassVar, Dict, Optional, Sequence
 
 
 class LiveView:

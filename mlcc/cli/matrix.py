@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import List, Optional, Sequence
 
 import click
 
@@ -16,10 +17,6 @@ from mlcc.errors import UsageError
 from mlcc.matrix import github_matrix, parity, row
 from mlcc.ui.table import render
 from mlcc.validate import path_flag
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List, Optional, Sequence
 
 
 @click.command("matrix")
@@ -109,6 +106,6 @@ def report_command(
     """One self-contained HTML page: the matrix as a grid of benchmarks x stacks, each cell
     coloured by its latest build (linking the log), left-out cells greyed with the reason."""
 
-    target = Path(path_flag(html_file, "--html") or html_file)
+    target = path_flag(html_file, "--html") or Path(html_file)
     cells = write_report(kb_of(ctx), filters, open_history(history_file), target, title=title)
     click.echo(f"wrote {target}: {len(cells)} cells")

@@ -10,7 +10,7 @@ it: nothing is loaded for it otherwise.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, List, TypeVar
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
 
 import click
 
@@ -18,10 +18,6 @@ from mlcc.app.kb import knowledge_base
 from mlcc.errors import MlccError
 from mlcc.flags import Flag, flags_of, from_flags
 from mlcc.kb.model import KnowledgeBase
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Dict, Optional, Sequence, Tuple
 
 F = TypeVar("F", bound=Callable[..., Any])
 Completer = Callable[[click.Context, click.Parameter, str], List[str]]

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any, Dict, List, Sequence
+
 from mlcc.resolve.stack import Stack
 from mlcc.ui.table import render
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, List, Sequence
 
 _LIST_COLUMNS: Dict[str, Sequence[str]] = {
     "benchmarks": ("name", "framework", "arches", "accelerators", "title"),

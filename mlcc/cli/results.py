@@ -8,6 +8,7 @@ Loaded only when ``mlcc results`` runs. Parses flags and prints; the use cases a
 from __future__ import annotations
 
 import json
+from typing import Any, Sequence
 
 import click
 
@@ -28,10 +29,6 @@ from mlcc.report.results import spread_text
 from mlcc.results.parse import log_text
 from mlcc.results.store import Placement
 from mlcc.ui.table import render
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Sequence
 
 # subcommand -> "module:attribute": collect needs the Kubernetes client (most of a second
 # to import), so it lives in its own module and the others never load it.

@@ -4,6 +4,8 @@ Kubernetes client loads only for this subcommand)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from mlcc.app.results_collect import CollectTarget, collect_results
@@ -12,10 +14,6 @@ from mlcc.cli.results import report_added, source_of, stack_source
 from mlcc.errors import UsageError
 from mlcc.results.collect import Cluster
 from mlcc.results.store import Placement
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 
 @click.command("collect")

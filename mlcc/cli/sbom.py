@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 import click
 
-from mlcc import paths
 from mlcc.app.images import open_image, repository_types, sbom_document
 from mlcc.cli.context import kb_of
 from mlcc.cli.images import image_options
 from mlcc.image.sbom import sbom_bytes
 from mlcc.output import write_tree
 from mlcc.validate import path_flag
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Optional
 
 
 @click.command("sbom")
@@ -47,5 +44,5 @@ def sbom_command(
     if target is None:
         click.echo(data, nl=False)
         return
-    write_tree(paths.parent(target), [(paths.name(target), data)], flag="-o FILE")
+    write_tree(target.parent, [(target.name, data)], flag="-o FILE")
     click.echo(f"wrote {target}", err=True)

@@ -12,13 +12,10 @@ buildah never imports the Docker or Kubernetes clients.
 from __future__ import annotations
 
 from importlib.metadata import EntryPoint, entry_points
+from typing import Dict, List, Optional, Type
 
 from mlcc.engines.base import Engine, EngineSettings
 from mlcc.errors import UsageError
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Dict, List, Optional, Type
 
 GROUP = "mlcc.engines"
 # Tried in this order when --backend is not given: local engines only, daemonless first.
@@ -30,13 +27,28 @@ def _entry_points() -> Dict[str, EntryPoint]:
 
 
 def names() -> List[str]:
-    """Every engine installed: mlcc's own first, then plugins, alphabetically."""
+    """Every engine installed: mlcc's own first, then plugins, alphabetically.
+
+    Returns:
+        The entry-point names of the ``mlcc.engines`` group.
+    """
     found = _entry_points()
     own = [n for n in (*AUTO_ORDER, "openshift") if n in found]
     return own + sorted(n for n in found if n not in own)
 
 
 def engine_class(name: str) -> Type[Engine]:
+    """The engine class an entry point of the ``mlcc.engines`` group names.
+
+    Args:
+        name: The entry point's name, as ``--backend`` gives it.
+
+    Returns:
+        The :class:`~mlcc.engines.base.Engine` subclass (its module is imported now).
+
+    Raises:
+        UsageError: No engine has that name, or the entry point is not an Engine subclass.
+    """
     found = _entry_points()
     if name not in found:
         raise UsageError(f"--backend {name}: unknown", hint=f"choose one of {', '.join(names())}")
@@ -50,7 +62,21 @@ def engine_class(name: str) -> Type[Engine]:
 
 
 def create(name: Optional[str], settings: Optional[EngineSettings] = None) -> Engine:
-    """The engine asked for, checked; or the first local engine that works here."""
+    """The engine asked for, checked; or the first local engine that works here.
+
+    Args:
+        name: The engine's name (``--backend``), or None to try buildah, podman and docker
+            in turn.
+        settings: What the engine may need to connect (default: none).
+
+    Returns:
+        The engine, its ``check`` passed.
+
+    Raises:
+        UsageError: The engine is unknown or cannot run here; without ``name``, none of
+            the local engines works (the error lists why each did not).
+        BuildError: The engine's check could not reach its cluster.
+    """
     settings = settings or EngineSettings()
     if name is not None:
         engine = engine_class(name)(settings)

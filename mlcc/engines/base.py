@@ -17,30 +17,38 @@ import json
 import re
 import tempfile
 from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, ClassVar, Deque, NamedTuple, Optional, Tuple
 
 from mlcc.errors import BuildError, MlccError, UsageError
-from mlcc.flags import field, flag, options_type
+from mlcc.flags import flag
 from mlcc.image.auth import Credentials, credentials_for
 from mlcc.image.base import ResolvedBase
 from mlcc.image.reference import Reference, parse_reference, parse_repository
 from mlcc.image.registry import Registry
 from mlcc.output import write_tree
-from mlcc.records import NamedTuple
 from mlcc.render import Rendered
 from mlcc.render.canonical_json import dumps
 from mlcc.render.openshift import ClusterOptions
 from mlcc.stackfile.document import StackManifest
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Callable, ClassVar, Deque, Optional, Tuple
 
 LOCAL_REGISTRY = "localhost/mlcc"
 CONTENT_PREFIX = "mlcc-"
 
 
 def content_tag(digest: str) -> str:
+    """The content tag of a build-inputs digest: ``mlcc-`` and the first 32 hex digits.
+
+    Args:
+        digest: A ``sha256:<hex>`` digest (``BuildJob.digest``).
+
+    Returns:
+        The tag, e.g. ``mlcc-2d0709b63793ff21e67fd9fc82fe3117``.
+
+    Raises:
+        IndexError: ``digest`` has no ``algorithm:`` prefix.
+    """
     return CONTENT_PREFIX + digest.split(":", 1)[1][:32]
 
 
@@ -61,7 +69,7 @@ def cache_repository(policy: BuildPolicy) -> Optional[Reference]:
     return found
 
 
-@options_type
+@dataclass(frozen=True)
 class BuildPolicy:
     """Where images go and how they are built; the same for every engine and command."""
 
@@ -121,6 +129,7 @@ class BuildPolicy:
 
     @property
     def repository_root(self) -> str:
+        """Where images go: ``--registry`` without a trailing slash, else ``localhost/mlcc``."""
         found = _registry(self.registry)
         return str(found).rstrip("/") if found else LOCAL_REGISTRY
 
@@ -138,6 +147,7 @@ class BuildJob(NamedTuple):
 
     @property
     def variant(self) -> str:
+        """The variant's name, e.g. ``cuda10.1-cudnn7-ubi8-x86_64``."""
         return self.rendered.variant
 
     @property
@@ -156,6 +166,7 @@ class BuildJob(NamedTuple):
 
     @property
     def build_args(self) -> Tuple[Tuple[str, str], ...]:
+        """The build args, ``BASE_IMAGE`` naming the base by digest once it is pinned."""
         if self.base is None:
             return self.rendered.build_args
         return tuple(
@@ -182,14 +193,29 @@ class BuildJob(NamedTuple):
 
     @property
     def readable(self) -> Reference:
+        """``<repository>:<variant>``: the tag people read."""
         return parse_reference(f"{self.repository}:{self.variant}")
 
     @property
     def content(self) -> Reference:
+        """``<repository>:mlcc-<digest>``: the immutable tag named after the build inputs."""
         return parse_reference(f"{self.repository}:{content_tag(self.digest)}")
 
 
 def job_for(rendered: Rendered, policy: BuildPolicy, label: str, pins: str = "") -> BuildJob:
+    """The job that builds a rendered variant under the policy's registry.
+
+    Args:
+        rendered: The variant as :func:`mlcc.render.render` made it.
+        policy: Where images go (``--registry``) and how they are built.
+        label: What the user asked for, shown in logs and the history
+            (e.g. ``maskrcnn --cuda 10.1``).
+        pins: A matrix cell's pins as flags (``--base ubi8 --arch x86_64``), for CI plans.
+
+    Returns:
+        The job, its repository ``<registry>/<benchmark>`` (``_`` becomes ``-``); the base is
+        not pinned yet (:func:`mlcc.app.build.pin_base` does that).
+    """
     benchmark = rendered.stack.benchmark.name.replace("_", "-")
     return BuildJob(rendered, f"{policy.repository_root}/{benchmark}", label, pins=pins)
 
@@ -205,7 +231,7 @@ class BuildResult(NamedTuple):
     error: Optional[MlccError] = None  # why it failed, when it did
 
 
-@options_type
+@dataclass(frozen=True)
 class EngineSettings:
     """What an engine may need to connect; local engines need none of it."""
 
@@ -241,6 +267,12 @@ class Log:
     """Where build output goes: a callback per line, plus the tail kept for error messages."""
 
     def __init__(self, sink: Optional[Callable[[str], None]] = None, keep: int = 40) -> None:
+        """Keep the output's tail, and pass each line on.
+
+        Args:
+            sink: Called with every non-empty output line (none: lines are only kept).
+            keep: How many of the last lines to keep for error messages.
+        """
         self.sink = sink
         self.tail: Deque[str] = collections.deque(maxlen=keep)
 
@@ -253,7 +285,15 @@ class Log:
             self.sink(line)
 
     def failure(self, what: str, detail: str = "") -> BuildError:
-        """A BuildError naming the step that failed (as the engine printed it) and the output's end."""
+        """A BuildError naming the step that failed (as the engine printed it) and the output's end.
+
+        Args:
+            what: What failed, e.g. ``buildah build``.
+            detail: The engine's own message, appended after a colon.
+
+        Returns:
+            The error to raise: the failed step and the last 15 lines kept are its details.
+        """
         step = next(
             (line for line in reversed(self.tail) if "STEP" in line or line.startswith("Step ")), None
         )
@@ -277,15 +317,38 @@ class Engine(ABC):
     registry_cache: ClassVar[bool] = False
 
     def __init__(self, settings: EngineSettings) -> None:
+        """Keep the settings; connecting waits for ``check`` or the first build.
+
+        Args:
+            settings: What the engine may need to connect (kubeconfig, context, cluster
+                options); local engines need none of it.
+        """
         self.settings = settings
 
     @abstractmethod
     def check(self) -> None:
-        """Raise UsageError when the engine cannot run here, saying how to fix it."""
+        """Make sure the engine can run here, before any build starts.
+
+        Raises:
+            UsageError: The engine cannot run here (its tool or daemon is missing, no cluster
+                login); the message says how to fix it.
+        """
 
     @abstractmethod
     def find_built(self, job: BuildJob, policy: BuildPolicy) -> Optional[BuildResult]:
-        """A "skipped" result when the job's content is already built where it would go."""
+        """Whether the job's content is already built where it would go (skip-if-built).
+
+        Args:
+            job: The variant to build, with its content tag.
+            policy: Where images go (``--push``, ``--registry``) and how to talk to the registry.
+
+        Returns:
+            A result with status ``"skipped"`` and the reason when the content is there
+            (``--force`` never asks), else None.
+
+        Raises:
+            RegistryError: The registry or cluster could not be asked.
+        """
 
     def is_built(self, job: BuildJob, policy: BuildPolicy) -> Optional[str]:
         """Where the job's content already is, for a dry run: it reads, and changes nothing
@@ -307,15 +370,40 @@ class Engine(ABC):
 
     @abstractmethod
     def build(self, job: BuildJob, policy: BuildPolicy, log: Log) -> BuildResult:
-        """Build (and tag, and with ``policy.push`` push) the job's image."""
+        """Build the job's image, tag it, and with ``policy.push`` push it.
+
+        Args:
+            job: The variant to build; ``job.files`` is the build context and ``job.build_args``
+                the build args (the base pinned by digest).
+            policy: Where images go and how they are built (``--no-cache``, ``--network``).
+            log: Where the engine's output goes, line by line.
+
+        Returns:
+            A result with status ``"built"``; ``digest`` and ``size`` are set when it was pushed.
+
+        Raises:
+            BuildError: The build failed; the error names the step and the output's end.
+            RegistryError: The push failed or the registry refused the credentials.
+        """
 
     def describe(self) -> str:
-        """Where the build runs, for the line printed before it."""
+        """Where the build runs, for the line printed before it.
+
+        Returns:
+            The engine's name; a cluster engine adds its server and namespace.
+        """
         return self.name
 
     def pushed_image(self, job: BuildJob, policy: BuildPolicy) -> Optional[Reference]:
-        """The registry reference the job's image is pushed to (its SBOM goes beside it),
-        or None when the image stays where it was built."""
+        """The registry reference the job's image is pushed to, where its SBOM goes beside it.
+
+        Args:
+            job: The variant being built.
+            policy: Where images go.
+
+        Returns:
+            The reference, or None when the image stays where it was built.
+        """
         return None
 
 
@@ -330,30 +418,91 @@ class ImageEngine(Engine):
 
     @abstractmethod
     def build_image(self, spec: EngineBuild, log: Log) -> str:
-        """Build and return the image id (untagged)."""
+        """Build an image from a context folder into the engine's local storage.
+
+        Args:
+            spec: The context folder, Dockerfile name, platform, build args, labels and cache
+                and network settings.
+            log: Where the engine's output goes, line by line.
+
+        Returns:
+            The image id, untagged (``build`` tags it only once the build succeeded).
+
+        Raises:
+            BuildError: The build failed.
+        """
 
     @abstractmethod
-    def tag(self, image: str, ref: str) -> None: ...
+    def tag(self, image: str, ref: str) -> None:
+        """Tag a local image.
+
+        Args:
+            image: The image id or an existing reference.
+            ref: The new reference.
+
+        Raises:
+            BuildError: The engine refused the tag.
+        """
 
     @abstractmethod
-    def push(
-        self, ref: Reference, *, tls_verify: bool, credentials: Optional[Credentials], log: Log
-    ) -> None: ...
+    def push(self, ref: Reference, *, tls_verify: bool, credentials: Optional[Credentials], log: Log) -> None:
+        """Push a local image to its registry.
+
+        Args:
+            ref: The image to push, as tagged locally.
+            tls_verify: Verify the registry's TLS certificate (False: unverified https, else http).
+            credentials: The registry login, or None for an anonymous push.
+            log: Where the engine's output goes.
+
+        Raises:
+            RegistryError: The push failed or the registry refused the credentials.
+        """
 
     @abstractmethod
     def exists(self, ref: str) -> bool:
-        """Is ``ref`` in the engine's local storage?"""
+        """Whether a reference is in the engine's local storage.
+
+        Args:
+            ref: The image reference, e.g. the content tag.
+
+        Returns:
+            True when the engine has it.
+        """
 
     @abstractmethod
     def save(self, ref: str, destination: Path) -> Path:
-        """Write ``ref`` to an archive mlcc can read (oci-archive or docker-archive)."""
+        """Write a local image to an archive mlcc can read (oci-archive or docker-archive).
+
+        Args:
+            ref: The image reference in local storage.
+            destination: The archive file to write.
+
+        Returns:
+            The archive's path, prefixed as :func:`mlcc.app.images.open_image` reads it.
+
+        Raises:
+            BuildError: The engine could not save the image.
+        """
 
     def remove(self, ref: str) -> None:
-        """Remove a local tag (tests clean up with it)."""
+        """Remove a local tag (tests clean up with it); a missing tag is not an error.
+
+        Args:
+            ref: The reference to remove.
+        """
 
     # ------------------------------------------------------------------ the shared half
 
     def pushed_image(self, job: BuildJob, policy: BuildPolicy) -> Optional[Reference]:
+        """The readable reference when ``--push``, else None: the image stays in local storage.
+
+        Args:
+            job: The variant being built.
+            policy: Where images go.
+
+        Returns:
+            ``job.readable`` with ``policy.push``, else None.
+        """
         return job.readable if policy.push else None
 
     def is_built(self, job: BuildJob, policy: BuildPolicy) -> Optional[str]:
@@ -365,6 +514,20 @@ class ImageEngine(Engine):
         return f"{content} is in {self.name}'s storage" if self.exists(str(content)) else None
 
     def find_built(self, job: BuildJob, policy: BuildPolicy) -> Optional[BuildResult]:
+        """With ``--push``, ask the registry for the content tag; else the engine's storage.
+
+        A content tag found in local storage is tagged with the readable name again.
+
+        Args:
+            job: The variant to build.
+            policy: Where images go and how to talk to the registry.
+
+        Returns:
+            A ``"skipped"`` result, or None when the content is not built yet.
+
+        Raises:
+            RegistryError: The registry could not be asked.
+        """
         content, readable = job.content, job.readable
         if policy.push:
             return find_in_registry(job, content, readable, policy)
@@ -375,6 +538,20 @@ class ImageEngine(Engine):
         return None
 
     def build(self, job: BuildJob, policy: BuildPolicy, log: Log) -> BuildResult:
+        """Build in a temporary context, tag both names, and with ``--push`` push both.
+
+        Args:
+            job: The variant to build.
+            policy: Where images go and how they are built.
+            log: Where the engine's output goes.
+
+        Returns:
+            A ``"built"`` result with the image id, and when pushed its digest and size.
+
+        Raises:
+            BuildError: The build or a tag failed.
+            RegistryError: The push failed.
+        """
         image = self._build_in_context(job, policy, log)
         self.tag(image, str(job.content))
         self.tag(image, str(job.readable))
@@ -408,24 +585,63 @@ class ImageEngine(Engine):
 
 
 def write_context(rendered: Rendered, folder: Path) -> None:
-    """The variant's files, as ``mlcc gen`` writes them (scripts executable)."""
+    """Write the variant's files as ``mlcc gen`` writes them (scripts executable).
+
+    Args:
+        rendered: The rendered variant.
+        folder: The build context folder; created if missing.
+
+    Raises:
+        OutputError: The folder cannot be written.
+    """
     write_tree(folder, list(rendered.files))
 
 
 def with_base_digest(stack_json: str, digest: str) -> str:
-    """mlcc's own rendered stack.json, naming the base manifest the build pulls."""
+    """mlcc's own rendered stack.json, naming the base manifest the build pulls.
+
+    Args:
+        stack_json: The rendered ``stack.json`` text.
+        digest: The base image's manifest digest (``sha256:...``).
+
+    Returns:
+        The same document with ``base.digest`` set, in mlcc's canonical JSON.
+    """
     return dumps(StackManifest.of(json.loads(stack_json)).with_base_digest(digest).to_json())
 
 
 def registry_for(ref: Reference, policy: BuildPolicy) -> Registry:
+    """A registry client for a reference's registry, with its credentials.
+
+    Args:
+        ref: The image reference.
+        policy: Gives ``tls_verify``.
+
+    Returns:
+        The client (it connects on first use).
+    """
     return Registry(ref.registry, tls_verify=policy.tls_verify, credentials=credentials_for(ref.registry))
 
 
 def find_in_registry(
     job: BuildJob, content: Reference, readable: Reference, policy: BuildPolicy
 ) -> Optional[BuildResult]:
-    """A "skipped" result when the registry holds the content tag; the readable tag is
-    pointed at it again when it moved (whichever engine pushed the image)."""
+    """A "skipped" result when the registry holds the content tag.
+
+    The readable tag is pointed at it again when it moved (whichever engine pushed the image).
+
+    Args:
+        job: The variant to build.
+        content: Its content tag.
+        readable: Its readable tag.
+        policy: How to talk to the registry.
+
+    Returns:
+        The ``"skipped"`` result with the pushed digest and size, or None.
+
+    Raises:
+        RegistryError: The registry could not be reached or refused the request.
+    """
     registry = registry_for(content, policy)
     digest = registry.exists(content.repository, content.tag or "")
     if digest is None:
@@ -440,7 +656,18 @@ def find_in_registry(
 
 
 def pushed(registry: Registry, ref: Reference) -> Tuple[Optional[str], Optional[int]]:
-    """The digest and size (config plus compressed layers) of a pushed image."""
+    """The digest and size (config plus compressed layers) of a pushed image.
+
+    Args:
+        registry: The registry client.
+        ref: The pushed image.
+
+    Returns:
+        ``(digest, size)``, or ``(None, None)`` when the registry does not have it.
+
+    Raises:
+        RegistryError: The registry could not be reached.
+    """
     manifest = registry.manifest(ref.repository, ref.tag or "")
     if manifest is None:
         return None, None

@@ -13,6 +13,7 @@ import shutil
 import signal
 import tempfile
 from pathlib import Path
+from typing import ClassVar, List, Optional
 
 import sh
 
@@ -21,17 +22,20 @@ from mlcc.errors import RegistryError, UsageError
 from mlcc.image.auth import AuthFile, Credentials
 from mlcc.image.reference import Reference
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import ClassVar, List, Optional
-
 
 class CliEngine(ImageEngine):
+    """A local engine driven through its command line: what buildah and podman share."""
+
     program: ClassVar[str]
     build_verb: ClassVar[str]
     registry_cache = True  # --cache-from / --cache-to
 
     def check(self) -> None:
+        """Make sure the engine's program is on PATH.
+
+        Raises:
+            UsageError: It is not installed; the hint says how to install it.
+        """
         if shutil.which(self.program) is None:
             raise UsageError(
                 f"--backend {self.name}: {self.program} is not installed",
@@ -56,6 +60,21 @@ class CliEngine(ImageEngine):
         return ""
 
     def build_image(self, spec: EngineBuild, log: Log) -> str:
+        """Build with ``<program> <build_verb> --layers --iidfile``, output to ``log``.
+
+        Args:
+            spec: The context folder, Dockerfile, platform, build args, labels, cache and
+                network settings.
+            log: Receives the engine's output line by line.
+
+        Returns:
+            The image id the engine wrote to its iidfile.
+
+        Raises:
+            BuildError: The engine exited non-zero or wrote no image id; the error names the
+                failed step.
+            KeyboardInterrupt: Ctrl-C, after the engine was stopped.
+        """
         with tempfile.TemporaryDirectory(prefix="mlcc-iid-") as scratch:
             iidfile = Path(scratch) / "iid"
             args: List[str] = [self.build_verb, "--layers", "--iidfile", str(iidfile)]
@@ -87,9 +106,30 @@ class CliEngine(ImageEngine):
         return image
 
     def tag(self, image: str, ref: str) -> None:
+        """Tag a local image (``<program> tag``).
+
+        Args:
+            image: The image id or an existing reference.
+            ref: The new reference.
+
+        Raises:
+            UsageError: The engine refused, with its last output line.
+        """
         self._checked("tag", image, ref)
 
     def push(self, ref: Reference, *, tls_verify: bool, credentials: Optional[Credentials], log: Log) -> None:
+        """Push with ``<program> push``, credentials only as a private auth file.
+
+        Args:
+            ref: The image to push.
+            tls_verify: Verify the registry's TLS certificate.
+            credentials: The registry login, or None.
+            log: Receives the engine's output.
+
+        Raises:
+            RegistryError: The push failed; the hint names the likely cause (credentials,
+                plain HTTP, an unreachable registry).
+        """
         with AuthFile(ref.registry, credentials) as auth:
             args = ["push", f"--tls-verify={'true' if tls_verify else 'false'}"]
             if auth.path:
@@ -106,6 +146,14 @@ class CliEngine(ImageEngine):
                 ) from None
 
     def exists(self, ref: str) -> bool:
+        """Whether the engine's storage holds ``ref``.
+
+        Args:
+            ref: The image reference.
+
+        Returns:
+            True when the engine's inspect finds it.
+        """
         try:
             self._run(*self._exists_args(ref))
         except sh.ErrorReturnCode:
@@ -116,6 +164,11 @@ class CliEngine(ImageEngine):
         return ["inspect", "--type", "image", ref]
 
     def remove(self, ref: str) -> None:
+        """Remove a local tag; a missing one is not an error.
+
+        Args:
+            ref: The reference to remove.
+        """
         with contextlib.suppress(sh.ErrorReturnCode):
             self._run("rmi", ref)
 
@@ -144,16 +197,32 @@ def _push_hint(text: str, ref: Reference, tls_verify: bool) -> str:
 
 
 class Buildah(CliEngine):
+    """buildah: daemonless, builds with ``buildah bud``."""
+
     name = "buildah"
     program = "buildah"
     build_verb = "bud"
 
     def save(self, ref: str, destination: Path) -> Path:
+        """Write ``ref`` as an OCI archive (``buildah push ref oci-archive:...``).
+
+        Args:
+            ref: The image in buildah's storage.
+            destination: The archive file to write.
+
+        Returns:
+            ``destination``.
+
+        Raises:
+            UsageError: buildah could not write it.
+        """
         self._checked("push", ref, f"oci-archive:{destination}")
         return destination
 
 
 class Podman(CliEngine):
+    """podman: daemonless, builds with ``podman build``."""
+
     name = "podman"
     program = "podman"
     build_verb = "build"
@@ -162,5 +231,17 @@ class Podman(CliEngine):
         return ["image", "exists", ref]
 
     def save(self, ref: str, destination: Path) -> Path:
+        """Write ``ref`` as an OCI archive (``podman save --format oci-archive``).
+
+        Args:
+            ref: The image in podman's storage.
+            destination: The archive file to write.
+
+        Returns:
+            ``destination``.
+
+        Raises:
+            UsageError: podman could not write it.
+        """
         self._checked("save", "--format", "oci-archive", "--output", str(destination), ref)
         return destination

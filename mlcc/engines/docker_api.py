@@ -11,6 +11,7 @@ import contextlib
 import os
 import re
 from pathlib import Path
+from typing import Any, Dict, Optional
 
 import docker
 
@@ -19,22 +20,30 @@ from mlcc.errors import BuildError, RegistryError, UsageError
 from mlcc.image.auth import Credentials
 from mlcc.image.reference import Reference
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, Optional
-
 _BUILT = re.compile(r"(?:Successfully built |^)([0-9a-f]{12,64})\s*$")
 
 
 class Docker(ImageEngine):
+    """The docker SDK against the Docker API socket of DOCKER_HOST (dockerd or podman's service)."""
+
     name = "docker"
 
     def __init__(self, settings: EngineSettings) -> None:
+        """Keep the settings; the client connects on first use.
+
+        Args:
+            settings: Unused by this engine (it needs no cluster settings).
+        """
         super().__init__(settings)
         self._client: Any = None
 
     @property
     def client(self) -> Any:
+        """The SDK client, connected and pinged on first use.
+
+        Raises:
+            UsageError: No Docker API answers at DOCKER_HOST (or the default socket).
+        """
         if self._client is None:
             try:
                 self._client = docker.from_env(timeout=600)
@@ -49,9 +58,27 @@ class Docker(ImageEngine):
         return self._client
 
     def check(self) -> None:
+        """Connect to the Docker API.
+
+        Raises:
+            UsageError: No Docker API answers; the hint says how to start one.
+        """
         _ = self.client
 
     def build_image(self, spec: EngineBuild, log: Log) -> str:
+        """Build through the API (``/build``), streaming its output to ``log``.
+
+        Args:
+            spec: The context folder, Dockerfile, platform, build args, labels, cache and
+                network settings.
+            log: Receives the build output line by line.
+
+        Returns:
+            The image id the daemon reported.
+
+        Raises:
+            BuildError: The daemon reported an error, the API call failed, or no image id came.
+        """
         kwargs: Dict[str, Any] = {
             "path": str(spec.context),
             "dockerfile": spec.dockerfile,
@@ -88,10 +115,30 @@ class Docker(ImageEngine):
         return image
 
     def tag(self, image: str, ref: str) -> None:
+        """Tag a local image.
+
+        Args:
+            image: The image id or an existing reference.
+            ref: The new reference, ``repository:tag``.
+
+        Raises:
+            docker.errors.APIError: The daemon refused (an unknown image: ImageNotFound).
+        """
         repository, _, tag = ref.rpartition(":")
         self.client.images.get(image).tag(repository, tag)
 
     def push(self, ref: Reference, *, tls_verify: bool, credentials: Optional[Credentials], log: Log) -> None:
+        """Push through the API, credentials per call as ``auth_config``.
+
+        Args:
+            ref: The image to push.
+            tls_verify: Used for the hint only: the daemon's own configuration decides TLS.
+            credentials: The registry login, or None.
+            log: Receives the push status lines.
+
+        Raises:
+            RegistryError: The push failed; the hint names the likely cause.
+        """
         auth = {"username": credentials.username, "password": credentials.password} if credentials else None
         try:
             stream = self.client.api.push(ref.name, tag=ref.tag, auth_config=auth, stream=True, decode=True)
@@ -113,6 +160,14 @@ class Docker(ImageEngine):
             ) from None
 
     def exists(self, ref: str) -> bool:
+        """Whether the daemon holds ``ref``.
+
+        Args:
+            ref: The image reference.
+
+        Returns:
+            True when the daemon has it; False when it has not, or the API refused to say.
+        """
         try:
             self.client.images.get(ref)
         except docker.errors.ImageNotFound:
@@ -122,6 +177,18 @@ class Docker(ImageEngine):
         return True
 
     def save(self, ref: str, destination: Path) -> Path:
+        """Write ``ref`` as a docker-archive (``docker save``).
+
+        Args:
+            ref: The image reference.
+            destination: The archive file to write.
+
+        Returns:
+            ``destination``.
+
+        Raises:
+            docker.errors.APIError: The daemon could not export it.
+        """
         image = self.client.images.get(ref)
         with destination.open("wb") as handle:
             for chunk in image.save(named=True):
@@ -129,6 +196,11 @@ class Docker(ImageEngine):
         return destination
 
     def remove(self, ref: str) -> None:
+        """Remove a local tag; what the daemon refuses is ignored.
+
+        Args:
+            ref: The reference to remove.
+        """
         with contextlib.suppress(docker.errors.APIError):
             self.client.images.remove(ref, noprune=False)
 

@@ -19,7 +19,7 @@ image, once its label shows it is this build's.
 from __future__ import annotations
 
 import time
-from typing import Any, Dict
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import yaml
 from kubernetes import client, config, dynamic
@@ -40,14 +40,9 @@ from mlcc.engines.base import (
 from mlcc.errors import BuildError, RegistryError, UsageError
 from mlcc.image.reference import Reference, parse_reference
 from mlcc.image.registry import Manifest, Registry
-from mlcc.records import NamedTuple
 from mlcc.render.manifest import DIGEST_LABEL
 from mlcc.render.openshift import render_openshift
 from mlcc.render.openshift.names import object_name
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Callable, List, Optional, Sequence, Tuple
 
 Obj = Dict[str, Any]
 TERMINAL = ("Complete", "Failed", "Error", "Cancelled")
@@ -55,6 +50,8 @@ POLL_SECONDS = 2.0
 
 
 class ClusterBuild(NamedTuple):
+    """A Build object's final state on the cluster."""
+
     name: str  # the Build object, e.g. maskrcnn-cuda10-1-cudnn7-ubi8-x86-64-3
     phase: str
     message: str
@@ -66,6 +63,13 @@ class OpenShift(Engine):
     name = "openshift"
 
     def __init__(self, settings: EngineSettings, *, poll_seconds: float = POLL_SECONDS) -> None:
+        """Keep the settings; the cluster is reached on first use.
+
+        Args:
+            settings: The kubeconfig, its context and the cluster options (namespace,
+                ``--push-to``, ``--chain``, ...) the objects are rendered with.
+            poll_seconds: How often ``follow`` asks for the build's phase.
+        """
         super().__init__(settings)
         self.kubeconfig = settings.kubeconfig
         self.context = settings.context
@@ -77,6 +81,12 @@ class OpenShift(Engine):
 
     @property
     def client(self) -> Any:
+        """The dynamic Kubernetes client, from the kubeconfig, on first use.
+
+        Raises:
+            UsageError: No usable kubeconfig (missing, malformed, unknown context).
+            BuildError: The cluster cannot be reached.
+        """
         if self._client is None:
             configuration = client.Configuration()
             try:
@@ -106,6 +116,11 @@ class OpenShift(Engine):
 
     @property
     def namespace(self) -> str:
+        """The namespace: ``--namespace``, else the kubeconfig context's.
+
+        Raises:
+            UsageError: Neither names one (or no usable kubeconfig).
+        """
         _ = self.client
         if not self._namespace:
             raise UsageError(
@@ -114,17 +129,45 @@ class OpenShift(Engine):
         return self._namespace
 
     def check(self) -> None:
+        """Read the kubeconfig and the namespace before any build.
+
+        Raises:
+            UsageError: No usable kubeconfig, or no namespace.
+            BuildError: The cluster cannot be reached.
+        """
         _ = self.namespace
 
     def describe(self) -> str:
+        """The line printed before a build.
+
+        Returns:
+            ``OpenShift, namespace <ns>``.
+
+        Raises:
+            UsageError: No usable kubeconfig, or no namespace.
+        """
         return f"OpenShift, namespace {self.namespace}"
 
     # ------------------------------------------------------------------ the Engine interface
 
     def find_built(self, job: BuildJob, policy: BuildPolicy) -> Optional[BuildResult]:
-        """This content is already built where the BuildConfig's output goes: the output
-        ImageStreamTag's image carries this digest label, or with --push-to the external
-        registry holds the content tag (asked as the local engines ask it)."""
+        """Whether this content is already built where the BuildConfig's output goes.
+
+        The output ImageStreamTag's image carries this digest label, or with ``--push-to`` the
+        external registry holds the content tag (asked as the local engines ask it; a readable
+        tag whose image carries the digest label gets the content tag written).
+
+        Args:
+            job: The variant to build.
+            policy: How to talk to the ``--push-to`` registry.
+
+        Returns:
+            A ``"skipped"`` result, or None.
+
+        Raises:
+            BuildError: The cluster refused to show the ImageStreamTag.
+            RegistryError: The ``--push-to`` registry could not be asked.
+        """
         if self.settings.cluster.push_to:
             return self._find_pushed(job, policy)
         stream = object_name(job.rendered.stack.benchmark.name)
@@ -134,6 +177,24 @@ class OpenShift(Engine):
         return BuildResult(job, "skipped", reason, 0.0)
 
     def build(self, job: BuildJob, policy: BuildPolicy, log: Log) -> BuildResult:
+        """Apply the variant's objects, start its build, stream its log and wait for it.
+
+        With ``--chain`` the stack stage is started; the framework and benchmark builds follow
+        through their ImageChange triggers. With ``--push-to`` the pushed image then gets its
+        content tag, so the next build of the same inputs is skipped.
+
+        Args:
+            job: The variant to build.
+            policy: How to talk to the ``--push-to`` registry.
+            log: Receives the apply lines and the build's log.
+
+        Returns:
+            A ``"built"`` result naming the cluster's Build (and the pushed digest).
+
+        Raises:
+            BuildError: An object could not be applied, the build not started, or it ended
+                other than Complete (with the end of its log).
+        """
         objects = list(render_openshift(job.rendered, self.settings.cluster).build_objects)
         configs = [o["metadata"]["name"] for o in objects if o["kind"] == "BuildConfig"]
         if self.settings.cluster.chain:
@@ -151,7 +212,15 @@ class OpenShift(Engine):
     # ------------------------------------------------------------------ --push-to
 
     def pushed_image(self, job: BuildJob, policy: BuildPolicy) -> Optional[Reference]:
-        """With --push-to, the readable tag the cluster's build pushes to."""
+        """With ``--push-to``, the readable tag the cluster's build pushes to.
+
+        Args:
+            job: The variant being built.
+            policy: Unused: the cluster options decide.
+
+        Returns:
+            The reference, or None when the image stays in the cluster's ImageStream.
+        """
         return self._pushed_refs(job)[1] if self.settings.cluster.push_to else None
 
     def is_built(self, job: BuildJob, policy: BuildPolicy) -> Optional[str]:
@@ -233,7 +302,15 @@ class OpenShift(Engine):
     # ------------------------------------------------------------------ objects
 
     def apply(self, objects: Sequence[Obj], log: Log) -> None:
-        """Create each object, or merge-patch it when it exists."""
+        """Create each object, or merge-patch it when it exists (as ``oc apply`` does).
+
+        Args:
+            objects: The objects ``mlcc gen`` writes for the variant.
+            log: Receives one line per object (created, configured).
+
+        Raises:
+            BuildError: The cluster refused an object, or does not serve its kind.
+        """
         for obj in objects:
             resource = self._resource(obj["apiVersion"], obj["kind"])
             name = obj["metadata"]["name"]
@@ -259,7 +336,18 @@ class OpenShift(Engine):
                 raise self._failure(f"cannot apply {obj['kind']} {name}", error) from None
 
     def image_digest_label(self, stream: str, tag: str) -> Optional[str]:
-        """The io.mlcc.digest label of the image an ImageStreamTag points at, if any."""
+        """The io.mlcc.digest label of the image an ImageStreamTag points at, if any.
+
+        Args:
+            stream: The ImageStream's name.
+            tag: The tag, the variant's name.
+
+        Returns:
+            The label's value, or None when the tag or label is missing.
+
+        Raises:
+            BuildError: The cluster refused to show the ImageStreamTag.
+        """
         resource = self._resource("image.openshift.io/v1", "ImageStreamTag")
         try:
             found = resource.get(name=f"{stream}:{tag}", namespace=self.namespace).to_dict()
@@ -274,7 +362,18 @@ class OpenShift(Engine):
     # ------------------------------------------------------------------ builds
 
     def start(self, build_config: str, build_args: Sequence[tuple] = ()) -> str:  # type: ignore[type-arg]
-        """POST buildconfigs/<name>/instantiate (oc start-build); the new Build's name."""
+        """Start a build: POST ``buildconfigs/<name>/instantiate`` (``oc start-build``).
+
+        Args:
+            build_config: The BuildConfig's name.
+            build_args: ``(name, value)`` pairs to override the Docker strategy's build args.
+
+        Returns:
+            The new Build's name.
+
+        Raises:
+            BuildError: The cluster refused to start it.
+        """
         resource = self._resource("build.openshift.io/v1", "BuildConfig")
         request: Obj = {
             "kind": "BuildRequest",
@@ -293,7 +392,19 @@ class OpenShift(Engine):
         return str(build.metadata.name)
 
     def follow(self, build: str, log: Log, *, clock: Callable[[], float] = time.monotonic) -> ClusterBuild:
-        """Stream the build's log, then wait for its final phase."""
+        """Stream the build's log, then wait for its final phase.
+
+        Args:
+            build: The Build's name.
+            log: Receives the build's log lines.
+            clock: The clock polling is measured by.
+
+        Returns:
+            The build's final phase and message (Complete, Failed, Error or Cancelled).
+
+        Raises:
+            BuildError: The cluster refused to show the build.
+        """
         self._stream_log(build, log)
         resource = self._resource("build.openshift.io/v1", "Build")
         while True:
@@ -355,7 +466,21 @@ def _chunks(response: Any) -> Any:
 
 
 def build_on_cluster(cluster: OpenShift, objects: List[Obj], build_config: str, log: Log) -> ClusterBuild:
-    """Apply, start, follow; a failed build raises BuildError with the end of its log."""
+    """Apply, start, follow: one build on the cluster.
+
+    Args:
+        cluster: The connected engine.
+        objects: The objects to apply first.
+        build_config: The BuildConfig to start.
+        log: Receives the apply lines and the build's log.
+
+    Returns:
+        The completed build.
+
+    Raises:
+        BuildError: Applying or starting failed, or the build ended other than Complete
+            (with the end of its log).
+    """
     cluster.apply(objects, log)
     name = cluster.start(build_config)
     log(f"build {name} started")

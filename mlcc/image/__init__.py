@@ -11,16 +11,13 @@ local engine's storage) needs an engine and is opened by :mod:`mlcc.app.images`.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import List, Optional
 
 from mlcc.errors import UsageError
 from mlcc.image.auth import credentials_for
 from mlcc.image.content import ImageContent, read_archive, read_from_registry, split_transport
 from mlcc.image.reference import parse_reference
 from mlcc.image.registry import Registry
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List, Optional
 
 __all__ = ["ImageContent", "open_image"]
 

@@ -14,12 +14,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
-
-from mlcc.records import NamedTuple
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Dict, Iterator, List, Optional
+from typing import Dict, Iterator, List, NamedTuple, Optional
 
 USER_ENV = "MLCC_REGISTRY_USERNAME"
 PASSWORD_ENV = "MLCC_REGISTRY_PASSWORD"

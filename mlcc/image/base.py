@@ -10,16 +10,13 @@ a UBI 9 image under a UBI 8 stack, or a ppc64le image under an x86_64 one.
 
 from __future__ import annotations
 
+from typing import Dict, NamedTuple, Optional, Tuple
+
 from mlcc.errors import RegistryError, UsageError
 from mlcc.image.auth import credentials_for
 from mlcc.image.content import OCI_ARCH_NAMES, scan_layers
 from mlcc.image.reference import Reference, parse_reference
 from mlcc.image.registry import Manifest, Registry
-from mlcc.records import NamedTuple
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Dict, Optional, Tuple
 
 OS_RELEASE_FILES = ("etc/os-release", "usr/lib/os-release")
 

@@ -13,17 +13,13 @@ import posixpath
 import tarfile
 import zlib
 from pathlib import Path
+from typing import IO, Any, Dict, Iterable, List, NamedTuple, Optional, Set, Tuple
 
 from mlcc.errors import RegistryError, UsageError
 from mlcc.image import untrusted
 from mlcc.image.reference import Reference
 from mlcc.image.registry import Manifest, Registry
 from mlcc.image.untrusted import as_object
-from mlcc.records import NamedTuple
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import IO, Any, Dict, Iterable, List, Optional, Set, Tuple
 
 STACK_FILE = "etc/mlcc/stack.json"
 INSTALLED_FILE = "etc/mlcc/installed.json"

@@ -4,13 +4,9 @@ distribution spec and containers/image do, without guessing a default registry."
 from __future__ import annotations
 
 import re
+from typing import NamedTuple, Optional
 
 from mlcc.errors import UsageError
-from mlcc.records import NamedTuple
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Optional
 
 _PATH = re.compile(r"^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*\Z")
 _TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}\Z")

@@ -17,16 +17,12 @@ import ssl
 import urllib.error
 import urllib.parse
 import urllib.request
+from typing import IO, Any, Dict, List, NamedTuple, Optional, Tuple
 
 from mlcc.errors import RegistryError
 from mlcc.image.auth import Credentials
-from mlcc.records import NamedTuple
 from mlcc.secrets import redact
 from mlcc.ui.safe_text import printable
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import IO, Any, Dict, List, Optional, Tuple
 
 OCI_INDEX = "application/vnd.oci.image.index.v1+json"
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"

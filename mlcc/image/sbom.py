@@ -16,9 +16,17 @@ Miniforge) and of each file pip took from a hash lock, and the commit of every g
 checkout. A format 1 stack.json (an image built before) has no ``fetches``: its SBOM
 names no such hashes, as before.
 
-Pure and deterministic: the same documents and image give the same bytes. The serial
-number is derived from the content, and the timestamp is the caller's (from
-``SOURCE_DATE_EPOCH`` or the image's own creation time), never the clock. Both documents
+The document is made by cyclonedx-python-lib (its model, its CycloneDX 1.5 JSON
+serialiser) with package URLs from packageurl-python; :func:`sbom_bytes` writes it as
+canonical JSON, so the bytes do not follow the library's key order from one release to
+the next. Two things the library would choose are set instead: the serial number is
+derived from the content (the library's default is a random UUID), and the timestamp is
+the caller's (from ``SOURCE_DATE_EPOCH`` or the image's own creation time) or none at
+all, never the clock (the library's default). The library keeps time as Python's
+datetime does, to the microsecond: an image created at ``...05.123456789Z`` gets an
+SBOM timestamped ``...05.123456+00:00``.
+
+Pure and deterministic: the same documents and image give the same bytes. Both documents
 come from an image and are untrusted: stack.json is checked against its schema,
 installed.json shape by shape, and a document that is not what mlcc writes is an error
 naming the field, never a traceback.
@@ -27,28 +35,30 @@ naming the field, never a traceback.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import uuid
-from typing import Any, Dict, Tuple
-from urllib.parse import quote, urlsplit
+from datetime import datetime
+from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple
+from urllib.parse import urlsplit
+
+from cyclonedx.model import ExternalReference, ExternalReferenceType, HashAlgorithm, HashType, Property, XsUri
+from cyclonedx.model.bom import Bom
+from cyclonedx.model.component import Component, ComponentType
+from cyclonedx.output.json import JsonV1Dot5
+from packageurl import PackageURL
 
 from mlcc.errors import DriftError
 from mlcc.image.content import INSTALLED_FILE, STACK_FILE, ImageContent
 from mlcc.kb.model import UNCONFIRMED
-from mlcc.records import NamedTuple
 from mlcc.render.canonical_json import dumps
 from mlcc.stackfile.document import DownloadRecord, GitRecord, LibraryRecord, PipPackageRecord, StackManifest
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List, Optional
-
 MEDIA_TYPE = "application/vnd.cyclonedx+json"
-SPEC_VERSION = "1.5"
 Json = Dict[str, Any]
 
 # RFC 3339 as CycloneDX's "date-time" needs it, checked before an image's label is used
-_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})\Z")
+_TIMESTAMP = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})\Z")
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}\Z")
 _COMMIT = re.compile(r"^[0-9a-f]{40}\Z")
 # mlcc's arch names -> Debian's (pkg:deb's arch qualifier); rpm uses mlcc's own
@@ -56,6 +66,8 @@ _DEB_ARCH = {"x86_64": "amd64", "ppc64le": "ppc64el", "aarch64": "arm64"}
 _OCI_ARCH = {"x86_64": "amd64", "ppc64le": "ppc64le", "aarch64": "arm64"}
 # the namespace of the serial numbers (RFC 4122 name-based UUIDs of the document's digest)
 _SERIAL_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "mlcc:sbom")
+# the serial number the content digest is taken with, before the real one is known
+_NO_SERIAL = uuid.UUID(int=0)
 _MAX_TEXT = 4096  # no field of installed.json is longer; a longer one is not mlcc's
 # what a package name and version may be before it enters a purl (rpm, dpkg, PEP 440 and
 # PEP 508 spellings); anything else in installed.json is not what a package database said
@@ -215,11 +227,6 @@ def _without_credentials(channel: str) -> str:
 # ----------------------------------------------------------------------------- purls
 
 
-def _enc(text: str, safe: str = ":") -> str:
-    """A purl component, percent-encoded as the purl spec (and packageurl-python) spell it."""
-    return quote(text, safe=safe)
-
-
 def purl(
     kind: str,
     name: str,
@@ -228,22 +235,10 @@ def purl(
     namespace: Optional[str] = None,
     qualifiers: Optional[Dict[str, Optional[str]]] = None,
     subpath: Optional[str] = None,
-) -> str:
-    """``pkg:kind/namespace/name@version?qualifiers#subpath``, each part encoded."""
-    text = f"pkg:{kind}/"
-    if namespace:
-        text += "/".join(_enc(part) for part in namespace.split("/") if part) + "/"
-    text += _enc(name)
-    if version:
-        text += "@" + _enc(version)
-    pairs = sorted((k, v) for k, v in (qualifiers or {}).items() if v)
-    if pairs:
-        text += "?" + "&".join(f"{k}={_enc(v, ':/')}" for k, v in pairs)
-    if subpath:
-        parts = [p for p in subpath.split("/") if p not in ("", ".", "..")]
-        if parts:
-            text += "#" + "/".join(_enc(p) for p in parts)
-    return text
+) -> PackageURL:
+    """A package URL; qualifiers without a value are left out."""
+    given = {k: v for k, v in (qualifiers or {}).items() if v}
+    return PackageURL(kind, namespace, name, version or None, given or None, subpath or None)
 
 
 def _pypi_name(name: str) -> str:
@@ -256,7 +251,7 @@ def is_timestamp(text: str) -> bool:
     return bool(_TIMESTAMP.match(text))
 
 
-def _oci_purl(reference: str, digest: Optional[str], arch: Optional[str]) -> Optional[str]:
+def _oci_purl(reference: str, digest: Optional[str], arch: Optional[str]) -> Optional[PackageURL]:
     """pkg:oci/NAME@sha256:...?repository_url=REGISTRY/PATH&tag=TAG, or None without a digest."""
     if not digest or not _DIGEST.match(digest):
         return None
@@ -306,36 +301,33 @@ def _repository_purl(repository: str, types: RepositoryTypes) -> Optional[Tuple[
 # ----------------------------------------------------------------------------- components
 
 
-def _property(name: str, value: Optional[str]) -> List[Json]:
-    return [{"name": f"mlcc:{name}", "value": value}] if value else []
+def _property(name: str, value: Optional[str]) -> List[Property]:
+    return [Property(name=f"mlcc:{name}", value=value)] if value else []
 
 
 def _component(
-    kind: str,
+    kind: ComponentType,
     ref: str,
     name: str,
     version: Optional[str],
     *,
-    package_url: Optional[str] = None,
+    package_url: Optional[PackageURL] = None,
     description: Optional[str] = None,
     hashes: Tuple[Tuple[str, str], ...] = (),
-    properties: Tuple[Json, ...] = (),
-    external: Tuple[Tuple[str, str], ...] = (),
-) -> Json:
-    found: Json = {"type": kind, "bom-ref": ref, "name": name}
-    if version:
-        found["version"] = version
-    if description:
-        found["description"] = description
-    if hashes:
-        found["hashes"] = [{"alg": alg, "content": content} for alg, content in hashes]
-    if package_url:
-        found["purl"] = package_url
-    if external:
-        found["externalReferences"] = [{"type": t, "url": u} for t, u in external]
-    if properties:
-        found["properties"] = list(properties)
-    return found
+    properties: Iterable[Property] = (),
+    external: Tuple[Tuple[ExternalReferenceType, str], ...] = (),
+) -> Component:
+    return Component(
+        type=kind,
+        bom_ref=ref,
+        name=name,
+        version=version or None,
+        description=description or None,
+        hashes=[HashType(alg=HashAlgorithm(alg), content=content) for alg, content in hashes],
+        purl=package_url,
+        external_references=[ExternalReference(type=t, url=XsUri(u)) for t, u in external],
+        properties=properties,
+    )
 
 
 def _unique_ref(ref: str, seen: Dict[str, int]) -> str:
@@ -358,7 +350,7 @@ def _downloads(stack: StackManifest) -> Tuple[DownloadRecord, ...]:
     return stack.fetches.downloads if stack.fetches else ()
 
 
-def _download_pins(record: Optional[DownloadRecord]) -> Tuple[Json, ...]:
+def _download_pins(record: Optional[DownloadRecord]) -> Tuple[Property, ...]:
     """What pins a download that has no sourced sha256: the recipe's reason, and the
     checksum file the build checked it against, if any."""
     if record is None or record.sha256:
@@ -369,11 +361,11 @@ def _download_pins(record: Optional[DownloadRecord]) -> Tuple[Json, ...]:
     )
 
 
-def _base(stack: StackManifest) -> Json:
+def _base(stack: StackManifest) -> Component:
     base = stack.base
     name, tag = _split_reference(base.image)
     return _component(
-        "container",
+        ComponentType.CONTAINER,
         "base-image",
         name or base.image,
         tag or base.digest,
@@ -384,12 +376,12 @@ def _base(stack: StackManifest) -> Json:
     )
 
 
-def _operating_system(installed: Installed) -> List[Json]:
+def _operating_system(installed: Installed) -> List[Component]:
     if not installed.os_id:
         return []
     return [
         _component(
-            "operating-system",
+            ComponentType.OPERATING_SYSTEM,
             "os",
             installed.os_id,
             installed.os_version,
@@ -410,7 +402,7 @@ def _packaging(stack: StackManifest, installed: Installed) -> str:
     return "deb" if installed.os_id in ("debian", "ubuntu") else "rpm"
 
 
-def _packages(stack: StackManifest, installed: Installed) -> List[Json]:
+def _packages(stack: StackManifest, installed: Installed) -> List[Component]:
     """The NVIDIA packages mlcc-record asked the package database about, as installed."""
     kind = _packaging(stack, installed)
     distro = "-".join(p for p in (installed.os_id, installed.os_version) if p) or None
@@ -422,7 +414,7 @@ def _packages(stack: StackManifest, installed: Installed) -> List[Json]:
         qualifiers = {"arch": _DEB_ARCH.get(arch, arch) if kind == "deb" else arch, "distro": distro}
         found.append(
             _component(
-                "library",
+                ComponentType.LIBRARY,
                 f"{kind}:{name}",
                 name,
                 version,
@@ -433,13 +425,13 @@ def _packages(stack: StackManifest, installed: Installed) -> List[Json]:
     return found
 
 
-def _cuda(stack: StackManifest, installed: Installed) -> List[Json]:
+def _cuda(stack: StackManifest, installed: Installed) -> List[Component]:
     cuda = stack.components.cuda
     if cuda is None:
         return []
     return [
         _component(
-            "framework",
+            ComponentType.FRAMEWORK,
             "cuda",
             "cuda",
             cuda.version,
@@ -458,7 +450,7 @@ def _library(
     installed: Installed,
     framework: str,
     downloads: Tuple[DownloadRecord, ...],
-) -> List[Json]:
+) -> List[Component]:
     """cuDNN or NCCL: a tarball is a component of its own (with the sha256 the build
     checked); packages are listed as such; a copy the framework brings is named, with
     what the framework reports loading."""
@@ -472,7 +464,7 @@ def _library(
         fetched = next((d for d in downloads if d.name == name and d.url == url), None)
         return [
             _component(
-                "library",
+                ComponentType.LIBRARY,
                 f"tarball:{name}",
                 name,
                 version,
@@ -484,14 +476,14 @@ def _library(
                     *_property("for-cuda", lib.for_cuda),
                     *_download_pins(fetched),
                 ),
-                external=((("distribution", url),) if url else ()),
+                external=(((ExternalReferenceType.DISTRIBUTION, url),) if url else ()),
             )
         ]
     reported = [m.get(name) for n, m in installed.modules if n == framework]
     loaded = next((v[:_MAX_TEXT] for v in reported if isinstance(v, str) and v), None)
     return [
         _component(
-            "library",
+            ComponentType.LIBRARY,
             f"bundled:{name}",
             name,
             version,
@@ -505,14 +497,14 @@ def _library(
     ]
 
 
-def _python(stack: StackManifest, installed: Installed) -> List[Json]:
+def _python(stack: StackManifest, installed: Installed) -> List[Component]:
     version = installed.python
     record = stack.components.python
     if not version and record is None:
         return []
     return [
         _component(
-            "application",
+            ComponentType.APPLICATION,
             "python",
             "python",
             version or (record.version if record else None),
@@ -522,11 +514,11 @@ def _python(stack: StackManifest, installed: Installed) -> List[Json]:
     ]
 
 
-def _gcc(stack: StackManifest, installed: Installed) -> List[Json]:
+def _gcc(stack: StackManifest, installed: Installed) -> List[Component]:
     gcc = stack.components.gcc
     return [
         _component(
-            "application",
+            ComponentType.APPLICATION,
             "gcc",
             "gcc",
             installed.gcc or gcc.version,
@@ -541,12 +533,12 @@ def _conda_owners(installed: Installed) -> Dict[str, CondaPackage]:
     return {name: package for package in installed.conda for name in package.distributions}
 
 
-def _conda_purl(package: CondaPackage) -> str:
+def _conda_purl(package: CondaPackage) -> PackageURL:
     qualifiers = {"build": package.build, "channel": package.channel}
     return purl("conda", package.name, package.version, qualifiers=qualifiers)
 
 
-def _conda_properties(package: CondaPackage) -> Tuple[Json, ...]:
+def _conda_properties(package: CondaPackage) -> Tuple[Property, ...]:
     return (
         *_property("installer", "conda"),
         *_property("conda-package", f"{package.name} {package.version} {package.build or ''}".strip()),
@@ -554,7 +546,7 @@ def _conda_properties(package: CondaPackage) -> Tuple[Json, ...]:
     )
 
 
-def _python_packages(stack: StackManifest, installed: Installed) -> List[Json]:
+def _python_packages(stack: StackManifest, installed: Installed) -> List[Component]:
     """Every distribution pip lists. One that conda installed (installed.json's ``conda``
     says which) is that conda package, not a PyPI release: pkg:conda with its build and
     channel. The framework's own, when conda or a source build put it there, is not a
@@ -568,11 +560,11 @@ def _python_packages(stack: StackManifest, installed: Installed) -> List[Json]:
     for name, version in installed.pip:
         normal = _pypi_name(name)
         ref = _unique_ref(f"pypi:{normal}", seen)  # pip lists a name once; a repeat keeps both
-        properties: Tuple[Json, ...] = ()
-        package_url: Optional[str] = purl("pypi", normal, version)
+        properties: Tuple[Property, ...] = ()
+        package_url: Optional[PackageURL] = purl("pypi", normal, version)
         if framework is not None and normal in names:
             properties = (
-                *_property("framework", framework.name),
+                *_property(ComponentType.FRAMEWORK, framework.name),
                 *_property("framework-variant", framework.variant),
                 *_property("install", framework.install),
                 *_property("cuda-lines", ", ".join(framework.cuda)),
@@ -590,7 +582,7 @@ def _python_packages(stack: StackManifest, installed: Installed) -> List[Json]:
             properties = (*properties, *_property("file", lock[1].file), *_property("pip-lock", lock[0]))
         found.append(
             _component(
-                "library",
+                ComponentType.LIBRARY,
                 ref,
                 name,
                 version,
@@ -602,7 +594,7 @@ def _python_packages(stack: StackManifest, installed: Installed) -> List[Json]:
     return found
 
 
-def _conda_only_packages(installed: Installed) -> List[Json]:
+def _conda_only_packages(installed: Installed) -> List[Component]:
     """The conda packages that put no distribution pip lists: the libraries and tools of
     the environment (a channel's cudatoolkit, cudnn and nccl, which the framework loads)."""
     listed = {_pypi_name(name) for name, _ in installed.pip}
@@ -614,7 +606,7 @@ def _conda_only_packages(installed: Installed) -> List[Json]:
         ref = _unique_ref(f"conda:{package.name}", seen)  # conda links a name once
         found.append(
             _component(
-                "library",
+                ComponentType.LIBRARY,
                 ref,
                 package.name,
                 package.version,
@@ -637,7 +629,7 @@ def _locked_files(stack: StackManifest) -> Dict[Tuple[str, str], Tuple[str, PipP
     return found
 
 
-def _framework(stack: StackManifest, installed: Installed) -> List[Json]:
+def _framework(stack: StackManifest, installed: Installed) -> List[Component]:
     """The framework as Python imports it, when pip does not list it (a conda build)."""
     framework = stack.components.framework
     if framework is None:
@@ -649,7 +641,7 @@ def _framework(stack: StackManifest, installed: Installed) -> List[Json]:
     version = recorded.get("version") if isinstance(recorded.get("version"), str) else None
     return [
         _component(
-            "framework",
+            ComponentType.FRAMEWORK,
             f"framework:{framework.name}",
             framework.name,
             version or framework.version,
@@ -663,7 +655,7 @@ def _framework(stack: StackManifest, installed: Installed) -> List[Json]:
     ]
 
 
-def _benchmark(stack: StackManifest, types: RepositoryTypes) -> List[Json]:
+def _benchmark(stack: StackManifest, types: RepositoryTypes) -> List[Component]:
     benchmark = stack.benchmark
     source = benchmark.source
     if source is None:
@@ -675,7 +667,7 @@ def _benchmark(stack: StackManifest, types: RepositoryTypes) -> List[Json]:
         package_url = purl(kind, name, source.commit, namespace=owner, subpath=source.path)
     return [
         _component(
-            "application",
+            ComponentType.APPLICATION,
             f"source:{benchmark.name}",
             benchmark.name,
             source.commit,
@@ -685,12 +677,12 @@ def _benchmark(stack: StackManifest, types: RepositoryTypes) -> List[Json]:
                 *_property("suite", benchmark.suite),
                 *_property("path", source.path),
             ),
-            external=(("vcs", source.repository),),
+            external=((ExternalReferenceType.VCS, source.repository),),
         )
     ]
 
 
-def _checkouts(stack: StackManifest, types: RepositoryTypes) -> List[Json]:
+def _checkouts(stack: StackManifest, types: RepositoryTypes) -> List[Component]:
     """Every git checkout besides the benchmark's own source (listed above): extensions,
     a framework built from source, pip's git+ requirements; each at its commit."""
     found = []
@@ -703,7 +695,7 @@ def _checkouts(stack: StackManifest, types: RepositoryTypes) -> List[Json]:
     return found
 
 
-def _checkout(ref: str, record: GitRecord, types: RepositoryTypes) -> Json:
+def _checkout(ref: str, record: GitRecord, types: RepositoryTypes) -> Component:
     found = _repository_purl(record.repository, types)
     package_url = None
     if found is not None and _COMMIT.match(record.commit):
@@ -715,7 +707,7 @@ def _checkout(ref: str, record: GitRecord, types: RepositoryTypes) -> Json:
         else record.repository.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
     )
     return _component(
-        "library",
+        ComponentType.LIBRARY,
         ref,
         name,
         record.commit,
@@ -725,11 +717,11 @@ def _checkout(ref: str, record: GitRecord, types: RepositoryTypes) -> Json:
             *_property("checkout", record.name),
             *_property("commit-unresolved", record.commit_unresolved),
         ),
-        external=(("vcs", record.repository),),
+        external=((ExternalReferenceType.VCS, record.repository),),
     )
 
 
-def _tools(stack: StackManifest) -> List[Json]:
+def _tools(stack: StackManifest) -> List[Component]:
     """Downloads that are neither cuDNN nor NCCL (listed with their library) nor a
     repository's signing key (which pins packages, and is no component): Miniforge."""
     found = []
@@ -738,7 +730,7 @@ def _tools(stack: StackManifest) -> List[Json]:
             continue
         found.append(
             _component(
-                "application",
+                ComponentType.APPLICATION,
                 f"download:{record.name}",
                 record.name,
                 None,
@@ -746,7 +738,7 @@ def _tools(stack: StackManifest) -> List[Json]:
                 description=f"from {record.url.rsplit('/', 1)[-1]}",
                 hashes=_file_sha256(record.sha256),
                 properties=_download_pins(record),
-                external=(("distribution", record.url),),
+                external=((ExternalReferenceType.DISTRIBUTION, record.url),),
             )
         )
     return found
@@ -764,9 +756,13 @@ def cyclonedx(
     tool_version: str = "",
     repository_types: RepositoryTypes = (),
 ) -> Json:
-    """The CycloneDX 1.5 document of an image from its stack.json and installed.json.
+    """The CycloneDX 1.5 document of an image from its stack.json and installed.json, as
+    cyclonedx-python-lib writes it (read back into JSON values).
 
-    ``timestamp`` (RFC 3339) is left out when None; the same inputs give the same document.
+    ``timestamp`` (RFC 3339) is left out when None; ``tool_version`` is mlcc's, named in
+    the tools; ``repository_types`` name a source on a known host by its purl type. The
+    same inputs give the same document, its serial number included. A document that is
+    not what mlcc writes is a DriftError naming the field.
     """
     stack = StackManifest.from_json(stack_document, f"{image.reference}: /{STACK_FILE}", _error)
     installed = read_installed(installed_document, f"{image.reference}: /{INSTALLED_FILE}")
@@ -792,7 +788,7 @@ def cyclonedx(
     ]
     name, tag = _split_reference(image.reference)
     subject = _component(
-        "container",
+        ComponentType.CONTAINER,
         "image",
         name or image.reference,
         image.digest or tag or stack.variant,
@@ -809,26 +805,35 @@ def cyclonedx(
             *_property("reference", image.reference),
         ),
     )
-    metadata: Json = {
-        "tools": {"components": [{"type": "application", "name": "mlcc", "version": tool_version}]},
-        "component": subject,
-    }
-    if not tool_version:
-        del metadata["tools"]["components"][0]["version"]
-    if timestamp is not None:
-        metadata["timestamp"] = timestamp
-    document: Json = {
-        "bomFormat": "CycloneDX",
-        "specVersion": SPEC_VERSION,
-        "version": 1,
-        "metadata": metadata,
-        "components": components,
-        # what the image is made of; the components' own dependencies are not recorded
-        "dependencies": [{"ref": "image", "dependsOn": [c["bom-ref"] for c in components]}],
-    }
-    digest = hashlib.sha256(dumps(document).encode()).hexdigest()
-    document["serialNumber"] = f"urn:uuid:{uuid.uuid5(_SERIAL_NAMESPACE, digest)}"
+    bom = Bom(components=components, serial_number=_NO_SERIAL)
+    bom.metadata.component = subject
+    bom.metadata.tools.components.add(
+        Component(type=ComponentType.APPLICATION, name="mlcc", version=tool_version or None)
+    )
+    # the library stamps the clock unless told otherwise; CycloneDX makes the time optional
+    bom.metadata.timestamp = _datetime(timestamp)  # type: ignore[assignment]
+    # what the image is made of; the components' own dependencies are not recorded
+    bom.register_dependency(subject, components)
+    digest = hashlib.sha256(_serialised(bom).encode()).hexdigest()
+    bom.serial_number = uuid.uuid5(_SERIAL_NAMESPACE, digest)
+    document: Json = json.loads(_serialised(bom))
     return document
+
+
+def _serialised(bom: Bom) -> str:
+    """The library's CycloneDX 1.5 JSON of ``bom`` (a new writer each time: one caches its text)."""
+    return JsonV1Dot5(bom).output_as_string()
+
+
+def _datetime(timestamp: Optional[str]) -> Optional[datetime]:
+    """An RFC 3339 time (checked by :data:`_TIMESTAMP`) as a datetime, to the microsecond."""
+    found = _TIMESTAMP.match(timestamp) if timestamp else None
+    if found is None:
+        return None
+    seconds, fraction, zone = found.groups()
+    # fromisoformat before Python 3.11 reads six fractional digits or none, and no "Z"
+    micro = "." + fraction[1:7].ljust(6, "0") if fraction else ""
+    return datetime.fromisoformat(seconds + micro + ("+00:00" if zone == "Z" else zone))
 
 
 def sbom_bytes(document: Json) -> bytes:

@@ -9,11 +9,11 @@ lists every mismatch.
 from __future__ import annotations
 
 import re
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.errors import DriftError
 from mlcc.image.content import INSTALLED_FILE, OCI_ARCH_NAMES, STACK_FILE, ImageContent
 from mlcc.kb.model import UNCONFIRMED  # how stack.json names a bundled library's unknown version
-from mlcc.records import NamedTuple
 from mlcc.stackfile.document import (
     Components,
     CudaRecord,
@@ -26,10 +26,6 @@ from mlcc.stackfile.document import (
     problem_of,
 )
 from mlcc.versions import parse_version
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 
 class Row(NamedTuple):

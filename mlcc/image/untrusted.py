@@ -10,13 +10,9 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Callable
+from typing import Any, Callable, Dict, List
 
 from mlcc.errors import MlccError
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, List
 
 DIGEST = re.compile(r"^sha256:[0-9a-f]{64}\Z|^sha512:[0-9a-f]{128}\Z")
 ErrorFactory = Callable[[str], MlccError]

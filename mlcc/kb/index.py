@@ -20,16 +20,12 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from html.parser import HTMLParser
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from packaging.utils import canonicalize_name
 
 from mlcc.errors import IndexUnreachable
 from mlcc.kb.loader import cache_dir
-from mlcc.records import NamedTuple
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Tuple
 
 PYPI_SIMPLE = "https://pypi.org/simple/"
 INDEX_ENV = "PIP_INDEX_URL"  # pip's own setting: a configured mirror is honoured as pip would

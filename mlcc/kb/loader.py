@@ -2,35 +2,29 @@
 
 Cold path (:mod:`mlcc.kb.build`): parse every YAML file keeping line numbers, validate it
 against its JSON Schema, check cross-references, build the typed model. Warm path (here):
-the same model unpickled from a per-user cache, so a CLI call costs a few milliseconds.
+the same model unpickled from a per-user cache, so a CLI call skips YAML parsing and
+schema validation.
 
-The cache key is the name, size and modification time (ns) of every recipe and schema
-file plus mlcc's version: stat calls only, because hashing the files (and importing
-hashlib and pathlib) would cost more than the rest of ``mlcc resolve``.
+The cache key is the name, size, times and inode of every recipe, schema and model-code
+file plus mlcc's version: stat calls only, so a warm start reads no recipe.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-
-# pickle's C half: pickle.py itself defines the pure-Python (un)pickler classes, ~1 ms of
-# every start for code the cache never runs
-from _pickle import dump as pickle_dump
-from _pickle import load as pickle_load
+import pickle
+import tempfile
+from hashlib import sha256
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 import mlcc
 from mlcc.errors import RecipeError, UsageError
 from mlcc.kb.layout import FOLDERS, OTHER_FILES, SCHEMA_DIR, SINGLE_FILES
 from mlcc.kb.model import KnowledgeBase
 from mlcc.kb.pip_locks import LOCK_DIR, lock_file_names
-from mlcc.sha256 import sha256
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List, Optional, Sequence, Tuple
-
-PICKLE_PROTOCOL = 5  # pickle.HIGHEST_PROTOCOL since Python 3.8
+PICKLE_PROTOCOL = 5  # pickle.HIGHEST_PROTOCOL since Python 3.8; fixed, so a newer Python reads it
 
 RECIPES_ENV = "MLCC_RECIPES"
 CACHE_ENV = "MLCC_CACHE_DIR"
@@ -149,7 +143,7 @@ def _stat_key(root: str, files: Sequence[RecipeFile]) -> str:
         # same-size rewrite within the clock's tick) still changes them; no user can set ctime
         parts.append(f"{path}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_ino}")
     text = "\n".join(parts).encode()
-    return sha256(text).hexdigest()[:16]  # mlcc.sha256: loaded by gen anyway, where zlib was not
+    return sha256(text).hexdigest()[:16]
 
 
 # ----------------------------------------------------------------------------- cache
@@ -186,7 +180,7 @@ def _read_cache(path: str) -> Optional[KnowledgeBase]:
         return None
     try:
         with open(path, "rb") as handle:
-            kb = pickle_load(handle)
+            kb = pickle.load(handle)
     except Exception:  # a truncated or stale cache is rebuilt, never fatal
         return None
     return kb if isinstance(kb, KnowledgeBase) else None
@@ -195,12 +189,15 @@ def _read_cache(path: str) -> Optional[KnowledgeBase]:
 def _write_cache(path: str, kb: KnowledgeBase) -> None:
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        # a private name per process, created exclusively: tempfile would cost every start
-        tmp = os.path.join(os.path.dirname(path), f".kb-{os.getpid()}-{id(kb):x}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            pickle_dump(kb, handle, protocol=PICKLE_PROTOCOL)
-        os.replace(tmp, path)
+        fd, tmp = tempfile.mkstemp(prefix=".kb-", suffix=".tmp", dir=os.path.dirname(path))
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                pickle.dump(kb, handle, protocol=PICKLE_PROTOCOL)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
         _prune(os.path.dirname(path), keep=8)
     except OSError:
         return  # a read-only home only costs speed

@@ -7,20 +7,15 @@ only rendering and ``mlcc kb lock`` name installs.
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from hashlib import sha256
+from typing import List, Optional
 
 from mlcc.kb.pip_locks import LOCK_FORMAT, LockTarget, PipInstall
-from mlcc.sha256 import sha256
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List, Optional
 
 # json.dumps(..., sort_keys=True) builds an encoder per call; the same text from one
 _SORTED = json.JSONEncoder(sort_keys=True)
 
 
-@lru_cache(maxsize=4096)  # asked once per install per render; all arguments are immutable
 def install_id(previous: Optional[str], target: LockTarget, install: PipInstall) -> str:
     """The chained id of ``install``, made after ``previous`` (None: the first)."""
     text = _SORTED.encode([LOCK_FORMAT, previous, list(target), install.key()])

@@ -1,8 +1,6 @@
 """The knowledge base as typed, immutable objects.
 
-Records are NamedTuples (:mod:`mlcc.records`) rather than dataclasses: they are immutable
-and picklable just the same, and a dozen frozen dataclasses cost ~10 ms of start-up that
-``mlcc resolve`` cannot afford.
+Records are :class:`typing.NamedTuple` classes: immutable, hashable and picklable.
 
 Every fact carries a :class:`Provenance`: the citations it rests on, whether it was
 verified, and ``origin`` (``recipes/cuda.yaml:182``) so that a conflict can point at the
@@ -11,13 +9,10 @@ exact line a rule comes from.
 
 from __future__ import annotations
 
-from mlcc.kb.pip_locks import LockFiles
-from mlcc.records import NamedTuple
-from mlcc.versions import parse_version, satisfies
+from typing import Dict, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Dict, Mapping, Optional, Sequence, Tuple, Union
+from mlcc.kb.pip_locks import LockFiles
+from mlcc.versions import parse_version, satisfies
 
 
 class Provenance(NamedTuple):

@@ -41,13 +41,9 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
 
 from mlcc.errors import RecipeError
-from mlcc.records import NamedTuple
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Tuple, Union
 
 LOCK_FORMAT = 1
 LOCK_DIR = "locks"
@@ -119,28 +115,7 @@ class PipLocks(NamedTuple):
     installs: Tuple[Tuple[str, LockedInstall], ...] = ()
 
     def get(self, install: str) -> Optional[LockedInstall]:
-        return _index(self.installs).get(install)
-
-
-# By identity: an lru_cache keyed by the installs tuple would hash the whole lock (every
-# package of every install) on each look-up, which was 6 % of rendering the published set.
-_INDEXES: Dict[int, Tuple[Tuple[Tuple[str, LockedInstall], ...], Dict[str, LockedInstall]]] = {}
-
-
-def _index(installs: Tuple[Tuple[str, LockedInstall], ...]) -> Dict[str, LockedInstall]:
-    known = _INDEXES.get(id(installs))
-    if known is not None and known[0] is installs:
-        return known[1]
-    if len(_INDEXES) >= 64:
-        _INDEXES.clear()
-    index = dict(installs)
-    _INDEXES[id(installs)] = (installs, index)  # holding the tuple keeps its id from reuse
-    return index
-
-
-def clear_memos() -> None:
-    """Forget the lock indexes (see mlcc.render.clear_memos)."""
-    _INDEXES.clear()
+        return next((locked for ident, locked in self.installs if ident == install), None)
 
 
 def lock_path(root: str, target: LockTarget) -> str:

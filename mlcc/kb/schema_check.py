@@ -1,6 +1,6 @@
 """Validate recipe documents against their JSON Schemas, with messages users can act on.
 
-jsonschema is the heaviest import mlcc has (40-60 ms here) and only a cold knowledge-base
+jsonschema is the heaviest import mlcc has and only a cold knowledge-base
 cache or a matrix file needs it, so it is imported on the first validation, not with
 this module (``mlcc gen`` imports this module through mlcc.matrix on every start).
 """
@@ -12,15 +12,13 @@ import json
 import re
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional
 
 from mlcc.errors import RecipeError
 from mlcc.kb.layout import SCHEMA_DIR
 from mlcc.kb.yamlsrc import LineMap, line_of
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, Iterable, List, Optional
-
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import ValidationError
 

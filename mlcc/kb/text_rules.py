@@ -10,13 +10,10 @@ key) of every recipe file is checked before the schema, wherever it sits.
 from __future__ import annotations
 
 import re
+from typing import Any, Iterator, Tuple
 
 from mlcc.errors import RecipeError
 from mlcc.kb.yamlsrc import LineMap, PathKey, line_of
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Iterator, Tuple
 
 # C0 and C1 controls, DEL, the Unicode line and paragraph separators, and the BOM.
 FORBIDDEN = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff]")

@@ -22,14 +22,10 @@ import urllib.error
 import urllib.request
 import zlib
 from email.parser import HeaderParser
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from mlcc.errors import IndexUnreachable
 from mlcc.kb.index import DEFAULT_TTL, USER_AGENT, index_cache_dir
-from mlcc.records import NamedTuple
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Tuple
 
 WHEEL_CACHE_FORMAT = 1
 TAIL_BYTES = 65536 + 22  # the EOCD record sits in the last 64 KiB + its own 22 bytes

@@ -9,16 +9,12 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Dict, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Tuple, Union
 
 from mlcc.errors import RecipeError
-from mlcc.records import NamedTuple
 from mlcc.safeio import UnreadableFile, read_text
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, List
-
     import yaml
 
 PathKey = Tuple[Union[str, int], ...]
@@ -39,8 +35,8 @@ class _PyYAML(NamedTuple):
 @functools.cache
 def _pyyaml() -> _PyYAML:
     """PyYAML, imported on the first YAML read: `mlcc gen` and `mlcc resolve` read the
-    knowledge base from its cache and write YAML themselves, and PyYAML costs ~15-25 ms
-    of their start-up (importing this module for ``line_of`` must not pay it)."""
+    knowledge base from its cache and write YAML themselves, so they need no YAML reader
+    (importing this module for ``line_of`` does not import one)."""
     import yaml
 
     return _PyYAML(yaml, getattr(yaml, "CSafeLoader", yaml.SafeLoader), yaml.constructor.SafeConstructor())

@@ -9,14 +9,11 @@ into objects and checked against the real API schemas and the server's rules
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Dict, Iterable, List, Optional
 
 from mlcc.lint.dockerfile import DOCKERFILE_RULES, Finding, lint_dockerfile
 from mlcc.lint.hadolint import run_hadolint
 from mlcc.lint.kube import KUBE_RULES, SchemaStore, lint_yaml
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Dict, Iterable, List, Optional
 
 __all__ = ["RULES", "Finding", "lint_paths"]
 

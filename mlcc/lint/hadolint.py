@@ -16,13 +16,10 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Dict, List, Optional, Sequence
 
 from mlcc.errors import UsageError
 from mlcc.lint.dockerfile import Finding
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Dict, List, Optional, Sequence
 
 CONFIG_NAME = ".hadolint.yaml"
 REPORTED_LEVELS = {"error": False, "warning": True}  # level -> reported as a warning

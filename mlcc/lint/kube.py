@@ -12,7 +12,7 @@ import json
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Dict, Tuple
+from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 import jsonschema
 import yaml
@@ -20,13 +20,8 @@ import yaml
 from mlcc.errors import RecipeError, UsageError
 from mlcc.kb.yamlsrc import line_of, parse_yaml_all
 from mlcc.lint.dockerfile import Finding
-from mlcc.records import NamedTuple
 from mlcc.render.openshift.run import GPU, GPU_COUNT_ENV
 from mlcc.safeio import UnreadableFile, read_text
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Callable, Iterator, List, Optional, Sequence
 
 Obj = Dict[str, Any]
 Key = Tuple[Any, ...]

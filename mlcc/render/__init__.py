@@ -11,18 +11,14 @@ inputs: no timestamps unless SOURCE_DATE_EPOCH asks for one, no unordered iterat
 
 from __future__ import annotations
 
-import os
 import shlex
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Dict, NamedTuple, Tuple
 
 from mlcc.errors import UsageError
-from mlcc.kb import lock_ids, pip_locks
 from mlcc.kb.model import HOST_MIRRORS
-from mlcc.records import NamedTuple
-from mlcc.render import canonical_json, verified
 from mlcc.render import digest as digests
-from mlcc.render import fetches as fetch_records
-from mlcc.render import manifest as manifests
-from mlcc.render import plan as plans
 from mlcc.render.fetches import as_fetched
 from mlcc.render.formats import Context, apptainer, dockerfile, script
 from mlcc.render.manifest import stack_text
@@ -30,13 +26,10 @@ from mlcc.render.mirror import PIP_SETTINGS
 from mlcc.render.plan import DEFAULT_OPTIONS, Options, Plan, build_plan
 from mlcc.resolve.stack import Stack
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Dict, Optional, Tuple
-
     from mlcc.render.formats import Writer
 
-FILES = os.path.join(os.path.dirname(__file__), "files")  # os.path: no pathlib on gen's start-up
+FILES = Path(__file__).parent / "files"
 
 
 class Format(NamedTuple):
@@ -56,7 +49,6 @@ __all__ = [
     "Options",
     "Plan",
     "Rendered",
-    "clear_memos",
     "render",
     "render_dockerfile",
 ]
@@ -90,36 +82,10 @@ class Rendered(NamedTuple):
         return dict(self.files)[name]
 
 
-_RECORDER: Optional[str] = None
-
-
+@cache
 def _recorder() -> str:
-    global _RECORDER
-    if _RECORDER is None:
-        with open(os.path.join(FILES, "mlcc-record"), encoding="utf-8") as handle:
-            _RECORDER = handle.read()
-    return _RECORDER
-
-
-def clear_memos() -> None:
-    """Forget everything rendering remembers from one call to the next: the memos of pure
-    functions of a smaller input (package-manager lines, shell words, chained pip install
-    ids and their lock look-ups, fetch records and their mirror verdicts, canonical-JSON
-    fragments and key layouts) and the recorder script read from disk.
-
-    For measuring (perf/bench_gen.py): a pass that starts from here pays for every value
-    once, as ``mlcc gen --all`` does, and only sharing within the pass is left to gain.
-    The version parser's memo (:mod:`mlcc.versions`) is the resolver's, filled by resolving.
-    """
-    global _RECORDER
-    _RECORDER = None
-    plans.clear_memos()
-    fetch_records.pip.cache_clear()
-    verified.clear_memos()
-    manifests.clear_memos()
-    canonical_json.clear_memos()
-    lock_ids.install_id.cache_clear()
-    pip_locks.clear_memos()
+    """The recording script every rendering ships (one file of the package)."""
+    return (FILES / "mlcc-record").read_text(encoding="utf-8")
 
 
 def gen_command(stack: Stack, options: Options, fmt: str) -> str:

@@ -31,12 +31,10 @@ verified bytes come from:
 
 from __future__ import annotations
 
-from mlcc.render.manifest import DIGEST_PLACEHOLDER
-from mlcc.sha256 import sha256
+from hashlib import sha256
+from typing import Dict, Iterable, List, Optional, Tuple
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Dict, Iterable, List, Optional, Tuple
+from mlcc.render.manifest import DIGEST_PLACEHOLDER
 
 # Stands in for the request's command line in the header comment while hashing.
 REQUEST_PLACEHOLDER = "mlcc gen (the request is recorded here, outside the content digest)"
@@ -59,7 +57,6 @@ def digest(
     for name, value in sorted(hashed_args(build_args, placeholders)):
         chunks.append(f"arg {name}={value}\n".encode())
     chunks.append(f"platform {platform}\n".encode())
-    # hashed in one call: mlcc.sha256 picks its implementation by the bytes it is given
     return "sha256:" + sha256(b"".join(chunks)).hexdigest()
 
 

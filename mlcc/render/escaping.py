@@ -8,10 +8,7 @@ functions guard against what the schema lets through and what a user's flags bri
 from __future__ import annotations
 
 from json.encoder import encode_basestring  # the C escaper, as json.dumps(ensure_ascii=False)
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Sequence, Tuple
+from typing import Sequence, Tuple
 
 
 def double_quoted(value: str) -> str:

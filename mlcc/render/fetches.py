@@ -12,7 +12,7 @@ with default build arguments fetches.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple, Union
 
 from mlcc.kb.pip_locks import LockedInstall, PipInstall
 from mlcc.render.mirror import MIRROR_VAR, Route, host_mirrored
@@ -24,10 +24,6 @@ from mlcc.stackfile.document import (
     PipPackageRecord,
     PipRecord,
 )
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List, Optional, Sequence, Tuple, Union
 
 if TYPE_CHECKING:
     Record = Union[DownloadRecord, GitRecord, PipRecord, CondaRecord]
@@ -57,8 +53,6 @@ def no_lock(lock_file: str) -> str:
     return f"{lock_file} has no lock for this pip install"
 
 
-# The same installs recur across every variant of a framework build (rendering speed).
-@lru_cache(maxsize=1024)
 def pip(
     ident: str,
     install: PipInstall,

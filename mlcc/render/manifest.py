@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from functools import lru_cache
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import mlcc
 from mlcc.errors import UsageError
@@ -24,29 +24,16 @@ from mlcc.stackfile.document import (
     BenchmarkRecord,
     ChoiceRecord,
     Components,
-    CondaRecord,
     CudaRecord,
-    DownloadRecord,
     Fetches,
     FrameworkRecord,
     GccRecord,
     Generator,
-    GitRecord,
     LibraryRecord,
-    PipPackageRecord,
-    PipRecord,
     PythonRecord,
     SourceRecord,
     StackManifest,
 )
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Optional, Tuple, Union
-
-# The records stack.json repeats across the variants of a set (see stack_text).
-if TYPE_CHECKING:
-    RecurringRecord = Union[Components, ChoiceRecord, DownloadRecord, GitRecord, PipRecord, CondaRecord]
 
 DIGEST_LABEL = "io.mlcc.digest"
 # Stands in for the digest while the digest is computed (see mlcc.render.digest).
@@ -98,7 +85,7 @@ def _created() -> Optional[str]:
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     if epoch is None or epoch == "":
         return None
-    # time, not datetime (~1 ms to import on every gen): the same text for 1970..9999
+    # time.strftime gives the same text as datetime would for 1970..9999
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(source_date_epoch(epoch)))
 
 
@@ -128,14 +115,11 @@ def source_date_epoch(text: str) -> int:
     return int(value)
 
 
-# The planner and stack.json pin the same few package lists in every variant of a set.
-@lru_cache(maxsize=1024)
 def pinned(family: Family, packages: Tuple[PinnedPackage, ...]) -> Tuple[str, ...]:
     """``packages`` as the family's package manager spells them pinned."""
     return tuple([family.pin(p) for p in packages])
 
 
-@lru_cache(maxsize=256)
 def cuda_packages(cuda: CudaRelease, family: Family, arch: str) -> Tuple[PinnedPackage, ...]:
     """The packages of ``cuda`` a base of ``family`` installs on ``arch``."""
     return cuda.packages_for(family, arch)
@@ -245,55 +229,8 @@ def stack_document(stack: Stack, *, base_image: str, mirror: str, fetches: Fetch
 
 
 def stack_text(stack: Stack, *, base_image: str, mirror: str, fetches: Fetches) -> str:
-    """The bytes of stack.json: :func:`dumps` of :func:`stack_document`, with the records
-    that recur across variants (the components, the choices and their citations, the
-    fetches: nine tenths of the text) spliced in from their memoised canonical text
-    instead of written anew."""
-    manifest = stack_manifest(stack, base_image=base_image, mirror=mirror, fetches=fetches)
-    document = manifest._replace(choices=(), fetches=None).to_json()
-    # each written for the depth it is spliced at: a top-level key, an item of a top-level
-    # list, an item of a list in a top-level object
-    key, item, nested = "\n  ", "\n    ", "\n      "
-    document["components"] = _record_text(manifest.components, key)
-    document["choices"] = [_record_text(c, item) for c in manifest.choices]
-    document["fetches"] = {
-        "downloads": [_record_text(d, nested) for d in fetches.downloads],
-        "git": [_record_text(g, nested) for g in fetches.git],
-        "pip": [_record_text(p, nested) for p in fetches.pip],
-        "conda": [_record_text(c, nested) for c in fetches.conda],
-    }
-    return dumps(document)
-
-
-# keyed by value: records are immutable tuples of strings (their hashes are cached)
-@lru_cache(maxsize=4096)
-def _record_text(record: RecurringRecord, newline: str) -> canonical_json.Fragment:
-    if type(record) is PipRecord and record.packages:
-        return canonical_json.fragment(_pip_document(record, newline), newline)
-    return canonical_json.fragment(record.to_json(), newline)
-
-
-def _pip_document(record: PipRecord, newline: str) -> Dict[str, Any]:
-    """A pip install's record JSON-ready, its packages as canonical text: the same locked
-    file recurs in many installs (the published set: 50 hash-locked installs, 349 files, 130 distinct)."""
-    document = record._replace(packages=()).to_json()
-    item = newline + "    "  # an item of the list under one of the record's keys
-    document["packages"] = [_package_text(p, item) for p in record.packages]
-    return document
-
-
-@lru_cache(maxsize=4096)
-def _package_text(record: PipPackageRecord, newline: str) -> canonical_json.Fragment:
-    return canonical_json.fragment(record.to_json(), newline)
-
-
-def clear_memos() -> None:
-    """Forget the pinned package lists and the records' canonical text (see
-    mlcc.render.clear_memos)."""
-    _record_text.cache_clear()
-    _package_text.cache_clear()
-    pinned.cache_clear()
-    cuda_packages.cache_clear()
+    """The bytes of stack.json: :func:`dumps` of :func:`stack_document`."""
+    return dumps(stack_document(stack, base_image=base_image, mirror=mirror, fetches=fetches))
 
 
 def dumps(document: Dict[str, Any]) -> str:

@@ -13,12 +13,9 @@ wheels their ``#sha256=``, git checkouts their full-SHA check.
 
 from __future__ import annotations
 
-from mlcc.kb.model import HOST_MIRRORS, PublicHost
-from mlcc.records import NamedTuple
+from typing import NamedTuple, Sequence, Tuple
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Sequence, Tuple
+from mlcc.kb.model import HOST_MIRRORS, PublicHost
 
 MIRROR_NAME = "NVIDIA_MIRROR"
 MIRROR_VAR = "${" + MIRROR_NAME + "}"

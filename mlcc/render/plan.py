@@ -14,13 +14,12 @@ The compiler, framework and benchmark follow; the manifest and labels come last.
 from __future__ import annotations
 
 import shlex
-from functools import cache
+from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence, Tuple, TypeVar
 
 from mlcc.errors import MlccError
 from mlcc.kb.lock_ids import environment_id, install_id
 from mlcc.kb.model import CONDA, BuildStep, LibBuild, PackageManager, PinnedPackage
 from mlcc.kb.pip_locks import LockedInstall, LockTarget, PipInstall
-from mlcc.records import NamedTuple
 from mlcc.render import fetches
 from mlcc.render.manifest import cuda_packages, labels, pinned
 from mlcc.render.mirror import (
@@ -36,10 +35,7 @@ from mlcc.render.mirror import (
 from mlcc.render.verified import MirrorUse, declared, mirror_uses
 from mlcc.resolve.stack import Stack
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Dict, List, Optional, Sequence, Tuple, TypeVar
-
     from mlcc.render.fetches import Record as FetchRecord
 
 VENV = "/opt/mlcc/venv"
@@ -160,24 +156,12 @@ DEFAULT_OPTIONS = Options()
 # ----------------------------------------------------------------------- package managers
 
 
-# The package managers' lines are pure functions of their arguments, and the same package
-# lists recur across every variant of a matrix.
-@cache
 def _install(manager: PackageManager, names: Tuple[str, ...]) -> Tuple[str, str]:
     return manager.install_commands(names)
 
 
-_quote = cache(shlex.quote)  # package names and flags recur across every variant
-
-
 def _sh(words: Sequence[str]) -> str:
-    return " ".join([_quote(w) for w in words])
-
-
-def clear_memos() -> None:
-    """Forget the package managers' lines and the shell words (see mlcc.render.clear_memos)."""
-    _install.cache_clear()
-    _quote.cache_clear()
+    return " ".join([shlex.quote(w) for w in words])
 
 
 def _url_word(url: str) -> str:
@@ -194,7 +178,7 @@ def _url_word(url: str) -> str:
 def _requirement_word(requirement: str, hosts: Sequence[Route]) -> str:
     """A pip requirement as one shell word, a URL on a mirrored host through its variable."""
     routed = host_mirrored(requirement, hosts)
-    return _url_word(routed) if routed != requirement else _quote(requirement)
+    return _url_word(routed) if routed != requirement else shlex.quote(requirement)
 
 
 # ----------------------------------------------------------------------- the planner
@@ -809,7 +793,7 @@ def locked_pip_command(pip_install: str, locked: LockedInstall) -> str:
     then takes exactly those files or fails (a requirements file also carries the hashes
     that a command line cannot)."""
     listing = f"/tmp/mlcc-pip-{locked.id}.txt"
-    lines = " \\\n    ".join(_quote(p.line()) for p in locked.packages)
+    lines = " \\\n    ".join(shlex.quote(p.line()) for p in locked.packages)
     return (
         f"printf '%s\\n' \\\n    {lines} \\\n    > {listing}"
         f" && {pip_install} --require-hashes -r {listing} && rm -f {listing}"

@@ -25,17 +25,13 @@ for a checked one. :mod:`mlcc.render.digest` hashes a verified mirror as its pla
 
 from __future__ import annotations
 
-from functools import lru_cache
+from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.kb.pip_locks import PipInstall
-from mlcc.records import NamedTuple
 from mlcc.render.mirror import MIRROR_NAME, PIP_SETTINGS, Route, through_mirrors
 from mlcc.stackfile.document import CondaRecord, DownloadRecord, GitRecord, PipRecord
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Dict, List, Optional, Sequence, Tuple
-
     from mlcc.render.fetches import Record
 
 
@@ -81,9 +77,6 @@ def _names(requirements: Sequence[str]) -> str:
     return ", ".join(shown) + (", ..." if len(requirements) > 3 else "")
 
 
-# The same pip installs recur across every variant of a framework build (rendering speed;
-# their records come from fetches.pip's cache, so they hash by identity-equal tuples).
-@lru_cache(maxsize=1024)
 def _pip(
     record: PipRecord, install: Optional[PipInstall], nvidia: str, hosts: Tuple[Route, ...]
 ) -> Tuple[Tuple[Optional[str], Optional[str]], ...]:
@@ -119,11 +112,6 @@ def _pip(
             (through(requirement), None if pinned else f"pip install {requirement}: the URL pins no hash")
         )
     return tuple(found)
-
-
-def clear_memos() -> None:
-    """Forget the pip installs' verdicts (see mlcc.render.clear_memos)."""
-    _pip.cache_clear()
 
 
 def mirror_uses(

@@ -11,15 +11,11 @@ from __future__ import annotations
 import html
 import os
 from pathlib import Path
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import mlcc
 from mlcc.matrix import CPU, CellResult, row
-from mlcc.records import NamedTuple
 from mlcc.report.templating import environment
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 CELL_STATUSES = ("built", "skipped", "failed", "not built", "excluded", "duplicate")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import math
+from typing import Any, List, Optional, Sequence, Tuple
 
 import mlcc
 from mlcc.report.templating import environment
@@ -17,10 +18,6 @@ from mlcc.results.compare import BenchmarkComparison, StackScore, compare
 from mlcc.results.reference import published_results
 from mlcc.results.score import SUCCESS
 from mlcc.results.store import stored_runs
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, List, Optional, Sequence, Tuple
 
 WIDTH = 860
 LABEL = 330  # room for the stack names on the left

@@ -8,16 +8,13 @@ added later (a GPU generation) only has to say which category it belongs to.
 
 from __future__ import annotations
 
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
 from mlcc.kb.model import Benchmark, FrameworkBuild
 from mlcc.resolve.request import Request
 from mlcc.resolve.stages import Failure
+from mlcc.resolve.view import ResolverView
 from mlcc.versions import VersionPin, parse_version, satisfies
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Callable, Dict, List, Optional, Sequence, Tuple
-
-    from mlcc.resolve.engine import Resolver
 
 # (dimension, category); categories order the causes: 0 user pin, 1 host, 2 arch / GPU
 CAUSE_DIMENSIONS: Tuple[Tuple[str, int], ...] = (
@@ -34,7 +31,7 @@ CAUSE_DIMENSIONS: Tuple[Tuple[str, int], ...] = (
 )
 
 
-def find_causes(resolver: Resolver, request: Request) -> List[Failure]:
+def find_causes(resolver: ResolverView, request: Request) -> List[Failure]:
     """One line per pin (or host fact) without which the request would resolve."""
     bench = resolver.kb.benchmarks[request.benchmark]
     found: List[Failure] = []
@@ -45,7 +42,7 @@ def find_causes(resolver: Resolver, request: Request) -> List[Failure]:
     return found
 
 
-def _pinned(resolver: Resolver, request: Request, dimension: str) -> Tuple[str, ...]:
+def _pinned(resolver: ResolverView, request: Request, dimension: str) -> Tuple[str, ...]:
     if dimension == "framework":
         return tuple(name for name, _ in request.frameworks)
     if dimension == "arch":
@@ -55,7 +52,7 @@ def _pinned(resolver: Resolver, request: Request, dimension: str) -> Tuple[str, 
     return (dimension,) if getattr(request, dimension) is not None else ()
 
 
-def _resolves_without(resolver: Resolver, request: Request, bench: Benchmark, name: str) -> bool:
+def _resolves_without(resolver: ResolverView, request: Request, bench: Benchmark, name: str) -> bool:
     if name == "arch":
         here = request.arch or resolver.default_arch(bench)
         return any(
@@ -66,8 +63,8 @@ def _resolves_without(resolver: Resolver, request: Request, bench: Benchmark, na
     return resolver.try_resolve(request.without(name)) is not None
 
 
-def _describe(resolver: Resolver, request: Request, bench: Benchmark, name: str) -> Failure:
-    describe: Optional[Callable[[Resolver, Request, Benchmark], Optional[str]]] = _DESCRIBERS.get(name)
+def _describe(resolver: ResolverView, request: Request, bench: Benchmark, name: str) -> Failure:
+    describe: Optional[Callable[[ResolverView, Request, Benchmark], Optional[str]]] = _DESCRIBERS.get(name)
     text = describe(resolver, request, bench) if describe is not None else None
     if name in resolver.kb.frameworks:
         text = _framework_text(resolver, request, bench, name)
@@ -96,11 +93,11 @@ _VERSION_FLAGS = ("cuda", "cudnn", "nccl", "python", "gcc", "driver")
 # ---------------------------------------------------------------------- per dimension
 
 
-def _arch_of(resolver: Resolver, request: Request, bench: Benchmark) -> str:
+def _arch_of(resolver: ResolverView, request: Request, bench: Benchmark) -> str:
     return request.arch or resolver.default_arch(bench)
 
 
-def _builds(resolver: Resolver, request: Request, bench: Benchmark) -> List[FrameworkBuild]:
+def _builds(resolver: ResolverView, request: Request, bench: Benchmark) -> List[FrameworkBuild]:
     """Framework builds the benchmark and the framework pin accept on the arch."""
     if bench.framework is None:
         return []
@@ -109,7 +106,7 @@ def _builds(resolver: Resolver, request: Request, bench: Benchmark) -> List[Fram
     pin = request.framework_pin(bench.framework.name)
     return [
         build
-        for build in resolver._ordered_builds(bench.name, request.newest)
+        for build in resolver.ordered_builds(bench.name, request.newest)
         if not resolver.framework_rule_failures(bench, build, arch, accelerator)
         and (pin is None or pin.matches(build.version))
     ]
@@ -130,7 +127,7 @@ def _who(request: Request, bench: Benchmark) -> str:
     return f"the {bench.framework.name} builds {bench.name} accepts"
 
 
-def _python_text(resolver: Resolver, request: Request, bench: Benchmark) -> Optional[str]:
+def _python_text(resolver: ResolverView, request: Request, bench: Benchmark) -> Optional[str]:
     pin = request.python
     assert pin is not None
     builds = _builds(resolver, request, bench)
@@ -148,10 +145,10 @@ def _python_text(resolver: Resolver, request: Request, bench: Benchmark) -> Opti
     return f"offered by {', '.join(offering)}, where no CUDA, library or compiler fits the rest"
 
 
-def _lib_text(library: str) -> Callable[[Resolver, Request, Benchmark], Optional[str]]:
+def _lib_text(library: str) -> Callable[[ResolverView, Request, Benchmark], Optional[str]]:
     title = "cuDNN" if library == "cudnn" else "NCCL"
 
-    def text(resolver: Resolver, request: Request, bench: Benchmark) -> Optional[str]:
+    def text(resolver: ResolverView, request: Request, bench: Benchmark) -> Optional[str]:
         pin: VersionPin = getattr(request, library)
         arch = _arch_of(resolver, request, bench)
         known = resolver.kb.cudnn if library == "cudnn" else resolver.kb.nccl
@@ -179,7 +176,7 @@ def _ok(version: str, spec: str) -> bool:
     return satisfies(version, spec)
 
 
-def _cuda_text(resolver: Resolver, request: Request, bench: Benchmark) -> Optional[str]:
+def _cuda_text(resolver: ResolverView, request: Request, bench: Benchmark) -> Optional[str]:
     pin = request.cuda
     assert pin is not None
     arch = _arch_of(resolver, request, bench)
@@ -202,14 +199,14 @@ def _line_of(version: str) -> str:
     return f"{release[0]}.{release[1]}"
 
 
-def _last_release_note(resolver: Resolver, arch: str) -> str:
+def _last_release_note(resolver: ResolverView, arch: str) -> str:
     last = resolver.last_cuda_on(arch)
     if last is None:
         return f"NVIDIA publishes no {arch} CUDA packages"
     return f"NVIDIA publishes {arch} packages up to CUDA {last} only"
 
 
-def _driver_text(resolver: Resolver, request: Request, bench: Benchmark) -> Optional[str]:
+def _driver_text(resolver: ResolverView, request: Request, bench: Benchmark) -> Optional[str]:
     assert request.driver is not None
     driver = parse_version(request.driver)
     candidates = [r for r in resolver.kb.cuda if request.cuda is None or request.cuda.matches(r.version)]
@@ -230,7 +227,7 @@ def _driver_text(resolver: Resolver, request: Request, bench: Benchmark) -> Opti
     )
 
 
-def _arch_text(resolver: Resolver, request: Request, bench: Benchmark) -> Optional[str]:
+def _arch_text(resolver: ResolverView, request: Request, bench: Benchmark) -> Optional[str]:
     arch = _arch_of(resolver, request, bench)
     if request.cuda is not None:
         on_arch = [
@@ -246,7 +243,7 @@ def _arch_text(resolver: Resolver, request: Request, bench: Benchmark) -> Option
     return f"{arch} has no stack for these pins; {', '.join(others)} has"
 
 
-def _framework_text(resolver: Resolver, request: Request, bench: Benchmark, name: str) -> str:
+def _framework_text(resolver: ResolverView, request: Request, bench: Benchmark, name: str) -> str:
     builds = _builds(resolver, request, bench)
     arch = _arch_of(resolver, request, bench)
     if not builds:
@@ -259,7 +256,7 @@ def _framework_text(resolver: Resolver, request: Request, bench: Benchmark, name
     )
 
 
-def _base_text(resolver: Resolver, request: Request, bench: Benchmark) -> Optional[str]:
+def _base_text(resolver: ResolverView, request: Request, bench: Benchmark) -> Optional[str]:
     assert request.base is not None
     base = resolver.kb.base(request.base)
     arch = _arch_of(resolver, request, bench)
@@ -279,7 +276,7 @@ def _base_text(resolver: Resolver, request: Request, bench: Benchmark) -> Option
     return None
 
 
-_DESCRIBERS: Dict[str, Callable[[Resolver, Request, Benchmark], Optional[str]]] = {
+_DESCRIBERS: Dict[str, Callable[[ResolverView, Request, Benchmark], Optional[str]]] = {
     "python": _python_text,
     "cudnn": _lib_text("cudnn"),
     "nccl": _lib_text("nccl"),

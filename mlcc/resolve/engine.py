@@ -24,8 +24,9 @@ nothing fits.
 
 from __future__ import annotations
 
-import os
+import platform
 from functools import lru_cache
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.errors import ConflictError, RecipeError
 from mlcc.kb import pip_locks
@@ -42,19 +43,15 @@ from mlcc.kb.model import (
     PythonTooling,
 )
 from mlcc.kb.pip_locks import PipLocks
-from mlcc.records import NamedTuple
 from mlcc.resolve import gpu as gpu_rule
 from mlcc.resolve.explain import explain_conflict
 from mlcc.resolve.reasons import explain_choices
 from mlcc.resolve.request import Request
 from mlcc.resolve.stack import Compiler, Installer, Stack
 from mlcc.resolve.stages import Failure, Rejection, rejection
+from mlcc.resolve.view import Tracker
 from mlcc.versions import parse_version
 from mlcc.versions import satisfies as _satisfies
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 _METHOD_RANK = {"pip": 0, "source": 1, "conda": 2}
 # The downloads entry (recipes/tools.yaml) that installs conda framework builds.
@@ -106,28 +103,6 @@ def _record(tracker: Optional[Tracker], rejections: Tuple[Rejection, ...]) -> No
         tracker.extend(rejections)
 
 
-class Tracker:
-    """Collects rejections while a search runs, for the conflict explanation.
-
-    Rejections arrive as chunks (tuples the stage caches share between searches), so that
-    recording costs one append and summaries can be cached per chunk.
-    """
-
-    def __init__(self) -> None:
-        self.chunks: List[Tuple[Rejection, ...]] = []
-
-    def add(self, stage: str, subject: str, failures: Sequence[Failure]) -> None:
-        self.chunks.append((rejection(stage, subject, failures),))
-
-    def extend(self, chunk: Tuple[Rejection, ...]) -> None:
-        if chunk:
-            self.chunks.append(chunk)
-
-    @property
-    def rejections(self) -> List[Rejection]:
-        return [r for chunk in self.chunks for r in chunk]
-
-
 def _carried_note(release: CudaRelease, distro: str) -> str:
     arches = release.arches_on(distro)
     if not arches:
@@ -137,8 +112,7 @@ def _carried_note(release: CudaRelease, distro: str) -> str:
 
 def detect_host_arch(kb: KnowledgeBase) -> Optional[str]:
     """The knowledge base's name for this machine's arch (None when it has none)."""
-    # os.uname is what platform.machine() reads on POSIX, without importing platform (~1 ms)
-    return kb.arch_aliases.get(os.uname().machine.strip().lower())
+    return kb.arch_aliases.get(platform.machine().strip().lower())
 
 
 class Resolver:
@@ -490,7 +464,7 @@ class Resolver:
         if ruled is None:
             ruled = self._filtered[key] = _filter(
                 "framework",
-                self._ordered_builds(bench.name, req.newest),
+                self.ordered_builds(bench.name, req.newest),
                 lambda build: build.label,
                 lambda build: self.framework_rule_failures(bench, build, arch, accelerator),
             )
@@ -507,7 +481,7 @@ class Resolver:
         )
 
     @lru_cache(maxsize=64)  # noqa: B019 - the resolver lives as long as its knowledge base
-    def _ordered_builds(self, benchmark: str, newest: bool = False) -> Tuple[FrameworkBuild, ...]:
+    def ordered_builds(self, benchmark: str, newest: bool = False) -> Tuple[FrameworkBuild, ...]:
         bench = self.kb.benchmarks[benchmark]
         assert bench.framework is not None
         prefer = bench.framework.prefer

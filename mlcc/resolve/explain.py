@@ -11,20 +11,27 @@ from __future__ import annotations
 from collections import Counter
 from functools import lru_cache
 from itertools import islice
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    NamedTuple,
+    Optional,
+    Sequence,
+    Tuple,
+)
 
 from mlcc.errors import ConflictError
-from mlcc.records import NamedTuple
 from mlcc.resolve.causes import find_causes
 from mlcc.resolve.request import Request
 from mlcc.resolve.stack import Stack
 from mlcc.resolve.stages import PICK_STAGES, STAGE_RANK, Failure, Rejection
+from mlcc.resolve.view import ResolverView, Tracker
 from mlcc.versions import VersionPin, parse_pin, parse_version
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
-
-    from mlcc.resolve.engine import Resolver, Tracker
 
 _MAX_RULES = 6
 _MAX_PER_DIMENSION = 4
@@ -109,7 +116,7 @@ def summarize(stack: Stack) -> str:
     return ", ".join(parts)
 
 
-def explain_conflict(resolver: Resolver, request: Request, tracker: Tracker) -> StackConflict:
+def explain_conflict(resolver: ResolverView, request: Request, tracker: Tracker) -> StackConflict:
     failures, note = _failed_rules(resolver, request, tracker)
     # A benchmark-level rule (its arches, its framework) already is the cause.
     if failures and not any(f.rule.startswith("benchmark-") for f in failures):
@@ -147,7 +154,7 @@ def _one_line_for_framework_rejections(rules: List[Failure]) -> List[Failure]:
 
 
 def _failed_rules(
-    resolver: Resolver, request: Request, tracker: Tracker
+    resolver: ResolverView, request: Request, tracker: Tracker
 ) -> Tuple[List[Failure], Optional[str]]:
     unmatched = _pins_matching_nothing(resolver, request)
     if unmatched:
@@ -192,7 +199,7 @@ class _ChunkSummary(NamedTuple):
     chunk: Tuple[Rejection, ...]  # kept so that its id cannot be reused by another tuple
 
 
-def _summary(resolver: Resolver, chunk: Tuple[Rejection, ...]) -> _ChunkSummary:
+def _summary(resolver: ResolverView, chunk: Tuple[Rejection, ...]) -> _ChunkSummary:
 
     cached = resolver.chunk_summaries.get(id(chunk))
     if cached is None or cached.chunk is not chunk:
@@ -211,7 +218,7 @@ _WHAT = {
 }
 
 
-def _pins_matching_nothing(resolver: Resolver, request: Request) -> List[str]:
+def _pins_matching_nothing(resolver: ResolverView, request: Request) -> List[str]:
     """Pins no value in the whole knowledge base satisfies (e.g. --cuda 13)."""
     problems = []
     for name, what in _WHAT.items():
@@ -236,7 +243,7 @@ def _pins_matching_nothing(resolver: Resolver, request: Request) -> List[str]:
     return problems
 
 
-def _matches_any(resolver: Resolver, dimension: str, pin: VersionPin) -> bool:
+def _matches_any(resolver: ResolverView, dimension: str, pin: VersionPin) -> bool:
     key = f"matches:{dimension}:{pin.kind}:{pin.text}"
     if key not in resolver.domains:
         found = any(pin.matches(v) for v in _domain(resolver, dimension))
@@ -249,7 +256,7 @@ def _span(values: Sequence[str]) -> str:
     return f"{ordered[0]} .. {ordered[-1]}" if ordered else "none"
 
 
-def _gccs(resolver: Resolver) -> List[str]:
+def _gccs(resolver: ResolverView) -> List[str]:
     found = set()
     for base in resolver.kb.bases:
         found.add(base.gcc_system)
@@ -260,7 +267,7 @@ def _gccs(resolver: Resolver) -> List[str]:
 # ---------------------------------------------------------------------- alternatives
 
 
-def find_alternatives(resolver: Resolver, request: Request) -> List[Alternative]:
+def find_alternatives(resolver: ResolverView, request: Request) -> List[Alternative]:
     found: List[Alternative] = []
     for dimension, ordered in _dimensions(resolver, request):
         valid = _valid_values(resolver, request, dimension)
@@ -283,7 +290,7 @@ def find_alternatives(resolver: Resolver, request: Request) -> List[Alternative]
     return found
 
 
-def _valid_values(resolver: Resolver, request: Request, dimension: str) -> Dict[str, Stack]:
+def _valid_values(resolver: ResolverView, request: Request, dimension: str) -> Dict[str, Stack]:
     """Every value of ``dimension`` that resolves with the request's other pins.
 
     Cached on the request without that pin, so the cells of one row of a matrix (which
@@ -301,7 +308,7 @@ def _valid_values(resolver: Resolver, request: Request, dimension: str) -> Dict[
     return cache[key]
 
 
-def _probes(resolver: Resolver, request: Request, dimension: str) -> Iterator[Tuple[str, Request]]:
+def _probes(resolver: ResolverView, request: Request, dimension: str) -> Iterator[Tuple[str, Request]]:
     kb = resolver.kb
     if dimension in ("cuda", "python", "gcc", "cudnn", "nccl"):
         for value in _domain(resolver, dimension):
@@ -328,7 +335,7 @@ if TYPE_CHECKING:
     Ordered = Iterable[Tuple[str, str]]  # (how to say the change, the value it sets)
 
 
-def _dimensions(resolver: Resolver, request: Request) -> Iterator[Tuple[str, Ordered]]:
+def _dimensions(resolver: ResolverView, request: Request) -> Iterator[Tuple[str, Ordered]]:
     """Each pinned dimension with its other values, nearest first."""
     kb = resolver.kb
     for name in ("cuda", "python", "gcc", "cudnn", "nccl"):
@@ -351,7 +358,7 @@ def _dimensions(resolver: Resolver, request: Request) -> Iterator[Tuple[str, Ord
         )
 
 
-def _domain(resolver: Resolver, dimension: str) -> Tuple[str, ...]:
+def _domain(resolver: ResolverView, dimension: str) -> Tuple[str, ...]:
     """The values a pinned dimension can take, as pins: CUDA lines, cuDNN majors ..."""
     domains = resolver.domains
     if dimension not in domains:
@@ -380,7 +387,7 @@ def _domain(resolver: Resolver, dimension: str) -> Tuple[str, ...]:
     return domains[dimension]
 
 
-def _driver_order(resolver: Resolver, request: Request) -> Ordered:
+def _driver_order(resolver: ResolverView, request: Request) -> Ordered:
     """CUDA lines by the driver they need, least demanding first."""
     needs: Dict[str, str] = {}
     for release in sorted(resolver.kb.cuda, key=lambda r: parse_version(r.min_driver)):

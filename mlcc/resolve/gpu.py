@@ -4,14 +4,13 @@ resolver asks it about each CUDA release when ``--gpu`` is given, and nothing el
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Optional, Tuple
+
 from mlcc.kb.model import CudaRelease, KnowledgeBase
+from mlcc.resolve.view import ResolverView
 from mlcc.versions import parse_version
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Optional, Tuple
-
-    from mlcc.resolve.engine import Resolver
     from mlcc.resolve.request import Request
 
 
@@ -34,7 +33,7 @@ def gpu_problem(kb: KnowledgeBase, gpu: Optional[str], release: CudaRelease) -> 
     )
 
 
-def explain(resolver: Resolver, request: Request) -> str:
+def explain(resolver: ResolverView, request: Request) -> str:
     """Why no stack runs on the GPU asked, and the nearest GPU generation one runs on."""
     kb = resolver.kb
     assert request.gpu is not None

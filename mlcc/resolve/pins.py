@@ -9,18 +9,17 @@ against it -- so ``--cuda '>=10.1'`` means the same in ``mlcc resolve`` and in
 
 from __future__ import annotations
 
-from mlcc.flags import fields_of, flag, given, options_type
+from dataclasses import dataclass
+from typing import Optional, Tuple
+
+from mlcc.flags import fields_of, flag, given
 from mlcc.kb.model import KnowledgeBase
 from mlcc.resolve.request import Request, build_request
 from mlcc.resolve.stack import Stack
 from mlcc.versions import VersionPin, parse_pin
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Optional, Tuple
 
-
-@options_type
+@dataclass(frozen=True)
 class Pins:
     """The pins every stack-producing command accepts."""
 

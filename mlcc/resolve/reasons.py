@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
+from typing import List, Optional, Set, Tuple
+
 from mlcc.kb.model import Provenance
 from mlcc.resolve.stack import Choice, Stack
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List, Optional, Set, Tuple
-
-    from mlcc.resolve.engine import Resolver
+from mlcc.resolve.view import ResolverView
 
 _MAX_SKIPPED = 3
 
 
-def explain_choices(resolver: Resolver, stack: Stack) -> Tuple[Choice, ...]:
+def explain_choices(resolver: ResolverView, stack: Stack) -> Tuple[Choice, ...]:
     """The reasons name which components a pin decided, never the pin's spelling: they
     are written into stack.json, and ``--cuda 10.1`` and ``--cuda 10.1.243`` build the
     same image (the content digest must not tell them apart)."""
@@ -58,7 +55,7 @@ def _arch(stack: Stack) -> Choice:
     )
 
 
-def _framework(resolver: Resolver, stack: Stack) -> List[Choice]:
+def _framework(resolver: ResolverView, stack: Stack) -> List[Choice]:
     build = stack.framework
     rule = stack.benchmark.framework
     if build is None or rule is None:
@@ -73,7 +70,7 @@ def _framework(resolver: Resolver, stack: Stack) -> List[Choice]:
     return [_from_prov(f"framework:{build.framework}", build.version, why, build.prov)]
 
 
-def _reference_note(resolver: Resolver, stack: Stack, component: str) -> Optional[str]:
+def _reference_note(resolver: ResolverView, stack: Stack, component: str) -> Optional[str]:
     """ "nearest maskrcnn's reference run (...: CUDA 10.1.163)" when the default policy chose."""
     version = resolver.reference_version(stack.benchmark, stack.request, component)
     if version is None:
@@ -83,7 +80,7 @@ def _reference_note(resolver: Resolver, stack: Stack, component: str) -> Optiona
     return f"nearest {stack.benchmark.name}'s reference run ({reference.run}: {component} {version})"
 
 
-def _cuda(resolver: Resolver, stack: Stack) -> List[Choice]:
+def _cuda(resolver: ResolverView, stack: Stack) -> List[Choice]:
     cuda = stack.cuda
     if cuda is None:
         return [Choice("cuda", None, "--cpu: no CUDA", stack.benchmark.origin_of("accelerators"), (), True)]
@@ -109,7 +106,7 @@ def _cuda(resolver: Resolver, stack: Stack) -> List[Choice]:
     return [_from_prov("cuda", cuda.version, why, cuda.prov), driver]
 
 
-def _base(resolver: Resolver, stack: Stack) -> Choice:
+def _base(resolver: ResolverView, stack: Stack) -> Choice:
     base = stack.base
     if stack.request.base:
         why = f"--base {base.name}"
@@ -158,7 +155,7 @@ def _python(stack: Stack) -> List[Choice]:
     ]
 
 
-def _lib(resolver: Resolver, stack: Stack, library: str) -> List[Choice]:
+def _lib(resolver: ResolverView, stack: Stack, library: str) -> List[Choice]:
     build = stack.cudnn if library == "cudnn" else stack.nccl
     if build is None:
         return []
@@ -180,7 +177,7 @@ def _lib(resolver: Resolver, stack: Stack, library: str) -> List[Choice]:
     return [_from_prov(library, build.version, why, build.prov)]
 
 
-def _gcc(resolver: Resolver, stack: Stack) -> Choice:
+def _gcc(resolver: ResolverView, stack: Stack) -> Choice:
     bounds = resolver.gcc_bounds(stack.benchmark, stack.framework, stack.cuda, stack.arch.name)
     limits = "; ".join(f"{who} accepts {spec}" for spec, who, _ in bounds) or "no bound applies"
     toolset = stack.gcc.toolset

@@ -7,16 +7,11 @@ mean", malformed versions are rejected, contradictory pins are usage errors (exi
 from __future__ import annotations
 
 import re
+from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.errors import UsageError
 from mlcc.kb.model import KnowledgeBase
-from mlcc.lazy_pattern import LazyPattern
-from mlcc.records import NamedTuple
 from mlcc.versions import VersionPin, is_valid_version, parse_pin
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 # Components `--with NAME=VERSION` may name besides the frameworks.
 VERSION_COMPONENTS = ("cuda", "cudnn", "nccl", "python", "gcc")
@@ -195,7 +190,7 @@ def _same_pin(kb: KnowledgeBase, name: str, first: Tuple[str, str], second: Tupl
 
 
 # NAME=VERSION, or pip's spelling NAME==1.1.0 / NAME>=1.14 (the operator is part of the pin)
-_WITH = LazyPattern(r"^\s*([A-Za-z0-9_.-]+)\s*(==|>=|<=|~=|!=|=|<|>)(.*)\Z", re.DOTALL)
+_WITH = re.compile(r"^\s*([A-Za-z0-9_.-]+)\s*(==|>=|<=|~=|!=|=|<|>)(.*)\Z", re.DOTALL)
 
 
 def _gpu_name(kb: KnowledgeBase, value: Optional[str]) -> Optional[str]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+
 from mlcc.kb.model import (
     Arch,
     Base,
@@ -17,13 +19,8 @@ from mlcc.kb.model import (
     Toolset,
 )
 from mlcc.kb.pip_locks import PipLocks
-from mlcc.records import NamedTuple
 from mlcc.resolve.request import Request
 from mlcc.versions import parse_version
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Tuple
 
 # The format of ``mlcc resolve --json``; /etc/mlcc/stack.json has its own
 # (mlcc.stackfile.document.MANIFEST_FORMAT).

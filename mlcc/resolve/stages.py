@@ -4,11 +4,7 @@ by how deep they came, and the causes it leads with)."""
 
 from __future__ import annotations
 
-from mlcc.records import NamedTuple
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Sequence, Tuple
+from typing import NamedTuple, Sequence, Tuple
 
 SEARCH_STAGES = ("benchmark", "framework", "cuda", "base", "python", "cudnn", "nccl", "gcc")
 STAGE_RANK = {stage: rank for rank, stage in enumerate(SEARCH_STAGES)}

@@ -14,18 +14,15 @@ its workers); nodes are the distinct nodes a Job's pods ran on, or an MPIJob's w
 
 from __future__ import annotations
 
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
 from mlcc.errors import RegistryError, UsageError
-from mlcc.records import NamedTuple
 from mlcc.render.openshift.run import GPU
 from mlcc.results.parse import LogFile, parse_stream
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Tuple
 
 MPI_GROUP, MPI_VERSION, MPI_PLURAL = "kubeflow.org", "v2beta1", "mpijobs"
 MPI_NAME = "training.kubeflow.org/job-name"

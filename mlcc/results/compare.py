@@ -4,14 +4,10 @@ them, beside the published reference result its recipe records."""
 from __future__ import annotations
 
 import json
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-from mlcc.records import NamedTuple
 from mlcc.results.reference import PublishedResult
 from mlcc.results.score import NO_START, SUCCESS, UNFINISHED, RunResult, olympic_mean
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 
 class StackScore(NamedTuple):

@@ -21,12 +21,7 @@ import hashlib
 import json
 import re
 from pathlib import Path
-
-from mlcc.records import NamedTuple
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import IO, Any, Dict, Iterator, List, Optional, Tuple
+from typing import IO, Any, Dict, Iterator, List, NamedTuple, Optional, Tuple
 
 CHUNK = 1 << 20
 # Longer "result lines" are not MLPerf output (submission_entry, the longest, is ~1.5 kB).

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-from mlcc.records import NamedTuple
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, Optional
+from typing import Any, Dict, NamedTuple, Optional
 
 
 class PublishedResult(NamedTuple):

@@ -19,13 +19,9 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
+from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-from mlcc.records import NamedTuple
 from mlcc.results.parse import LogFile, Run
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 SUCCESS = "success"
 FAILED = "failed"  # ran to the end, missed the target (run_stop status other than success)

@@ -11,17 +11,13 @@ from __future__ import annotations
 import json
 import sqlite3
 from datetime import datetime, timezone
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.errors import UsageError
 from mlcc.history import History
-from mlcc.records import NamedTuple
 from mlcc.results.parse import Run, log_text
 from mlcc.results.score import RunResult, run_result
 from mlcc.stackfile.document import StackManifest, problem_of
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 RESULTS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (

@@ -23,19 +23,14 @@ guessed from the rest of an old document.
 from __future__ import annotations
 
 import json
-import os
 import re
 from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, NamedTuple, Optional, Tuple
 
 from mlcc.errors import DriftError, MlccError
-from mlcc.records import NamedTuple
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Iterator, Optional, Tuple
-
-# os.path: pathlib is not imported on gen's start-up
-SCHEMA_FILE = os.path.join(os.path.dirname(__file__), "stack.schema.json")
+SCHEMA_FILE = Path(__file__).with_name("stack.schema.json")
 # The format mlcc writes, and the ones its readers accept (old images carry format 1).
 MANIFEST_FORMAT = 2
 READABLE_FORMATS = (1, 2)
@@ -548,12 +543,11 @@ def _ecma_pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> I
 
 @lru_cache(maxsize=1)
 def _validator() -> Any:
-    # jsonschema (40-60 ms) only when a document is read: the writer, on every mlcc gen, never needs it
+    # jsonschema only when a document is read: the writer, on every mlcc gen, never needs it
     from jsonschema import Draft202012Validator, validators
 
     extended = validators.extend(Draft202012Validator, {"pattern": _ecma_pattern})
-    with open(SCHEMA_FILE, encoding="utf-8") as handle:
-        return extended(json.load(handle))
+    return extended(json.loads(SCHEMA_FILE.read_text(encoding="utf-8")))
 
 
 def problem_of(data: Any) -> Optional[str]:

@@ -1,59 +1,51 @@
-"""Plain-text tables: aligned columns, the last column wrapped to the terminal width.
+"""Plain-text tables through rich: aligned columns, the last column wrapped to the width.
 
-Written here rather than imported from rich so that listing and resolving stay fast to
-start; rich is used where a live display earns its import time.
+Every cell is plain text (never rich markup: a reason may say ``[unconfirmed: ...]``),
+no colour or box-drawing character is written, and the header is underlined with ``-``,
+so a table reads the same on a terminal, in a file and in a CI log.
 """
 
 from __future__ import annotations
 
-import os
-import sys
-import textwrap
+import io
+import shutil
+from typing import Sequence
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List, Sequence
+from rich.box import Box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+# rich's SIMPLE_HEAD in ASCII: no frame, a line of dashes under the header, two spaces between columns
+_HEADER_RULE = Box("    \n    \n -  \n    \n    \n    \n    \n    \n", ascii=True)
+_GAP = 2  # the padding and the separator after each column
 
 
 def terminal_width(fallback: int) -> int:
-    """COLUMNS, else the terminal's width, else ``fallback`` (shutil's rule, without
-    importing shutil on the start-up path)."""
-    try:
-        columns = int(os.environ.get("COLUMNS", "0"))
-    except ValueError:
-        columns = 0
-    if columns > 0:
-        return columns
-    stream = sys.__stdout__
-    if stream is None:
-        return fallback
-    try:
-        return os.get_terminal_size(stream.fileno()).columns or fallback
-    except (AttributeError, ValueError, OSError):
-        return fallback
+    """COLUMNS, else the terminal's width, else ``fallback``."""
+    return shutil.get_terminal_size((fallback, 24)).columns
 
 
 def render(headers: Sequence[str], rows: Sequence[Sequence[str]], *, wrap_last: bool = True) -> str:
+    """``rows`` under ``headers`` as text ("" without rows): the columns but the last keep
+    their width; the last wraps at the terminal's width (COLUMNS, else 120) when ``wrap_last``."""
     if not rows:
         return ""
-    cells = [list(map(str, headers))] + [[str(c) for c in row] for row in rows]
-    count = len(headers)
-    widths = [max(len(row[i]) for row in cells) for i in range(count - 1)]
-    lead = sum(widths) + 2 * (count - 1)
-    total = terminal_width(120)
-    room = max(total - lead, 30)
-    lines: List[str] = []
-    for index, row in enumerate(cells):
-        head = "  ".join(row[i].ljust(widths[i]) for i in range(count - 1))
-        last = row[-1]
-        pieces = textwrap.wrap(last, room) if wrap_last and len(last) > room else [last]
-        pieces = pieces or [""]
-        lines.append(f"{head}  {pieces[0]}".rstrip() if count > 1 else pieces[0])
-        lines.extend(" " * (lead + 2) + piece for piece in pieces[1:])
-        if index == 0:
-            lines.append(
-                "  ".join("-" * w for w in widths)
-                + ("  " if count > 1 else "")
-                + "-" * min(max(len(r[-1]) for r in cells), room)
-            )
-    return "\n".join(lines)
+    cells = [[str(cell) for cell in row] for row in rows]
+    table = Table(box=_HEADER_RULE, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0), header_style="")
+    needed = 0  # the narrowest width that shows every column: rich drops columns that do not fit
+    for index, header in enumerate(headers):
+        longest = max(len(str(header)), *(len(row[index]) for row in cells))
+        if index < len(headers) - 1:  # never narrowed: a cut digest or variant name misleads
+            table.add_column(Text(str(header)), no_wrap=True, min_width=longest)
+            needed += longest + _GAP
+        else:  # whatever room is left, and at least 30 columns
+            table.add_column(Text(str(header)), no_wrap=not wrap_last, min_width=min(longest, 30))
+            needed += min(longest, 30) + _GAP
+    for row in cells:
+        table.add_row(*(Text(cell) for cell in row))
+    width = max(terminal_width(120), needed) if wrap_last else 1 << 16
+    out = io.StringIO()
+    console = Console(file=out, width=width, color_system=None, highlight=False, emoji=False)
+    console.print(table, crop=False)
+    return "\n".join(line.rstrip() for line in out.getvalue().splitlines())

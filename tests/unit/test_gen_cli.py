@@ -158,3 +158,14 @@ def test_line_breaks_in_option_values_are_refused(cli, tmp_path: Path) -> None: 
     # a version pin is normalised, not refused: surrounding whitespace never reaches a file
     assert cli("gen", "ssd", "-o", str(out), "--cuda", "10.1\n").code == 0
     assert "#   mlcc gen ssd --cuda 10.1\n" in next(out.rglob("Dockerfile")).read_text()
+
+
+def test_gen_prints_output_folders_as_pathlib_spells_them(cli) -> None:  # type: ignore[no-untyped-def]
+    """What users read: "./out//" is "out", a variant's files follow it."""
+    result = cli("gen", "maskrcnn", "--cuda", "10.1", "-o", "./out//", "--openshift-output", "oc/./x/")
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    assert "created   out/maskrcnn/cuda10.1-cudnn7-ubi8-x86_64/Dockerfile" in lines
+    assert "created   oc/x/maskrcnn/maskrcnn.yaml" in lines
+    again = cli("gen", "maskrcnn", "--cuda", "10.1", "-o", "./out//", "--openshift-output", "oc/./x/")
+    assert again.out.splitlines()[-1] == "nothing changed under out and oc/x"

@@ -132,13 +132,13 @@ def test_temporary_files_are_new_private_and_named_for_clean_up(tmp_path: Path) 
     target = tmp_path / "Dockerfile"
     made = []
     for _ in range(3):
-        fd, name = output._new_temporary(str(target))
+        fd, name = output._new_temporary(target)
         os.close(fd)
         made.append(Path(name))
     assert len(set(made)) == 3
     for path in made:
         assert path.parent == tmp_path and (path.stat().st_mode & 0o777) == 0o600
-        assert output._in_flight(str(path)) and path.name.startswith(".Dockerfile.")
+        assert output._in_flight(path) and path.name.startswith(".Dockerfile.")
     output.write_tree(tmp_path, [("Dockerfile", "FROM x\n")])
     assert (tmp_path / "Dockerfile").read_text() == "FROM x\n"
     assert (tmp_path / "Dockerfile").stat().st_mode & 0o777 == 0o644

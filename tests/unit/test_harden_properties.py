@@ -1,6 +1,6 @@
 """Issue 10, kept fixed: hostile values generated into flags, recipe text and untrusted files.
 
-Invariants for every example: the exit code is one of README's table; no traceback and no
+Invariants for every example: the exit code is one of docs/exit-codes.md's table; no traceback and no
 "internal error"; whatever was written parses (dockerfile-parse, ``bash -n``, YAML 1.1 and
 1.2 readers) with Go-compatible typing, and holds the exact values given; nothing outside
 the output folder changes. In-process CLI calls keep the run short; the profile is

@@ -263,10 +263,10 @@ def test_a_history_status_is_escaped_in_the_html_report(cli, tmp_path: Path) -> 
     assert "<script>alert(1)</script>" not in html and "&lt;script&gt;" in html
 
 
-def test_readme_exit_code_table_names_every_code() -> None:
+def test_the_exit_code_table_in_the_docs_names_every_code() -> None:
     import mlcc.errors as errors
 
-    table = (REPO / "README.md").read_text().split("### Exit codes", 1)[1].split("\n\n", 2)[1]
+    table = (REPO / "docs" / "exit-codes.md").read_text().split("# Exit codes", 1)[1].split("\n\n", 2)[1]
     listed = {
         int(line.split("|")[1]) for line in table.splitlines() if line.startswith("| ") and line[2].isdigit()
     }

@@ -263,7 +263,7 @@ def test_recorder_probes_a_real_framework(tmp_path: Path) -> None:
 
     from mlcc.render import FILES
 
-    script = Path(FILES) / "mlcc-record"
+    script = FILES / "mlcc-record"
     result = subprocess.run(
         ["sh", str(script), "--python", sys.executable, "--module", "torch", "--module", "no_such_module"],
         capture_output=True,

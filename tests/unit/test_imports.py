@@ -22,11 +22,10 @@ PACKAGE = Path(__file__).resolve().parents[2] / "mlcc"
 LATE_IMPORTS = {
     # the console script imports the CLI inside its try, so a Ctrl-C while importing exits 130
     "mlcc._entry:mlcc.cli",
-    "mlcc._entry:mlcc.fastpath",  # the click-free `resolve --json`, inside the same guard
     "mlcc.kb.loader:mlcc.kb.build",
     # PyYAML (~15 ms) reads back the build objects of the other variants already on disk,
     # for the benchmark's List, when `mlcc gen` writes one variant next to them; a fresh
-    # output folder and `gen --all` never need a YAML reader (mlcc writes YAML itself).
+    # output folder and `gen --all` never need a YAML reader.
     "mlcc.app.generate:yaml",
     "mlcc.kb.schema_check:jsonschema",
     "mlcc.kb.schema_check:jsonschema.exceptions",
@@ -35,10 +34,8 @@ LATE_IMPORTS = {
     "mlcc.stackfile.document:jsonschema",
     "mlcc.stackfile.document:jsonschema.exceptions",
     # PyYAML is imported on the first YAML read (a knowledge-base cache miss, the matrix of
-    # `gen --all`, lint): the warm `gen` and `resolve` read none and write YAML themselves.
+    # `gen --all`, lint): the warm `gen` and `resolve` read none.
     "mlcc.kb.yamlsrc:yaml",
-    # OpenSSL's SHA-256 once a process has hashed more than the built-in one is worth
-    "mlcc.sha256:hashlib",
     # difflib suggests a name only after a typo; `mlcc resolve` would import it on every run
     "mlcc.resolve.request:difflib",
 }

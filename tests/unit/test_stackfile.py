@@ -21,7 +21,7 @@ from mlcc.stackfile.document import SCHEMA_FILE, StackManifest, problem_of
 
 REPO = Path(__file__).resolve().parents[2]
 COMMITTED = sorted((REPO / "dockerfiles").glob("*/*/stack.json"))
-SCHEMA = json.loads(Path(SCHEMA_FILE).read_text())
+SCHEMA = json.loads(SCHEMA_FILE.read_text())
 
 
 def _object_schema(schema: Dict[str, Any]) -> Dict[str, Any]:

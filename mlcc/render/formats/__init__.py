@@ -1,8 +1,8 @@
 """The output formats: one small writer per format, a Plan in, the text of one file out.
 
 Plain Python in the style of HPC Container Maker's building blocks rather than templates:
-a template engine cost ~50 ms of every cold ``mlcc gen`` (import and compile) and a quarter
-of the in-process rendering time, for three files whose shape never varies. Each writer
+a template engine would be a second language and a dependency for three files whose
+shape never varies. Each writer
 takes the format-neutral :class:`~mlcc.render.plan.Plan` and a :class:`Context` (what
 the header says, the files a script inlines) and returns the file's text; escaping for
 the target lives in :mod:`mlcc.render.escaping`.
@@ -10,13 +10,10 @@ the target lives in :mod:`mlcc.render.escaping`.
 
 from __future__ import annotations
 
-from mlcc.records import NamedTuple
+from typing import TYPE_CHECKING, Callable, List, Mapping, NamedTuple
+
 from mlcc.render.escaping import double_quoted
 from mlcc.render.plan import Plan, Step
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Callable, List, Mapping
 
 
 class Context(NamedTuple):

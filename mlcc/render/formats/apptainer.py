@@ -3,14 +3,12 @@
 
 from __future__ import annotations
 
+from typing import List
+
 import mlcc
 from mlcc.render.escaping import double_quoted
 from mlcc.render.formats import Context, header, mirror_exports, shell_body, shell_heading
 from mlcc.render.plan import Plan, Step
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List
 
 DEFINITION = "Singularity.def"
 INDENT = "    "

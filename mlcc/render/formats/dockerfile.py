@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
+from typing import List
+
 import mlcc
 from mlcc.render.escaping import assignments, exec_form, literal_assignments
 from mlcc.render.formats import Context, header
 from mlcc.render.plan import Plan, Step
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List
 
 DOCKERFILE = "Dockerfile"
 DESCRIBED = "# The stack is described in /etc/mlcc/stack.json inside the image.\n"

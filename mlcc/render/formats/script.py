@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
+from typing import List, Mapping
+
 import mlcc
 from mlcc.render.formats import Context, header, mirror_exports, shell_body, shell_heading
 from mlcc.render.plan import Plan, Step
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List, Mapping
 
 SCRIPT = "install.sh"
 # The here-document delimiter of inlined files; quoted, so nothing in them expands.

@@ -12,8 +12,9 @@ dicts built in a fixed key order and written by :mod:`.yamlout`: byte-identical 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Sequence, Tuple
+
 from mlcc.errors import UsageError
-from mlcc.records import NamedTuple
 from mlcc.render import Rendered
 from mlcc.render.openshift.build import dedupe, variant_build_objects
 from mlcc.render.openshift.options import (
@@ -32,10 +33,6 @@ from mlcc.render.openshift.run import (
     volume_claims,
 )
 from mlcc.render.openshift.yamlout import dumps
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, List, Sequence, Tuple
 
 if TYPE_CHECKING:
     Obj = Dict[str, Any]

@@ -10,22 +10,19 @@ ever referenced by name.
 from __future__ import annotations
 
 import re
+from hashlib import sha256
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import mlcc
 from mlcc.errors import UsageError
-from mlcc.records import NamedTuple
 from mlcc.render import Rendered, gen_command, render_dockerfile
 from mlcc.render.digest import stamp
 from mlcc.render.mirror import routes
 from mlcc.render.openshift import names
 from mlcc.render.openshift.options import ClusterOptions
 from mlcc.render.plan import place_args
-from mlcc.sha256 import sha256
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Sequence, Tuple
-
     from mlcc.render.plan import Plan
 
 if TYPE_CHECKING:

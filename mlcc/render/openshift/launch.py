@@ -13,14 +13,10 @@ from __future__ import annotations
 
 import math
 import shlex
+from typing import List, NamedTuple, Optional, Tuple
 
 from mlcc.errors import UsageError
 from mlcc.kb.model import Launch, LaunchConfig
-from mlcc.records import NamedTuple
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List, Optional, Tuple
 
 MASTER_PORT = 29500  # bind_launch's default --master_port
 

@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import re
+from hashlib import sha256
+from typing import Optional
 
 from mlcc.errors import UsageError
-from mlcc.lazy_pattern import LazyPattern
-from mlcc.sha256 import sha256
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Optional
-
-_LABEL = LazyPattern(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
+_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
 _SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
-_LABEL_VALUE = LazyPattern(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\Z")
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\Z")
 # Pod names of an MPIJob are <name>-launcher and <name>-worker-<i>: keep room for them.
 NAME_MAX = 52
 

@@ -3,32 +3,30 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional, Sequence, Tuple
 
 from mlcc.errors import UsageError
-from mlcc.flags import flag, options_type
-from mlcc.lazy_pattern import LazyPattern
+from mlcc.flags import flag
 from mlcc.render.openshift import names
 from mlcc.secrets import url_has_password, without_userinfo
 from mlcc.validate import INT32_MAX
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Optional, Sequence, Tuple
-
     from mlcc.kb.model import NcclProfile
 
 OPENSHIFT_VERSIONS = ("3.11", "4")
 # registry[:port]/path (no tag: mlcc appends :<variant>)
-_REPOSITORY = LazyPattern(r"^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)+\Z")
-_GIT_URI = LazyPattern(r"^(https://|ssh://|git@)[A-Za-z0-9.@:/~_-]+\Z")
-_GIT_REF = LazyPattern(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}\Z")
+_REPOSITORY = re.compile(r"^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)+\Z")
+_GIT_URI = re.compile(r"^(https://|ssh://|git@)[A-Za-z0-9.@:/~_-]+\Z")
+_GIT_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}\Z")
 _QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?\Z")
-_RESOURCE = LazyPattern(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?\Z")
-_NETWORK = LazyPattern(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?/)?[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
+_RESOURCE = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?\Z")
+_NETWORK = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?/)?[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
 # a profile's name as recipes/nccl-profiles.yaml may spell it (the profiles themselves are there)
-_NCCL_PROFILE = LazyPattern(r"^[a-z][a-z0-9-]{0,19}\Z")
+_NCCL_PROFILE = re.compile(r"^[a-z][a-z0-9-]{0,19}\Z")
 DEFAULT_RESULTS_SIZE = "10Gi"
-_HOST_PATH = LazyPattern(r"^/[A-Za-z0-9._/-]*\Z")
+_HOST_PATH = re.compile(r"^/[A-Za-z0-9._/-]*\Z")
 
 
 def _nccl_env(items: Tuple[str, ...]) -> Tuple[Tuple[str, str], ...]:
@@ -42,7 +40,7 @@ def _nccl_env(items: Tuple[str, ...]) -> Tuple[Tuple[str, str], ...]:
     return tuple(pairs)
 
 
-@options_type
+@dataclass(frozen=True)
 class ClusterOptions:
     """How the OpenShift objects are written (gen, build --backend openshift); the fields of
     group "run" shape only the run manifests (gen)."""

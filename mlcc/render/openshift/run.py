@@ -10,6 +10,7 @@ benchmark allows it.
 from __future__ import annotations
 
 import shlex
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from mlcc.errors import UsageError
 from mlcc.render import Rendered
@@ -18,10 +19,6 @@ from mlcc.render.openshift import names
 from mlcc.render.openshift.build import common_labels, image_reference, metadata
 from mlcc.render.openshift.launch import Size
 from mlcc.render.openshift.options import ClusterOptions, nccl_settings
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 if TYPE_CHECKING:
     Obj = Dict[str, Any]

@@ -1,60 +1,49 @@
-"""Deterministic YAML for Kubernetes objects, written directly.
+"""Deterministic YAML for Kubernetes objects: PyYAML's safe dumper with mlcc's quoting rule.
 
-PyYAML's emitter analyses every scalar character by character in Python; an inline
-Dockerfile, a stack.json and a script per BuildConfig made YAML two thirds of a
-``mlcc gen``. The objects mlcc writes are plain dicts, lists, strings, numbers and
-booleans, so this writer emits block style itself: keys in insertion order, sequences
-indented under their key the way ``oc get -o yaml`` prints them, multi-line strings as
-literal blocks (an inline Dockerfile stays readable), every other string plain when YAML
-reads it back as that same string and quoted otherwise. ``tests/unit/test_yamlout.py``
-checks that PyYAML loads every output back to the input.
+PyYAML writes block style (keys in insertion order, sequences under their key the way
+``oc get -o yaml`` prints them); the one thing mlcc adds is how each string is written,
+chosen by :func:`_style`:
 
-The plain-scalar rule is mlcc's own (importing PyYAML for its resolver cost ``mlcc gen``
-~15 ms of start-up). A string is written plain only when all of these hold:
+- a multi-line string is a literal block when it reads back unchanged as one, so an
+  inline Dockerfile stays readable;
+- a string is plain only when no reader sees anything but that string in it: it passes
+  :func:`_plain_ok` (a conservative alphabet, no key, comment or block indicator) and
+  :func:`reads_as_string`;
+- anything else is single-quoted, or double-quoted when it holds a line break, a tab or a
+  character YAML may not hold raw.
 
-- indicators (:func:`_plain_ok`): it starts with a letter, digit or one of ``_./$^`` (or
-  one or two dashes before such a text: ``-g``, ``--prefix``; never ``-``, ``- x`` or
-  ``---``), uses only a conservative alphabet, and holds no ``: `` or `` #`` and does not
-  end in ``:`` or a space, so no reader sees a key, a comment, a flow or block indicator;
-- typing (:func:`reads_as_string`): no common reader gives it another type --
-  YAML 1.1 (PyYAML; Go's yaml.v2, through which Kubernetes' sigs.k8s.io/yaml reads
-  manifests): booleans and nulls in any letter case plus Go's ``y``/``n``, ints (binary,
-  octal, hexadecimal, sexagesimal, with ``_``), floats (sexagesimal, ``.inf``, ``.nan``),
-  timestamps, the merge key ``<<``, the value key ``=`` and ``!``, ``&``, ``*``; YAML 1.2 core (ruamel.yaml,
-  yaml.v3): ``0o17``, ``1e3``, ``.5``; Go's strconv, which yaml.v2 asks for ints after
-  dropping ``_`` (``0x1p3``, ``1_000``). Anything numeric-looking that Python's int and
-  float parsers accept counts as a number too: quoting a string costs nothing, a string
-  read back as a number breaks a Kubernetes object.
+:func:`reads_as_string` is stricter than PyYAML's own resolver, because a manifest is
+read by more than PyYAML: YAML 1.1 (PyYAML; Go's yaml.v2, through which Kubernetes'
+sigs.k8s.io/yaml reads manifests) -- booleans and nulls in any letter case plus Go's
+``y``/``n``, ints (binary, octal, hexadecimal, sexagesimal, with ``_``), floats
+(sexagesimal, ``.inf``, ``.nan``), timestamps, the merge key ``<<``, the value key ``=``
+and ``!``, ``&``, ``*``; YAML 1.2 core as ruamel.yaml and yaml.v3 read it, underscores
+included (``0o17``, ``1e3``, ``.5``, ``-_`` and ``._``, which ruamel.yaml takes for an int
+and a float); Go's strconv, which yaml.v2 asks for ints after dropping ``_`` (``0x1p3``,
+``1_000``). Anything numeric-looking that Python's int and float parsers accept counts as
+a number too: quoting a string costs nothing, a string read back as a number breaks a
+Kubernetes object.
 
-``tests/unit/test_yamlout.py`` cross-checks the rule against PyYAML's resolver and
-ruamel.yaml's loader with generated strings.
+The pure-Python emitter, not libyaml's, writes every file: the bytes do not depend on
+whether PyYAML was built with libyaml.
 """
 
 from __future__ import annotations
 
+import math
 import re
+from typing import Any, Optional
 
-from mlcc.lazy_pattern import LazyPattern
+import yaml
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, List
-
-_INDENT = "  "
-# Plain scalars: a conservative alphabet; the resolver below rules out what YAML 1.1
-# would read as a number, boolean, null or timestamp.
+# Plain scalars: a conservative alphabet; the typing rule rules out what a reader would
+# take for a number, boolean, null or timestamp.
 _PLAIN = re.compile(r"^[A-Za-z0-9_./$^][A-Za-z0-9_./:$(){}=+,@%~*^ -]*\Z")
 # What YAML (1.1 and 1.2) may not hold raw: C0 controls but tab and newline, DEL, C1
 # controls, surrogates, U+FFFE/U+FFFF; U+2028/U+2029 are line breaks to YAML 1.1 readers
 # and U+FEFF a byte-order mark: all three are written escaped, never raw, so every reader
-# gets the same string back. Written as the small set of characters *not* allowed:
-# the class of the allowed ones, with its ranges up to U+10FFFF, took 10 ms to compile.
-_NOT_PRINTABLE = LazyPattern(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
-# The same class for ASCII text, which nearly every value is: a tenth of the compile.
-_NOT_PRINTABLE_ASCII = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_NOT_PRINTABLE_CHAR = LazyPattern(
-    r"[\t\n\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]"
-)
+# gets the same string back.
+_NOT_PRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
 # What YAML 1.1 (and Go's yaml.v2, which kubectl uses) read as booleans or null, beyond
 # PyYAML's list: "y" and "n" are booleans there.
 _NOT_STRINGS_11 = frozenset({"y", "n", "yes", "no", "on", "off", "true", "false", "null", "~", ""})
@@ -63,8 +52,9 @@ _NUMBERISH = re.compile(r"^[-+]?(\.?[0-9]|0[xXoObB])[0-9A-Za-z_.:+-]*\Z")
 # The YAML 1.1 implicit types beyond booleans and null (https://yaml.org/type/): int,
 # float, timestamp, merge, value and the documentation-only "yaml" type; the forms
 # Python's parsers reject, such as "0b_", "0x_", "1:20.5" or "2001-12-14 21:59:43.10 -5",
-# are caught here.
-_YAML11_TYPED = LazyPattern(
+# are caught here. The last line is YAML 1.2's int and float the way ruamel.yaml matches
+# them, underscores anywhere: "-_" and "._" are an int and a float to it (and crash it).
+_TYPED = re.compile(
     r"""[-+]?0b[0-1_]+ | [-+]?0[0-7_]+ | [-+]?(?:0|[1-9][0-9_]*) | [-+]?0x[0-9a-fA-F_]+
     | [-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+
     | [-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+][0-9]+)? | \.[0-9][0-9_]*(?:[eE][-+][0-9]+)?
@@ -72,114 +62,67 @@ _YAML11_TYPED = LazyPattern(
     | [0-9]{4}-[0-9]{2}-[0-9]{2}
     | [0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt]|[\ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]*)?
       (?:[\ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?
-    | << | = | [!&*]""",
+    | << | = | [!&*]
+    | [-+]?0o?[0-7_]+ | [-+]?[0-9_]+ | [-+]?\.[0-9_]+(?:[eE][-+][0-9]+)?""",
     re.VERBOSE,
 )
+_SEXAGESIMAL_OR_DATE = re.compile(
+    r"^[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?\Z|^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}"
+)
 
-# Every form _YAML11_TYPED and _NUMBERISH know starts with one of these: a string that
-# starts otherwise (most keys and values start with a letter) can only be a boolean or null.
+# Every form _TYPED and _NUMBERISH know starts with one of these: a string that starts
+# otherwise (most keys and values start with a letter) can only be a boolean or null.
 _TYPED_STARTS = frozenset("-+.0123456789<=!&*")
+
+
+class _Dumper(yaml.SafeDumper):
+    """PyYAML's safe dumper, writing each string in the style :func:`_style` picks."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        """Write a value shared by two objects out twice: a manifest has no anchors."""
+        return True
+
+
+def _represent_str(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=_style(text))
+
+
+_Dumper.add_representer(str, _represent_str)
 
 
 def dumps(document: Any) -> str:
     """One YAML document (a mapping at the top), ending in a newline."""
-    out: List[str] = []
-    if isinstance(document, dict) and document:
-        _mapping(document, "", out)
-    else:
-        out.append(_inline(document) + "\n")
-    return "".join(out)
+    # an infinite width: PyYAML would otherwise fold long strings over several lines
+    return yaml.dump(
+        document,
+        Dumper=_Dumper,
+        sort_keys=False,
+        allow_unicode=True,
+        width=math.inf,
+        default_flow_style=False,
+    )
 
 
-def _mapping(value: dict, indent: str, out: List[str]) -> None:  # type: ignore[type-arg]
-    for key, item in value.items():
-        out.append(f"{indent}{_scalar(str(key))}:")
-        _value(item, indent, indent + _INDENT, out)
-
-
-def _value(item: Any, indent: str, child: str, out: List[str]) -> None:
-    """The value after ``key:`` or ``- ``; ``child`` is the indent of a nested mapping."""
-    if isinstance(item, dict) and item:
-        out.append("\n")
-        _mapping(item, child, out)
-    elif isinstance(item, list) and item:
-        out.append("\n")
-        _sequence(item, indent, out)
-    elif isinstance(item, str) and "\n" in item and _literal_ok(item):
-        _literal(item, child, out)
-    else:
-        out.append(" " + _inline(item) + "\n")
-
-
-def _sequence(value: list, indent: str, out: List[str]) -> None:  # type: ignore[type-arg]
-    for item in value:
-        if isinstance(item, dict) and item:
-            first = True
-            for key, sub in item.items():
-                lead = f"{indent}- " if first else f"{indent}{_INDENT}"
-                out.append(f"{lead}{_scalar(str(key))}:")
-                _value(sub, indent + _INDENT, indent + _INDENT * 2, out)
-                first = False
-        elif isinstance(item, list) and item:
-            out.append(f"{indent}-\n")
-            _sequence(item, indent + _INDENT, out)
-        elif isinstance(item, str) and "\n" in item and _literal_ok(item):
-            out.append(f"{indent}-")
-            _literal(item, indent + _INDENT, out)
-        else:
-            out.append(f"{indent}- {_inline(item)}\n")
-
-
-def _unprintable(text: str) -> bool:
-    """Does ``text`` hold a character YAML may not hold raw?"""
-    pattern = _NOT_PRINTABLE_ASCII if text.isascii() else _NOT_PRINTABLE
-    return pattern.search(text) is not None
+def _style(text: str) -> Optional[str]:
+    """PyYAML's scalar style for ``text``: literal block, plain (None), single or double quotes."""
+    if "\n" in text and _literal_ok(text):
+        return "|"
+    if _plain_ok(text) and reads_as_string(text):
+        return None
+    if _NOT_PRINTABLE.search(text) is None and "\n" not in text and "\t" not in text:
+        return "'"
+    return '"'
 
 
 def _literal_ok(text: str) -> bool:
     """Can ``text`` be a literal block and read back unchanged?"""
-    if _unprintable(text) or text.startswith((" ", "\t", "\n")):
+    if _NOT_PRINTABLE.search(text) or "\t" in text or text.startswith((" ", "\n")):
         return False
-    return all(not line.endswith((" ", "\t")) for line in text.split("\n"))
-
-
-def _literal(text: str, indent: str, out: List[str]) -> None:
-    body = text.rstrip("\n")
-    trailing = len(text) - len(body)
-    chomp = "-" if trailing == 0 else ("" if trailing == 1 else "+")
-    out.append(f" |{chomp}\n")
-    for line in body.split("\n"):
-        out.append(f"{indent}{line}\n" if line else "\n")
-    out.append("\n" * (trailing - 1) if trailing > 1 else "")
-
-
-def _inline(value: Any) -> str:
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return repr(value)
-    if isinstance(value, dict):
-        return "{}"
-    if isinstance(value, list):
-        return "[]"
-    return _scalar(str(value))
-
-
-def _scalar(text: str) -> str:
-    if _plain_ok(text) and reads_as_string(text):
-        return text
-    if not _unprintable(text) and "\n" not in text and "\t" not in text:
-        return "'" + text.replace("'", "''") + "'"
-    return _double_quoted(text)
+    return all(not line.endswith(" ") for line in text.split("\n"))
 
 
 def _plain_ok(text: str) -> bool:
+    """No indicator in ``text``: no reader sees a key, a comment, a flow or block indicator."""
     if text.endswith((":", " ")) or ": " in text or " #" in text:
         return False
     if text.startswith("-"):  # "-g" and "--prefix" are plain; "-", "- x" and "---" are not
@@ -188,34 +131,13 @@ def _plain_ok(text: str) -> bool:
     return bool(_PLAIN.match(text))
 
 
-_ESCAPES = {"\n": "\\n", "\t": "\\t", "\\": "\\\\", '"': '\\"'}
-
-
-def _double_quoted(text: str) -> str:
-    """A YAML double-quoted scalar; YAML's \\u escapes, unlike JSON's, know no surrogate pairs."""
-    parts = ['"']
-    for char in text:
-        if char in _ESCAPES:
-            parts.append(_ESCAPES[char])
-        elif not _NOT_PRINTABLE_CHAR.match(char):
-            parts.append(char)
-        elif ord(char) <= 0xFF:
-            parts.append(f"\\x{ord(char):02x}")
-        elif ord(char) <= 0xFFFF:
-            parts.append(f"\\u{ord(char):04x}")
-        else:
-            parts.append(f"\\U{ord(char):08x}")
-    parts.append('"')
-    return "".join(parts)
-
-
 def reads_as_string(text: str) -> bool:
     """Would every common YAML reader (1.1, 1.2, Go) read plain ``text`` back as this string?"""
     if text.lower() in _NOT_STRINGS_11:
         return False
     if text[:1] not in _TYPED_STARTS:
         return True
-    return not (_looks_numeric(text) or _YAML11_TYPED.fullmatch(text))
+    return not (_looks_numeric(text) or _TYPED.fullmatch(text))
 
 
 def _looks_numeric(text: str) -> bool:
@@ -231,6 +153,4 @@ def _looks_numeric(text: str) -> bool:
             return True
         except ValueError:
             pass
-    return bool(
-        re.match(r"^[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?\Z|^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}", text)
-    )
+    return bool(_SEXAGESIMAL_OR_DATE.match(text))
