@@ -191,7 +191,7 @@ def row(outcome: CellResult) -> Dict[str, Any]:
     found: Dict[str, Any] = {
         "benchmark": cell.benchmark,
         "cell": cell.label,
-        "pins": _flags(cell),
+        "pins": cell_flags(cell),
     }
     if stack is None:
         found.update(status="excluded", reason=conflict_reason(outcome.conflict))
@@ -213,7 +213,7 @@ def row(outcome: CellResult) -> Dict[str, Any]:
     return found
 
 
-def _flags(cell: MatrixCell) -> str:
+def cell_flags(cell: MatrixCell) -> str:
     """The cell's pins as flags, in the matrix's axis order (the workflows read this)."""
     pins = cell.pins()
     parts = [f"--{axis} {getattr(pins, axis)}" for axis in ("base", "arch", "python") if getattr(pins, axis)]

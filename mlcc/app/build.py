@@ -15,13 +15,16 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import io
 import json
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable, Dict, Iterator, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
+
+from dockerfile_parse import DockerfileParser
 
 import mlcc
 from mlcc.app.images import attach_sbom, repository_types
@@ -42,6 +45,7 @@ from mlcc.image.base import mismatch, resolve_base
 from mlcc.image.reference import Reference, parse_reference
 from mlcc.kb.loader import cache_dir
 from mlcc.kb.model import KnowledgeBase
+from mlcc.matrix import cell_flags
 from mlcc.render import Options, render
 from mlcc.resolve import Resolver
 from mlcc.resolve.pins import Pins
@@ -108,7 +112,7 @@ def matrix_jobs(
     if not cells:
         raise UsageError("no cell of the matrix matches", hint="mlcc matrix --explain shows the cells")
     return [
-        job_for(render(cell.stack, options=options), policy, cell.cell.label)
+        job_for(render(cell.stack, options=options), policy, cell.cell.label, cell_flags(cell.cell))
         for cell in cells
         if cell.stack is not None
     ]
@@ -335,48 +339,161 @@ def run_jobs(
             if finished is not None:
                 finished(index, result)
 
-    def work(group: Sequence[int]) -> None:
-        for index in group:  # in order: the first builds the shared layers, the rest reuse them
-            one(index)
-
+    after = build_after(jobs)
+    waiting = list(range(len(jobs)))
     with ThreadPoolExecutor(max_workers=parallel) as pool:
-        for future in as_completed([pool.submit(work, group) for group in prefix_groups(jobs)]):
-            future.result()
+        running: Dict[Future[None], int] = {}
+        while waiting or running:
+            # a job starts once the job it shares the most layers with is done (its layers are
+            # in the engine's cache then), so every shared step runs once
+            ready = [i for i in waiting if after[i] is None or after[i] in results]
+            for index in ready[: parallel - len(running)]:
+                waiting.remove(index)
+                running[pool.submit(one, index)] = index
+            finished_now, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished_now:
+                running.pop(future)
+                future.result()
     return [results[i] for i in range(len(jobs))]
 
 
-def prefix_groups(jobs: Sequence[BuildJob]) -> List[List[int]]:
-    """Jobs whose images share leading layers, grouped.
+def layer_chain(job: BuildJob) -> List[Tuple[str, bool]]:
+    """The job's Dockerfile as a chain of cache keys, one per instruction, each standing for
+    everything before it too (base, platform, build args): two jobs share a layer exactly
+    where their chains agree, as the engine's layer cache sees it. The flag marks a RUN,
+    the instructions that cost build time.
 
-    Same stack prefix, build args and platform: one worker builds a group in order so the
-    later jobs reuse the first one's layers, while groups with nothing in common build in
-    parallel.
-
-    Args:
-        jobs: The jobs.
-
-    Returns:
-        Groups of job indexes, largest first.
-    """
-    groups: Dict[str, List[int]] = {}
-    for index, job in enumerate(jobs):
-        groups.setdefault(prefix_key(job), []).append(index)
-    return sorted(groups.values(), key=lambda g: (-len(g), g[0]))
-
-
-def prefix_key(job: BuildJob) -> str:
-    """What decides that two jobs share their leading layers.
-
-    Args:
-        job: A job.
-
-    Returns:
-        The sha256 of its stack-stage steps, build args and platform.
-    """
+    A COPY of other files under the same instruction text counts as shared here: such jobs
+    wait for each other without need, which costs parallelism, never a second build."""
     rendered = job.rendered
-    prefix = [list(step) for step in rendered.plan.steps if step.stage == "stack"]
-    data = json.dumps([prefix, list(rendered.build_args), rendered.platform], sort_keys=True)
-    return hashlib.sha256(data.encode()).hexdigest()
+    text = dict(rendered.files).get("Dockerfile", "")
+    root = json.dumps([rendered.plan.base_image, rendered.platform, list(rendered.build_args)])
+    key = hashlib.sha256(root.encode()).hexdigest()
+    chain = []
+    for item in DockerfileParser(fileobj=io.BytesIO(text.encode("utf-8"))).structure:
+        if item["instruction"] == "COMMENT":
+            continue
+        line = f"{key}\n{item['instruction']} {item['value']}"
+        key = hashlib.sha256(line.encode()).hexdigest()
+        chain.append((key, item["instruction"] == "RUN"))
+    return chain
+
+
+def shared_runs(first: List[Tuple[str, bool]], second: List[Tuple[str, bool]]) -> int:
+    """How many RUN steps two layer chains share from their start."""
+    shared = 0
+    for (key, is_run), (other, _) in zip(first, second):
+        if key != other:
+            break
+        shared += is_run
+    return shared
+
+
+def build_after(jobs: Sequence[BuildJob]) -> List[Optional[int]]:
+    """For each job, the earlier job it shares the most RUN steps with (None: it shares
+    none): the job it waits for, so that a shared step is built once and then taken from
+    the cache. Earlier jobs only, so the waits form a tree and every job starts."""
+    chains = [layer_chain(job) for job in jobs]
+    after: List[Optional[int]] = []
+    for index, chain in enumerate(chains):
+        shared = [(shared_runs(chain, chains[earlier]), -earlier) for earlier in range(index)]
+        best = max(shared, default=(0, 0))
+        after.append(-best[1] if best[0] > 0 else None)
+    return after
+
+
+class Planned(NamedTuple):
+    """One job of a dry run: its place in the build order, and whether it would build."""
+
+    after: Optional[int]  # the job (its index) it waits for: the one it shares most layers with
+    job: BuildJob  # its base pinned where that could be read, so its content tag is final
+    built: Optional[str]  # where its content already is; None when it would build
+    unknown: Optional[str] = None  # why mlcc cannot tell (then it counts as one to build)
+
+
+def plan_jobs(engine: Engine, jobs: Sequence[BuildJob], policy: BuildPolicy) -> List[Planned]:
+    """What :func:`run_jobs` would do, building and tagging nothing.
+
+    Args:
+        engine: the engine the build would use; asked only through ``Engine.is_built``.
+        jobs: the jobs, as ``matrix_jobs`` or ``single_jobs`` make them.
+        policy: ``--push``, ``--registry`` and ``--force`` as the build would take them.
+
+    Returns:
+        One entry per job, in the order of ``jobs`` (the order ``-j 1`` builds in), each
+        naming the job it waits for (:func:`build_after`).
+
+    Errors reading a base image, a registry or a cluster do not raise: the entry says why
+    mlcc cannot tell (``unknown``).
+    """
+    return [_plan_one(engine, job, policy, after) for job, after in zip(jobs, build_after(jobs))]
+
+
+# The build-matrix workflow has one job per level; a deeper plan must not pass unnoticed.
+GITHUB_LEVELS = 4
+
+
+def levels(plan: Sequence[Planned]) -> List[Optional[int]]:
+    """The level of each job that would build (None: built already): 0 when it waits for
+    nothing that builds, else one more than the job it waits for. A CI job per level, each
+    after the one before, builds a shared step once; the later levels take it through
+    ``--cache-repo``."""
+    found: List[Optional[int]] = []
+    for entry in plan:
+        if entry.built:
+            found.append(None)
+            continue
+        before = found[entry.after] if entry.after is not None else None
+        found.append(0 if before is None else before + 1)
+    return found
+
+
+def github_levels(plan: Sequence[Planned]) -> Dict[str, Any]:
+    """The plan for GitHub Actions: ``levels[k]`` is the ``strategy.matrix`` of level k's job
+    (the cells still to build), ``built`` the cells the registry already holds.
+
+    Raises:
+        UsageError: the plan is deeper than the workflow's GITHUB_LEVELS jobs.
+    """
+    found = levels(plan)
+    if any(level is not None and level >= GITHUB_LEVELS for level in found):
+        raise UsageError(
+            f"the build plan has {max(level for level in found if level is not None) + 1} levels; "
+            f"the workflow builds {GITHUB_LEVELS}",
+            hint="add level jobs to .github/workflows/build-matrix.yml and raise GITHUB_LEVELS",
+        )
+
+    def cell(entry: Planned) -> Dict[str, Any]:
+        stack = entry.job.rendered.stack
+        return {
+            "benchmark": stack.benchmark.name,
+            "variant": entry.job.variant,
+            "arch": stack.arch.name,
+            "platform": entry.job.rendered.platform,
+            "label": entry.job.label,
+            "pins": entry.job.pins,
+            "content": str(entry.job.content),
+        }
+
+    return {
+        "levels": [
+            {"include": [cell(e) for e, level in zip(plan, found) if level == k]}
+            for k in range(GITHUB_LEVELS)
+        ],
+        "built": [cell(e) for e in plan if e.built],
+    }
+
+
+def _plan_one(engine: Engine, job: BuildJob, policy: BuildPolicy, after: Optional[int]) -> Planned:
+    if policy.force:
+        return Planned(after, job, None)
+    try:
+        job = pin_base(engine, job, policy, Log(None))
+        return Planned(after, job, engine.is_built(job, policy))
+    except NotImplementedError:
+        return Planned(after, job, None, f"the {engine.name} engine cannot look without building")
+    except MlccError as error:
+        return Planned(after, job, None, str(error).splitlines()[0])
 
 
 def record_of(result: BuildResult, backend: str, log: Optional[Path]) -> Record:

@@ -19,7 +19,7 @@ from mlcc.resolve import Resolver, Stack
 from mlcc.resolve.pins import Pins
 from mlcc.versions import parse_version
 
-LISTABLE = ("benchmarks", "bases", "cuda", "cudnn", "nccl", "frameworks", "arches")
+LISTABLE = ("benchmarks", "bases", "cuda", "cudnn", "nccl", "frameworks", "arches", "gpus")
 
 
 @dataclass(frozen=True)
@@ -194,5 +194,21 @@ def list_rows(kb: KnowledgeBase, what: str) -> List[Dict[str, Any]]:
                 "kubernetes": a.kubernetes,
             }
             for a in kb.arches.values()
+        ]
+    if what == "gpus":
+        return [
+            {
+                "name": g.name,
+                "title": g.title,
+                "architecture": g.architecture,
+                "compute_capability": g.compute_capability,
+                "sm": g.sm,
+                "min_cuda": g.min_cuda,
+                "min_driver": g.min_driver,
+                "product_labels": list(g.product_labels),
+                **_provenance(g.prov),
+                "unverified_fields": list(g.prov.unverified_fields),
+            }
+            for g in kb.gpus.values()
         ]
     raise ValueError(what)

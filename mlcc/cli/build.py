@@ -6,6 +6,7 @@ history); this module only turns flags into its arguments and prints what happen
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 from typing import List, Optional, Sequence
@@ -17,7 +18,7 @@ from mlcc.app import build as building
 from mlcc.app.generate import SourceFlags
 from mlcc.app.history import open_history
 from mlcc.app.matrix import MatrixFilters
-from mlcc.cli.context import benchmark_argument, kb_of
+from mlcc.cli.context import benchmark_argument, complete_backend, kb_of
 from mlcc.cli.live import LiveView
 from mlcc.cli.options import options
 from mlcc.engines.base import BuildJob, BuildPolicy, BuildResult, EngineSettings, Log
@@ -37,6 +38,7 @@ OPENSHIFT_BUILD_GROUPS = ("",)  # the run-manifest options (group "run") belong 
 @click.option(
     "--backend",
     metavar="ENGINE",
+    shell_complete=complete_backend,
     help="Container engine: buildah, podman, docker, openshift, or one a plugin adds (default: the "
     "first that works of buildah, podman, docker via DOCKER_HOST); openshift builds on the cluster "
     "of your kubeconfig.",
@@ -69,6 +71,21 @@ OPENSHIFT_BUILD_GROUPS = ("",)  # the run-manifest options (group "run") belong 
     help="Build history database (default: MLCC_HISTORY or ~/.local/share/mlcc/history.sqlite).",
 )
 @click.option("--no-history", is_flag=True, help="Do not record this build in the history.")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print the plan (build order, groups that share layers, what is already built and "
+    "what would build) and build nothing.",
+)
+@click.option(
+    "--format",
+    "plan_format",
+    type=click.Choice(["table", "github"]),
+    default="table",
+    show_default=True,
+    help="With --dry-run --matrix: the plan as a table, or as JSON for GitHub Actions (one "
+    "strategy.matrix per level of the build order, without what the registry holds).",
+)
 @click.pass_context
 def build_command(
     ctx: click.Context,
@@ -87,6 +104,8 @@ def build_command(
     logs: str,
     history_file: Optional[str],
     no_history: bool,
+    dry_run: bool,
+    plan_format: str,
 ) -> None:
     """Build (and with --push, push) the image of BENCHMARK for the pins given, or with
     --matrix every published cell (-j N at once, past failures, one log per cell).
@@ -102,7 +121,11 @@ def build_command(
       mlcc build ssd --backend docker --force
       mlcc build maskrcnn --cuda 10.1 --backend openshift --namespace mlperf
       mlcc build --matrix --arch x86_64 -j 2 --push --registry quay.io/me
+      mlcc build --matrix --dry-run --push --registry quay.io/me
+      mlcc build --matrix --dry-run --format github --push --registry quay.io/me
     """
+    if plan_format != "table" and not (dry_run and matrix_build):
+        raise UsageError("--format github goes with --dry-run --matrix")
     render_options = source.options()
     cluster = check_cluster_options(cluster)
     if backend != "openshift" and (given(cluster) or given(connection)):
@@ -110,18 +133,31 @@ def build_command(
             "the OpenShift options (--namespace, --push-to, --chain ...) go with --backend openshift"
         )
     settings = replace(connection, cluster=cluster)
-    history = None if no_history else open_history(history_file)
     kb = kb_of(ctx)
     if matrix_build:
         filters = MatrixFilters.from_pins(benchmark, pins, matrix_file)
         todo = building.matrix_jobs(kb, filters, policy, render_options)
-        engine = engines.create(backend, settings)
+    elif benchmark is None:
+        raise UsageError("name a benchmark (mlcc list benchmarks), or build the published set with --matrix")
+    else:
+        todo = building.single_jobs(kb, benchmark, pins, policy, render_options)
+    engine = engines.create(backend, settings)
+    if policy.cache_repo and not engine.registry_cache:
+        raise UsageError(
+            f"--cache-repo: the {engine.name} engine cannot share build steps through a registry",
+            hint="use --backend buildah or --backend podman",
+        )
+    if dry_run:
+        plan = building.plan_jobs(engine, todo, policy)
+        if plan_format == "github":
+            click.echo(json.dumps(building.github_levels(plan), indent=2))
+        else:
+            _print_plan(plan, engine, jobs if matrix_build else 1)
+        return
+    history = None if no_history else open_history(history_file)
+    if matrix_build:
         _build_matrix(engine, todo, policy, jobs, Path(logs), history)
         return
-    if benchmark is None:
-        raise UsageError("name a benchmark (mlcc list benchmarks), or build the published set with --matrix")
-    todo = building.single_jobs(kb, benchmark, pins, policy, render_options)
-    engine = engines.create(backend, settings)
     if len(todo) > 1 and not engine.multi_arch:
         raise UsageError(f"--backend {engine.name} builds one arch per build: give one --arch")
     log = building.file_log(Path(log_file)) if log_file else _stderr_log(quiet)
@@ -146,6 +182,32 @@ def build_command(
     if len(todo) > 1:
         digest = building.push_manifest_list(todo, results, policy)
         click.echo(f"manifest list {building.manifest_list_tag(todo)} -> {digest}")
+
+
+def _print_plan(plan: Sequence[building.Planned], engine: engines.Engine, parallel: int) -> None:
+    click.echo(
+        f"plan for {engine.describe()}: {len(plan)} image(s), {parallel} at a time (-j); an image "
+        "starts after the one it shares the most build steps with (after), whose layers it reuses"
+    )
+    rows = [
+        [
+            str(number),
+            "-" if entry.after is None else str(entry.after + 1),
+            entry.job.label,
+            entry.job.variant,
+            str(entry.job.content),
+            "built" if entry.built else ("unknown" if entry.unknown else "would build"),
+            entry.built or (f"cannot tell: {entry.unknown}" if entry.unknown else "-"),
+        ]
+        for number, entry in enumerate(plan, 1)
+    ]
+    click.echo(render(("#", "after", "cell", "variant", "content tag", "plan", "why"), rows))
+    built = sum(1 for entry in plan if entry.built)
+    unknown = sum(1 for entry in plan if entry.unknown)
+    click.echo(
+        f"{len(plan) - built - unknown} would build, {built} already built, {unknown} unknown; "
+        "nothing was built (--dry-run)"
+    )
 
 
 def _stderr_log(quiet: bool) -> Log:

@@ -9,7 +9,16 @@ import click
 from mlcc.cli.options import COMPLETERS, kb_of
 
 # kb_of lives with the options (an option's --help may read the knowledge base); commands take it from here
-__all__ = ["benchmark_argument", "complete_base", "complete_benchmark", "complete_nccl_profile", "kb_of"]
+__all__ = [
+    "benchmark_argument",
+    "complete_arch",
+    "complete_backend",
+    "complete_base",
+    "complete_benchmark",
+    "complete_gpu",
+    "complete_nccl_profile",
+    "kb_of",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -35,8 +44,34 @@ def complete_nccl_profile(ctx: click.Context, param: click.Parameter, incomplete
         return []
 
 
+def complete_arch(ctx: click.Context, param: click.Parameter, incomplete: str) -> List[str]:
+    try:
+        names = [name for arch in kb_of(ctx).arches.values() for name in (arch.name, *arch.aliases)]
+    except Exception:
+        return []
+    return [name for name in names if name.startswith(incomplete)]
+
+
+def complete_gpu(ctx: click.Context, param: click.Parameter, incomplete: str) -> List[str]:
+    try:
+        return [name for name in kb_of(ctx).gpus if name.startswith(incomplete)]
+    except Exception:
+        return []
+
+
+def complete_backend(ctx: click.Context, param: click.Parameter, incomplete: str) -> List[str]:
+    from mlcc.engines import names  # the entry points of installed engines, plugins included
+
+    try:
+        return [name for name in names() if name.startswith(incomplete)]
+    except Exception:
+        return []
+
+
 COMPLETERS["--base"] = complete_base
 COMPLETERS["--nccl-profile"] = complete_nccl_profile
+COMPLETERS["--arch"] = complete_arch
+COMPLETERS["--gpu"] = complete_gpu
 
 
 def benchmark_argument(required: bool = True) -> Callable[[F], F]:

@@ -17,6 +17,7 @@ from mlcc.app.images import (
     summary,
     verify_image,
 )
+from mlcc.cli.context import complete_arch
 from mlcc.ui.safe_text import printable
 from mlcc.ui.table import render
 
@@ -39,7 +40,11 @@ def image_option_list() -> List[Callable[[F], F]]:
             help="Verify the registry's TLS certificate.",
         ),
         click.option(
-            "--arch", "image_arch", metavar="ARCH", help="The arch to read from a multi-arch image."
+            "--arch",
+            "image_arch",
+            metavar="ARCH",
+            help="The arch to read from a multi-arch image.",
+            shell_complete=complete_arch,
         ),
         click.option(
             "--backend",

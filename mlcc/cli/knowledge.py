@@ -20,7 +20,7 @@ from mlcc.resolve.pins import Pins
 @click.pass_context
 def list_command(ctx: click.Context, what: str, as_json: bool) -> None:
     """List what the knowledge base knows: benchmarks (default), bases, cuda,
-    cudnn, nccl, frameworks or arches."""
+    cudnn, nccl, frameworks, arches or gpus."""
     rows = list_rows(kb_of(ctx), what)
     if as_json:
         click.echo(json.dumps(rows, indent=2))

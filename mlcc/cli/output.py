@@ -15,6 +15,7 @@ _LIST_COLUMNS: Dict[str, Sequence[str]] = {
     "nccl": ("version", "cuda", "repo_distro", "arches", "method"),
     "frameworks": ("framework", "version", "variant", "arches", "python", "cuda"),
     "arches": ("name", "aliases", "oci", "nvidia_repo", "debian"),
+    "gpus": ("name", "title", "architecture", "sm", "min_cuda", "min_driver"),
 }
 
 

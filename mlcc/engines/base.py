@@ -56,6 +56,19 @@ def _registry(text: Optional[str]) -> Optional[Reference]:
     return parse_repository(text) if text else None
 
 
+def cache_repository(policy: BuildPolicy) -> Optional[Reference]:
+    """``--cache-repo`` as a repository (a registry and a path, no tag), or None."""
+    if not policy.cache_repo:
+        return None
+    found = parse_repository(policy.cache_repo, what="--cache-repo")
+    if not found.repository:
+        raise UsageError(
+            f"--cache-repo {policy.cache_repo}: name a repository, not only a registry",
+            hint=f"e.g. --cache-repo {found.registry}/mlcc-cache",
+        )
+    return found
+
+
 @dataclass(frozen=True)
 class BuildPolicy:
     """Where images go and how they are built; the same for every engine and command."""
@@ -93,9 +106,18 @@ class BuildPolicy:
     network: Optional[str] = flag(
         "--network", "Network mode of RUN steps (e.g. host).", default=None, metavar="MODE"
     )
+    cache_repo: Optional[str] = flag(
+        "--cache-repo",
+        "Share build steps through this registry repository, e.g. quay.io/me/mlcc-cache (buildah"
+        " and podman: --cache-from/--cache-to): a build on another machine, or a later CI job,"
+        " takes the steps one built here instead of running them again.",
+        default=None,
+        metavar="REGISTRY/REPO",
+    )
 
     def __post_init__(self) -> None:
         _registry(self.registry)  # a malformed --registry is refused before anything runs
+        cache_repository(self)
         if self.push and self.registry is None:
             raise UsageError("--push needs --registry REGISTRY[/NAMESPACE], e.g. --registry quay.io/me")
         # handed to the engine as an argument: an option-looking value would become a flag
@@ -121,6 +143,7 @@ class BuildJob(NamedTuple):
     # The base image's manifest digest, resolved when the build starts (pin_base): the
     # build pulls exactly it, and it is part of the content digest.
     base: Optional[ResolvedBase] = None
+    pins: str = ""  # a matrix cell's pins as flags (``--base ubi8 --arch x86_64``), for CI
 
     @property
     def variant(self) -> str:
@@ -179,7 +202,7 @@ class BuildJob(NamedTuple):
         return parse_reference(f"{self.repository}:{content_tag(self.digest)}")
 
 
-def job_for(rendered: Rendered, policy: BuildPolicy, label: str) -> BuildJob:
+def job_for(rendered: Rendered, policy: BuildPolicy, label: str, pins: str = "") -> BuildJob:
     """The job that builds a rendered variant under the policy's registry.
 
     Args:
@@ -187,13 +210,14 @@ def job_for(rendered: Rendered, policy: BuildPolicy, label: str) -> BuildJob:
         policy: Where images go (``--registry``) and how they are built.
         label: What the user asked for, shown in logs and the history
             (e.g. ``maskrcnn --cuda 10.1``).
+        pins: A matrix cell's pins as flags (``--base ubi8 --arch x86_64``), for CI plans.
 
     Returns:
         The job, its repository ``<registry>/<benchmark>`` (``_`` becomes ``-``); the base is
         not pinned yet (:func:`mlcc.app.build.pin_base` does that).
     """
     benchmark = rendered.stack.benchmark.name.replace("_", "-")
-    return BuildJob(rendered, f"{policy.repository_root}/{benchmark}", label)
+    return BuildJob(rendered, f"{policy.repository_root}/{benchmark}", label, pins=pins)
 
 
 class BuildResult(NamedTuple):
@@ -233,6 +257,10 @@ class EngineBuild(NamedTuple):
     dockerfile: str = "Dockerfile"
     no_cache: bool = False
     network: Optional[str] = None  # e.g. "host" when the builder's default network is none
+    # --cache-repo: where build steps are shared between machines (pulled and pushed)
+    cache_repo: Optional[Reference] = None
+    tls_verify: bool = True
+    cache_credentials: Optional[Credentials] = None
 
 
 class Log:
@@ -285,6 +313,8 @@ class Engine(ABC):
     name: ClassVar[str]
     # Local engines build several arches of one stack into a manifest list; a cluster does not.
     multi_arch: ClassVar[bool] = False
+    # Takes and shares build steps through a registry repository (--cache-repo).
+    registry_cache: ClassVar[bool] = False
 
     def __init__(self, settings: EngineSettings) -> None:
         """Keep the settings; connecting waits for ``check`` or the first build.
@@ -319,6 +349,24 @@ class Engine(ABC):
         Raises:
             RegistryError: The registry or cluster could not be asked.
         """
+
+    def is_built(self, job: BuildJob, policy: BuildPolicy) -> Optional[str]:
+        """Where the job's content already is, for a dry run: it reads, and changes nothing
+        (``find_built`` may point a readable tag at what it finds).
+
+        Args:
+            job: the job, its base pinned (its content tag is final).
+            policy: where the build would go (``policy.push``: the registry).
+
+        Returns:
+            A sentence saying where the content is, or None when a build would run.
+
+        Raises:
+            NotImplementedError: the engine cannot tell without acting (the default, so a
+                plugin engine written before this method is never taken as "not built").
+            RegistryError, UsageError: the registry or cluster could not be read.
+        """
+        raise NotImplementedError
 
     @abstractmethod
     def build(self, job: BuildJob, policy: BuildPolicy, log: Log) -> BuildResult:
@@ -457,6 +505,14 @@ class ImageEngine(Engine):
         """
         return job.readable if policy.push else None
 
+    def is_built(self, job: BuildJob, policy: BuildPolicy) -> Optional[str]:
+        content = job.content
+        if policy.push:
+            registry = registry_for(content, policy)
+            found = registry.exists(content.repository, content.tag or "")
+            return None if found is None else f"{content} is in the registry"
+        return f"{content} is in {self.name}'s storage" if self.exists(str(content)) else None
+
     def find_built(self, job: BuildJob, policy: BuildPolicy) -> Optional[BuildResult]:
         """With ``--push``, ask the registry for the content tag; else the engine's storage.
 
@@ -509,6 +565,7 @@ class ImageEngine(Engine):
 
     def _build_in_context(self, job: BuildJob, policy: BuildPolicy, log: Log) -> str:
         rendered = job.rendered
+        cache = cache_repository(policy)
         with tempfile.TemporaryDirectory(prefix="mlcc-context-") as scratch:
             context = Path(scratch)
             write_tree(context, list(job.files))
@@ -520,6 +577,9 @@ class ImageEngine(Engine):
                 dockerfile=rendered.main_file,
                 no_cache=policy.no_cache,
                 network=policy.network,
+                cache_repo=cache,
+                tls_verify=policy.tls_verify,
+                cache_credentials=credentials_for(cache.registry) if cache else None,
             )
             return self.build_image(spec, log)
 

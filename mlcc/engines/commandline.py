@@ -28,6 +28,7 @@ class CliEngine(ImageEngine):
 
     program: ClassVar[str]
     build_verb: ClassVar[str]
+    registry_cache = True  # --cache-from / --cache-to
 
     def check(self) -> None:
         """Make sure the engine's program is on PATH.
@@ -86,11 +87,19 @@ class CliEngine(ImageEngine):
                 args.append("--no-cache")
             if spec.network:
                 args += ["--network", spec.network]
-            args.append(str(spec.context))
-            try:
-                self._run(*args, log=log)
-            except sh.ErrorReturnCode as error:
-                raise log.failure(f"{self.name} build failed (exit {error.exit_code})") from None
+            registry = spec.cache_repo.registry if spec.cache_repo else ""
+            with AuthFile(registry, spec.cache_credentials) as auth:
+                if spec.cache_repo:
+                    repository = str(spec.cache_repo)
+                    args += ["--cache-from", repository, "--cache-to", repository]
+                    args.append(f"--tls-verify={'true' if spec.tls_verify else 'false'}")
+                    if auth.path:
+                        args += ["--authfile", auth.path]
+                args.append(str(spec.context))
+                try:
+                    self._run(*args, log=log)
+                except sh.ErrorReturnCode as error:
+                    raise log.failure(f"{self.name} build failed (exit {error.exit_code})") from None
             image = iidfile.read_text().strip() if iidfile.exists() else ""
         if not image:
             raise log.failure(f"{self.name} build produced no image id")

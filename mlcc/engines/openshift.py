@@ -223,6 +223,21 @@ class OpenShift(Engine):
         """
         return self._pushed_refs(job)[1] if self.settings.cluster.push_to else None
 
+    def is_built(self, job: BuildJob, policy: BuildPolicy) -> Optional[str]:
+        if self.settings.cluster.push_to:
+            content, readable = self._pushed_refs(job)
+            registry = registry_for(content, policy)
+            if registry.exists(content.repository, content.tag or "") is not None:
+                return f"{content} is in the registry"
+            manifest = registry.manifest(readable.repository, readable.tag or "")
+            if manifest is not None and _digest_label(registry, readable, manifest) == job.digest:
+                return f"{readable} already holds these build inputs"
+            return None
+        stream = object_name(job.rendered.stack.benchmark.name)
+        if self.image_digest_label(stream, job.variant) == job.digest:
+            return f"{stream}:{job.variant} already holds these build inputs"
+        return None
+
     def _pushed_refs(self, job: BuildJob) -> Tuple[Reference, Reference]:
         """(content tag, readable tag) in the --push-to repository."""
         repository = self.settings.cluster.push_to

@@ -361,3 +361,57 @@ def test_push_puts_the_sbom_beside_the_image(world: World) -> None:
     assert again.code == 0, again.err[-2000:]
     assert "skipped" in again.out
     assert f"{readable.with_tag(tag)} already in the registry" in again.out + again.err
+
+
+def test_another_machine_takes_shared_build_steps_from_the_registry_cache(
+    world: World, tmp_path: Path
+) -> None:
+    """--cache-repo: a build on a second machine (here: a second, empty container storage)
+    takes every RUN step from the registry cache the first build pushed to, and runs none."""
+    from tests.e2e.test_matrix import run_steps
+
+    cache = f"{world.registry.host}/shared-cache"
+    mirror = f"{world.stage.mirror}/cache-repo"  # build inputs no other test builds
+    first_log, second_log = tmp_path / "first.log", tmp_path / "second.log"
+    first = mlcc(
+        world,
+        *_args(
+            world,
+            "--backend",
+            "buildah",
+            "--cache-repo",
+            cache,
+            "--log",
+            str(first_log),
+            registry=f"{world.registry.host}/machine1",
+            mirror=mirror,
+        ),
+    )
+    assert first.code == 0, first.err[-4000:]
+    ran_first = [step for step in run_steps(first_log.read_text()) if step[1]]
+    assert ran_first  # a cold build runs its steps
+
+    storage = tmp_path / "storage.conf"
+    storage.write_text(
+        f'[storage]\ndriver = "vfs"\ngraphroot = "{tmp_path}/graph"\nrunroot = "{tmp_path}/run"\n'
+    )
+    second = mlcc(
+        world,
+        *_args(
+            world,
+            "--backend",
+            "buildah",
+            "--cache-repo",
+            cache,
+            "--log",
+            str(second_log),
+            registry=f"{world.registry.host}/machine2",
+            mirror=mirror,
+        ),
+        env={"CONTAINERS_STORAGE_CONF": str(storage)},
+    )
+    assert second.code == 0, second.err[-4000:]
+    assert "built in" in second.out  # not skipped: machine2's repository had no such image
+    steps = run_steps(second_log.read_text())
+    assert len(steps) == len(run_steps(first_log.read_text()))
+    assert not [step for step in steps if step[1]], "a RUN step ran again instead of coming from the cache"

@@ -4,10 +4,11 @@ one log per cell, the history, and the HTML report checked in headless Chromium.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
-from typing import List
+from typing import List, Tuple
 
 import pytest
 
@@ -70,6 +71,30 @@ def _chromium() -> str:
     return found
 
 
+STEP = re.compile(r"STEP \d+/\d+: (.*)")
+
+
+def run_steps(log: str) -> List[Tuple[Tuple[str, ...], bool]]:
+    """Each RUN step of a buildah log: the instructions up to it (what the layer cache keys
+    on, the build args aside) and whether it ran (False: "Using cache")."""
+    steps: List[Tuple[Tuple[str, ...], bool]] = []
+    prefix: List[str] = []
+    for line in log.splitlines():
+        found = STEP.search(line)
+        if found:
+            prefix.append(found.group(1))
+            if found.group(1).startswith("RUN "):
+                steps.append((tuple(prefix), True))
+        elif "--> Using cache" in line and steps and steps[-1][0] == tuple(prefix):
+            steps[-1] = (steps[-1][0], False)
+    return steps
+
+
+def executed_and_distinct(logs: List[Path]) -> Tuple[int, int]:
+    steps = [step for log in logs for step in run_steps(log.read_text())]
+    return sum(ran for _, ran in steps), len({prefix for prefix, _ in steps})
+
+
 def test_matrix_build_history_and_report(world: World, tmp_path: Path) -> None:
     matrix = tmp_path / "matrix.yaml"
     matrix.write_text(MATRIX)
@@ -86,6 +111,10 @@ def test_matrix_build_history_and_report(world: World, tmp_path: Path) -> None:
     assert len(logs) == 5
     failed_log = next(p for p in logs if "cuda12.5" in p.name)
     assert "No match for argument" in failed_log.read_text()
+    # every distinct build step ran once, cold and with -j 2 (perf/README.md records the figures)
+    executed, distinct = executed_and_distinct(logs)
+    print(f"cold -j 2: {executed} RUN steps executed, {distinct} distinct")
+    assert distinct > 0 and executed == distinct
 
     history = json.loads(mlcc(world, "history", "--history", str(tmp_path / "history.sqlite"), "--json").out)
     assert sorted(r["status"] for r in history) == ["built", "built", "built", "built", "failed"]
@@ -96,6 +125,10 @@ def test_matrix_build_history_and_report(world: World, tmp_path: Path) -> None:
     second = mlcc(world, *_build(world, matrix, tmp_path, "-j", "2"))
     assert second.code == 4
     assert "0 built, 4 skipped, 1 failed" in second.out
+    # unchanged: nothing runs again but the step that failed (its cached steps stay cached)
+    again = [step for step in run_steps(failed_log.read_text()) if step[1]]
+    assert len(again) == 1 and "dnf" in again[0][0][-1]
+    assert executed_and_distinct([p for p in logs if p != failed_log])[0] == 0
 
     page = tmp_path / "report" / "index.html"
     report = mlcc(

@@ -72,7 +72,7 @@ def test_conflict_exits_3_with_rule_and_alternatives(cli) -> None:  # type: igno
         (["resolve", "maskrcnn", "--with", "torch=1.1"], "unknown component 'torch'"),
         (["resolve", "maskrcnn", "--cpu", "--cuda", "10.1"], "contradictory pins"),
         (["resolve", "maskrcnn", "--frobnicate"], "No such option"),
-        (["list", "gpus"], "Invalid value"),
+        (["list", "drivers"], "Invalid value"),
     ],
 )
 def test_usage_errors_exit_2(cli, args, expected) -> None:  # type: ignore[no-untyped-def]
@@ -82,7 +82,9 @@ def test_usage_errors_exit_2(cli, args, expected) -> None:  # type: ignore[no-un
     assert "Traceback" not in result.err
 
 
-@pytest.mark.parametrize("what", ["benchmarks", "bases", "cuda", "cudnn", "nccl", "frameworks", "arches"])
+@pytest.mark.parametrize(
+    "what", ["benchmarks", "bases", "cuda", "cudnn", "nccl", "frameworks", "arches", "gpus"]
+)
 def test_list_table_and_json(cli, what) -> None:  # type: ignore[no-untyped-def]
     table = cli("list", what)
     assert table.code == 0 and table.out.count("\n") > 2

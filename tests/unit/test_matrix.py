@@ -255,24 +255,3 @@ def test_gen_interactive_from_piped_answers(cli, monkeypatch: pytest.MonkeyPatch
     assert "the same without menus: mlcc gen ssd" in result.err
     refused = cli("gen", "-i", "ssd")
     assert refused.code == 2
-
-
-def test_cells_sharing_a_stack_prefix_build_in_one_group(kb, resolver) -> None:  # type: ignore[no-untyped-def]
-    from mlcc.api import Pins, request_for
-    from mlcc.app.build import prefix_groups
-    from mlcc.engines.base import BuildJob, BuildPolicy, job_for
-    from mlcc.render import render
-
-    def cell(benchmark: str, **pins: object) -> BuildJob:
-        stack = resolver.resolve(request_for(kb, benchmark, Pins(**pins)))  # type: ignore[arg-type]
-        return job_for(render(stack), BuildPolicy(), benchmark)
-
-    cells = [
-        cell("maskrcnn", cuda="10.1"),
-        cell("nccl-tests"),
-        cell("gnmt"),  # the same stack prefix as maskrcnn --cuda 10.1 (resnet50 now takes MXNet's own cuDNN)
-        cell("ssd", newest=True),  # CUDA 10.2: a prefix of its own
-    ]
-    groups = prefix_groups(cells)
-    assert groups[0] == [0, 2]  # the shared group first, in matrix order
-    assert sorted(i for group in groups for i in group) == [0, 1, 2, 3]

@@ -12,6 +12,12 @@ import jsonschema
 import pytest
 import yaml
 
+from mlcc.app.build import GITHUB_LEVELS, Planned, build_after, github_levels, matrix_jobs
+from mlcc.app.matrix import MatrixFilters
+from mlcc.engines.base import BuildPolicy
+from mlcc.kb import load
+from mlcc.render import Options
+from mlcc.resolve.pins import Pins
 from tests.conftest import REPO
 
 WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml"))
@@ -79,16 +85,31 @@ def test_pull_requests_run_lint_tests_generated_files_and_a_matrix_dry_run() -> 
         assert command in scripts, command
 
 
-def test_the_matrix_build_comes_from_mlcc_matrix() -> None:
+def test_the_matrix_build_plans_with_the_registry_and_builds_level_by_level() -> None:
     workflow = _load(REPO / ".github" / "workflows" / "build-matrix.yml")
     assert set(workflow["on"]) >= {"push", "schedule"}
-    matrix_job, build_job = workflow["jobs"]["matrix"], workflow["jobs"]["build"]
-    assert "mlcc matrix --format github" in "\n".join(s.get("run", "") for s in matrix_job["steps"])
-    assert build_job["needs"] == "matrix"
-    assert build_job["strategy"]["matrix"] == "${{ fromJSON(needs.matrix.outputs.cells) }}"
+    plan = workflow["jobs"]["plan"]
+    script = "\n".join(s.get("run", "") for s in plan["steps"])
+    assert "mlcc build --matrix --dry-run --format github" in script and "--registry" in script
+    levels = [name for name in workflow["jobs"] if name.startswith("level-")]
+    assert levels == [f"level-{k}" for k in range(GITHUB_LEVELS)]
+    for k, name in enumerate(levels):
+        job = workflow["jobs"][name]
+        assert job["uses"] == "./.github/workflows/build-cells.yml"
+        assert f"levels)[{k}]" in job["with"]["cells"] and f"levels)[{k}].include[0] != null" in job["if"]
+        if k:  # after the level before, even where one of its cells failed
+            assert job["needs"] == ["plan", f"level-{k - 1}"] and "!cancelled()" in job["if"]
+
+
+def test_a_level_builds_each_cell_through_the_registry_cache() -> None:
+    workflow = _load(REPO / ".github" / "workflows" / "build-cells.yml")
+    assert "workflow_call" in workflow["on"]
+    build_job = workflow["jobs"]["build"]
+    assert build_job["strategy"]["matrix"] == "${{ fromJSON(inputs.cells) }}"
     assert build_job["strategy"]["fail-fast"] is False
     run = "\n".join(s.get("run", "") for s in build_job["steps"])
     assert 'build "$BENCHMARK" $PINS --backend buildah' in run and "--push" in run
+    assert '--cache-repo "$REGISTRY/mlcc-cache"' in run
     assert "qemu-user-static" in run
     # matrix values reach the script through env, never by ${{ }} inside `run:`
     assert "${{ matrix" not in run
@@ -101,12 +122,16 @@ def test_the_matrix_build_comes_from_mlcc_matrix() -> None:
     )
 
 
-def test_the_matrix_output_has_the_keys_the_workflow_uses(cli) -> None:  # type: ignore[no-untyped-def]
-    result = cli("matrix", "--format", "github")
-    assert result.code == 0
-    include = json.loads(result.out)["include"]
-    assert include
-    workflow = (REPO / ".github" / "workflows" / "build-matrix.yml").read_text()
-    # matrix.<key> but not needs.matrix.outputs, nor the file name recipes/matrix.yaml
-    for key in set(re.findall(r"(?<![.\w])matrix\.(\w+)", workflow)) - {"yaml"}:
-        assert all(key in cell for cell in include), key
+def test_the_plans_cells_have_the_keys_the_workflow_uses(cli) -> None:  # type: ignore[no-untyped-def]
+    kb = load()
+    jobs = matrix_jobs(kb, MatrixFilters.from_pins(None, Pins(), None), BuildPolicy(), Options())
+    plan = [Planned(after, job, None) for job, after in zip(jobs, build_after(jobs))]
+    cells = [cell for level in github_levels(plan)["levels"] for cell in level["include"]]
+    assert len(cells) == len(jobs)
+    workflow = (REPO / ".github" / "workflows" / "build-cells.yml").read_text()
+    for key in set(re.findall(r"(?<![.\w])matrix\.(\w+)", workflow)) - {"yml", "yaml"}:  # not file names
+        assert all(key in cell for cell in cells), key
+    published = {
+        (c["benchmark"], c["pins"]) for c in json.loads(cli("matrix", "--format", "github").out)["include"]
+    }
+    assert {(c["benchmark"], c["pins"]) for c in cells} == published  # the same cells, the same flags

@@ -1,0 +1,67 @@
+"""Shell completion offers the values the knowledge base and the installed engines know, for
+every option with a fixed set of values; ``mlcc list gpus`` shows the GPU generations."""
+
+from __future__ import annotations
+
+import json
+from typing import List
+
+import pytest
+import yaml
+
+from tests.conftest import REPO, run_mlcc
+
+
+def _complete(words: str) -> List[str]:
+    """What bash completion offers for the last word of ``words``."""
+    cword = str(len(words.split()) - (0 if words.endswith(" ") else 1))
+    result = run_mlcc([], _MLCC_COMPLETE="bash_complete", COMP_WORDS=words, COMP_CWORD=cword)
+    assert result.code == 0, result.err
+    return [line.split(",", 1)[1] for line in result.out.splitlines() if "," in line]
+
+
+@pytest.mark.parametrize(
+    ("words", "offered", "not_offered"),
+    [
+        ("mlcc resolve maskrcnn --gpu h", ["h100"], ["a100"]),
+        ("mlcc gen ssd --gpu ", ["v100", "a100", "h100"], []),
+        ("mlcc resolve ssd --arch ppc", ["ppc64le", "ppc64el"], ["x86_64"]),
+        ("mlcc build ssd --backend bu", ["buildah"], ["podman"]),
+        ("mlcc build ssd --backend ", ["buildah", "podman", "docker", "openshift"], []),
+        ("mlcc inspect quay.io/x/y --arch x", ["x86_64"], ["ppc64le"]),
+    ],
+)
+def test_completion_offers_what_the_option_takes(
+    words: str, offered: List[str], not_offered: List[str]
+) -> None:
+    values = _complete(words)
+    assert set(offered) <= set(values), values
+    assert not set(not_offered) & set(values), values
+
+
+def test_every_gpu_of_the_recipes_is_listed_with_its_facts() -> None:
+    recipe = yaml.safe_load((REPO / "recipes" / "gpus.yaml").read_text())["gpus"]
+    listed = json.loads(run_mlcc(["list", "gpus", "--json"]).out)
+    assert [row["name"] for row in listed] == [gpu["name"] for gpu in recipe]
+    h100 = next(row for row in listed if row["name"] == "h100")
+    facts = next(gpu for gpu in recipe if gpu["name"] == "h100")
+    assert (h100["sm"], h100["min_cuda"], h100["min_driver"]) == (
+        "sm_" + facts["compute_capability"].replace(".", ""),
+        facts["min_cuda"],
+        facts["min_driver"],
+    )
+
+
+def test_the_gpu_table_marks_what_rests_on_unconfirmed_evidence() -> None:
+    result = run_mlcc(["list", "gpus"])
+    assert result.code == 0
+    lines = result.out.splitlines()
+    assert lines[0].split()[:3] == ["name", "title", "architecture"]
+    weak = [
+        g["name"]
+        for g in yaml.safe_load((REPO / "recipes" / "gpus.yaml").read_text())["gpus"]
+        if not g["verified"]
+    ]
+    for name in weak:
+        assert any(line.startswith(f"{name} *") for line in lines), name
+    assert "rests on unconfirmed evidence" in result.out
