@@ -13,7 +13,7 @@ from ruamel.yaml.resolver import VersionedResolver
 
 from mlcc.render.openshift import yamlout
 from mlcc.render.openshift.yamlout import dumps
-from tests.unit.test_harden_yaml import go_reads_as_non_string
+from tests.unit.test_yaml_strings_read_back_as_strings import go_reads_as_non_string
 
 texts = st.text(max_size=30) | st.sampled_from(
     [

@@ -1,4 +1,4 @@
-"""Issue 10, untrusted files: YAML bombs, recursion, deep nesting, FIFOs, binary and odd lint input."""
+"""Untrusted files: YAML bombs, recursion, deep nesting, FIFOs, binary and odd lint input."""
 
 from __future__ import annotations
 

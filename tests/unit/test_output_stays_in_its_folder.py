@@ -1,4 +1,4 @@
-"""Issue 10, output: symlinks, overlapping roots, unwritable roots, concurrent writers."""
+"""Output: symlinks, overlapping roots, unwritable roots, concurrent writers."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 10, recipe text: no injection into Dockerfiles, scripts, labels; gpus min <= reference."""
+"""Recipe text: no injection into Dockerfiles, scripts, labels; gpus min <= reference."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 10, history: a read command writes nothing; foreign and read-only databases are named as such."""
+"""History: a read command writes nothing; foreign and read-only databases are named as such."""
 
 from __future__ import annotations
 

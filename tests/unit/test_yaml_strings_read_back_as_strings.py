@@ -1,4 +1,4 @@
-"""Issue 10, YAML typing: every string written reads back as that string in YAML 1.1, 1.2 and Go."""
+"""YAML typing: every string written reads back as that string in YAML 1.1, 1.2 and Go."""
 
 from __future__ import annotations
 

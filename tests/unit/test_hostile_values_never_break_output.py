@@ -1,4 +1,4 @@
-"""Issue 10, kept fixed: hostile values generated into flags, recipe text and untrusted files.
+"""Hostile values generated into flags, recipe text and untrusted files.
 
 Invariants for every example: the exit code is one of docs/exit-codes.md's table; no traceback and no
 "internal error"; whatever was written parses (dockerfile-parse, ``bash -n``, YAML 1.1 and
@@ -30,7 +30,7 @@ from mlcc.kb.model import HOST_MIRRORS
 from mlcc.render.mirror import PIP_SETTINGS
 from tests.conftest import RECIPES
 from tests.oci_layout import layer, oci_layout
-from tests.unit.test_harden_yaml import go_reads_as_non_string
+from tests.unit.test_yaml_strings_read_back_as_strings import go_reads_as_non_string
 
 settings.register_profile(
     "mlcc-ci",

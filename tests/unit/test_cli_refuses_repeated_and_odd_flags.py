@@ -1,4 +1,4 @@
-"""Issue 10, command line: repeated flags, gen -i at end of input, Ctrl-C at start-up, aliases."""
+"""Command line: repeated flags, gen -i at end of input, Ctrl-C at start-up, aliases."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 10: untrusted images and servers, secrets, and the inputs that ended in "internal error"."""
+"""Untrusted images and servers, secrets, and the inputs that ended in "internal error"."""
 
 from __future__ import annotations
 
