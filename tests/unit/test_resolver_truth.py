@@ -136,9 +136,9 @@ def _submission_libraries(benchmark_log: str) -> dict:  # type: ignore[type-arg]
     import ast
     import re
 
-    from tests.conftest import SHARED
+    from tests.conftest import mlperf_v06
 
-    text = (SHARED / "data" / "mlperf-v0.6-logs" / benchmark_log / "result_0.txt").read_text(encoding="utf-8")
+    text = (mlperf_v06(*benchmark_log.split("/")) / "result_0.txt").read_text(encoding="utf-8")
     entry = re.search(r"submission_entry: (\{.*\})", text)
     assert entry is not None
     value = ast.literal_eval(json_loads(entry.group(1))["value"])
