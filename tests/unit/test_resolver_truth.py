@@ -275,7 +275,7 @@ def test_wmlce_stacks_name_the_cudnn_the_framework_loads(kb, resolver) -> None: 
 
 
 def test_wmlce_1_7_facts_follow_the_channel(kb) -> None:  # type: ignore[no-untyped-def]
-    # corrections-2 / IBM/powerai#261: WML CE 1.7.0 ships cudatoolkit 10.2.89 and cudnn 7.6.5_10.2
+    # IBM/powerai#261 (the WML CE 1.7.0 channel): WML CE 1.7.0 ships cudatoolkit 10.2.89 and cudnn 7.6.5_10.2
     for framework in ("pytorch", "tensorflow"):
         [build] = [b for b in kb.frameworks[framework].builds if b.variant == "wmlce1.7.0"]
         assert dict(build.bundles) == {"cuda_runtime": "10.2.89", "cudnn": "7.6.5", "nccl": "2.5.6"}
