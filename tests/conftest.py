@@ -14,7 +14,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 RECIPES = REPO / "recipes"
 # Real MLPerf Training v0.6 result logs, at their paths in mlcommons/training_results_v0.6
-# (tests/data/mlperf-v0.6/README.md: the commit, each file's blob and the licence).
+# (tests/data/README.md: the commit, each file's blob and the licence).
 MLPERF_V06 = REPO / "tests" / "data" / "mlperf-v0.6"
 
 

@@ -13,7 +13,7 @@ from packaging.version import Version
 from mlcc.kb import load
 from mlcc.kb.build import iter_sources
 
-from ..conftest import REPO, RECIPES
+from ..conftest import RECIPES, REPO
 
 FACTS = REPO / "tests" / "data" / "facts"
 

@@ -1,7 +1,8 @@
 """Facts the recipes once got wrong, pinned as the recipes now state them and as their
 sources say: NVIDIA's CUDA container history (gitlab.com/nvidia/container-images/cuda),
 PyPI's file lists, PyTorch's previous-versions page, the RHEL 9.5 release notes and the
-branches of tensorflow/benchmarks (offline: the knowledge base API only). `mlcc kb check` keeps the PyPI side honest."""
+branches of tensorflow/benchmarks (offline: the knowledge base API only). `mlcc kb check`
+keeps the PyPI side honest."""
 
 from __future__ import annotations
 
