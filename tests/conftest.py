@@ -13,9 +13,14 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 RECIPES = REPO / "recipes"
-# ../shared holds the sourced facts and the real OpenShift/Kubernetes schemas the tests
-# check against; it sits beside the checkout on every developer machine and in CI.
-SHARED = Path(os.environ.get("MLCC_SHARED", REPO.parent / "shared"))
+# Real MLPerf Training v0.6 result logs, at their paths in mlcommons/training_results_v0.6
+# (tests/data/README.md: the commit, each file's blob and the licence).
+MLPERF_V06 = REPO / "tests" / "data" / "mlperf-v0.6"
+
+
+def mlperf_v06(submitter: str, system: str, benchmark: str) -> Path:
+    """The folder of one system's v0.6 result logs for one benchmark."""
+    return MLPERF_V06 / submitter / "results" / system / benchmark
 
 
 def _default_data_home() -> Path:
@@ -73,13 +78,6 @@ def recipes_copy(tmp_path: Path) -> Path:
     target = tmp_path / "recipes"
     shutil.copytree(RECIPES, target)
     return target
-
-
-@pytest.fixture(scope="session")
-def shared() -> Path:
-    if not (SHARED / "facts").is_dir():
-        pytest.fail(f"../shared is missing at {SHARED}: the fact and schema tests need it (set MLCC_SHARED)")
-    return SHARED
 
 
 class Result(NamedTuple):

@@ -38,7 +38,7 @@ def lint_command(
     \b
     Examples:
       mlcc lint
-      mlcc lint --schema-dir ../shared/schemas buildconfigs/maskrcnn
+      mlcc lint --schema-dir schemas/ buildconfigs/maskrcnn
       mlcc lint --rules
     """
     if rules:

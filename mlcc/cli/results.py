@@ -65,7 +65,7 @@ def score_command(ctx: click.Context, paths: Sequence[str], as_json: bool) -> No
     \b
     Runs are grouped by benchmark, submitter and platform (from the submission_* lines).
     Examples:
-      mlcc results score ../shared/data/mlperf-v0.6-logs
+      mlcc results score training_results_v0.6/NVIDIA/results
       mlcc results score run1.txt run2.txt run3.txt --json
     """
 

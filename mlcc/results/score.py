@@ -1,7 +1,7 @@
 """Time to train per run and the MLPerf score per benchmark.
 
-The rules (MLPerf Training rules, "Benchmark results"; the v0.6 result logs in
-../shared/data reproduce the published times with them):
+The rules (MLPerf Training rules, "Benchmark results"; the v0.6 result logs of
+mlcommons/training_results_v0.6 reproduce the published times with them):
 
 - time to train is run_stop minus run_start; v0.6 MiniGo evaluates its models after
   training and logs ``eval_result`` with the time (from run start) of the first model

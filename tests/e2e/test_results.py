@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import List
 
 from tests import pngpixels
-from tests.conftest import SHARED
+from tests.conftest import mlperf_v06
 from tests.e2e.conftest import World, mlcc
 from tests.e2e.test_matrix import CHROMIUM_FLAGS, _chromium
 
-SSD = SHARED / "data" / "mlperf-v0.6-logs" / "NVIDIA" / "dgx1_ngc19.05_pytorch" / "ssd"
+SSD = mlperf_v06("NVIDIA", "dgx1_ngc19.05_pytorch", "ssd")
 RUN_GREEN = (0x2E, 0x7D, 0x32)
 
 

@@ -1,4 +1,5 @@
-"""The knowledge base: it loads, every fact is sourced, and it agrees with ../shared/facts."""
+"""The knowledge base: it loads, every fact is sourced, and it agrees with the upstream tables
+kept in tests/data/facts (NVIDIA's driver and compiler tables, TensorFlow's and PyTorch's)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from packaging.version import Version
 from mlcc.kb import load
 from mlcc.kb.build import iter_sources
 
-from ..conftest import RECIPES
+from ..conftest import RECIPES, REPO
+
+FACTS = REPO / "tests" / "data" / "facts"
 
 
 def test_every_fact_names_a_source_and_says_whether_it_is_verified(kb) -> None:  # type: ignore[no-untyped-def]
@@ -94,17 +97,17 @@ def test_a_foreign_cache_file_is_not_trusted(recipes_copy: Path, tmp_path, monke
 
 
 @pytest.fixture(scope="module")
-def cuda_facts(shared):  # type: ignore[no-untyped-def]
-    return yaml.safe_load((shared / "facts" / "cuda_stack.yaml").read_text())
+def cuda_facts():  # type: ignore[no-untyped-def]
+    return yaml.safe_load((FACTS / "nvidia_cuda.yaml").read_text())
 
 
 @pytest.fixture(scope="module")
-def fw_facts(shared):  # type: ignore[no-untyped-def]
-    return yaml.safe_load((shared / "facts" / "frameworks_mlperf.yaml").read_text())
+def fw_facts():  # type: ignore[no-untyped-def]
+    return yaml.safe_load((FACTS / "framework_tables.yaml").read_text())
 
 
 def test_every_cuda_release_and_driver_minimum_matches_the_driver_table(kb, cuda_facts) -> None:  # type: ignore[no-untyped-def]
-    table = cuda_facts["2_driver_requirements"]["per_release"]
+    table = cuda_facts["driver_minimum_per_cuda_release"]["per_release"]
     assert {r.version for r in kb.cuda} == set(table)
     for release in kb.cuda:
         fact = table[release.version]
@@ -128,7 +131,7 @@ def test_rhel7_family_images_end_at_12_4_0(kb) -> None:  # type: ignore[no-untyp
 
 
 def test_host_gcc_bounds_match_the_compiler_facts(kb, cuda_facts) -> None:  # type: ignore[no-untyped-def]
-    for row in cuda_facts["4_host_compiler"]["per_cuda"]:
+    for row in cuda_facts["host_gcc_per_cuda"]["per_cuda"]:
         line = row["cuda"].split("-")[0]
         releases = [r for r in kb.cuda if r.version.startswith(line + ".") or r.version == line]
         assert releases, line
@@ -163,7 +166,7 @@ def test_tensorflow_builds_follow_the_tested_configurations(kb, fw_facts) -> Non
 
 def test_pytorch_wheels_follow_the_wheel_matrix(kb, fw_facts) -> None:  # type: ignore[no-untyped-def]
     builds = {(b.version, b.variant): b for b in kb.frameworks["pytorch"].builds}
-    for row in fw_facts["pytorch"]["releases"]:
+    for row in fw_facts["pytorch_wheels"]["releases"]:
         version = row["torch"].split()[0]
         for wheel in row["cuda_wheels"]:
             if wheel == "cu80":

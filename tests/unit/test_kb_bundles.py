@@ -93,8 +93,9 @@ def test_judge_contradiction_missing_claim_and_unshown_claim(kb) -> None:  # typ
 
 
 def test_real_pypi_torch_wheels_show_what_they_bring(tmp_path: Path) -> None:
-    """PyPI's torch 1.1.0 wheel is a CUDA 9.0 build carrying its own libcudart 9.0
-    (corrections-2); torch 2.1.0 depends on NVIDIA's cuDNN 8.9.2.26 and NCCL 2.18.1 wheels."""
+    """PyPI's torch 1.1.0 wheel is a CUDA 9.0 build carrying its own libcudart 9.0 (its
+    torch/version.py says 9.0.176); torch 2.1.0 depends on NVIDIA's cuDNN 8.9.2.26 and NCCL
+    2.18.1 wheels."""
     client = IndexClient("https://pypi.org/simple/", cache=str(tmp_path))
     reader = WheelReader(cache=str(tmp_path / "wheels"))
 

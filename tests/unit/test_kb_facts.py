@@ -1,5 +1,8 @@
-"""Each fact ../shared/facts/corrections-2.yaml corrected, pinned as the recipes now state it
-(offline: the knowledge base API only). `mlcc kb check` keeps the PyPI side honest."""
+"""Facts the recipes once got wrong, pinned as the recipes now state them and as their
+sources say: NVIDIA's CUDA container history (gitlab.com/nvidia/container-images/cuda),
+PyPI's file lists, PyTorch's previous-versions page, the RHEL 9.5 release notes and the
+branches of tensorflow/benchmarks (offline: the knowledge base API only). `mlcc kb check`
+keeps the PyPI side honest."""
 
 from __future__ import annotations
 

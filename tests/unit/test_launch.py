@@ -1,7 +1,7 @@
 """NVIDIA's v0.6 launch at the size asked: the generated config_MLCC.sh is sourced by a real
 bash, the generated launch lines are run by a real bash (with the benchmark's own script
 replaced by a stub that reports what it was given), and every object validates against the
-real schemas in ../shared/schemas."""
+real API schemas (tests/kube_schemas.py says whose)."""
 
 from __future__ import annotations
 
@@ -16,17 +16,18 @@ import yaml
 
 from mlcc.api import Pins, request_for
 from mlcc.errors import UsageError
-from mlcc.lint.kube import SchemaStore, object_findings
+from mlcc.lint.kube import SchemaStore
 from mlcc.render import render
 from mlcc.render.openshift import ClusterOptions, check_cluster_options, render_openshift
+from tests.kube_schemas import KUBERNETES, object_errors, schema_store
 
 Obj = Dict[str, Any]
 MULTI_NODE = ("maskrcnn", "ssd", "gnmt", "transformer", "resnet50")
 
 
 @pytest.fixture(scope="module")
-def store(shared: Path) -> SchemaStore:
-    return SchemaStore(shared / "schemas")
+def store() -> SchemaStore:
+    return schema_store()
 
 
 def _objects(kb, resolver, benchmark: str, **options: Any) -> List[Obj]:  # type: ignore[no-untyped-def]
@@ -65,7 +66,7 @@ def test_every_benchmark_gets_a_valid_mpijob_of_the_size_asked(
     assert not _kind(objects, "Pod") and not _kind(objects, "Job")
     [mpi] = _kind(objects, "MPIJob")
     for obj in objects:
-        problems = [f for f in object_findings(obj, store, "4") if f.rule != "KS001-missing"]
+        problems = object_errors(obj, store, "4")
         assert problems == [], (obj["kind"], problems)
     spec = mpi["spec"]
     assert spec["slotsPerWorker"] == 4 and spec["mpiReplicaSpecs"]["Worker"]["replicas"] == 2
@@ -217,8 +218,8 @@ def test_source_builds_size_memory_and_max_jobs_together(kb, resolver) -> None: 
 
 
 def test_configmaps_and_claims_validate_against_the_kubernetes_schemas(kb, resolver) -> None:  # type: ignore[no-untyped-def]
-    """ConfigMap and PersistentVolumeClaim have no schema in ../shared/schemas: Kubernetes'
-    own (kubernetes-validate ships them, strict) checks those, Pod and Job too."""
+    """Kubernetes' own kinds are checked by Kubernetes' own schemas (kubernetes-validate ships
+    them, strict, for the 1.30 API of OpenShift 4.17), and those schemas reject a typo."""
     import kubernetes_validate
 
     objects = _objects(
@@ -240,10 +241,10 @@ def test_configmaps_and_claims_validate_against_the_kubernetes_schemas(kb, resol
     ]
     assert {o["kind"] for o in checked} == {"ConfigMap", "PersistentVolumeClaim", "Pod", "Job"}
     for obj in checked:
-        kubernetes_validate.validate(obj, "1.30", strict=True)
+        kubernetes_validate.validate(obj, KUBERNETES, strict=True)
     broken = dict(claims[0], spec={**claims[0]["spec"], "accesModes": ["ReadWriteMany"]})
     with pytest.raises(kubernetes_validate.ValidationError):
-        kubernetes_validate.validate(broken, "1.30", strict=True)
+        kubernetes_validate.validate(broken, KUBERNETES, strict=True)
 
 
 def test_storage_flags_that_would_be_dropped_are_refused() -> None:

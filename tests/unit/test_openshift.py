@@ -1,5 +1,6 @@
-"""OpenShift objects and run manifests: validated against the real schemas in
-../shared/schemas (never copied here), and checked for what the cluster needs."""
+"""OpenShift objects and run manifests: validated against the real API schemas (OpenShift's
+and the MPIJob's under tests/schemas, Kubernetes' from kubernetes-validate), and checked for
+what the cluster needs."""
 
 from __future__ import annotations
 
@@ -13,18 +14,19 @@ import yaml
 from dockerfile_parse import DockerfileParser
 
 from mlcc.api import Pins, request_for
-from mlcc.lint.kube import SchemaStore, object_findings
+from mlcc.lint.kube import SchemaStore
 from mlcc.render import render
 from mlcc.render.openshift import ClusterOptions, check_cluster_options, render_openshift
 from mlcc.render.openshift.yamlout import dumps
 from tests.conftest import REPO
+from tests.kube_schemas import SCHEMAS, object_errors, schema_store
 
 Obj = Dict[str, Any]
 
 
 @pytest.fixture(scope="module")
-def store(shared: Path) -> SchemaStore:
-    return SchemaStore(shared / "schemas")
+def store() -> SchemaStore:
+    return schema_store()
 
 
 def _rendered(kb, resolver, benchmark: str, **pins: Any):  # type: ignore[no-untyped-def]
@@ -44,11 +46,7 @@ def _by_kind(objects: List[Obj], kind: str) -> List[Obj]:
 
 
 def _errors(obj: Obj, store: SchemaStore, openshift: str = "4") -> List[str]:
-    return [
-        f"{f.rule}: {f.message}"
-        for f in object_findings(obj, store, openshift)
-        if f.rule != "KS001-missing"  # ConfigMap: no schema in ../shared (rules only)
-    ]
+    return object_errors(obj, store, openshift)
 
 
 VARIATIONS: Dict[str, Dict[str, Any]] = {
@@ -123,6 +121,9 @@ def test_the_schemas_really_reject_a_broken_object(kb, resolver, store: SchemaSt
     config_311 = _by_kind(_objects(render_openshift(_rendered(kb, resolver, "ssd"))), "BuildConfig")[0]
     # written for 4: the 3.11 schema wants status
     assert any("status" in e for e in _errors(config_311, store, "3.11"))
+    pod = _by_kind(objects, "Pod")[0]
+    pod["spec"]["containers"][0]["imagePullPolicyy"] = "Always"  # Kubernetes' strict schema
+    assert any("imagePullPolicyy" in e for e in _errors(pod, store))
 
 
 def test_ppc64le_builds_select_ppc64le_nodes_and_keep_every_arch_of_the_base(kb, resolver) -> None:  # type: ignore[no-untyped-def]
@@ -393,15 +394,15 @@ def test_yaml_output_round_trips_and_keeps_dockerfiles_readable(kb, resolver) ->
     assert "dockerfile: |" in build  # a literal block, not one escaped line
 
 
-def test_lint_cli_validates_yaml_with_a_schema_dir(cli, shared: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_lint_cli_validates_yaml_with_a_schema_dir(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     assert (
         cli("gen", "nccl-tests", "--only", "openshift", "--openshift-output", str(tmp_path / "bc")).code == 0
     )
-    ok = cli("lint", "--schema-dir", str(shared / "schemas"), str(tmp_path / "bc"))
+    ok = cli("lint", "--schema-dir", str(SCHEMAS), str(tmp_path / "bc"))
     assert ok.code == 0, ok.out
     mpijob = next((tmp_path / "bc").rglob("mpijob.yaml"))
     mpijob.write_text(mpijob.read_text().replace("slotsPerWorker: 8", "slotsPerWorker: '8'"))
-    bad = cli("lint", "--schema-dir", str(shared / "schemas"), str(mpijob))
+    bad = cli("lint", "--schema-dir", str(SCHEMAS), str(mpijob))
     assert bad.code == 8
     assert f"{mpijob}:" in bad.out and "KS001" in bad.out
     missing = cli("lint", "--schema-dir", str(tmp_path / "nope"), str(mpijob))

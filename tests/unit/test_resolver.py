@@ -1,4 +1,4 @@
-"""The resolver against the real stacks in ../shared/facts, its preferences, and conflicts."""
+"""The resolver against the real stacks the recipes record, its preferences, and conflicts."""
 
 from __future__ import annotations
 

@@ -136,9 +136,9 @@ def _submission_libraries(benchmark_log: str) -> dict:  # type: ignore[type-arg]
     import ast
     import re
 
-    from tests.conftest import SHARED
+    from tests.conftest import mlperf_v06
 
-    text = (SHARED / "data" / "mlperf-v0.6-logs" / benchmark_log / "result_0.txt").read_text(encoding="utf-8")
+    text = (mlperf_v06(*benchmark_log.split("/")) / "result_0.txt").read_text(encoding="utf-8")
     entry = re.search(r"submission_entry: (\{.*\})", text)
     assert entry is not None
     value = ast.literal_eval(json_loads(entry.group(1))["value"])
@@ -275,7 +275,7 @@ def test_wmlce_stacks_name_the_cudnn_the_framework_loads(kb, resolver) -> None: 
 
 
 def test_wmlce_1_7_facts_follow_the_channel(kb) -> None:  # type: ignore[no-untyped-def]
-    # corrections-2 / IBM/powerai#261: WML CE 1.7.0 ships cudatoolkit 10.2.89 and cudnn 7.6.5_10.2
+    # IBM/powerai#261 (the WML CE 1.7.0 channel): WML CE 1.7.0 ships cudatoolkit 10.2.89 and cudnn 7.6.5_10.2
     for framework in ("pytorch", "tensorflow"):
         [build] = [b for b in kb.frameworks[framework].builds if b.variant == "wmlce1.7.0"]
         assert dict(build.bundles) == {"cuda_runtime": "10.2.89", "cudnn": "7.6.5", "nccl": "2.5.6"}

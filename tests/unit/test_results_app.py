@@ -19,6 +19,7 @@ from mlcc.app.results_collect import CollectTarget, collect_results
 from mlcc.errors import UsageError
 from mlcc.results.collect import Cluster
 from mlcc.results.store import Placement
+from tests.conftest import mlperf_v06
 
 from .test_results_store import JOBS, _job, _pod, _stack, api
 
@@ -28,8 +29,8 @@ STACK = "cuda10.1-cudnn7-ubi8-x86_64"
 
 
 @pytest.fixture(scope="module")
-def maskrcnn_logs(shared: Path) -> Path:
-    return shared / "data" / "mlperf-v0.6-logs" / "NVIDIA" / "dgx1_ngc19.05_pytorch" / "maskrcnn"
+def maskrcnn_logs() -> Path:
+    return mlperf_v06("NVIDIA", "dgx1_ngc19.05_pytorch", "maskrcnn")
 
 
 def test_score_logs_returns_the_scores(kb, maskrcnn_logs: Path) -> None:  # type: ignore[no-untyped-def]

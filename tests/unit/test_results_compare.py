@@ -13,6 +13,7 @@ from typing import Any, Dict, List
 import pytest
 
 from tests import pngpixels
+from tests.conftest import mlperf_v06
 
 STACKS = Path(__file__).resolve().parents[2] / "dockerfiles"
 CHROMIUM_FLAGS = [
@@ -41,9 +42,9 @@ def _slowed(source: Path, target: Path, minutes: float) -> None:
 
 
 @pytest.fixture
-def history(cli, tmp_path: Path, shared: Path) -> Path:  # type: ignore[no-untyped-def]
+def history(cli, tmp_path: Path) -> Path:  # type: ignore[no-untyped-def]
     """maskrcnn: the five real runs on one stack, three slower ones (one aborted) on another."""
-    logs = shared / "data" / "mlperf-v0.6-logs" / "NVIDIA" / "dgx1_ngc19.05_pytorch" / "maskrcnn"
+    logs = mlperf_v06("NVIDIA", "dgx1_ngc19.05_pytorch", "maskrcnn")
     path = tmp_path / "h.sqlite"
     first = STACKS / "maskrcnn" / "cuda10.1-cudnn7-ubi8-x86_64" / "stack.json"
     assert cli("results", "add", str(logs), "--stack", str(first), "--history", str(path)).code == 0
@@ -100,8 +101,8 @@ def test_compare_filters_and_table(cli, history: Path) -> None:  # type: ignore[
     assert empty.code == 0 and "no results stored" in empty.out
 
 
-def test_resnet50_is_found_under_its_log_name(cli, tmp_path: Path, shared: Path) -> None:  # type: ignore[no-untyped-def]
-    logs = shared / "data" / "mlperf-v0.6-logs" / "NVIDIA" / "dgx1_ngc19.05_mxnet" / "resnet"
+def test_resnet50_is_found_under_its_log_name(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    logs = mlperf_v06("NVIDIA", "dgx1_ngc19.05_mxnet", "resnet")
     stack = next((STACKS / "resnet50").glob("*/stack.json"))
     path = tmp_path / "h.sqlite"
     assert cli("results", "add", str(logs), "--stack", str(stack), "--history", str(path)).code == 0
@@ -110,8 +111,8 @@ def test_resnet50_is_found_under_its_log_name(cli, tmp_path: Path, shared: Path)
     assert entry["stacks"][0]["score_minutes"] == pytest.approx(115.22, abs=0.005)
 
 
-def test_results_page_is_self_contained_and_escaped(cli, tmp_path: Path, shared: Path) -> None:  # type: ignore[no-untyped-def]
-    logs = shared / "data" / "mlperf-v0.6-logs" / "NVIDIA" / "dgx1_ngc19.05_pytorch" / "ssd"
+def test_results_page_is_self_contained_and_escaped(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    logs = mlperf_v06("NVIDIA", "dgx1_ngc19.05_pytorch", "ssd")
     stack = json.loads(next((STACKS / "ssd").glob("*/stack.json")).read_text())
     # free text the schema allows (a variant must match ^[A-Za-z0-9._-]+$) that the page shows
     stack["components"]["framework"]["name"] = '<img src=x onerror="alert(1)">'

@@ -14,21 +14,19 @@ import pytest
 
 from mlcc.results.parse import CHUNK, MAX_LINE, parse_file, parse_stream
 from mlcc.results.score import DUPLICATE, FAILED, SUCCESS, UNFINISHED, olympic_mean, run_result, score
+from tests.conftest import MLPERF_V06
 
 
 @pytest.fixture(scope="module")
-def logs(shared: Path) -> Path:
-    folder = shared / "data" / "mlperf-v0.6-logs"
-    if not folder.is_dir():
-        pytest.fail(f"the MLPerf v0.6 logs are missing at {folder}")
-    return folder
+def logs() -> Path:
+    return MLPERF_V06
 
 
 def _by_key(data: List[Dict[str, Any]]) -> Dict[tuple, Dict[str, Any]]:  # type: ignore[type-arg]
     return {(d["benchmark"], d["submitter"]): d for d in data}
 
 
-def test_shared_logs_reproduce_the_published_v06_results(cli, logs: Path, kb) -> None:  # type: ignore[no-untyped-def]
+def test_real_logs_reproduce_the_published_v06_results(cli, logs: Path, kb) -> None:  # type: ignore[no-untyped-def]
     result = cli("results", "score", str(logs), "--json")
     assert result.code == 0, result.err
     found = _by_key(json.loads(result.out))
@@ -51,7 +49,7 @@ def test_shared_logs_reproduce_the_published_v06_results(cli, logs: Path, kb) ->
 
 
 def test_json_lists_each_run_with_file_minutes_status(cli, logs: Path) -> None:  # type: ignore[no-untyped-def]
-    folder = logs / "NVIDIA" / "dgx1_ngc19.05_pytorch" / "maskrcnn"
+    folder = logs / "NVIDIA" / "results" / "dgx1_ngc19.05_pytorch" / "maskrcnn"
     data = json.loads(cli("results", "score", str(folder), "--json").out)
     assert len(data) == 1
     entry = data[0]
@@ -64,14 +62,14 @@ def test_json_lists_each_run_with_file_minutes_status(cli, logs: Path) -> None: 
 
 
 def test_minigo_time_comes_from_eval_result(logs: Path) -> None:
-    log = parse_file(logs / "NVIDIA" / "dgx1_ngc19.05_tensorflow" / "minigo" / "result_0.txt")
+    log = parse_file(logs / "NVIDIA" / "results" / "dgx1_ngc19.05_tensorflow" / "minigo" / "result_0.txt")
     (run,) = log.runs
     assert run.stop is None and run.result_seconds == pytest.approx(1725.869)
     assert run_result(run).minutes == pytest.approx(1725.869 / 60)
 
 
 def test_table_output_names_state_and_runs(cli, logs: Path) -> None:  # type: ignore[no-untyped-def]
-    result = cli("results", "score", str(logs / "NVIDIA" / "dgx1_ngc19.05_pytorch" / "ssd"))
+    result = cli("results", "score", str(logs / "NVIDIA" / "results" / "dgx1_ngc19.05_pytorch" / "ssd"))
     assert result.code == 0
     assert "ssd  NVIDIA · 1xDGX-1 with V100: 22.36 min (5 run(s), complete)" in result.out
 
@@ -106,16 +104,16 @@ def _write(path: Path, data: bytes) -> Path:
 
 @pytest.fixture(scope="module")
 def ssd_log(logs: Path) -> bytes:
-    return (logs / "NVIDIA" / "dgx1_ngc19.05_pytorch" / "ssd" / "result_0.txt").read_bytes()
+    return (logs / "NVIDIA" / "results" / "dgx1_ngc19.05_pytorch" / "ssd" / "result_0.txt").read_bytes()
 
 
 def test_truncated_log_is_unfinished_and_marks_partial(
     cli, tmp_path: Path, ssd_log: bytes, logs: Path
 ) -> None:  # type: ignore[no-untyped-def]
     folder = tmp_path / "ssd"
-    shutil.copytree(logs / "NVIDIA" / "dgx1_ngc19.05_pytorch" / "ssd", folder)
+    shutil.copytree(logs / "NVIDIA" / "results" / "dgx1_ngc19.05_pytorch" / "ssd", folder)
     for path in folder.iterdir():
-        path.chmod(0o644)  # the shared copies are read-only
+        path.chmod(0o644)  # a checkout may be read-only
     cut = ssd_log.index(b"run_stop") + 20  # in the middle of the run_stop line
     _write(folder / "result_4.txt", ssd_log[:cut])
     result = cli("results", "score", str(folder), "--json")
@@ -146,7 +144,7 @@ def test_aborted_run_is_failed(tmp_path: Path, ssd_log: bytes) -> None:
 
 def test_several_benchmarks_in_one_folder_are_scored_apart(cli, tmp_path: Path, logs: Path) -> None:  # type: ignore[no-untyped-def]
     for benchmark in ("ssd", "transformer"):
-        for source in (logs / "NVIDIA" / "dgx1_ngc19.05_pytorch" / benchmark).iterdir():
+        for source in (logs / "NVIDIA" / "results" / "dgx1_ngc19.05_pytorch" / benchmark).iterdir():
             shutil.copy(source, tmp_path / f"{benchmark}-{source.name}")
     (tmp_path / "README").write_text("not a log\n")
     result = cli("results", "score", str(tmp_path), "--json")
@@ -157,7 +155,7 @@ def test_several_benchmarks_in_one_folder_are_scored_apart(cli, tmp_path: Path, 
 
 
 def test_duplicate_runs_count_once(cli, tmp_path: Path, logs: Path) -> None:  # type: ignore[no-untyped-def]
-    folder = logs / "NVIDIA" / "dgx1_ngc19.05_pytorch" / "maskrcnn"
+    folder = logs / "NVIDIA" / "results" / "dgx1_ngc19.05_pytorch" / "maskrcnn"
     copy = tmp_path / "copy-of-result_1.txt"
     shutil.copy(folder / "result_1.txt", copy)
     data = json.loads(cli("results", "score", str(folder), str(copy), "--json").out)

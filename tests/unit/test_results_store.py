@@ -13,6 +13,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from tests.conftest import mlperf_v06
 from tests.fakekube import serve, write_kubeconfig
 from tests.oci_layout import layer, oci_layout
 
@@ -21,8 +22,8 @@ STACKS = Path(__file__).resolve().parents[2] / "dockerfiles"
 
 
 @pytest.fixture(scope="module")
-def maskrcnn_logs(shared: Path) -> Path:
-    return shared / "data" / "mlperf-v0.6-logs" / "NVIDIA" / "dgx1_ngc19.05_pytorch" / "maskrcnn"
+def maskrcnn_logs() -> Path:
+    return mlperf_v06("NVIDIA", "dgx1_ngc19.05_pytorch", "maskrcnn")
 
 
 def _stack(benchmark: str, variant: str) -> Path:

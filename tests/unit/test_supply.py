@@ -117,7 +117,8 @@ def test_every_tarball_and_tool_download_in_recipes_has_a_sourced_checksum_or_a_
 
 
 def test_nvidias_published_examples_are_the_recorded_values(kb) -> None:  # type: ignore[no-untyped-def]
-    """The four values corrections-2.yaml quotes from NVIDIA's image history."""
+    """Four sums NVIDIA's CUDA images check (gitlab.com/nvidia/container-images/cuda: the 10.1
+    and 10.2 ubi8 cudnn7 devel and the 10.1 ubi7/ubi8 runtime Dockerfiles)."""
     expected = {
         "cudnn-10.1-linux-x64-v7.6.5.32.tgz": "7eaec8039a2c30ab0bc758d303588767"
         "693def6bf49b22485a2c00bf2e136cb3",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SHARED
+from tests.kube_schemas import SCHEMAS
 
 BOMB = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
     f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n" for i in range(8)
@@ -124,7 +124,7 @@ def test_broken_schema_file_is_a_usage_error(cli, tmp_path: Path) -> None:  # ty
     from tests.conftest import REPO
 
     schemas = tmp_path / "schemas"
-    shutil.copytree(SHARED / "schemas", schemas)
+    shutil.copytree(SCHEMAS, schemas)
     (schemas / "v4.17-standalone-strict" / "buildconfig-build-v1.json").write_text('{"type": 12')
     result = cli("lint", "--schema-dir", str(schemas), str(REPO / "buildconfigs" / "ssd"))
     _no_crash(result)

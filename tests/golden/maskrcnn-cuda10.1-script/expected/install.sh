@@ -70,7 +70,7 @@ export VIRTUAL_ENV="/opt/mlcc/venv"
 export PATH="/opt/mlcc/venv/bin:${PATH}"
 
 # pytorch 1.1.0a0+828a6a3 (ngc19.05-src, source)
-# mlcc: DF006 waived: 828a6a3 is a short hash: only the short hash is known (NGC 19.05's version string 1.1.0a0+828a6a3); the pytorch/pytorch history (4 GB) could not be fetched here to resolve it, and NGC's tree is NVIDIA's own (corrections-2: unconfirmed). The build checks that HEAD starts with it.
+# mlcc: DF006 waived: 828a6a3 is a short hash: only the short hash is known (NGC 19.05's version string 1.1.0a0+828a6a3); the pytorch/pytorch history (4 GB) could not be fetched here to resolve it, and NGC's tree is NVIDIA's own (unconfirmed). The build checks that HEAD starts with it.
 mkdir -p /opt/src/pytorch
 cd /opt/src/pytorch
 printf '%s\n' \
@@ -276,7 +276,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
       "origin": "recipes/bases.yaml:97",
       "reason": "first base by preference that fits (skipped ubi9: CUDA 10.1.243 has no rhel9/x86_64 packages (NVIDIA's rhel9 repositories do not carry it); ubi9-minimal: CUDA 10.1.243 has no rhel9/x86_64 packages (NVIDIA's rhel9 repositories do not carry it))",
       "sources": [
-        "https://catalog.redhat.com/software/base-images (UBI 7/8/9 images and their arches) with the arch evidence in ../shared/facts/cuda_stack.yaml section 8 (adoptium/installer#642, kiali/kiali#2532, IBM/ibm-iam-operator#277, kanisterio/kanister#618, sclorg/s2i-python-container#659)",
+        "https://catalog.redhat.com/software/base-images (UBI 7/8/9 images and their arches); the arches of each image as multi-arch manifests show them: https://github.com/adoptium/installer/pull/642 (UBI 7: x86_64, ppc64le, s390x, no aarch64), https://github.com/kiali/kiali/pull/2532 (UBI 7: no aarch64), https://github.com/IBM/ibm-iam-operator/pull/277 (ubi8-minimal: x86_64, aarch64, ppc64le, s390x), https://github.com/kanisterio/kanister/pull/618 (UBI 8: x86_64, aarch64, ppc64le, s390x), https://github.com/sclorg/s2i-python-container/issues/659 (ubi9/python-311: x86_64, aarch64 and more)",
         "https://access.redhat.com/documentation/en-us/red_hat_enterprise_linux/8/html/configuring_basic_system_settings/installing-and-using-dynamic-programming-languages_configuring-basic-system-settings (Python versions in RHEL 8)",
         "https://docs.redhat.com/en/documentation/red_hat_enterprise_linux/9/html/developing_c_and_cpp_applications_in_rhel_9/assembly_additional-toolsets-for-development-rhel-9_developing-applications (GCC Toolset)",
         "https://docs.nvidia.com/deeplearning/cudnn/archives/cudnn-891/support-matrix/index.html and .../backend/v9.5.0/reference/support-matrix.html (RHEL 7 GCC 4.8.5 glibc 2.17, RHEL 8 GCC 8.5.0 glibc 2.28, RHEL 9 GCC 11.4.1 glibc 2.34)",
@@ -293,7 +293,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
       "origin": "recipes/bases.yaml:97",
       "reason": "newest Python on ubi8 that pytorch 1.1.0a0+828a6a3 (ngc19.05-src) supports (3.6) and maskrcnn accepts (>=3.6)",
       "sources": [
-        "https://catalog.redhat.com/software/base-images (UBI 7/8/9 images and their arches) with the arch evidence in ../shared/facts/cuda_stack.yaml section 8 (adoptium/installer#642, kiali/kiali#2532, IBM/ibm-iam-operator#277, kanisterio/kanister#618, sclorg/s2i-python-container#659)",
+        "https://catalog.redhat.com/software/base-images (UBI 7/8/9 images and their arches); the arches of each image as multi-arch manifests show them: https://github.com/adoptium/installer/pull/642 (UBI 7: x86_64, ppc64le, s390x, no aarch64), https://github.com/kiali/kiali/pull/2532 (UBI 7: no aarch64), https://github.com/IBM/ibm-iam-operator/pull/277 (ubi8-minimal: x86_64, aarch64, ppc64le, s390x), https://github.com/kanisterio/kanister/pull/618 (UBI 8: x86_64, aarch64, ppc64le, s390x), https://github.com/sclorg/s2i-python-container/issues/659 (ubi9/python-311: x86_64, aarch64 and more)",
         "https://access.redhat.com/documentation/en-us/red_hat_enterprise_linux/8/html/configuring_basic_system_settings/installing-and-using-dynamic-programming-languages_configuring-basic-system-settings (Python versions in RHEL 8)",
         "https://docs.redhat.com/en/documentation/red_hat_enterprise_linux/9/html/developing_c_and_cpp_applications_in_rhel_9/assembly_additional-toolsets-for-development-rhel-9_developing-applications (GCC Toolset)",
         "https://docs.nvidia.com/deeplearning/cudnn/archives/cudnn-891/support-matrix/index.html and .../backend/v9.5.0/reference/support-matrix.html (RHEL 7 GCC 4.8.5 glibc 2.17, RHEL 8 GCC 8.5.0 glibc 2.28, RHEL 9 GCC 11.4.1 glibc 2.34)",
@@ -332,7 +332,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
       "origin": "recipes/cuda.yaml:254",
       "reason": "the system GCC of ubi8 (CUDA 10.1.243 on x86_64 accepts <9; maskrcnn accepts >=5; pytorch 1.1.0a0+828a6a3 (ngc19.05-src) accepts >=5)",
       "sources": [
-        "https://catalog.redhat.com/software/base-images (UBI 7/8/9 images and their arches) with the arch evidence in ../shared/facts/cuda_stack.yaml section 8 (adoptium/installer#642, kiali/kiali#2532, IBM/ibm-iam-operator#277, kanisterio/kanister#618, sclorg/s2i-python-container#659)",
+        "https://catalog.redhat.com/software/base-images (UBI 7/8/9 images and their arches); the arches of each image as multi-arch manifests show them: https://github.com/adoptium/installer/pull/642 (UBI 7: x86_64, ppc64le, s390x, no aarch64), https://github.com/kiali/kiali/pull/2532 (UBI 7: no aarch64), https://github.com/IBM/ibm-iam-operator/pull/277 (ubi8-minimal: x86_64, aarch64, ppc64le, s390x), https://github.com/kanisterio/kanister/pull/618 (UBI 8: x86_64, aarch64, ppc64le, s390x), https://github.com/sclorg/s2i-python-container/issues/659 (ubi9/python-311: x86_64, aarch64 and more)",
         "https://access.redhat.com/documentation/en-us/red_hat_enterprise_linux/8/html/configuring_basic_system_settings/installing-and-using-dynamic-programming-languages_configuring-basic-system-settings (Python versions in RHEL 8)",
         "https://docs.redhat.com/en/documentation/red_hat_enterprise_linux/9/html/developing_c_and_cpp_applications_in_rhel_9/assembly_additional-toolsets-for-development-rhel-9_developing-applications (GCC Toolset)",
         "https://docs.nvidia.com/deeplearning/cudnn/archives/cudnn-891/support-matrix/index.html and .../backend/v9.5.0/reference/support-matrix.html (RHEL 7 GCC 4.8.5 glibc 2.17, RHEL 8 GCC 8.5.0 glibc 2.28, RHEL 9 GCC 11.4.1 glibc 2.34)",
@@ -440,7 +440,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     "git": [
       {
         "commit": "828a6a3",
-        "commit_unresolved": "only the short hash is known (NGC 19.05's version string 1.1.0a0+828a6a3); the pytorch/pytorch history (4 GB) could not be fetched here to resolve it, and NGC's tree is NVIDIA's own (corrections-2: unconfirmed). The build checks that HEAD starts with it.",
+        "commit_unresolved": "only the short hash is known (NGC 19.05's version string 1.1.0a0+828a6a3); the pytorch/pytorch history (4 GB) could not be fetched here to resolve it, and NGC's tree is NVIDIA's own (unconfirmed). The build checks that HEAD starts with it.",
         "name": "framework:pytorch",
         "repository": "https://github.com/pytorch/pytorch.git"
       },

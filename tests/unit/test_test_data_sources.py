@@ -1,0 +1,74 @@
+"""The third-party files under tests/ are what their source notes say: every file is listed
+with its upstream blob, a file said to be copied byte for byte has that blob (git's object id,
+so `git hash-object` upstream and here agree), and an MLPerf log kept as its `:::MLL` lines
+holds nothing else."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+import pytest
+
+from tests.conftest import MLPERF_V06, REPO
+
+SCHEMAS = REPO / "tests" / "schemas"
+DATA_README = REPO / "tests" / "data" / "README.md"
+_ROW = re.compile(r"^\| `(?P<file>[^`]+)` \|(?P<cells>.*)\|\s*$")
+_BLOB = re.compile(r"^`([0-9a-f]{40})`$")
+
+
+def _git_blob(path: Path) -> str:
+    data = path.read_bytes()
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def _table(note: Path) -> Dict[str, Tuple[List[str], str]]:
+    """file -> (the row's other cells, the blob id among them)."""
+    rows = {}
+    for line in note.read_text().splitlines():
+        row = _ROW.match(line)
+        if row is None:
+            continue
+        cells = [c.strip() for c in row["cells"].split("|")]
+        blobs = [m.group(1) for m in map(_BLOB.match, cells) if m]
+        if blobs:  # the blob is the last id in a row (a commit may come before it)
+            rows[row["file"]] = (cells, blobs[-1])
+    return rows
+
+
+def test_every_schema_is_listed_and_copied_byte_for_byte() -> None:
+    rows = _table(SCHEMAS / "SOURCES.md")
+    files = {str(p.relative_to(SCHEMAS)) for p in SCHEMAS.rglob("*.json")}
+    assert files and set(rows) == files
+    for name, (_, blob) in rows.items():
+        assert _git_blob(SCHEMAS / name) == blob, name
+
+
+def test_every_mlperf_log_is_listed_and_is_the_upstream_file_or_its_mll_lines() -> None:
+    rows = _table(DATA_README)
+    files = {str(p.relative_to(MLPERF_V06)) for p in MLPERF_V06.rglob("*") if p.is_file()}
+    assert len(files) == 60 and set(rows) == files
+    kept = {"full": 0, "MLL lines": 0}
+    for name, (cells, blob) in rows.items():
+        path = MLPERF_V06 / name
+        kind = cells[0]
+        kept[kind] += 1
+        if kind == "full":
+            assert _git_blob(path) == blob, name
+        else:
+            lines = path.read_text(encoding="utf-8").splitlines()
+            assert lines and all(":::MLL" in line for line in lines), name
+    assert kept == {"full": 30, "MLL lines": 30}
+
+
+@pytest.mark.parametrize("name", ["nvidia_cuda.yaml", "framework_tables.yaml"])
+def test_every_fact_table_names_its_upstream_sources(name: str) -> None:
+    import yaml
+
+    document = yaml.safe_load((REPO / "tests" / "data" / "facts" / name).read_text())
+    for section, body in document.items():
+        sources = body.get("sources")
+        assert sources and all(isinstance(s, str) and s for s in sources), section
