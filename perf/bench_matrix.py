@@ -53,6 +53,7 @@ def bench_explain(runs: int) -> float:
 
 
 def bench_parallel(cache: str) -> None:
+    from tests.e2e.test_matrix import executed_and_distinct
     from tests.e2e.world import mlcc, open_world
 
     if cache:
@@ -94,6 +95,9 @@ def bench_parallel(cache: str) -> None:
         print(f"4 cells, -j 1                          {timings['1']:.1f} s")
         speedup = timings["1"] / timings["2"]
         print(f"4 cells, -j 2                          {timings['2']:.1f} s  -> speed-up {speedup:.2f}x")
+        for jobs in ("1", "2"):  # every distinct RUN step once: executed / distinct = 1.00
+            executed, distinct = executed_and_distinct(sorted(Path(f"{scratch}/logs{jobs}").rglob("*.log")))
+            print(f"4 cells, -j {jobs}: RUN steps executed / distinct   {executed} / {distinct}")
 
 
 def main() -> int:
