@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
     from mlcc.paths import StrPath
+    from mlcc.resolve.request import Request
 
 # registry[:port]/path[:tag][@sha256:digest]; no shell metacharacters can pass.
 _IMAGE_REF = LazyPattern(
@@ -275,13 +276,15 @@ def generate(
     fmt: str = "dockerfile",
     options: Options = DEFAULT_OPTIONS,
     cluster: Optional[ClusterOptions] = None,
+    request: Optional[Request] = None,
 ) -> Generated:
-    """Render one variant; with ``cluster`` (ClusterOptions) its OpenShift objects too."""
-    rendered = render(stack, fmt=fmt, options=options)
+    """Render one variant; with ``cluster`` (ClusterOptions) its OpenShift objects too.
+    ``request`` is recorded in the header comments, outside the content digest."""
+    rendered = render(stack, fmt=fmt, options=options, request=request)
     folder = f"{stack.benchmark.name}/{stack.variant}"
     if cluster is None:
         return Generated(rendered, folder)
-    dockerfile = rendered if fmt == "dockerfile" else render(stack, options=options)
+    dockerfile = rendered if fmt == "dockerfile" else render(stack, options=options, request=request)
     return Generated(rendered, folder, render_openshift(dockerfile, cluster))
 
 

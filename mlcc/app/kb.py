@@ -15,6 +15,8 @@ from mlcc.kb import KnowledgeBase, load, recipes_root
 from mlcc.kb.model import Provenance
 from mlcc.resolve import Resolver, Stack
 from mlcc.resolve.pins import Pins
+from mlcc.resolve.request import Request
+from mlcc.resolve.stack import pinned
 from mlcc.versions import parse_version
 
 TYPE_CHECKING = False
@@ -45,9 +47,13 @@ def resolve(kb: KnowledgeBase, benchmark: str, pins: Optional[Pins] = None) -> S
     return Resolver(kb).resolve((pins or Pins()).request(kb, benchmark))
 
 
-def resolved_json(stack: Stack) -> str:
-    """What ``mlcc resolve --json`` prints for a stack."""
-    return json.dumps(stack.to_dict(), indent=2)
+def resolved_json(stack: Stack, request: Optional[Request] = None) -> str:
+    """What ``mlcc resolve --json`` prints for a stack: the stack, and beside it the
+    request (``pins`` as typed, ``chose``: the version each pinned component got)."""
+    document = stack.to_dict()
+    if request is not None:
+        document["request"] = {"pins": request.pins(), "chose": pinned(request, stack)}
+    return json.dumps(document, indent=2)
 
 
 def _provenance(prov: Provenance) -> Dict[str, Any]:

@@ -45,7 +45,14 @@ def generate_all(
     cluster: Optional[ClusterOptions] = None,
 ) -> List[Generated]:
     return [
-        generate(kb, o.stack, fmt=fmt, options=options, cluster=cluster)
+        generate(
+            kb,
+            o.stack,
+            fmt=fmt,
+            options=options,
+            cluster=cluster,
+            request=o.cell.pins().request(kb, o.cell.benchmark),
+        )
         for o in published(kb)
         if o.published and o.stack
     ]

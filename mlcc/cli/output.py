@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from mlcc.resolve.stack import Stack
+from mlcc.resolve.stack import Stack, pinned
 from mlcc.ui.table import render
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Sequence
+    from typing import Any, Dict, List, Optional, Sequence
+
+    from mlcc.resolve.request import Request
 
 _LIST_COLUMNS: Dict[str, Sequence[str]] = {
     "benchmarks": ("name", "framework", "arches", "accelerators", "title"),
@@ -45,7 +47,7 @@ def list_table(what: str, rows: List[Dict[str, Any]]) -> str:
     return table
 
 
-def stack_table(stack: Stack, *, verbose: bool = False) -> str:
+def stack_table(stack: Stack, *, verbose: bool = False, request: Optional[Request] = None) -> str:
     header = f"{stack.benchmark.name}  {stack.variant}"
     flags = []
     if stack.reference:
@@ -66,4 +68,11 @@ def stack_table(stack: Stack, *, verbose: bool = False) -> str:
             if choice.sources:
                 reason += " sources: " + " | ".join(choice.sources)
         rows.append([choice.component, version, reason])
-    return header + "\n\n" + render(["component", "version", "why"], rows)
+    table = header + "\n\n" + render(["component", "version", "why"], rows)
+    chose = pinned(request, stack) if request is not None else {}
+    if request is not None and request.pins():
+        # the request beside the stack: the stack (and its image) is the same without it
+        table += f"\n\nrequest: {request.flags()}"
+        if chose:
+            table += " (chose " + ", ".join(f"{name} {version}" for name, version in chose.items()) + ")"
+    return table

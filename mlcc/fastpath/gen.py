@@ -57,7 +57,12 @@ def run(args: Sequence[str]) -> Optional[int]:
         kb = knowledge_base()
         stack = resolve(kb, parsed.benchmark, parsed.pins)
         one = generate(
-            kb, stack, fmt=parsed.out.fmt, options=options, cluster=cluster if roots.openshift else None
+            kb,
+            stack,
+            fmt=parsed.out.fmt,
+            options=options,
+            cluster=cluster if roots.openshift else None,
+            request=parsed.pins.request(kb, parsed.benchmark),
         )
         changes = write(roots, [one])
     except Exception:  # bad input, a conflict, an output problem or a bug: click reports it

@@ -41,7 +41,9 @@ def run(args: Sequence[str]) -> Optional[int]:
     if parsed is None or not parsed.view.json:
         return None
     try:
-        text = resolved_json(resolve(knowledge_base(), parsed.benchmark, parsed.pins))
+        kb = knowledge_base()
+        stack = resolve(kb, parsed.benchmark, parsed.pins)
+        text = resolved_json(stack, parsed.pins.request(kb, parsed.benchmark))
     except Exception:  # a conflict, bad input or a bug: click runs again and reports it its way
         return None
     try:

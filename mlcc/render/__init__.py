@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from typing import Dict, Optional, Tuple
 
     from mlcc.render.formats import Writer
+    from mlcc.resolve.request import Request
 
 FILES = os.path.join(os.path.dirname(__file__), "files")  # os.path: no pathlib on gen's start-up
 
@@ -122,11 +123,12 @@ def clear_memos() -> None:
     pip_locks.clear_memos()
 
 
-def gen_command(stack: Stack, options: Options, fmt: str) -> str:
-    """The command that regenerates these files, for the header comment."""
+def gen_command(stack: Stack, options: Options, fmt: str, request: Optional[Request] = None) -> str:
+    """The command that regenerates these files, for the header comment: the request as
+    typed (without one, the benchmark's: its pins would resolve to the same stack)."""
     parts = ["mlcc", "gen", stack.benchmark.name]
     # quoted: ``--cuda >=10.1,<10.2`` unquoted would be two shell redirections
-    flags = stack.request.flags(quote=shlex.quote)
+    flags = request.flags(quote=shlex.quote) if request is not None else ""
     if flags:
         parts.append(flags)
     if options.base_image:
@@ -141,8 +143,16 @@ def gen_command(stack: Stack, options: Options, fmt: str) -> str:
     return " ".join(parts)
 
 
-def render(stack: Stack, fmt: str = "dockerfile", options: Options = DEFAULT_OPTIONS) -> Rendered:
-    """The files of one variant: a function of the stack, the format and the options alone."""
+def render(
+    stack: Stack,
+    fmt: str = "dockerfile",
+    options: Options = DEFAULT_OPTIONS,
+    request: Optional[Request] = None,
+) -> Rendered:
+    """The files of one variant: a function of the stack, the format and the options alone.
+
+    ``request`` (the pins as typed) is recorded in the header comment only, which the
+    digest hashes as a placeholder: every request for one stack builds one image."""
     if fmt not in FORMATS:
         raise UsageError(f"unknown format {fmt!r}", hint=f"formats: {', '.join(FORMATS)}")
     plan = build_plan(stack, options)
@@ -157,7 +167,7 @@ def render(stack: Stack, fmt: str = "dockerfile", options: Options = DEFAULT_OPT
     base_free = value
     if plan.base_image != stack.base.ref:
         base_free = _base_free(stack, hashed, fmt, build_args, platform)
-    command = gen_command(stack, options, fmt)
+    command = gen_command(stack, options, fmt, request)
     stamped = tuple(sorted((n, digests.stamp(c, value, command)) for n, c in files.items()))
     return Rendered(stack, fmt, stamped, value, build_args, platform, plan, options, command, base_free)
 
