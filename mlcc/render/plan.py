@@ -708,6 +708,7 @@ class _Planner:
             self.fetched.append(fetches.git(name, host_mirrored(step.git_url, self.hosts), step.git_ref))
             commands = [
                 *_git_checkout(step.git_url, step.git_ref, self.hosts),
+                _submodule_update(self.hosts),
                 _env_prefix(step.env) + "python setup.py install " + _sh(step.setup_options),
                 f"rm -rf {step.dest}/build",
             ]
@@ -878,6 +879,8 @@ def _git_checkout(url: str, ref: str, hosts: Sequence[Route]) -> List[str]:
 def _submodule_update(hosts: Sequence[Route]) -> str:
     """``git submodule update`` that fetches every submodule through the git mirror, at the
     commit the superproject pins (a gitlink names a commit, so the mirror cannot change it).
+    Every source build runs it after its checkout (the framework's, a ``git:`` step's):
+    where the pinned commit has no submodules it does nothing.
 
     ``.gitmodules`` names the public host's URLs, which git would fetch whatever the mirror
     says: ``-c url.<mirror>/.insteadOf=<public>/`` rewrites them for this one command and
