@@ -30,9 +30,23 @@ _ENV = {
 
 
 def _submodule_line(dockerfile: str) -> str:
-    found = [line for line in dockerfile.splitlines() if "submodule update" in line]
+    """The one submodule command every source build of the Dockerfile runs (ssd: PyTorch
+    from source and apex's git: step)."""
+    found = {
+        line.strip().removeprefix("&& ").removesuffix(" \\")
+        for line in dockerfile.splitlines()
+        if "submodule update" in line
+    }
     assert len(found) == 1
-    return found[0].strip().removeprefix("&& ").removesuffix(" \\")
+    return found.pop()
+
+
+def test_every_source_build_updates_its_submodules(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    dockerfile = render(resolver.resolve(request_for(kb, "ssd", Pins()))).content("Dockerfile")
+    runs = dockerfile.split("\nRUN ")
+    for marker in ("pytorch/pytorch.git", "NVIDIA/apex.git"):
+        step = next(r for r in runs if marker in r)
+        assert "submodule update --init --recursive" in step
 
 
 def test_the_source_build_rewrites_github_to_the_git_mirror(kb, resolver) -> None:  # type: ignore[no-untyped-def]
