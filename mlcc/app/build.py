@@ -82,9 +82,10 @@ def single_jobs(
     resolver = Resolver(kb)
     jobs = []
     for arch in arches:
-        stack = resolver.resolve(replace(pins, arch=arch).request(kb, benchmark))
-        label = stack.request.flags() or benchmark
-        jobs.append(job_for(render(stack, options=options), policy, label))
+        request = replace(pins, arch=arch).request(kb, benchmark)
+        stack = resolver.resolve(request)
+        label = request.flags() or benchmark  # the request, in the build history
+        jobs.append(job_for(render(stack, options=options, request=request), policy, label))
     if len(jobs) > 1:
         manifest_list_tag(jobs)  # refuse arches that resolved differently, before building
     return jobs
@@ -112,7 +113,12 @@ def matrix_jobs(
     if not cells:
         raise UsageError("no cell of the matrix matches", hint="mlcc matrix --explain shows the cells")
     return [
-        job_for(render(cell.stack, options=options), policy, cell.cell.label, cell_flags(cell.cell))
+        job_for(
+            render(cell.stack, options=options, request=cell.cell.pins().request(kb, cell.cell.benchmark)),
+            policy,
+            cell.cell.label,
+            cell_flags(cell.cell),
+        )
         for cell in cells
         if cell.stack is not None
     ]

@@ -23,6 +23,7 @@ from mlcc.render.manifest import DIGEST_PLACEHOLDER
 from mlcc.render.mirror import PIP_SETTINGS, PipSetting
 from mlcc.render.openshift import BUILD_FILE, ClusterOptions, OpenShiftFiles, benchmark_list, render_openshift
 from mlcc.resolve import Stack
+from mlcc.resolve.request import Request
 from mlcc.validate import path_flag
 
 # registry[:port]/path[:tag][@sha256:digest]; no shell metacharacters can pass.
@@ -333,6 +334,7 @@ def generate(
     fmt: str = "dockerfile",
     options: Options = DEFAULT_OPTIONS,
     cluster: Optional[ClusterOptions] = None,
+    request: Optional[Request] = None,
 ) -> Generated:
     """Render one variant in memory; with ``cluster`` its OpenShift objects too.
 
@@ -342,6 +344,7 @@ def generate(
         fmt: ``dockerfile``, ``script`` (install.sh) or ``singularity``.
         options: The base image and mirrors (:meth:`SourceFlags.options`).
         cluster: The OpenShift options, or None for no OpenShift objects.
+        request: The request, recorded in the header comments, outside the content digest.
 
     Returns:
         The rendered files, their folder ``<benchmark>/<variant>``, and the objects.
@@ -350,11 +353,11 @@ def generate(
         UsageError: A cluster option the stack cannot serve (a size the launch cannot bind,
             an MPIJob option for a benchmark without one, InfiniBand without RDMA).
     """
-    rendered = render(stack, fmt=fmt, options=options)
+    rendered = render(stack, fmt=fmt, options=options, request=request)
     folder = f"{stack.benchmark.name}/{stack.variant}"
     if cluster is None:
         return Generated(rendered, folder)
-    dockerfile = rendered if fmt == "dockerfile" else render(stack, options=options)
+    dockerfile = rendered if fmt == "dockerfile" else render(stack, options=options, request=request)
     return Generated(rendered, folder, render_openshift(dockerfile, cluster))
 
 

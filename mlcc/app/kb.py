@@ -17,6 +17,8 @@ from mlcc.kb import KnowledgeBase, load, recipes_root
 from mlcc.kb.model import Provenance
 from mlcc.resolve import Resolver, Stack
 from mlcc.resolve.pins import Pins
+from mlcc.resolve.request import Request
+from mlcc.resolve.stack import pinned
 from mlcc.versions import parse_version
 
 LISTABLE = ("benchmarks", "bases", "cuda", "cudnn", "nccl", "frameworks", "arches", "gpus")
@@ -71,16 +73,21 @@ def resolve(kb: KnowledgeBase, benchmark: str, pins: Optional[Pins] = None) -> S
     return Resolver(kb).resolve((pins or Pins()).request(kb, benchmark))
 
 
-def resolved_json(stack: Stack) -> str:
+def resolved_json(stack: Stack, request: Optional[Request] = None) -> str:
     """What ``mlcc resolve --json`` prints for a stack.
 
     Args:
         stack: A resolved stack.
+        request: The request that resolved it, printed beside the stack (``pins`` as typed,
+            ``chose``: the version each pinned component got); never part of the stack.
 
     Returns:
         The stack as one JSON object, indented.
     """
-    return json.dumps(stack.to_dict(), indent=2)
+    document = stack.to_dict()
+    if request is not None:
+        document["request"] = {"pins": request.pins(), "chose": pinned(request, stack)}
+    return json.dumps(document, indent=2)
 
 
 def _provenance(prov: Provenance) -> Dict[str, Any]:

@@ -68,7 +68,14 @@ def generate_all(
         UsageError: A cluster option a published stack cannot serve.
     """
     return [
-        generate(kb, o.stack, fmt=fmt, options=options, cluster=cluster)
+        generate(
+            kb,
+            o.stack,
+            fmt=fmt,
+            options=options,
+            cluster=cluster,
+            request=o.cell.pins().request(kb, o.cell.benchmark),
+        )
         for o in published(kb)
         if o.published and o.stack
     ]

@@ -10,7 +10,7 @@ import click
 from mlcc.app import generate as gen
 from mlcc.app import published_set
 from mlcc.app.kb import resolve
-from mlcc.app.select import walk
+from mlcc.app.select import Selection, walk
 from mlcc.cli.context import benchmark_argument, kb_of
 from mlcc.cli.options import options
 from mlcc.errors import UsageError
@@ -19,7 +19,6 @@ from mlcc.output import Change, change_lines
 from mlcc.render import gen_command as regenerate_command
 from mlcc.render.openshift import ClusterOptions, check_cluster_options
 from mlcc.render.plan import DEFAULT_OPTIONS
-from mlcc.resolve import Stack
 from mlcc.resolve.pins import Pins
 from mlcc.ui.safe_text import printable
 
@@ -88,12 +87,15 @@ def gen_command(
     if interactive:
         if benchmark is not None or pins:
             raise UsageError("-i asks for the benchmark and pins itself; give neither")
-        stack = _ask_for_stack(kb)
+        selection = _ask_for_stack(kb)
+        stack, request = selection.stack, selection.pins.request(kb, selection.benchmark)
     elif benchmark is None:
         raise UsageError("name a benchmark (mlcc list benchmarks), use -i to choose from menus, or --all")
     else:
-        stack = resolve(kb, benchmark, pins)
-    one = gen.generate(kb, stack, fmt=fmt, options=render_options, cluster=cluster if openshift else None)
+        stack, request = resolve(kb, benchmark, pins), pins.request(kb, benchmark)
+    one = gen.generate(
+        kb, stack, fmt=fmt, options=render_options, cluster=cluster if openshift else None, request=request
+    )
     echo_changes(gen.write(roots, [one]), shown)
 
 
@@ -101,7 +103,7 @@ MAX_ANSWERS = 5  # wrong answers per question before giving up (piped garbage mu
 MAX_ANSWER_LENGTH = 200
 
 
-def _ask_for_stack(kb: KnowledgeBase) -> Stack:
+def _ask_for_stack(kb: KnowledgeBase) -> Selection:
     def ask(question: str, offered: Sequence[str], default: str) -> str:
         click.echo(f"{question}: {', '.join(offered)}", err=True)
         for _ in range(MAX_ANSWERS):
@@ -121,9 +123,10 @@ def _ask_for_stack(kb: KnowledgeBase) -> Stack:
         raise UsageError(f"gen -i: no valid answer to {question!r} in {MAX_ANSWERS} tries")
 
     selection = walk(kb, ask)
-    same = regenerate_command(selection.stack, DEFAULT_OPTIONS, "dockerfile")
+    request = selection.pins.request(kb, selection.benchmark)
+    same = regenerate_command(selection.stack, DEFAULT_OPTIONS, "dockerfile", request)
     click.echo(f"the same without menus: {same}", err=True)
-    return selection.stack
+    return selection
 
 
 def echo_changes(changes: Sequence[Change], root: str) -> None:

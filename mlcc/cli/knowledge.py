@@ -43,13 +43,15 @@ def resolve_command(ctx: click.Context, benchmark: str, pins: Pins, view: Resolv
       mlcc resolve minigo --with tensorflow=1.13 --arch ppc64le --json
       mlcc resolve nccl-tests --driver 450.80.02
     """
+    kb = kb_of(ctx)
     try:
-        stack = resolve(kb_of(ctx), benchmark, pins)
+        stack = resolve(kb, benchmark, pins)
     except ConflictError as conflict:
         if view.json and hasattr(conflict, "to_dict"):
             click.echo(json.dumps(conflict.to_dict(), indent=2))
         raise
+    request = pins.request(kb, benchmark)
     if view.json:
-        click.echo(resolved_json(stack))
+        click.echo(resolved_json(stack, request))
     else:
-        click.echo(stack_table(stack, verbose=view.verbose))
+        click.echo(stack_table(stack, verbose=view.verbose, request=request))

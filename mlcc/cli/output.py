@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
-from mlcc.resolve.stack import Stack
+from mlcc.resolve.request import Request
+from mlcc.resolve.stack import Stack, pinned
 from mlcc.ui.table import render
 
 _LIST_COLUMNS: Dict[str, Sequence[str]] = {
@@ -44,7 +45,7 @@ def list_table(what: str, rows: List[Dict[str, Any]]) -> str:
     return table
 
 
-def stack_table(stack: Stack, *, verbose: bool = False) -> str:
+def stack_table(stack: Stack, *, verbose: bool = False, request: Optional[Request] = None) -> str:
     header = f"{stack.benchmark.name}  {stack.variant}"
     flags = []
     if stack.reference:
@@ -65,4 +66,11 @@ def stack_table(stack: Stack, *, verbose: bool = False) -> str:
             if choice.sources:
                 reason += " sources: " + " | ".join(choice.sources)
         rows.append([choice.component, version, reason])
-    return header + "\n\n" + render(["component", "version", "why"], rows)
+    table = header + "\n\n" + render(["component", "version", "why"], rows)
+    chose = pinned(request, stack) if request is not None else {}
+    if request is not None and request.pins():
+        # the request beside the stack: the stack (and its image) is the same without it
+        table += f"\n\nrequest: {request.flags()}"
+        if chose:
+            table += " (chose " + ", ".join(f"{name} {version}" for name, version in chose.items()) + ")"
+    return table

@@ -14,7 +14,7 @@ from __future__ import annotations
 import shlex
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, NamedTuple, Tuple
+from typing import TYPE_CHECKING, Dict, NamedTuple, Optional, Tuple
 
 from mlcc.errors import UsageError
 from mlcc.kb.model import HOST_MIRRORS
@@ -28,6 +28,7 @@ from mlcc.resolve.stack import Stack
 
 if TYPE_CHECKING:
     from mlcc.render.formats import Writer
+    from mlcc.resolve.request import Request
 
 FILES = Path(__file__).parent / "files"
 
@@ -88,11 +89,12 @@ def _recorder() -> str:
     return (FILES / "mlcc-record").read_text(encoding="utf-8")
 
 
-def gen_command(stack: Stack, options: Options, fmt: str) -> str:
-    """The command that regenerates these files, for the header comment."""
+def gen_command(stack: Stack, options: Options, fmt: str, request: Optional[Request] = None) -> str:
+    """The command that regenerates these files, for the header comment: the request as
+    typed (without one, the benchmark's: its pins would resolve to the same stack)."""
     parts = ["mlcc", "gen", stack.benchmark.name]
     # quoted: ``--cuda >=10.1,<10.2`` unquoted would be two shell redirections
-    flags = stack.request.flags(quote=shlex.quote)
+    flags = request.flags(quote=shlex.quote) if request is not None else ""
     if flags:
         parts.append(flags)
     if options.base_image:
@@ -107,8 +109,16 @@ def gen_command(stack: Stack, options: Options, fmt: str) -> str:
     return " ".join(parts)
 
 
-def render(stack: Stack, fmt: str = "dockerfile", options: Options = DEFAULT_OPTIONS) -> Rendered:
-    """The files of one variant: a function of the stack, the format and the options alone."""
+def render(
+    stack: Stack,
+    fmt: str = "dockerfile",
+    options: Options = DEFAULT_OPTIONS,
+    request: Optional[Request] = None,
+) -> Rendered:
+    """The files of one variant: a function of the stack, the format and the options alone.
+
+    ``request`` (the pins as typed) is recorded in the header comment only, which the
+    digest hashes as a placeholder: every request for one stack builds one image."""
     if fmt not in FORMATS:
         raise UsageError(f"unknown format {fmt!r}", hint=f"formats: {', '.join(FORMATS)}")
     plan = build_plan(stack, options)
@@ -123,7 +133,7 @@ def render(stack: Stack, fmt: str = "dockerfile", options: Options = DEFAULT_OPT
     base_free = value
     if plan.base_image != stack.base.ref:
         base_free = _base_free(stack, hashed, fmt, build_args, platform)
-    command = gen_command(stack, options, fmt)
+    command = gen_command(stack, options, fmt, request)
     stamped = tuple(sorted((n, digests.stamp(c, value, command)) for n, c in files.items()))
     return Rendered(stack, fmt, stamped, value, build_args, platform, plan, options, command, base_free)
 

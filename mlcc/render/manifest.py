@@ -202,7 +202,6 @@ def stack_manifest(stack: Stack, *, base_image: str, mirror: str, fetches: Fetch
         base=BaseRecord(name=stack.base.name, image=base_image, default_image=stack.base.ref),
         mirror=mirror,
         components=components,
-        pins=tuple(sorted(stack.pinned().items())),
         reference=stack.reference,
         verified=stack.verified,
         choices=tuple(

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence, Tu
 
 from mlcc.errors import MlccError
 from mlcc.kb.lock_ids import environment_id, install_id
-from mlcc.kb.model import CONDA, BuildStep, LibBuild, PackageManager, PinnedPackage
+from mlcc.kb.model import CONDA, GIT, BuildStep, LibBuild, PackageManager, PinnedPackage
 from mlcc.kb.pip_locks import LockedInstall, LockTarget, PipInstall
 from mlcc.render import fetches
 from mlcc.render.manifest import cuda_packages, labels, pinned
@@ -170,9 +170,7 @@ def _url_word(url: str) -> str:
     if not url.startswith(("${", "git+${")):
         return shlex.quote(url)
     head, rest = url.split("}", 1)
-    for char in ("\\", '"', "$", "`"):
-        rest = rest.replace(char, "\\" + char)
-    return f'"{head}}}{rest}"'
+    return f'"{head}}}{_double_quoted(rest)}"'
 
 
 def _requirement_word(requirement: str, hosts: Sequence[Route]) -> str:
@@ -596,7 +594,7 @@ class _Planner:
         )
         commands += [
             *_git_checkout(build.install.git_url, build.install.git_ref, self.hosts),
-            "git submodule update --init --recursive",
+            _submodule_update(self.hosts),
             _env_prefix(env) + "python setup.py install",
             f"rm -rf {dest}/build",
         ]
@@ -694,6 +692,7 @@ class _Planner:
             self.fetched.append(fetches.git(name, host_mirrored(step.git_url, self.hosts), step.git_ref))
             commands = [
                 *_git_checkout(step.git_url, step.git_ref, self.hosts),
+                _submodule_update(self.hosts),
                 _env_prefix(step.env) + "python setup.py install " + _sh(step.setup_options),
                 f"rm -rf {step.dest}/build",
             ]
@@ -859,6 +858,38 @@ def _git_checkout(url: str, ref: str, hosts: Sequence[Route]) -> List[str]:
         f"git checkout -q --detach {ref}",
         f'expr "$(git rev-parse HEAD)" : {ref} > /dev/null',  # HEAD starts with the short hash
     ]
+
+
+def _submodule_update(hosts: Sequence[Route]) -> str:
+    """``git submodule update`` that fetches every submodule through the git mirror, at the
+    commit the superproject pins (a gitlink names a commit, so the mirror cannot change it).
+    Every source build runs it after its checkout (the framework's, a ``git:`` step's):
+    where the pinned commit has no submodules it does nothing.
+
+    ``.gitmodules`` names the public host's URLs, which git would fetch whatever the mirror
+    says: ``-c url.<mirror>/.insteadOf=<public>/`` rewrites them for this one command and
+    the nested submodule updates it runs (they inherit ``-c``), leaving no configuration in
+    the image. One rewrite per scheme a .gitmodules may spell the host with, in a fixed
+    order. The mirror's value, validated when it is generated in (an http(s) URL of host,
+    port and plain path), stays a double-quoted ``${GIT_MIRROR}``: a value given only as a
+    build arg is expanded, never run. No ``git -C``: RHEL 7's git 1.8.3 lacks it.
+    """
+    route = next((r for r in hosts if r.var == GIT.var), None)
+    if route is None:
+        return "git submodule update --init --recursive"
+    host = _double_quoted(route.public.split("://", 1)[1])
+    rewrites = [
+        f'-c "url.${{{route.var}}}/.insteadOf={scheme}{host}/"'
+        for scheme in ("https://", "http://", "git://")
+    ]
+    return f"git {' '.join(rewrites)} submodule update --init --recursive"
+
+
+def _double_quoted(text: str) -> str:
+    """``text`` literal inside a double-quoted shell word."""
+    for char in ("\\", '"', "$", "`"):
+        text = text.replace(char, "\\" + char)
+    return text
 
 
 # Variables through which source builds take the CUDA compute capabilities to compile for:

@@ -45,12 +45,12 @@ from mlcc.kb.model import (
 from mlcc.kb.pip_locks import PipLocks
 from mlcc.resolve import gpu as gpu_rule
 from mlcc.resolve.explain import explain_conflict
-from mlcc.resolve.reasons import explain_choices
+from mlcc.resolve.reasons import Defaults, departures, explain_choices
 from mlcc.resolve.request import Request
 from mlcc.resolve.stack import Compiler, Installer, Stack
 from mlcc.resolve.stages import Failure, Rejection, rejection
 from mlcc.resolve.view import Tracker
-from mlcc.versions import parse_version
+from mlcc.versions import parse_pin, parse_version
 from mlcc.versions import satisfies as _satisfies
 
 _METHOD_RANK = {"pip": 0, "source": 1, "conda": 2}
@@ -140,6 +140,7 @@ class Resolver:
         for release in kb.cuda:  # newest first
             self._newest_in_line.setdefault(release.minor, release.version)
         self._results: Dict[Request, Optional[Stack]] = {}
+        self._bare: Dict[Request, Optional[Stack]] = {}
         self._filtered: Dict[Tuple[object, ...], _Filtered] = {}
         self._narrowed: Dict[Tuple[object, ...], Tuple[Any, ...]] = {}
         self._why: Dict[Tuple[object, ...], Tuple[Rejection, ...]] = {}
@@ -158,8 +159,9 @@ class Resolver:
         if known:
             return known  # type: ignore[return-value]
         tracker = Tracker()
-        stack = self._search(request, tracker)
-        self._results[request] = stack
+        bare = self._search(request, tracker)
+        self._bare[request] = bare
+        stack = self._results[request] = self._finished(bare)
         if stack is not None:
             return stack
         raise self._conflict(request, tracker)
@@ -167,8 +169,46 @@ class Resolver:
     def try_resolve(self, request: Request) -> Optional[Stack]:
         """Like :meth:`resolve` without the explanation; memoised."""
         if request not in self._results:
-            self._results[request] = self._search(request, None)
+            self._results[request] = self._finished(self._bare_stack(request))
         return self._results[request]
+
+    def _bare_stack(self, request: Request) -> Optional[Stack]:
+        """The stack the search finds, before its departures and choices are known."""
+        if request not in self._bare:
+            self._bare[request] = self._search(request, None)
+        return self._bare[request]
+
+    def _finished(self, bare: Optional[Stack]) -> Optional[Stack]:
+        """The stack with what the request cannot change: its departures from the default
+        stack of its core (the variant name) and the reasons for its components. Both are
+        computed from the stack and the knowledge base alone, by comparing it with default
+        stacks resolved from requests made of its own facts, so that every request that
+        resolves to these components gets the same stack, byte for byte."""
+        if bare is None:
+            return None
+        defaults = Defaults(
+            cuda=self._bare_stack(self.default_request(bare, ("base",))),
+            base=self._bare_stack(self.default_request(bare, ("cuda",))),
+            core=self._bare_stack(self.default_request(bare, ("cuda", "base"))),
+            newest=self._bare_stack(self.default_request(bare, ("base",))._replace(newest=True)),
+        )
+        stack = bare._replace(departures=departures(bare, defaults.core))
+        return stack._replace(choices=explain_choices(self, stack, defaults))
+
+    def default_request(self, stack: Stack, fixed: Sequence[str]) -> Request:
+        """The request for the stack's benchmark on its arch (and accelerator) that fixes
+        only ``fixed`` of its facts ("cuda": its exact release, "base": its base): what the
+        resolver prefers when nothing else is asked."""
+        cuda = stack.cuda
+        return Request(
+            benchmark=stack.benchmark.name,
+            arch=stack.arch.name,
+            cpu=cuda is None,
+            cuda=parse_pin(f"=={cuda.version}", flag="--cuda")
+            if cuda is not None and "cuda" in fixed
+            else None,
+            base=stack.base.name if "base" in fixed else None,
+        )
 
     def explain(self, request: Request) -> ConflictError:
         """The explanation for a request that does not resolve."""
@@ -887,7 +927,6 @@ class Resolver:
             cudnn=cudnn,
             nccl=nccl,
             framework=build,
-            request=req,
             choices=(),
             hosts=tuple(self.kb.hosts.values()),
             cuda_newest_in_line=cuda is None or self._newest_in_line[cuda.minor] == cuda.version,
@@ -900,7 +939,7 @@ class Resolver:
             pip_locks=self._pip_locks(python, arch, base),
             nccl_profiles=self.kb.nccl_profiles,
         )
-        return stack._replace(choices=explain_choices(self, stack))
+        return stack
 
     def _pip_locks(self, python: Optional[PythonOption], arch: str, base: Base) -> Optional[PipLocks]:
         if python is None:

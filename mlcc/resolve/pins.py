@@ -103,14 +103,14 @@ class Pins:
 
     def matches(self, kb: KnowledgeBase, stack: Stack) -> bool:
         """Does a resolved stack meet every pin, read as the resolver reads it?"""
-        return stack_meets(self.request(kb, stack.benchmark.name), stack)
+        return stack_meets(kb, self.request(kb, stack.benchmark.name), stack)
 
 
 def _meets(pin: Optional[VersionPin], version: Optional[str]) -> bool:
     return pin is None or (version is not None and pin.matches(version))
 
 
-def stack_meets(request: Request, stack: Stack) -> bool:
+def stack_meets(kb: KnowledgeBase, request: Request, stack: Stack) -> bool:
     """The request's pins against what the stack holds (the resolver guarantees it for the
     stacks it returns; the matrix asks it of stacks resolved from other requests)."""
     if request.cpu and stack.cuda is not None:
@@ -124,7 +124,8 @@ def stack_meets(request: Request, stack: Stack) -> bool:
         request.base is None or request.base == stack.base.name,
         request.arch is None or request.arch == stack.arch.name,
         request.driver is None or _driver_meets(request.driver, stack),
-        request.gpu is None or request.gpu == stack.request.gpu,  # its arch lists name the GPU
+        # source builds compile for the GPU's compute capability alone
+        request.gpu is None or kb.gpus[request.gpu].compute_capability == stack.gpu_capability,
     )
     if not all(checks):
         return False

@@ -1,30 +1,83 @@
-"""Why each component of a resolved stack was chosen, in words a user can check."""
+"""Why each component of a resolved stack is what it is, in words a user can check.
+
+The reasons are written into stack.json, inside the content digest, so they say what the
+knowledge base says about the stack and never how it was asked for: ``mlcc gen ssd``,
+``--base ubi8 --arch x86_64`` and every pin of its own versions build one image. A
+component the default stack (the one a request without that pin resolves to) also has
+gets the default policy's reason ("the newest Python on ubi8 that ..."); another one says
+what it is and which default it differs from, never "you asked for it".
+"""
 
 from __future__ import annotations
 
-from typing import List, Optional, Set, Tuple
+from typing import List, NamedTuple, Optional, Set, Tuple
 
-from mlcc.kb.model import Provenance
+from mlcc.kb.model import FrameworkBuild, Provenance
+from mlcc.resolve.request import Request
 from mlcc.resolve.stack import Choice, Stack
 from mlcc.resolve.view import ResolverView
 
 _MAX_SKIPPED = 3
 
 
-def explain_choices(resolver: ResolverView, stack: Stack) -> Tuple[Choice, ...]:
-    """The reasons name which components a pin decided, never the pin's spelling: they
-    are written into stack.json, and ``--cuda 10.1`` and ``--cuda 10.1.243`` build the
-    same image (the content digest must not tell them apart)."""
+class Defaults(NamedTuple):
+    """The default stacks a stack is compared with, each on the stack's arch and accelerator
+    (None when no stack resolves): ``cuda`` fixes the stack's base, ``base`` its CUDA
+    release, ``core`` its CUDA release and base (what the variant's core name says)."""
+
+    cuda: Optional[Stack]
+    base: Optional[Stack]
+    core: Optional[Stack]
+    newest: Optional[Stack] = None  # ``cuda``'s request with --newest
+
+
+def _same_build(a: Optional[FrameworkBuild], b: Optional[FrameworkBuild]) -> bool:
+    if a is None or b is None:
+        return a is b
+    return (a.framework, a.version, a.variant, a.install.method) == (
+        b.framework,
+        b.version,
+        b.variant,
+        b.install.method,
+    )
+
+
+def departures(stack: Stack, core: Optional[Stack]) -> Tuple[Tuple[str, str], ...]:
+    """The components in which ``stack`` differs from ``core``, the default stack of its
+    CUDA release, base and arch (every component, when that has none), in the order the
+    variant name spells them."""
+    found: List[Tuple[str, str]] = []
+    for library in ("cudnn", "nccl"):
+        build = getattr(stack, library)
+        default = getattr(core, library) if core is not None else None
+        if build is not None and (default is None or default.version != build.version):
+            found.append((library, build.version))
+    python = stack.python
+    if python is not None and (core is None or core.python is None or core.python.version != python.version):
+        found.append(("python", python.version))
+    if core is None or core.gcc != stack.gcc:
+        found.append(("gcc", stack.gcc.version))
+    fw = stack.framework
+    if fw is not None and (core is None or not _same_build(core.framework, fw)):
+        found.append((fw.framework, fw.version.split("+")[0]))
+    if stack.gpu_capability is not None:  # source builds compile for that GPU only
+        found.append(("gpu", "sm" + stack.gpu_capability.replace(".", "")))
+    return tuple(found)
+
+
+def explain_choices(resolver: ResolverView, stack: Stack, defaults: Defaults) -> Tuple[Choice, ...]:
+    """The reasons of every component, from the stack, its defaults and the knowledge base."""
     other_arches = set(resolver.kb.arch_aliases) - {stack.arch.name, *stack.arch.aliases}
+    core = defaults.core
     choices = [
         _arch(stack),
-        *_framework(resolver, stack),
-        *_cuda(resolver, stack),
-        _base(resolver, stack),
-        *_python(stack),
-        *_lib(resolver, stack, "cudnn"),
-        *_lib(resolver, stack, "nccl"),
-        _gcc(resolver, stack),
+        *_framework(stack, core),
+        *_cuda(stack, defaults.cuda, defaults.newest),
+        _base(resolver, stack, defaults.base),
+        *_python(stack, core),
+        *_lib(stack, "cudnn", core),
+        *_lib(stack, "nccl", core),
+        _gcc(resolver, stack, core),
     ]
     # the CUDA package lists other base families install (recipes/families.yaml)
     other_lists = {f.cuda_packages for f in resolver.kb.families.values()} - {
@@ -34,17 +87,13 @@ def explain_choices(resolver: ResolverView, stack: Stack) -> Tuple[Choice, ...]:
 
 
 def _arch(stack: Stack) -> Choice:
-    pin = stack.request.arch
     supported = ", ".join(stack.benchmark.arches)
-    if pin:
-        reason = f"--arch {stack.arch.name}"  # the arch's own name, not an alias the request used
-    else:
-        # The same words on every host: this text is stamped into stack.json and so into the
-        # content digest, which must not depend on the machine that generated the files.
-        reason = (
-            f"no --arch: the generating machine's arch where {stack.benchmark.name} supports it,"
-            f" else its first ({supported}); --arch for another"
-        )
+    # The same words on every host: without --arch a request resolves for the generating
+    # machine's arch, and the text is inside the digest.
+    reason = (
+        f"an arch {stack.benchmark.name} supports ({supported}); mlcc resolves for the"
+        " generating machine's arch where it is supported, else the first, and --arch for another"
+    )
     return Choice(
         "arch",
         stack.arch.name,
@@ -55,24 +104,33 @@ def _arch(stack: Stack) -> Choice:
     )
 
 
-def _framework(resolver: ResolverView, stack: Stack) -> List[Choice]:
+def _framework(stack: Stack, core: Optional[Stack]) -> List[Choice]:
     build = stack.framework
     rule = stack.benchmark.framework
     if build is None or rule is None:
         return []
     if build.version in rule.prefer:
         why = f"the build {stack.benchmark.name}'s reference run used ({rule.name} {build.version})"
-    else:
+    elif core is not None and _same_build(core.framework, build):
         why = f"newest {rule.name} that {stack.benchmark.name} accepts ({rule.versions})"
-    if stack.request.framework_pin(rule.name) is not None:
-        why += f", matching the --with {rule.name}=... pin"
+    else:
+        why = f"a {rule.name} that {stack.benchmark.name} accepts ({rule.versions})"
+        why += _not_default(core.framework.version if core and core.framework else None)
     why += f"; {build.variant} build ({build.install.method}) for {stack.arch.name}"
     return [_from_prov(f"framework:{build.framework}", build.version, why, build.prov)]
 
 
-def _reference_note(resolver: ResolverView, stack: Stack, component: str) -> Optional[str]:
-    """ "nearest maskrcnn's reference run (...: CUDA 10.1.163)" when the default policy chose."""
-    version = resolver.reference_version(stack.benchmark, stack.request, component)
+def _not_default(version: Optional[str]) -> str:
+    """The clause a component other than the default stack's ends with."""
+    if version is None:
+        return ", not the default stack's"
+    return f", not the default stack's ({version})"
+
+
+def _reference_note(stack: Stack, component: str) -> Optional[str]:
+    """ "nearest maskrcnn's reference run (...: CUDA 10.1.163)": the default policy's words."""
+    reference = stack.benchmark.reference_stack
+    version = reference.version_of(component) if reference is not None else None
     if version is None:
         return None
     reference = stack.benchmark.reference_stack
@@ -80,21 +138,25 @@ def _reference_note(resolver: ResolverView, stack: Stack, component: str) -> Opt
     return f"nearest {stack.benchmark.name}'s reference run ({reference.run}: {component} {version})"
 
 
-def _cuda(resolver: ResolverView, stack: Stack) -> List[Choice]:
+def _cuda(stack: Stack, default: Optional[Stack], newest: Optional[Stack]) -> List[Choice]:
     cuda = stack.cuda
     if cuda is None:
-        return [Choice("cuda", None, "--cpu: no CUDA", stack.benchmark.origin_of("accelerators"), (), True)]
+        reason = "a CPU-only stack: no CUDA"
+        return [Choice("cuda", None, reason, stack.benchmark.origin_of("accelerators"), (), True)]
     lines = stack.framework.cuda if stack.framework else ()
-    near = _reference_note(resolver, stack, "cuda")
-    why = f"CUDA release {near} (--newest for the newest)," if near else "newest CUDA release"
+    if default is not None and default.cuda == cuda:
+        near = _reference_note(stack, "cuda")
+        why = f"CUDA release {near} (--newest for the newest)," if near else "newest CUDA release"
+    elif newest is not None and newest.cuda == cuda:
+        why = "newest CUDA release"
+    else:
+        why = "a CUDA release"
     if lines:
         label = stack.framework.label if stack.framework else ""
         why += f" of the lines {label} was built for ({', '.join(lines)})"
-    if stack.request.cuda is not None:
-        why += " matching the --cuda pin"
-    if stack.request.driver is not None:
-        why += f" whose minimum driver ({cuda.min_driver}) the --driver pin meets"
     why += f" with {stack.arch.name} packages for {stack.base.repo_distro}"
+    if (default is None or default.cuda != cuda) and (newest is None or newest.cuda != cuda):
+        why += _not_default(default.cuda.version if default and default.cuda else None)
     driver = Choice(
         "driver",
         cuda.min_driver,
@@ -106,16 +168,15 @@ def _cuda(resolver: ResolverView, stack: Stack) -> List[Choice]:
     return [_from_prov("cuda", cuda.version, why, cuda.prov), driver]
 
 
-def _base(resolver: ResolverView, stack: Stack) -> Choice:
+def _base(resolver: ResolverView, stack: Stack, default: Optional[Stack]) -> Choice:
     base = stack.base
-    if stack.request.base:
-        why = f"--base {base.name}"
-    else:
+    if default is not None and default.base.name == base.name:
         skipped = []
+        policy = Request(benchmark=stack.benchmark.name)  # no pin: the rules alone
         for other in resolver.kb.bases:
             if other.name == base.name:
                 break
-            failures = resolver.base_failures(other, stack.cuda, stack.arch.name, stack.request)
+            failures = resolver.base_failures(other, stack.cuda, stack.arch.name, policy)
             message = failures[0].message if failures else "a later component did not fit on it"
             skipped.append(f"{other.name}: {message}")
         why = "first base by preference that fits"
@@ -123,6 +184,8 @@ def _base(resolver: ResolverView, stack: Stack) -> Choice:
             why += " (skipped " + "; ".join(skipped[:_MAX_SKIPPED])
             why += "; ..." if len(skipped) > _MAX_SKIPPED else ""
             why += ")"
+    else:
+        why = "a base that carries this stack" + _not_default(default.base.name if default else None)
     if base.requires_subscription:
         why += "; its package repositories need a RHEL subscription"
     if base.end_of_life:
@@ -130,17 +193,19 @@ def _base(resolver: ResolverView, stack: Stack) -> Choice:
     return _from_prov("base", base.ref, why, base.prov)
 
 
-def _python(stack: Stack) -> List[Choice]:
+def _python(stack: Stack, core: Optional[Stack]) -> List[Choice]:
     python = stack.python
     if python is None:
         return []
-    why = f"newest Python on {stack.base.name}"
+    default = core.python.version if core is not None and core.python is not None else None
+    why = "newest Python" if default == python.version else "a Python"
+    why += f" on {stack.base.name}"
     if stack.framework is not None:
         why += f" that {stack.framework.label} supports ({', '.join(stack.framework.python)})"
     if stack.benchmark.python:
         why += f" and {stack.benchmark.name} accepts ({stack.benchmark.python})"
-    if stack.request.python is not None:
-        why += ", matching the --python pin"
+    if default != python.version:
+        why += _not_default(default)
     verified = python.verified and stack.base.prov.verified
     return [
         Choice(
@@ -155,7 +220,7 @@ def _python(stack: Stack) -> List[Choice]:
     ]
 
 
-def _lib(resolver: ResolverView, stack: Stack, library: str) -> List[Choice]:
+def _lib(stack: Stack, library: str, core: Optional[Stack]) -> List[Choice]:
     build = stack.cudnn if library == "cudnn" else stack.nccl
     if build is None:
         return []
@@ -163,13 +228,18 @@ def _lib(resolver: ResolverView, stack: Stack, library: str) -> List[Choice]:
     if build.method == "bundled":
         why = f"the {library} the framework loads: {build.evidence}; no system copy is installed"
         return [_from_prov(library, build.version, why, build.prov)]
-    near = _reference_note(resolver, stack, library)
-    why = f"{library} {near}, of those" if near else f"newest {library}"
+    found = getattr(core, library) if core is not None else None
+    default = found.version if found is not None else None
+    if default == build.version:
+        near = _reference_note(stack, library)
+        why = f"{library} {near}, of those" if near else f"newest {library}"
+    else:
+        why = f"a {library}"
     why += f" for CUDA {stack.cuda.version} on {stack.base.repo_distro}/{stack.arch.name}"
     if library == "cudnn" and stack.framework is not None and stack.framework.cudnn:
         why += f" within {stack.framework.label}'s {stack.framework.cudnn}"
-    if getattr(stack.request, library) is not None:
-        why += f", matching the --{library} pin"
+    if default != build.version:
+        why += _not_default(default)
     why += f" ({build.method}"
     if build.evidence:
         why += f"; {build.evidence}"
@@ -177,7 +247,7 @@ def _lib(resolver: ResolverView, stack: Stack, library: str) -> List[Choice]:
     return [_from_prov(library, build.version, why, build.prov)]
 
 
-def _gcc(resolver: ResolverView, stack: Stack) -> Choice:
+def _gcc(resolver: ResolverView, stack: Stack, core: Optional[Stack]) -> Choice:
     bounds = resolver.gcc_bounds(stack.benchmark, stack.framework, stack.cuda, stack.arch.name)
     limits = "; ".join(f"{who} accepts {spec}" for spec, who, _ in bounds) or "no bound applies"
     toolset = stack.gcc.toolset
@@ -185,13 +255,13 @@ def _gcc(resolver: ResolverView, stack: Stack) -> Choice:
         why = f"the system GCC of {stack.base.name} ({limits})"
         verified = True
     else:
-        why = (
-            f"{toolset.name}: the system GCC {stack.base.gcc_system} is outside the bounds "
-            f"or --gcc ({limits})"
-        )
         verified = toolset.verified
-    if stack.request.gcc is not None:
-        why += ", matching the --gcc pin"
+        if core is not None and core.gcc == stack.gcc:
+            why = f"{toolset.name}: the system GCC {stack.base.gcc_system} is outside the bounds ({limits})"
+        else:
+            why = f"{toolset.name}: a toolset of {stack.base.name} ({limits})"
+    if core is None or core.gcc != stack.gcc:
+        why += _not_default(core.gcc.version if core is not None else None)
     origin = bounds[0][2] if bounds else stack.base.prov.origin
     return Choice(
         "gcc",

@@ -27,6 +27,11 @@ from mlcc.versions import parse_version
 STACK_FORMAT = 1
 
 
+# How the variant name spells a departure from the default stack (a framework by its
+# name, a GPU by its sm_XY name).
+_VARIANT_SUFFIX = {"python": "py", "gpu": ""}
+
+
 class Choice(NamedTuple):
     """Why one component was chosen, and what the choice rests on."""
 
@@ -84,7 +89,8 @@ class Stack(NamedTuple):
     cudnn: Optional[LibBuild]
     nccl: Optional[LibBuild]
     framework: Optional[FrameworkBuild]
-    request: Request
+    # Why each component is what it is, from the knowledge base: the same words whatever
+    # request resolved to this stack (they are written into stack.json, inside the digest).
     choices: Tuple[Choice, ...]
     # The public hosts besides NVIDIA's (recipes/hosts.yaml): renderers write a URL on one
     # through its mirror's build argument, whose default is the host.
@@ -109,6 +115,11 @@ class Stack(NamedTuple):
     pip_locks: Optional[PipLocks] = None
     # Named NCCL settings for the ranks of a multi-node run (recipes/nccl-profiles.yaml).
     nccl_profiles: Tuple[NcclProfile, ...] = ()
+    # The components that differ from the default stack of this stack's CUDA release, base
+    # and arch, as (component, version): the variant name spells them. A fact of the stack
+    # and the knowledge base, not of a request: pinning a component to the version the
+    # default stack has changes nothing, pinning another one is a departure.
+    departures: Tuple[Tuple[str, str], ...] = ()
 
     @property
     def accelerator(self) -> str:
@@ -135,11 +146,11 @@ class Stack(NamedTuple):
         """A deterministic directory/tag name, e.g. ``cuda10.1-cudnn7-ubi8-x86_64``.
 
         The core names the accelerator, the cuDNN major (or the NCCL line when there is
-        no cuDNN), the base and the arch; components the user pinned beyond that are
-        appended so that different requests never share a name.
+        no cuDNN), the base and the arch; each component that differs from the default
+        stack of that core (:attr:`departures`) is appended, so that different stacks
+        never share a name and one stack has one name however it was asked for.
         """
         parts: List[str] = []
-        req = self.request
         if self.cuda is None:
             parts.append("cpu")
         else:
@@ -150,51 +161,8 @@ class Stack(NamedTuple):
             elif self.nccl is not None and self.nccl.confirmed:
                 parts.append("nccl" + ".".join(self.nccl.version.split(".")[:2]))
         parts += [self.base.name, self.arch.name]
-        if req.cudnn is not None and self.cudnn is not None:
-            parts.append(f"cudnn{self.cudnn.version}")
-        if req.nccl is not None and self.nccl is not None:
-            parts.append(f"nccl{self.nccl.version}")
-        if req.python is not None and self.python is not None:
-            parts.append(f"py{self.python.version}")
-        if req.gcc is not None:
-            parts.append(f"gcc{self.gcc.version}")
-        for name, _ in req.frameworks:
-            if self.framework is not None and self.framework.framework == name:
-                parts.append(f"{name}{self.framework.version.split('+')[0]}")
-        if req.gpu is not None:  # source builds compile for that GPU only
-            parts.append(req.gpu)
+        parts += [_VARIANT_SUFFIX.get(name, name) + version for name, version in self.departures]
         return "-".join(parts)
-
-    def pinned(self) -> Dict[str, str]:
-        """The components the request pinned, each with the version this stack holds.
-
-        Spelling-free on purpose: ``--cuda 10.1``, ``--cuda 10.1.243`` and
-        ``--cuda '>=10.1,<10.2'`` all give ``{"cuda": "10.1.243"}``, so what stack.json
-        records (and the content digest covers) depends on what is built, not on how
-        the request was written. The driver pin is a fact of the host, not of the
-        image, so it is left out.
-        """
-        req = self.request
-        held: Dict[str, Optional[str]] = {
-            "cuda": self.cuda.version if self.cuda else None,
-            "cudnn": self.cudnn.version if self.cudnn else None,
-            "nccl": self.nccl.version if self.nccl else None,
-            "python": self.python.version if self.python else None,
-            "gcc": self.gcc.version,
-            "base": self.base.name,
-            "arch": self.arch.name,
-        }
-        found: Dict[str, str] = {}
-        for name, value in held.items():
-            if getattr(req, name) is not None and value is not None:
-                found[name] = value
-        if req.cpu:
-            found["cpu"] = "true"
-        fw = self.framework
-        for name, _ in req.frameworks:
-            if fw is not None and fw.framework == name:
-                found[name] = fw.version
-        return found
 
     def to_dict(self) -> Dict[str, Any]:
         """The JSON form of ``mlcc resolve --json`` (keys documented in README)."""
@@ -226,6 +194,37 @@ class Stack(NamedTuple):
             "driver_min": self.driver_min,
             "reference": self.reference,
             "verified": self.verified,
-            "pins": self.request.pins(),
             "components": [c.to_dict() for c in self.choices],
         }
+
+
+def pinned(request: Request, stack: Stack) -> Dict[str, str]:
+    """Which component each of the request's pins chose: the pinned components, each with
+    the version this stack holds (``--cuda 10.1`` gives ``{"cuda": "10.1.243"}``).
+
+    For the places that record the request beside the image (``mlcc resolve``, the build
+    history), never for the image: the stack is the same whatever was pinned. The driver
+    pin is a fact of the host, not of the image, so it is left out.
+    """
+    held: Dict[str, Optional[str]] = {
+        "cuda": stack.cuda.version if stack.cuda else None,
+        "cudnn": stack.cudnn.version if stack.cudnn else None,
+        "nccl": stack.nccl.version if stack.nccl else None,
+        "python": stack.python.version if stack.python else None,
+        "gcc": stack.gcc.version,
+        "base": stack.base.name,
+        "arch": stack.arch.name,
+    }
+    found: Dict[str, str] = {}
+    for name, value in held.items():
+        if getattr(request, name) is not None and value is not None:
+            found[name] = value
+    if request.cpu:
+        found["cpu"] = "true"
+    fw = stack.framework
+    for name, _ in request.frameworks:
+        if fw is not None and fw.framework == name:
+            found[name] = fw.version
+    if request.gpu is not None and stack.gpu_capability is not None:
+        found["gpu"] = stack.gpu_capability
+    return found

@@ -440,11 +440,14 @@ class StackManifest(NamedTuple):
     base: BaseRecord
     mirror: str
     components: Components
-    pins: Pairs  # component -> the version the request pinned it to
     reference: bool
     verified: bool
     choices: Tuple[ChoiceRecord, ...]
     fetches: Optional[Fetches] = None  # format 2 always has it, format 1 never
+    # component -> the version a request pinned it to: images built before the manifest
+    # said what the stack is whatever the request carry it; mlcc writes none (the request
+    # is no part of the image, and two requests for one stack build one image).
+    pins: Pairs = ()
 
     def to_json(self) -> Json:
         found: Json = {
@@ -457,11 +460,12 @@ class StackManifest(NamedTuple):
             "base": self.base.to_json(),
             "mirror": self.mirror,
             "components": self.components.to_json(),
-            "pins": dict(self.pins),
             "reference": self.reference,
             "verified": self.verified,
             "choices": [c.to_json() for c in self.choices],
         }
+        if self.pins:
+            found["pins"] = dict(self.pins)
         if self.fetches is not None:
             found["fetches"] = self.fetches.to_json()
         return found
@@ -489,11 +493,11 @@ class StackManifest(NamedTuple):
             BaseRecord.of(data["base"]),
             data["mirror"],
             Components.of(data["components"]),
-            _pairs(data["pins"]),
             data["reference"],
             data["verified"],
             tuple(ChoiceRecord.of(c) for c in data["choices"]),
             Fetches.of(data["fetches"]) if "fetches" in data else None,
+            _pairs(data.get("pins", {})),
         )
 
     def with_base_digest(self, digest: str) -> StackManifest:

@@ -160,6 +160,26 @@ def test_a_mirror_of_the_base_image_finds_the_image_built_on_the_original(world:
     assert _tag(again.out) == _tag(first.out)
 
 
+def test_another_request_for_the_same_stack_skips_the_built_image(world: World) -> None:
+    """Issue 23: the content digest is a function of what is built. One request builds; a
+    request that pins the same stack's own versions (the arch, CUDA and NCCL it resolved,
+    spelled otherwise) finds that image by its content tag and skips, as a laptop's
+    ``mlcc build`` finds CI's. The history keeps each request beside the one digest."""
+    namespace = f"{world.registry.host}/cross-request"
+    first = mlcc(world, *_args(world, "--backend", "buildah", registry=namespace))
+    assert first.code == 0, first.err[-4000:] + first.out
+    assert "built in" in first.out
+    pinned = ("--arch", "amd64", "--cuda", "12.6.3", "--with", "nccl==2.23.4")
+    again = mlcc(world, *_args(world, "--backend", "buildah", *pinned, registry=namespace))
+    assert again.code == 0, again.err[-4000:] + again.out
+    assert "skipped" in again.out and "built in" not in again.out
+    assert _tag(again.out) == _tag(first.out)
+    rows = json.loads(mlcc(world, "history", "e2e-probe", "--json", "--limit", "2").out)
+    assert {r["content_digest"] for r in rows} == {rows[0]["content_digest"]}
+    assert [r["status"] for r in rows] == ["skipped", "built"]
+    assert rows[0]["cell"] != rows[1]["cell"] and "--cuda 12.6.3" in rows[0]["cell"]
+
+
 def test_manifest_list_of_x86_64_and_ppc64le_under_qemu(world: World) -> None:
     if "ppc64le" not in world.arches:
         pytest.fail("MLCC_E2E_ARCHES leaves out ppc64le: the manifest-list test needs it")

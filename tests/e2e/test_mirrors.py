@@ -2,11 +2,13 @@
 standing in for PyPI and GitHub.
 
 The fixture benchmark clones its source from https://github.com/mlcc-e2e/... (a repository
-that does not exist, on a host this machine cannot reach) and pip-installs a package only
-the local index has. Built as generated, it fails; with only --git-mirror it fails at pip;
+that does not exist, on a host this machine cannot reach), builds a library from source
+whose submodule .gitmodules names on github.com too, and pip-installs a package only the
+local index has. Built as generated, it fails; with only --git-mirror it fails at pip;
 from a git mirror whose repository holds other commits it fails at the checkout (a mirror
 cannot substitute bytes); with --git-mirror and --pip-index-url it builds, the source is
-the pinned commit, the package comes from the local index, which saw the requests.
+the pinned commit, the library's submodule is the commit its superproject pins (fetched
+through the git mirror), the package comes from the local index, which saw the requests.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
-from typing import Iterator, Tuple
+from typing import Iterator, NamedTuple, Tuple
 
 import pytest
 
@@ -32,6 +34,8 @@ from tests.unit.simple_index import IndexServer, serve
 
 PACKAGE = "mlcc-e2e-mirrored"  # on no public index: only the local one has it
 OWNER_REPO = "mlcc-e2e/fixture-src"
+LIB_REPO = "mlcc-e2e/fixture-lib"  # a source build (setup.py) with a submodule
+SUB_REPO = "mlcc-e2e/fixture-sub"  # its submodule, named by a github.com URL
 COMMIT_ENV = {
     "GIT_AUTHOR_NAME": "mlcc",
     "GIT_AUTHOR_EMAIL": "mlcc@example.com",
@@ -99,16 +103,64 @@ def _repository(tmp_path: Path, served: Path, text: str) -> str:
     return _git("rev-parse", "HEAD", cwd=work)
 
 
+def _commit_all(work: Path, message: str) -> str:
+    _git("add", "-A", cwd=work)
+    _git("commit", "-q", "-m", message, cwd=work)
+    return _git("rev-parse", "HEAD", cwd=work)
+
+
+def _publish(work: Path, served: Path, owner_repo: str) -> None:
+    bare = served / f"{owner_repo}.git"
+    bare.parent.mkdir(parents=True, exist_ok=True)
+    _git("clone", "-q", "--bare", str(work), str(bare), cwd=work.parent)
+    _git("update-server-info", cwd=bare)
+
+
+def _library_with_submodule(tmp_path: Path, served: Path) -> Tuple[str, str]:
+    """<served>/mlcc-e2e/fixture-lib.git, a setup.py project whose submodule ``sub``
+    .gitmodules names at https://github.com/mlcc-e2e/fixture-sub.git, pinned at a commit
+    that is not the submodule's tip. Returns (the library's SHA, the pinned submodule SHA)."""
+    sub = tmp_path / "src-sub"
+    sub.mkdir()
+    _git("init", "-q", "-b", "main", cwd=sub)
+    (sub / "sub.txt").write_text("pinned submodule commit\n")
+    pinned = _commit_all(sub, "the commit the library pins")
+    lib = tmp_path / "src-lib"
+    lib.mkdir()
+    _git("init", "-q", "-b", "main", cwd=lib)
+    (lib / "setup.py").write_text(
+        "from setuptools import setup\nsetup(name='mlcc-e2e-lib', version='1.0', py_modules=[])\n"
+    )
+    _git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub), "sub", cwd=lib)
+    _git("config", "-f", ".gitmodules", "submodule.sub.url", f"https://github.com/{SUB_REPO}.git", cwd=lib)
+    sha = _commit_all(lib, "a source build with a submodule")
+    # the submodule moves on: the build must take the commit the library pins, not the tip
+    (sub / "sub.txt").write_text("a later commit\n")
+    _commit_all(sub, "later")
+    _publish(sub, served, SUB_REPO)
+    _publish(lib, served, LIB_REPO)
+    return sha, pinned
+
+
+class GitServer(NamedTuple):
+    url: str
+    sha: str  # the benchmark source's commit
+    lib_sha: str  # the source-built library's commit
+    sub_sha: str  # the commit the library pins its submodule at
+
+
 @pytest.fixture
-def git_server(tmp_path: Path) -> Iterator[Tuple[str, str]]:
-    """A git server over HTTP: <url>/good holds the pinned commit, <url>/tampered the same
-    repository with other content (a mirror that would substitute bytes). Yields (url, SHA)."""
+def git_server(tmp_path: Path) -> Iterator[GitServer]:
+    """A git server over HTTP: <url>/good holds the pinned commits (the benchmark source, a
+    library with a submodule), <url>/tampered the source with other content (a mirror that
+    would substitute bytes)."""
     root = tmp_path / "git"
     sha = _repository(tmp_path, root / "good", "mirrored source")
+    lib_sha, sub_sha = _library_with_submodule(tmp_path, root / "good")
     _repository(tmp_path, root / "tampered", "substituted source")
     mirror = fx.serve(root)
     try:
-        yield mirror.url, sha
+        yield GitServer(mirror.url, sha, lib_sha, sub_sha)
     finally:
         mirror.stop()
 
@@ -137,6 +189,7 @@ build:
     rhel: [probe-tools]
     ubuntu: [probe-tools]
   steps:
+    - git: {{url: https://github.com/{lib_repo}.git, ref: {lib_sha}, dest: /opt/src/fixture-lib}}
     - pip: [{package}==1.0]
   env:
     LOGDIR: /results
@@ -149,10 +202,12 @@ build:
 """
 
 
-def _recipes(world: World, tmp_path: Path, sha: str) -> Path:
+def _recipes(world: World, tmp_path: Path, git: GitServer) -> Path:
     recipes = tmp_path / "recipes"
     shutil.copytree(world.recipes, recipes)
-    text = RECIPE.format(owner_repo=OWNER_REPO, sha=sha, package=PACKAGE)
+    text = RECIPE.format(
+        owner_repo=OWNER_REPO, sha=git.sha, package=PACKAGE, lib_repo=LIB_REPO, lib_sha=git.lib_sha
+    )
     (recipes / "benchmarks" / "e2e-mirrors.yaml").write_text(text)
     return recipes
 
@@ -218,11 +273,11 @@ def _build(world: World, recipes: Path, base: str, *mirrors: str) -> Result:
 
 
 def test_an_air_gapped_build_fetches_pip_packages_and_git_sources_from_mirrors(
-    world: World, tmp_path: Path, index: IndexServer, git_server: Tuple[str, str]
+    world: World, tmp_path: Path, index: IndexServer, git_server: GitServer
 ) -> None:
-    server, sha = git_server
+    server, sha = git_server.url, git_server.sha
     git_url = f"{server}/good"
-    recipes = _recipes(world, tmp_path, sha)
+    recipes = _recipes(world, tmp_path, git_server)
     base = _tools_base(world)
 
     public = _build(world, recipes, base)
@@ -261,7 +316,11 @@ def test_an_air_gapped_build_fetches_pip_packages_and_git_sources_from_mirrors(
                 "sh",
                 "-c",
                 "cat /workspace/mirrored/run.sh;"
-                " python -c 'import mlcc_e2e_mirrored as m; print(m.MIRRORED)'",
+                " python -c 'import mlcc_e2e_mirrored as m; print(m.MIRRORED)';"
+                " cat /opt/src/fixture-lib/sub/sub.txt;"
+                # the submodule's detached HEAD, read without git (which refuses a checkout
+                # another user owns)
+                " cat /opt/src/fixture-lib/.git/modules/sub/HEAD",
             ],
             capture_output=True,
             text=True,
@@ -271,11 +330,15 @@ def test_an_air_gapped_build_fetches_pip_packages_and_git_sources_from_mirrors(
         subprocess.run(["buildah", "rm", container], capture_output=True, env={**os.environ, **world.env})
     assert ran.returncode == 0, ran.stderr
     assert "echo mirrored source" in ran.stdout and "from the local index" in ran.stdout
+    # the submodule came through the git mirror (github.com is unreachable), at its pinned commit
+    assert "pinned submodule commit" in ran.stdout and "a later commit" not in ran.stdout
+    assert git_server.sub_sha in ran.stdout
 
     text = _generated(world, recipes, "--git-mirror", git_url, "--pip-index-url", f"{index.url}/simple")
     assert f'test "$(git rev-parse HEAD)" = {sha}' in text  # the checkout proves its full SHA
     assert f'"${{GIT_MIRROR}}/{OWNER_REPO}.git"' in text and f"ARG GIT_MIRROR={git_url}" in text
     assert f"ARG PIP_INDEX_URL={index.url}/simple" in text
+    assert 'git -c "url.${GIT_MIRROR}/.insteadOf=https://github.com/"' in text
 
 
 def _generated(world: World, recipes: Path, *mirrors: str, out: str = "mirrors-gen") -> str:
@@ -287,12 +350,12 @@ def _generated(world: World, recipes: Path, *mirrors: str, out: str = "mirrors-g
 
 
 def test_files_generated_without_mirrors_build_from_mirrors_given_as_build_args(
-    world: World, tmp_path: Path, index: IndexServer, git_server: Tuple[str, str]
+    world: World, tmp_path: Path, index: IndexServer, git_server: GitServer
 ) -> None:
     """What an air-gapped OpenShift BuildConfig does with the published set: the files as
     generated for the public hosts, the mirrors only as build arguments."""
-    server, sha = git_server
-    recipes = _recipes(world, tmp_path, sha)
+    server = git_server.url
+    recipes = _recipes(world, tmp_path, git_server)
     text = _generated(world, recipes, out="public-gen")
     assert "ARG GIT_MIRROR=https://github.com\n" in text and "ARG PIP_INDEX_URL\n" in text
     context = next((world.root / "public-gen").glob("e2e-mirrors/*"))

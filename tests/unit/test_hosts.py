@@ -141,10 +141,13 @@ def test_the_renderers_take_the_hosts_from_the_stack(kb, resolver) -> None:  # t
     assert dict(moved.build_args)["GIT_MIRROR"] == git + "/mlcommons"
     assert '"${GIT_MIRROR}/mlcommons/training_results_v0.6.git"' in published.content("Dockerfile")
     assert '"${GIT_MIRROR}/training_results_v0.6.git"' in moved.content("Dockerfile")
-    # a host no URL is on is not declared at all; conda-forge is spelled on the conda host itself
+    # a host no URL is on is not declared at all; conda-forge is spelled on the conda host
+    # itself, and the git host's submodules are rewritten to GIT_MIRROR by every source build
     elsewhere = tuple(h._replace(url="https://mirror.example.com/" + h.name) for h in stack.hosts)
-    declared = dict(render(stack._replace(hosts=elsewhere)).build_args)
-    assert {m.var for m in HOST_MIRRORS} & declared.keys() == {"CONDA_MIRROR"}
+    moved_away = render(stack._replace(hosts=elsewhere))
+    declared = dict(moved_away.build_args)
+    assert {m.var for m in HOST_MIRRORS} & declared.keys() == {"CONDA_MIRROR", "GIT_MIRROR"}
+    assert ".insteadOf=https://mirror.example.com/git/" in moved_away.content("Dockerfile")
     assert declared["CONDA_MIRROR"] == "https://mirror.example.com/conda"
 
 

@@ -61,7 +61,8 @@ def _run_lines(dockerfile: str) -> str:
 @pytest.mark.parametrize("path", sorted((REPO / "dockerfiles").glob("*/*/Dockerfile")), ids=str)
 def test_the_published_set_fetches_public_hosts_only_through_build_args(kb, path: Path) -> None:  # type: ignore[no-untyped-def]
     text = path.read_text()
-    commands = _run_lines(text)
+    # a submodule rewrite names the public host as the prefix it replaces, never fetches it
+    commands = re.sub(r"\.insteadOf=\S+?/\"", '.insteadOf=PUBLIC/"', _run_lines(text))
     declared = _declared(text)
     for mirror in routes(tuple(kb.hosts.values())):
         assert mirror.public not in commands, f"{path}: {mirror.public} not through ${mirror.var}"

@@ -30,7 +30,8 @@ def store() -> SchemaStore:
 
 
 def _rendered(kb, resolver, benchmark: str, **pins: Any):  # type: ignore[no-untyped-def]
-    return render(resolver.resolve(request_for(kb, benchmark, Pins(**pins))))
+    request = request_for(kb, benchmark, Pins(**pins))
+    return render(resolver.resolve(request), request=request)
 
 
 def _objects(files) -> List[Obj]:  # type: ignore[no-untyped-def]

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequenc
 
 import mlcc
 from mlcc.errors import UsageError
-from mlcc.render import Rendered, gen_command, render_dockerfile
+from mlcc.render import Rendered, render_dockerfile
 from mlcc.render.digest import stamp
 from mlcc.render.mirror import routes
 from mlcc.render.openshift import names
@@ -362,7 +362,7 @@ def chain_specs(
         raise UsageError("--chain builds from inline Dockerfiles; it does not combine with --git-uri")
     plan = rendered.plan
     stack = rendered.stack
-    command = gen_command(stack, rendered.options, "dockerfile") + " --chain"
+    command = rendered.command + " --chain"  # the request as typed, outside every digest
     hosts = routes(stack.hosts)
     specs: List[BuildConfigSpec] = []
     parent = base

@@ -85,7 +85,7 @@ printf '%s\n' \
 git clone -q "${GIT_MIRROR}/pytorch/pytorch.git" .
 git checkout -q --detach 828a6a3
 expr "$(git rev-parse HEAD)" : 828a6a3 > /dev/null
-git submodule update --init --recursive
+git -c "url.${GIT_MIRROR}/.insteadOf=https://github.com/" -c "url.${GIT_MIRROR}/.insteadOf=http://github.com/" -c "url.${GIT_MIRROR}/.insteadOf=git://github.com/" submodule update --init --recursive
 PYTORCH_BUILD_NUMBER=0 PYTORCH_BUILD_VERSION=1.1.0a0+828a6a3 TORCH_CUDA_ARCH_LIST='6.0 7.0+PTX' USE_SYSTEM_NCCL=1 python setup.py install
 rm -rf /opt/src/pytorch/build
 printf '%s\n' \
@@ -145,6 +145,7 @@ git init -q .
 (git fetch -q --depth 1 "${GIT_MIRROR}/NVIDIA/apex.git" 9f64bf27802eb2d3325cf709f500e0e3275d7996 || git fetch -q "${GIT_MIRROR}/NVIDIA/apex.git" '+refs/heads/*:refs/remotes/origin/*' '+refs/tags/*:refs/tags/*')
 git checkout -q --detach 9f64bf27802eb2d3325cf709f500e0e3275d7996
 test "$(git rev-parse HEAD)" = 9f64bf27802eb2d3325cf709f500e0e3275d7996
+git -c "url.${GIT_MIRROR}/.insteadOf=https://github.com/" -c "url.${GIT_MIRROR}/.insteadOf=http://github.com/" -c "url.${GIT_MIRROR}/.insteadOf=git://github.com/" submodule update --init --recursive
 python setup.py install --cuda_ext --cpp_ext --bnp
 rm -rf /opt/src/apex/build
 cd /
@@ -217,7 +218,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     {
       "component": "arch",
       "origin": "recipes/arches.yaml:18",
-      "reason": "no --arch: the generating machine's arch where maskrcnn supports it, else its first (x86_64); --arch for another",
+      "reason": "an arch maskrcnn supports (x86_64); mlcc resolves for the generating machine's arch where it is supported, else the first, and --arch for another",
       "sources": [
         "https://github.com/opencontainers/image-spec/blob/main/config.md (architecture values follow GOARCH)",
         "https://gitlab.com/nvidia/container-images/cuda (NVARCH=x86_64|sbsa|ppc64le on RHEL, x86_64|sbsa|ppc64el on Ubuntu; repo directories)",
@@ -248,7 +249,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     {
       "component": "cuda",
       "origin": "recipes/cuda.yaml:254",
-      "reason": "CUDA release nearest maskrcnn's reference run (NVIDIA's MLPerf v0.6 submission, NGC 19.05 on DGX-1: cuda 10.1.163) (--newest for the newest), of the lines pytorch 1.1.0a0+828a6a3 (ngc19.05-src) was built for (10.1, 10.2) matching the --cuda pin with x86_64 packages for rhel8",
+      "reason": "CUDA release nearest maskrcnn's reference run (NVIDIA's MLPerf v0.6 submission, NGC 19.05 on DGX-1: cuda 10.1.163) (--newest for the newest), of the lines pytorch 1.1.0a0+828a6a3 (ngc19.05-src) was built for (10.1, 10.2) with x86_64 packages for rhel8",
       "sources": [
         "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html (table 'CUDA Toolkit and Corresponding Driver Versions')",
         "https://gitlab.com/nvidia/container-images/cuda (full-history mirror github:taehun-kmu/FMCL-Docker, HEAD 2024-12-15): dist/**/Dockerfile, cuda.repo, README deprecation notices",
@@ -683,9 +684,6 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     "version": "0.1.0"
   },
   "mirror": "https://developer.download.nvidia.com",
-  "pins": {
-    "cuda": "10.1.243"
-  },
   "reference": true,
   "variant": "cuda10.1-cudnn7-ubi8-x86_64",
   "verified": false
