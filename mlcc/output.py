@@ -64,6 +64,7 @@ def write_tree(
     for rel in sorted(wanted):
         target = root / rel
         content = wanted[rel]
+        refuse_other_than_a_file(target, flag)
         if target.is_file() and target.read_text(encoding="utf-8") == content:
             if _mode_is_right(target):
                 changes.append(Change(target, "unchanged"))
@@ -145,6 +146,27 @@ def _foreign(root: Path, folders: Sequence[str], wanted: Dict[str, str]) -> List
                 and p.relative_to(root).as_posix() not in wanted
             ]
     return found
+
+
+def refuse_other_than_a_file(target: Path, flag: str) -> None:
+    """Refuse to write where something other than a regular file is: the new file is
+    renamed into place, which would replace a device node (``/dev/null``), a FIFO or a
+    socket with a regular file."""
+    try:
+        mode = target.lstat().st_mode
+    except FileNotFoundError:
+        return
+    except OSError as error:
+        raise OutputError(
+            f"cannot use {target}: {error.strerror or error}", hint=f"pick another place with {flag}"
+        ) from None
+    if not stat.S_ISREG(mode):
+        kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+        raise OutputError(
+            f"{target} is {kind}: mlcc writes a new file and renames it into place, which "
+            "replaces only regular files",
+            hint=f"name a file (or a new path) with {flag}",
+        )
 
 
 def _is_link(path: Path, flag: str) -> bool:

@@ -319,4 +319,6 @@ def write_results_page(html_file: str, comparisons: Sequence[BenchmarkComparison
         OutputError: The file cannot be written.
     """
     target = Path(html_file)
-    write_tree(target.parent, [(target.name, render_results_html(comparisons, title=title))])
+    write_tree(
+        target.parent, [(target.name, render_results_html(comparisons, title=title))], flag="--html FILE"
+    )

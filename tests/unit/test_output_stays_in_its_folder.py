@@ -142,3 +142,24 @@ def test_temporary_files_are_new_private_and_named_for_clean_up(tmp_path: Path) 
     output.write_tree(tmp_path, [("Dockerfile", "FROM x\n")])
     assert (tmp_path / "Dockerfile").read_text() == "FROM x\n"
     assert (tmp_path / "Dockerfile").stat().st_mode & 0o777 == 0o644
+
+
+def test_an_output_that_is_a_device_fifo_or_folder_is_refused_and_left_as_it_was(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The new file is renamed into place: over /dev/null or a FIFO that would replace the
+    node with a regular file (as root, a device node of the machine)."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    history = tmp_path / "history.sqlite"
+    for target in (Path(os.devnull), fifo, folder):
+        before = target.lstat()
+        for args, flag in (
+            (["report", "--html", str(target), "--history", str(history)], "--html FILE"),
+            (["results", "compare", "--history", str(history), "--html", str(target)], "--html FILE"),
+        ):
+            result = cli(*args)
+            assert result.code == 2, (args, result)
+            assert str(target) in result.err and flag in result.err and "Traceback" not in result.err
+        after = target.lstat()
+        assert (after.st_mode, after.st_ino, after.st_rdev) == (before.st_mode, before.st_ino, before.st_rdev)
