@@ -10,6 +10,7 @@ outside the digest, may differ.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any, Dict, List, Sequence, Tuple
 
 import pytest
@@ -18,7 +19,6 @@ from hypothesis import strategies as st
 
 from mlcc.app.generate import Generated, generate
 from mlcc.app.published_set import published
-from mlcc.flags import replace
 from mlcc.render import render
 from mlcc.render.openshift import ClusterOptions
 from mlcc.resolve import Resolver, Stack
