@@ -465,9 +465,9 @@ def test_an_sdist_pip_cannot_prepare_takes_its_dependencies_from_the_recipe_fact
         _publish(index, {"mlccdep-1.0-py3-none-any.whl": _wheel("mlccdep", "1.0", [])})
         sdist = _publish_sdist(index, UNBUILDABLE_SETUP_PY)
         url = index.url + "/simple/"
-        # without the fact: pip fails, there is no egg-info, and setup.py names install_requires
+        # without the fact: no static metadata, no egg-info, and setup.py names install_requires
         bare = Locker(IndexClient(url, cache=""), metadata_cache="")
-        unprepared = re.escape("mlccsci-1.0.tar.gz: its metadata could not be prepared")
+        unprepared = re.escape("mlccsci-1.0.tar.gz: its dependencies are known only by running its setup.py")
         with pytest.raises(Unlockable, match=unprepared):
             bare.resolve(target, PipInstall(("mlccsci==1.0",)), EMPTY)
         # with it: the declared requirement is locked, and the sdist by the sha256 of its bytes
