@@ -6,21 +6,65 @@ and glibc, against the package index:
 
 - what an earlier install of the same environment already put there and satisfies a
   requirement is kept (pip says "already satisfied" and downloads nothing);
-- otherwise the newest release the specifiers allow, whose Requires-Python admits the
-  target, with a file for the target: the wheel whose tag pip ranks highest
+- otherwise the newest release the specifiers allow (a pre-release only when the
+  specifier names one or no final release has a file, as pip), whose Requires-Python
+  admits the target, with a file for the target: the wheel whose tag pip ranks highest
   (:func:`mlcc.app.kb_check.supported_tags`), else the sdist;
 - a wheel's dependencies come from its core metadata as the index serves it beside the
-  file (PEP 658/714: nothing big is downloaded); an sdist's from the metadata pip builds
-  from it on this machine's Python, which the lock says, since a setup.py may declare
-  other dependencies on the target's Python; where pip cannot prepare it here, the
-  sdist's egg-info, else none when its setup.py cannot declare any, else the
-  ``sdist_requires`` fact of recipes/tools.yaml, checked against the sdist's setup.py.
+  file (PEP 658/714), else from its METADATA read by range requests; an sdist's are read
+  from its files as data and nothing in it is ever run: its PKG-INFO when the metadata
+  is static (PEP 643), else the egg-info/requires.txt setuptools wrote when it was made,
+  else none when its setup.py cannot declare any, else the ``sdist_requires`` fact of
+  recipes/tools.yaml, checked against the sdist's setup.py; else the install is refused
+  with the fact to add.
 
 Resolution is breadth-first without backtracking: a later requirement that the version
 already chosen does not satisfy is recorded as a conflict (the install stays unlocked
 with that reason) rather than guessed. Installs the index cannot lock (a VCS checkout,
 a local directory, a host that cannot be reached from here) are recorded as unlocked
 with the reason. Output: one JSON file per target under recipes/locks/, sorted.
+
+The index is outside input: every read goes through :func:`mlcc.kb.index.read_url`
+(a time and a size limit, http(s) only, credentials never shown or written); a sha256
+that cannot be a file's is refused; a dependency chain longer than ``MAX_DEPTH`` or an
+install of more than ``MAX_PACKAGES`` packages stops the lock with nothing written.
+
+Why this module resolves instead of uv or pip-tools. Both were run on every distinct
+install recipes/locks/ holds (perf/lock_tools.py does it again; uv 0.13.9, pip-tools
+7.6.2, all three targets: Python 3.6 on x86_64 glibc 2.17 and 2.28, on ppc64le 2.17):
+
+- uv resolves for Python 3.6 on x86_64 and on ppc64le (``--python-platform
+  ppc64le-manylinux_2_17`` is accepted, though its --help does not list it), and where
+  it resolves it pins the versions of the lock, every locked sha256 among its hashes. It
+  cannot write these locks, for three reasons.
+  An sdist's dependencies: without ``--no-build`` uv builds the sdist, running its
+  setup.py on this machine ("warning: The requested Python version 3.6 is not available;
+  3.11.7 will be used to build dependencies instead"), which this command never does.
+  With it, every install with an sdist-only release anywhere in its tree fails (39 of
+  56: absl-py 0.7.1, termcolor 1.1.0, horovod, mpi4py, ...)::
+
+      $ uv pip compile --generate-hashes --no-build --python-version 3.6 \
+          --python-platform x86_64-manylinux_2_17 requirements.in   # absl-py==0.7.1
+      error: No solution found when resolving dependencies
+        cause: Because absl-py==0.7.1 has no usable wheels and you require
+        absl-py==0.7.1, we can conclude that your requirements are unsatisfiable.
+
+  The chain of installs: an image runs its pip installs in order, and what an earlier
+  one installed is kept when it satisfies a later requirement; ``uv pip compile``
+  resolves each file from nothing and has no input for what is installed (a constraints
+  file would force those versions, not keep them only where they satisfy).
+  The file pip takes: uv writes the hashes of every file of the version (23 for numpy
+  1.16.3, every platform's) and no file name or page, which the lock records for
+  ``mlcc kb lock --verify``.
+- pip-tools resolves for the Python that runs it: pip-compile has no option for another
+  Python or platform, and pip's own passed through --pip-args do not reach its resolver::
+
+      $ pip-compile --generate-hashes --pip-args "--python-version 3.6 \
+          --platform manylinux2014_x86_64 --only-binary=:all:" requirements.in  # numpy==1.16.3
+      pip._internal.exceptions.DistributionNotFound: No matching distribution found
+      for numpy==1.16.3
+
+  Without --only-binary it builds the sdist with setup.py, on Python 3.11.
 """
 
 from __future__ import annotations
@@ -785,18 +829,25 @@ def _egg_requires(filename: str, data: bytes) -> Optional[Tuple[str, ...]]:
 
 
 NO_REQUIRES_SOURCE = (
-    "the sdist's setup.py, read as text: it never names install_requires, and the sdist has no "
-    "setup.cfg or pyproject.toml, so it declares no dependencies"
+    "the sdist's setup.py, read as text: it never names install_requires, nor does any other "
+    "file at the sdist's top (setup.cfg, pyproject.toml, *.py), so it declares no dependencies"
 )
 
 
 def _declares_no_requires(filename: str, data: bytes) -> bool:
-    """True when the sdist cannot declare dependencies: a top-level setup.py that never names
-    ``install_requires`` and no setup.cfg or pyproject.toml (where they could be declared)."""
+    """True when the sdist cannot declare dependencies: it has a top-level setup.py, and no
+    top-level file where they could be declared names them: ``install_requires`` in no
+    ``*.py`` (the setup.py or a module it imports) and no setup.cfg, ``dependencies`` in no
+    pyproject.toml."""
     tops = _top_files(filename, data)
-    if "setup.py" not in tops or "setup.cfg" in tops or "pyproject.toml" in tops:
+    if "setup.py" not in tops:
         return False
-    return b"install_requires" not in tops["setup.py"]
+    for name, text in tops.items():
+        if name.endswith((".py", ".cfg")) and b"install_requires" in text:
+            return False
+        if name == "pyproject.toml" and b"dependencies" in text:
+            return False
+    return True
 
 
 FACT_SOURCE_PREFIX = "recipes/tools.yaml sdist_requires"
