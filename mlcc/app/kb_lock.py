@@ -94,7 +94,7 @@ from packaging.version import InvalidVersion, Version
 from mlcc.app import kb_check
 from mlcc.errors import FactError, IndexUnreachable
 from mlcc.kb import pip_locks
-from mlcc.kb.index import MAX_FILE_BYTES, IndexClient, IndexFile, without_credentials
+from mlcc.kb.index import MAX_FILE_BYTES, Fetched, IndexClient, IndexFile, without_credentials
 from mlcc.kb.model import KnowledgeBase, SdistRequires
 from mlcc.kb.pip_locks import LOCK_DIR, LOCK_FORMAT, LockTarget, PipInstall
 from mlcc.matrix import evaluate, expand, load_matrix
@@ -107,8 +107,8 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 VCS_PREFIXES = ("git+", "hg+", "svn+", "bzr+")
-# Bounds on what an index's metadata can make the lock walk: the published set's deepest
-# chain is under ten links and its largest install under a hundred packages.
+# Bounds on what an index's metadata can make the lock walk, with room to spare: the
+# published set's longest chain is about ten links, its largest install under sixty packages.
 MAX_DEPTH = 32
 MAX_PACKAGES = 1000
 # The few small files of an sdist read as data; anything larger is not metadata.
@@ -672,7 +672,7 @@ class _RangeFile(io.RawIOBase):
             raise IndexUnreachable(self.url, "the server ignores range requests")
         self.size = int(total)
 
-    def _range(self, spec: str) -> Any:
+    def _range(self, spec: str) -> Fetched:
         fetched = self.client.read(self.url, limit=MAX_FILE_BYTES, headers={"Range": spec})
         if fetched is None or fetched.status != 206:
             raise IndexUnreachable(self.url, "the server ignores range requests")
