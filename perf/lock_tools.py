@@ -3,10 +3,10 @@
 For every distinct locked install (its requirements, for its target's Python, arch and
 glibc) this runs ``uv pip compile --generate-hashes --no-build`` (and, with --pip-tools,
 ``pip-compile --generate-hashes``) and compares what they pin with the lock: the same
-versions, other versions, or a failure (its first error line). ``--no-build``: building an
-sdist runs its setup.py, which ``mlcc kb lock`` never does (``--build`` allows it, in a
-throw-away container only, to compare versions). The compiles start from an
-empty cache; time them beside a cold ``mlcc kb lock`` run:
+versions, other versions, or a failure (its first error line). ``--no-build`` (pip-compile:
+``--only-binary=:all:``): building an sdist runs its setup.py, which ``mlcc kb lock``
+never does (``--build`` allows it, in a throw-away container only, to compare versions).
+The compiles start from an empty cache; time them beside a cold ``mlcc kb lock`` run:
 
     MLCC_CACHE_DIR=$(mktemp -d) /usr/bin/time mlcc kb lock
     python perf/lock_tools.py [--pip-tools] [--limit N]
@@ -79,7 +79,8 @@ def compile_with(
         else:
             command = [
                 str(BIN / "pip-compile"), "--quiet", "--generate-hashes", "--no-header",
-                "--cache-dir", cache, "--output-file", "-", str(source),
+                "--cache-dir", cache, "--output-file", "-",
+                *([] if build else ["--pip-args", "--only-binary=:all:"]), str(source),
             ]  # fmt: skip
         started = time.monotonic()
         done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
@@ -122,7 +123,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument(
         "--build",
         action="store_true",
-        help="let uv build sdists (runs their setup.py here, on this Python): for comparison only",
+        help="let the tools build sdists (runs their setup.py here, on this Python): comparison only",
     )
     args = parser.parse_args(argv)
     tools = ["uv"] + (["pip-tools"] if args.pip_tools else [])
