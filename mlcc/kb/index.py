@@ -22,9 +22,14 @@ errors, logs, caches and lock files only ever hold the URL without it.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
+import http.client
 import json
 import os
+import socket
+import ssl
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -101,9 +106,9 @@ def read_url(
     if login is not None:
         token = base64.b64encode(f"{login[0]}:{login[1]}".encode()).decode()
         request.add_unredirected_header("Authorization", f"Basic {token}")  # never to a redirect
-    deadline = time.monotonic() + timeout
+    watch = _Deadline(timeout)
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
+        with watch.opener().open(request, timeout=timeout) as response:
             declared = response.headers.get("Content-Length", "")
             if declared.isdigit() and int(declared) > limit:
                 raise IndexUnreachable(
@@ -112,16 +117,16 @@ def read_url(
             chunks: List[bytes] = []
             size = 0
             while True:
-                # read1: one receive at a time, so the deadline is checked between them
+                # read1: one receive at a time, so the limits are checked between them
                 chunk = response.read1(_CHUNK)
                 if not chunk:
                     break
                 size += len(chunk)
                 if size > limit:
                     raise IndexUnreachable(shown, f"the answer is larger than the {limit} bytes read")
-                if time.monotonic() > deadline:
-                    raise IndexUnreachable(shown, f"the answer took longer than {timeout:g} s")
                 chunks.append(chunk)
+            if watch.expired:  # the watchdog cut the connection: what came is not the answer
+                raise IndexUnreachable(shown, f"the answer took longer than {timeout:g} s")
             return Fetched(
                 response.status,
                 b"".join(chunks),
@@ -133,9 +138,74 @@ def read_url(
         if exc.code in (404, 410):
             return None
         raise IndexUnreachable(shown, f"HTTP {exc.code} {exc.reason}") from None
-    except (urllib.error.URLError, OSError, ValueError) as exc:  # ValueError: a malformed URL
-        reason = str(getattr(exc, "reason", exc)).replace(url, shown)
+    except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as exc:
+        if watch.expired:
+            raise IndexUnreachable(shown, f"the answer took longer than {timeout:g} s") from None
+        reason = str(getattr(exc, "reason", exc)).replace(url, shown)  # ValueError: a malformed URL
         raise IndexUnreachable(shown, reason) from None
+    finally:
+        watch.cancel()
+
+
+class _Deadline:
+    """A watchdog over one request: when ``timeout`` seconds have passed it shuts the
+    connection's socket, whatever the answer is in (status line, headers or body), so a
+    server that drips a byte at a time cannot hold a read. The socket timeout alone only
+    bounds each receive."""
+
+    def __init__(self, timeout: float) -> None:
+        self.expired = False
+        # the sockets themselves: urllib drops the connection's reference once the headers
+        # are read, while the answer still reads its body from the socket
+        self.sockets: List[socket.socket] = []
+        self.timer = threading.Timer(timeout, self.expire)
+        self.timer.daemon = True
+        self.timer.start()
+
+    def expire(self) -> None:
+        self.expired = True
+        for sock in self.sockets:
+            with contextlib.suppress(OSError):  # already closed: nothing to cut
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def cancel(self) -> None:
+        self.timer.cancel()
+
+    def opener(self) -> urllib.request.OpenerDirector:
+        """urllib's opener for http and https only (no file:, ftp: or data:, by a link or a
+        redirect), whose connections this watchdog can cut."""
+        watch = self
+
+        def watched(base: Any) -> Any:
+            class Watched(base):  # type: ignore[misc]
+                def connect(self) -> None:
+                    super().connect()
+                    watch.sockets.append(self.sock)
+
+            return Watched
+
+        class HTTP(urllib.request.HTTPHandler):
+            def http_open(self, req: urllib.request.Request) -> Any:
+                return self.do_open(watched(http.client.HTTPConnection), req)
+
+        class HTTPS(urllib.request.HTTPSHandler):
+            def https_open(self, req: urllib.request.Request) -> Any:
+                # the context urllib's own handler uses: certificates and host names verified
+                context = ssl.create_default_context()
+                return self.do_open(watched(http.client.HTTPSConnection), req, context=context)
+
+        opener = urllib.request.OpenerDirector()
+        for handler in (
+            urllib.request.ProxyHandler(),  # pip's proxies from the environment still apply
+            urllib.request.UnknownHandler(),
+            HTTP(),
+            HTTPS(),
+            urllib.request.HTTPDefaultErrorHandler(),
+            urllib.request.HTTPRedirectHandler(),
+            urllib.request.HTTPErrorProcessor(),
+        ):
+            opener.add_handler(handler)
+        return opener
 
 
 class IndexFile(NamedTuple):

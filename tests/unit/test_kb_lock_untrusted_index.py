@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import concurrent.futures
+import functools
 import hashlib
 import http.server
 import io
@@ -217,6 +218,23 @@ def _drip(request: http.server.BaseHTTPRequestHandler) -> None:
         time.sleep(0.05)
 
 
+def _drip_headers(request: http.server.BaseHTTPRequestHandler) -> None:
+    request.wfile.write(b"HTTP/1.0 200 OK\r\nX-Slow: ")
+    for _ in range(100000):  # one header, a byte every 50 ms: the status line came at once
+        request.wfile.write(b"a")
+        request.wfile.flush()
+        time.sleep(0.05)
+
+
+def _redirect_to(target: str) -> Callable[[http.server.BaseHTTPRequestHandler], None]:
+    def handler(request: http.server.BaseHTTPRequestHandler) -> None:
+        request.send_response(302)
+        request.send_header("Location", target)
+        request.end_headers()
+
+    return handler
+
+
 def _huge(declared: bool) -> Callable[[http.server.BaseHTTPRequestHandler], None]:
     def handler(request: http.server.BaseHTTPRequestHandler) -> None:
         request.send_response(200)
@@ -249,7 +267,16 @@ def test_a_dripping_index_page_is_cut_off_at_the_time_limit() -> None:
     for url in _server(_drip):
         client = IndexClient(url, cache="", timeout=1.0)
         started = time.monotonic()
-        error = _within(20, lambda client=client: client.project("mlccdep"))
+        error = _within(20, functools.partial(client.project, "mlccdep"))
+        assert isinstance(error, IndexUnreachable) and "took longer than 1 s" in str(error)
+        assert time.monotonic() - started < 5
+
+
+def test_dripping_headers_are_cut_off_at_the_time_limit_too() -> None:
+    for url in _server(_drip_headers):
+        client = IndexClient(url, cache="", timeout=1.0)
+        started = time.monotonic()
+        error = _within(20, functools.partial(client.project, "mlccdep"))
         assert isinstance(error, IndexUnreachable) and "took longer than 1 s" in str(error)
         assert time.monotonic() - started < 5
 
@@ -258,7 +285,7 @@ def test_a_dripping_index_page_is_cut_off_at_the_time_limit() -> None:
 def test_a_2_gib_index_page_is_refused_at_the_size_limit(declared: bool) -> None:
     for url in _server(_huge(declared)):
         client = IndexClient(url, cache="", timeout=30.0)
-        error = _within(60, lambda client=client: client.project("mlccdep"))
+        error = _within(60, functools.partial(client.project, "mlccdep"))
         assert isinstance(error, IndexUnreachable)
         assert f"{MAX_PAGE_BYTES} bytes" in str(error)
 
@@ -275,6 +302,19 @@ def test_a_file_url_on_an_index_page_is_never_opened(tmp_path: Path) -> None:
         index.add("/simple/mlccdep/", f"<html><body>{link}</body></html>".encode())
         with pytest.raises(IndexUnreachable, match="only http and https"):
             _locker(index.url + "/simple/").resolve(TARGET, PipInstall(("mlccdep==1.0",)), EMPTY)
+
+
+@pytest.mark.parametrize("scheme", ["file", "ftp"])
+def test_a_redirect_off_http_is_never_followed(tmp_path: Path, scheme: str) -> None:
+    local = tmp_path / "page.html"
+    local.write_text('<a href="mlccdep-1.0-py3-none-any.whl#sha256=' + "a" * 64 + '">x</a>')
+    target = local.as_uri() if scheme == "file" else "ftp://127.0.0.1:9/simple/mlccdep/"
+    for url in _server(_redirect_to(target)):
+        with pytest.raises(IndexUnreachable) as caught:
+            IndexClient(url, cache="", timeout=5).project("mlccdep")
+        # urllib refuses to redirect to file:, and ftp: has no handler here
+        refused = "HTTP 302" if scheme == "file" else "unknown url type: ftp"
+        assert refused in str(caught.value)
 
 
 # --------------------------------------------------------------------------- credentials
