@@ -35,13 +35,14 @@ install recipes/locks/ holds (perf/lock_tools.py does it again; uv 0.13.9, pip-t
 
 - uv resolves for Python 3.6 on x86_64 and on ppc64le (``--python-platform
   ppc64le-manylinux_2_17`` is accepted, though its --help does not list it), and where
-  it resolves it pins the versions of the lock, every locked sha256 among its hashes. It
-  cannot write these locks, for three reasons.
+  it resolves it pins the versions of the lock (17 of the 56 installs, every locked sha256
+  among its hashes). It cannot write these locks, for three reasons.
   An sdist's dependencies: without ``--no-build`` uv builds the sdist, running its
   setup.py on this machine ("warning: The requested Python version 3.6 is not available;
   3.11.7 will be used to build dependencies instead"), which this command never does.
-  With it, every install with an sdist-only release anywhere in its tree fails (39 of
-  56: absl-py 0.7.1, termcolor 1.1.0, horovod, mpi4py, ...)::
+  With it, every install with an sdist-only release anywhere in its tree fails (27 of
+  56: absl-py 0.7.1, gast 0.2.2, termcolor 1.1.0, horovod, mpi4py, ...; 12 more ask for
+  mlperf-compliance 0.6.0, which an earlier VCS install provides and no index has)::
 
       $ uv pip compile --generate-hashes --no-build --python-version 3.6 \
           --python-platform x86_64-manylinux_2_17 requirements.in   # absl-py==0.7.1
