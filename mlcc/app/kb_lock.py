@@ -41,8 +41,9 @@ install recipes/locks/ holds (perf/lock_tools.py does it again; uv 0.13.9, pip-t
   setup.py on this machine ("warning: The requested Python version 3.6 is not available;
   3.11.7 will be used to build dependencies instead"), which this command never does.
   With it, every install with an sdist-only release anywhere in its tree fails (27 of
-  56: absl-py 0.7.1, gast 0.2.2, termcolor 1.1.0, horovod, mpi4py, ...; 12 more ask for
-  mlperf-compliance 0.6.0, which an earlier VCS install provides and no index has)::
+  56: absl-py 0.7.1, gast 0.2.2, termcolor 1.1.0, horovod, mpi4py, ...; pandas 0.24.2 as
+  "invalid metadata"; 12 more ask for mlperf-compliance 0.6.0, which an earlier VCS
+  install provides and no index has)::
 
       $ uv pip compile --generate-hashes --no-build --python-version 3.6 \
           --python-platform x86_64-manylinux_2_17 requirements.in   # absl-py==0.7.1
