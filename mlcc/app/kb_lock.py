@@ -26,7 +26,7 @@ with the reason. Output: one JSON file per target under recipes/locks/, sorted.
 
 The index is outside input: every read goes through :func:`mlcc.kb.index.read_url`
 (a time and a size limit, http(s) only, credentials never shown or written); a sha256
-that cannot be a file's is refused; a dependency chain longer than ``MAX_DEPTH`` or an
+that cannot be a file's is refused; a dependency chain longer than ``MAX_CHAIN_LINKS`` or an
 install of more than ``MAX_PACKAGES`` packages stops the lock with nothing written.
 
 Why this module resolves instead of uv or pip-tools. Both were run on every distinct
@@ -111,10 +111,10 @@ if TYPE_CHECKING:
 VCS_PREFIXES = ("git+", "hg+", "svn+", "bzr+")
 # Bounds on what an index's metadata can make the lock walk, with room to spare: the
 # published set's longest chain is about ten links, its largest install under sixty packages.
-MAX_DEPTH = 32
+MAX_CHAIN_LINKS = 32
 MAX_PACKAGES = 1000
 # The few small files of an sdist read as data; anything larger is not metadata.
-MAX_MEMBER_BYTES = 4 * 1024 * 1024
+MAX_SDIST_MEMBER_BYTES = 4 * 1024 * 1024
 SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
 
@@ -713,8 +713,8 @@ def _wheel_metadata(client: IndexClient, url: str) -> str:
         names = [n for n in wheel.namelist() if n.count("/") == 1 and n.endswith(".dist-info/METADATA")]
         if not names:
             raise ValueError("the wheel has no .dist-info/METADATA")
-        if wheel.getinfo(names[0]).file_size > MAX_MEMBER_BYTES:
-            raise ValueError(f"the wheel's METADATA is larger than {MAX_MEMBER_BYTES} bytes")
+        if wheel.getinfo(names[0]).file_size > MAX_SDIST_MEMBER_BYTES:
+            raise ValueError(f"the wheel's METADATA is larger than {MAX_SDIST_MEMBER_BYTES} bytes")
         return wheel.read(names[0]).decode("utf-8", errors="replace")
 
 
@@ -731,10 +731,10 @@ def meaningless_sha256(digest: str) -> Optional[str]:
 def _check_bounds(install: PipInstall, chain: Tuple[str, ...], count: int) -> None:
     """Stop a dependency chain the index's metadata makes deeper or wider than any real one."""
     label = " ".join(install.requirements)[:200]
-    if len(chain) > MAX_DEPTH:
+    if len(chain) > MAX_CHAIN_LINKS:
         raise FactError(
             f"pip install {label}: the index's metadata makes a dependency chain longer than "
-            f"{MAX_DEPTH} links ({' -> '.join(chain[:3])} -> ... -> {' -> '.join(chain[-3:])}): "
+            f"{MAX_CHAIN_LINKS} links ({' -> '.join(chain[:3])} -> ... -> {' -> '.join(chain[-3:])}): "
             "nothing written",
             hint="check the index (--index-url / PIP_INDEX_URL): no real package chain is that deep",
         )
@@ -764,22 +764,23 @@ def _requirement(text: str, pick: Chosen) -> Requirement:
 
 def _members(filename: str, data: bytes, wanted: Callable[[str], bool]) -> Dict[str, bytes]:
     """The sdist's regular files whose paths ``wanted`` accepts, read as data; a file larger
-    than any metadata (MAX_MEMBER_BYTES) is left out, and an unreadable archive has none."""
+    than any metadata (MAX_SDIST_MEMBER_BYTES) is left out, and an unreadable archive has none."""
     found: Dict[str, bytes] = {}
     try:
         if filename.endswith(".zip"):
             with zipfile.ZipFile(io.BytesIO(data)) as archive:
                 for info in archive.infolist():
-                    if not info.is_dir() and wanted(info.filename) and info.file_size <= MAX_MEMBER_BYTES:
+                    small = info.file_size <= MAX_SDIST_MEMBER_BYTES
+                    if not info.is_dir() and wanted(info.filename) and small:
                         with archive.open(info) as opened:
-                            found[info.filename] = opened.read(MAX_MEMBER_BYTES)
+                            found[info.filename] = opened.read(MAX_SDIST_MEMBER_BYTES)
         else:
             with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as archive:
                 for member in archive:
-                    if member.isfile() and wanted(member.name) and member.size <= MAX_MEMBER_BYTES:
+                    if member.isfile() and wanted(member.name) and member.size <= MAX_SDIST_MEMBER_BYTES:
                         extracted = archive.extractfile(member)
                         if extracted is not None:
-                            found[member.name] = extracted.read(MAX_MEMBER_BYTES)
+                            found[member.name] = extracted.read(MAX_SDIST_MEMBER_BYTES)
     except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError, zlib.error):
         return {}
     return found

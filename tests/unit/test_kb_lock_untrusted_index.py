@@ -135,7 +135,7 @@ def test_a_meaningless_sha256_from_the_index_is_refused_not_written(digest: str,
 
 
 def test_a_dependency_chain_longer_than_the_bound_stops_the_lock(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(kb_lock, "MAX_DEPTH", 4)
+    monkeypatch.setattr(kb_lock, "MAX_CHAIN_LINKS", 4)
     wheels = {
         f"mlccc{n}-1.0-py3-none-any.whl": _wheel(f"mlccc{n}", "1.0", [f"mlccc{n + 1}"]) for n in range(8)
     }
