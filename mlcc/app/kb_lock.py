@@ -6,21 +6,67 @@ and glibc, against the package index:
 
 - what an earlier install of the same environment already put there and satisfies a
   requirement is kept (pip says "already satisfied" and downloads nothing);
-- otherwise the newest release the specifiers allow, whose Requires-Python admits the
-  target, with a file for the target: the wheel whose tag pip ranks highest
+- otherwise the newest release the specifiers allow (a pre-release only when the
+  specifier names one or no final release has a file, as pip), whose Requires-Python
+  admits the target, with a file for the target: the wheel whose tag pip ranks highest
   (:func:`mlcc.app.kb_check.supported_tags`), else the sdist;
 - a wheel's dependencies come from its core metadata as the index serves it beside the
-  file (PEP 658/714: nothing big is downloaded); an sdist's from the metadata pip builds
-  from it on this machine's Python, which the lock says, since a setup.py may declare
-  other dependencies on the target's Python; where pip cannot prepare it here, the
-  sdist's egg-info, else none when its setup.py cannot declare any, else the
-  ``sdist_requires`` fact of recipes/tools.yaml, checked against the sdist's setup.py.
+  file (PEP 658/714), else from its METADATA read by range requests; an sdist's are read
+  from its files as data and nothing in it is ever run: its PKG-INFO when the metadata
+  is static (PEP 643), else the egg-info/requires.txt setuptools wrote when it was made,
+  else none when its setup.py cannot declare any, else the ``sdist_requires`` fact of
+  recipes/tools.yaml, checked against the sdist's setup.py; else the install is refused
+  with the fact to add.
 
 Resolution is breadth-first without backtracking: a later requirement that the version
 already chosen does not satisfy is recorded as a conflict (the install stays unlocked
 with that reason) rather than guessed. Installs the index cannot lock (a VCS checkout,
 a local directory, a host that cannot be reached from here) are recorded as unlocked
 with the reason. Output: one JSON file per target under recipes/locks/, sorted.
+
+The index is outside input: every read goes through :func:`mlcc.kb.index.read_url`
+(a time and a size limit, http(s) only, credentials never shown or written); a sha256
+that cannot be a file's is refused; a dependency chain longer than ``MAX_CHAIN_LINKS`` or an
+install of more than ``MAX_PACKAGES`` packages stops the lock with nothing written.
+
+Why this module resolves instead of uv or pip-tools. Both were run on every distinct
+install recipes/locks/ holds (perf/lock_tools.py does it again; uv 0.13.9, pip-tools
+7.6.2, all three targets: Python 3.6 on x86_64 glibc 2.17 and 2.28, on ppc64le 2.17):
+
+- uv resolves for Python 3.6 on x86_64 and on ppc64le (``--python-platform
+  ppc64le-manylinux_2_17`` is accepted, though its --help does not list it), and where
+  it resolves it pins the versions of the lock (17 of the 56 installs, every locked sha256
+  among its hashes). It cannot write these locks, for three reasons.
+  An sdist's dependencies: without ``--no-build`` uv builds the sdist, running its
+  setup.py on this machine ("warning: The requested Python version 3.6 is not available;
+  3.11.7 will be used to build dependencies instead"), which this command never does.
+  With it, every install with an sdist-only release anywhere in its tree fails (27 of
+  56: absl-py 0.7.1, gast 0.2.2, termcolor 1.1.0, horovod, mpi4py, ...; pandas 0.24.2 as
+  "invalid metadata"; 12 more ask for mlperf-compliance 0.6.0, which an earlier VCS
+  install provides and no index has)::
+
+      $ uv pip compile --generate-hashes --no-build --python-version 3.6 \
+          --python-platform x86_64-manylinux_2_17 requirements.in   # absl-py==0.7.1
+      error: No solution found when resolving dependencies
+        cause: Because absl-py==0.7.1 has no usable wheels and you require
+        absl-py==0.7.1, we can conclude that your requirements are unsatisfiable.
+
+  The chain of installs: an image runs its pip installs in order, and what an earlier
+  one installed is kept when it satisfies a later requirement; ``uv pip compile``
+  resolves each file from nothing and has no input for what is installed (a constraints
+  file would force those versions, not keep them only where they satisfy).
+  The file pip takes: uv writes the hashes of every file of the version (23 for numpy
+  1.16.3, every platform's) and no file name or page, which the lock records for
+  ``mlcc kb lock --verify``.
+- pip-tools resolves for the Python that runs it: pip-compile has no option for another
+  Python or platform, and pip's own passed through --pip-args do not reach its resolver::
+
+      $ pip-compile --generate-hashes --pip-args "--python-version 3.6 \
+          --platform manylinux2014_x86_64 --only-binary=:all:" requirements.in  # numpy==1.16.3
+      pip._internal.exceptions.DistributionNotFound: No matching distribution found
+      for numpy==1.16.3
+
+  Without --only-binary it builds the sdist with setup.py, on Python 3.11.
 """
 
 from __future__ import annotations
@@ -32,14 +78,10 @@ import io
 import json
 import os
 import re
-import subprocess
-import sys
 import tarfile
-import tempfile
-import urllib.error
-import urllib.request
 import zipfile
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
+import zlib
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from packaging.markers import default_environment
 from packaging.requirements import InvalidRequirement, Requirement
@@ -53,9 +95,9 @@ from packaging.utils import (
 from packaging.version import InvalidVersion, Version
 
 from mlcc.app import kb_check
-from mlcc.errors import IndexUnreachable
+from mlcc.errors import FactError, IndexUnreachable
 from mlcc.kb import pip_locks
-from mlcc.kb.index import IndexClient, IndexFile
+from mlcc.kb.index import MAX_FILE_BYTES, Fetched, IndexClient, IndexFile, without_credentials
 from mlcc.kb.model import KnowledgeBase, SdistRequires
 from mlcc.kb.pip_locks import LOCK_DIR, LOCK_FORMAT, LockTarget, PipInstall
 from mlcc.matrix import evaluate, expand, load_matrix
@@ -63,6 +105,13 @@ from mlcc.render.plan import build_plan
 from mlcc.resolve import Stack
 
 VCS_PREFIXES = ("git+", "hg+", "svn+", "bzr+")
+# Bounds on what an index's metadata can make the lock walk, with room to spare: the
+# published set's longest chain is about ten links, its largest install under sixty packages.
+MAX_CHAIN_LINKS = 32
+MAX_PACKAGES = 1000
+# The few small files of an sdist read as data; anything larger is not metadata.
+MAX_SDIST_MEMBER_BYTES = 4 * 1024 * 1024
+SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
 
 class Chosen(NamedTuple):
@@ -165,11 +214,11 @@ class Locker:
         record: Dict[str, Any] = {
             "requirements": list(install.requirements),
             "environment": install.environment,
-            "index": install.index_url or self.client.index_url,
+            "index": without_credentials(install.index_url or self.client.index_url),
         }
         for key in ("extra_index", "find_links"):
             if getattr(install, key):
-                record[key] = getattr(install, key)
+                record[key] = without_credentials(getattr(install, key))
         if install.no_deps:
             record["no_deps"] = True
         label = " ".join(install.requirements)
@@ -205,6 +254,7 @@ class Locker:
                     )
                 )
             elif "://" in url:
+                url = without_credentials(url)
                 host = url.split("/")[2]
                 why = " ".join((wheels_reason or "").split())
                 reasons.append(
@@ -216,7 +266,7 @@ class Locker:
             ("extra index", install.extra_index),
             ("find-links page", install.find_links),
         ):
-            if page and page.rstrip("/") + "/" != self.client.index_url:
+            if page and without_credentials(page).rstrip("/") + "/" != self.client.index_url:
                 # the page itself is in the record: a mirrored file must not name its host
                 reasons.append(
                     f"the install reads a further {what} besides {self.client.index_url}, which the lock "
@@ -231,10 +281,10 @@ class Locker:
         self, target: LockTarget, install: PipInstall, state: State
     ) -> Tuple[List[Dict[str, Any]], List[Dict[str, str]]]:
         env = marker_environment(target)
-        queue: List[Tuple[Requirement, str]] = []
+        queue: List[Tuple[Requirement, str, Tuple[str, ...]]] = []  # (what, asked by, chain)
         for text in install.requirements:
             try:
-                queue.append((Requirement(text), "the recipe"))
+                queue.append((Requirement(text), "the recipe", ()))
             except InvalidRequirement as exc:
                 raise Unlockable(f"{text!r} is not a valid requirement ({exc})") from None
         chosen: Dict[str, Chosen] = {}
@@ -244,7 +294,7 @@ class Locker:
         top = len(queue)
         position = 0
         while position < len(queue):
-            requirement, parent = queue[position]
+            requirement, parent, chain = queue[position]
             is_top = position < top
             position += 1
             name = canonicalize_name(requirement.name)
@@ -285,6 +335,8 @@ class Locker:
                 }
                 continue
             chosen[name] = pick
+            link = (*chain, f"{pick.name} {pick.version}")
+            _check_bounds(install, link, len(chosen))
             if install.no_deps:
                 continue
             for dependency in pick.requires:
@@ -292,7 +344,7 @@ class Locker:
                 # a dependency of an extra applies only when that extra was asked for
                 wanted = {""} | set(requirement.extras)
                 if parsed.marker is None or any(parsed.marker.evaluate({**env, "extra": e}) for e in wanted):
-                    queue.append((parsed, f"{pick.name} {pick.version}"))
+                    queue.append((parsed, f"{pick.name} {pick.version}", link))
         packages = [self._entry(pick, canonicalize_name(pick.name) in requested) for pick in chosen.values()]
         packages += [dict(entry, requested=True, earlier=True) for entry in carried.values()]
         if not chosen and not packages:
@@ -304,6 +356,9 @@ class Locker:
         sha256 = pick.file.hash("sha256")
         if not sha256:
             raise Unlockable(f"{pick.page} gives no sha256 for {pick.file.filename}")
+        problem = meaningless_sha256(sha256)
+        if problem is not None:
+            raise Unlockable(f"{pick.page} gives {pick.file.filename} the sha256 {sha256[:80]!r}, {problem}")
         entry: Dict[str, Any] = {
             "name": pick.name,
             "version": pick.version,
@@ -334,11 +389,13 @@ class Locker:
             if version is not None:
                 by_version.setdefault(version, []).append(file)
         exact = kb_check._exact_version(requirement.specifier) is not None
-        allowed = sorted(
-            (v for v in by_version if requirement.specifier.contains(v, prereleases=exact or None)),
-            reverse=True,
+        matching = sorted(
+            (v for v in by_version if requirement.specifier.contains(v, prereleases=True)), reverse=True
         )
-        for version in allowed:
+        if not (exact or requirement.specifier.prereleases):
+            # as pip: a pre-release only when no final release has a file for the target
+            matching = [v for v in matching if not v.is_prerelease] + [v for v in matching if v.is_prerelease]
+        for version in matching:
             files = [
                 f
                 for f in by_version[version]
@@ -386,58 +443,37 @@ class Locker:
             text = self._cached(f"wheel-metadata:{file.url}")
             if text is None:
                 try:
-                    text = _wheel_metadata(file.url, self.client.timeout)
+                    text = _wheel_metadata(self.client, file.url)
                 except (ValueError, zipfile.BadZipFile) as exc:
                     return (
                         (),
                         f"no core metadata on the index and the wheel's METADATA is unreadable ({exc})",
                         False,
                     )
-                except OSError as exc:  # urllib's errors too: the network, not the wheel
-                    raise IndexUnreachable(file.url, str(getattr(exc, "reason", exc))) from None
                 self._store(f"wheel-metadata:{file.url}", text)
             source = "the wheel's METADATA (read by range requests: the index serves none beside it)"
         message = email.parser.Parser().parsestr(text, headersonly=True)
         return tuple(message.get_all("Requires-Dist") or ()), source, True
 
     def sdist_requires(self, name: str, version: str) -> Tuple[Tuple[str, ...], str, bool]:
-        """An sdist's dependencies: the metadata pip prepares from it on this machine."""
-        key = f"sdist:{self.client.index_url}:{canonicalize_name(name)}=={version}"
+        """An sdist's dependencies, read from its files as data: nothing in it is run."""
+        key = f"sdist-data:{self.client.index_url}:{canonicalize_name(name)}=={version}"
         cached = self._cached(key)
         if cached is not None:
             data = json.loads(cached)
             if data["known"]:  # a failure is tried again: a later mlcc may read more of an sdist
                 return tuple(data["requires"]), data["source"], True
-        python = f"{sys.version_info[0]}.{sys.version_info[1]}"
-        with tempfile.TemporaryDirectory(prefix="mlcc-lock-") as tmp:
-            report = os.path.join(tmp, "report.json")
-            command = [
-                sys.executable, "-m", "pip", "install", "--isolated", "--quiet", "--dry-run",
-                "--disable-pip-version-check",
-                "--ignore-installed", "--no-deps", "--no-binary", name, "--index-url",
-                self.client.index_url, "--report", report, f"{name}=={version}",
-            ]  # fmt: skip
-            done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
-            if done.returncode != 0 or not os.path.exists(report):
-                result = self.sdist_egg_info(name, version, f"on Python {python}: {_pip_error(done.stderr)}")
-            else:
-                with open(report, encoding="utf-8") as handle:
-                    installs = json.load(handle).get("install") or [{}]
-                metadata = installs[0].get("metadata") or {}
-                result = (
-                    tuple(metadata.get("requires_dist") or ()),
-                    f"the metadata pip built from the sdist on Python {python} (a setup.py may "
-                    "declare other dependencies on the target's Python)",
-                    True,
-                )
+        result = self.sdist_metadata(name, version)
         if not result[1].startswith(FACT_SOURCE_PREFIX):
             # a recipe fact is applied afresh each time: an edit of it must reach the lock
             self._store(key, json.dumps({"requires": result[0], "source": result[1], "known": result[2]}))
         return result
 
-    def sdist_egg_info(self, name: str, version: str, failure: str) -> Tuple[Tuple[str, ...], str, bool]:
-        """The requires.txt setuptools wrote into the sdist when it was made (its
-        install_requires, markers as sections), when pip cannot prepare it here."""
+    def sdist_metadata(self, name: str, version: str) -> Tuple[Tuple[str, ...], str, bool]:
+        """What the sdist's own files say, in this order: its PKG-INFO when the metadata is
+        static (PEP 643), the requires.txt setuptools wrote into its egg-info when it was
+        made, none when its setup.py cannot declare any, the recipe's sdist_requires fact
+        (checked against the setup.py); else refused, naming what to do."""
         page = self.client.project(name)
         files = [
             f
@@ -445,19 +481,20 @@ class Locker:
             if kb_check._version_of(f, name) == Version(version) and f.filename.endswith((".tar.gz", ".zip"))
         ]
         if not files:
-            return (), f"its metadata could not be prepared ({failure}) and no sdist was found", False
+            return (), "no sdist was found to read its metadata from", False
         file = sorted(files)[0]
-        request = urllib.request.Request(file.url, headers={"User-Agent": "mlcc-kb-lock (urllib)"})
         try:
-            with urllib.request.urlopen(request, timeout=self.client.timeout) as response:
-                data = response.read(64 * 1024 * 1024)
-        except (urllib.error.URLError, OSError) as exc:
-            return (), f"its metadata could not be prepared ({failure}) nor the sdist read ({exc})", False
-        if hashlib.sha256(data).hexdigest() != file.hash("sha256"):
-            return (), f"its metadata could not be prepared ({failure}); the sdist's sha256 differs", False
+            data = self._download(file)
+        except IndexUnreachable as exc:
+            return (), f"the sdist could not be read ({exc.message})", False
+        if data is None:
+            return (), f"the sdist does not have the sha256 {page.url} gives it", False
+        static = _static_requires(file.filename, data)
+        if static is not None:
+            return static, STATIC_SOURCE, True
         found = _egg_requires(file.filename, data)
         if found is not None:
-            return found, "the sdist's egg-info/requires.txt (pip could not prepare it here)", True
+            return found, EGG_INFO_SOURCE, True
         if _declares_no_requires(file.filename, data):
             return (), NO_REQUIRES_SOURCE, True
         fact = self.sdist_facts.get(_fact_key(name, version))
@@ -466,8 +503,24 @@ class Locker:
             if problem is None:
                 return fact.requires, fact_source(fact), True
             self.problems.append(f"{fact.prov.origin}: error: {problem}")
-            return (), f"its metadata could not be prepared ({failure}) and {problem}", False
-        return (), f"its metadata could not be prepared ({failure}) and the sdist has no egg-info", False
+            return (), f"its metadata is not static, it has no egg-info, and {problem}", False
+        return (
+            (),
+            f"its dependencies are known only by running its setup.py, and mlcc runs nothing from an "
+            f"index: read the setup.py's install_requires and add `- {{name: {name}, version: "
+            f'"{version}", requires: [...], source: [...]}}` under sdist_requires in recipes/tools.yaml, '
+            "then run `mlcc kb lock` again",
+            False,
+        )
+
+    def _download(self, file: IndexFile) -> Optional[bytes]:
+        """The file's bytes when they hash to the sha256 its page gives, else None."""
+        fetched = self.client.read(file.url, limit=MAX_FILE_BYTES)
+        if fetched is None:
+            raise IndexUnreachable(file.url, "HTTP 404: the file its page lists is not there")
+        if hashlib.sha256(fetched.body).hexdigest() != file.hash("sha256"):
+            return None
+        return fetched.body
 
     def check_fact(self, fact: SdistRequires) -> Optional[str]:
         """A recipe's sdist_requires still matches its source: the sdist on the index (its
@@ -487,13 +540,8 @@ class Locker:
         key = f"setup-py:{file.hash('sha256')}"  # by content: the bytes cannot change under it
         cached = self._cached(key)
         if cached is None:
-            request = urllib.request.Request(file.url, headers={"User-Agent": "mlcc-kb-lock (urllib)"})
-            try:
-                with urllib.request.urlopen(request, timeout=self.client.timeout) as response:
-                    data = response.read(64 * 1024 * 1024)
-            except (urllib.error.URLError, OSError) as exc:
-                raise IndexUnreachable(file.url, str(getattr(exc, "reason", exc))) from None
-            if hashlib.sha256(data).hexdigest() != file.hash("sha256"):
+            data = self._download(file)
+            if data is None:
                 return f"{where}: {file.filename} does not have the sha256 {page.url} gives it"
             setup_py = _top_files(file.filename, data).get("setup.py")
             if setup_py is None:
@@ -507,17 +555,11 @@ class Locker:
         cached = self._cached(url)
         if cached is not None:
             return None if cached == "\0404" else cached
-        request = urllib.request.Request(url, headers={"User-Agent": "mlcc-kb-lock (urllib)"})
-        try:
-            with urllib.request.urlopen(request, timeout=self.client.timeout) as response:
-                text = str(response.read().decode("utf-8", errors="replace"))
-        except urllib.error.HTTPError as exc:
-            if exc.code in (404, 410):
-                self._store(url, "\0404")
-                return None
-            raise IndexUnreachable(url, f"HTTP {exc.code} {exc.reason}") from None
-        except (urllib.error.URLError, OSError) as exc:
-            raise IndexUnreachable(url, str(getattr(exc, "reason", exc))) from None
+        fetched = self.client.read(url)
+        if fetched is None:
+            self._store(url, "\0404")
+            return None
+        text = fetched.body.decode("utf-8", errors="replace")
         self._store(url, text)
         return text
 
@@ -619,18 +661,20 @@ def write(root: str, documents: Dict[str, str]) -> List[str]:
 class _RangeFile(io.RawIOBase):
     """A remote file read by HTTP range requests: zipfile finds METADATA in a few KiB."""
 
-    def __init__(self, url: str, timeout: float) -> None:
+    def __init__(self, client: IndexClient, url: str) -> None:
         super().__init__()
-        self.url, self.timeout, self.position = url, timeout, 0
+        self.client, self.url, self.position = client, url, 0
         # the first byte's answer names the size (Content-Range: bytes 0-0/SIZE)
-        headers = {"Range": "bytes=0-0", "User-Agent": "mlcc-kb-lock (urllib)"}
-        with urllib.request.urlopen(
-            urllib.request.Request(url, headers=headers), timeout=timeout
-        ) as response:
-            total = str(response.headers.get("Content-Range", "")).rpartition("/")[2]
-            if response.status != 206 or not total.isdigit():
-                raise OSError(f"{url}: the server ignores range requests")
-            self.size = int(total)
+        total = self._range("bytes=0-0").content_range.rpartition("/")[2]
+        if not total.isdigit():
+            raise IndexUnreachable(self.url, "the server ignores range requests")
+        self.size = int(total)
+
+    def _range(self, spec: str) -> Fetched:
+        fetched = self.client.read(self.url, limit=MAX_FILE_BYTES, headers={"Range": spec})
+        if fetched is None or fetched.status != 206:
+            raise IndexUnreachable(self.url, "the server ignores range requests")
+        return fetched
 
     def seekable(self) -> bool:
         return True
@@ -650,13 +694,7 @@ class _RangeFile(io.RawIOBase):
         end = self.size if size < 0 else min(self.size, self.position + size)
         if end <= self.position:
             return b""
-        headers = {"Range": f"bytes={self.position}-{end - 1}", "User-Agent": "mlcc-kb-lock (urllib)"}
-        with urllib.request.urlopen(
-            urllib.request.Request(self.url, headers=headers), timeout=self.timeout
-        ) as r:
-            if r.status != 206:
-                raise OSError(f"{self.url}: the server ignores range requests")
-            data = bytes(r.read())
+        data = bytes(self._range(f"bytes={self.position}-{end - 1}").body)
         self.position += len(data)
         return data
 
@@ -666,12 +704,42 @@ class _RangeFile(io.RawIOBase):
         return len(data)
 
 
-def _wheel_metadata(url: str, timeout: float) -> str:
-    with zipfile.ZipFile(_RangeFile(url, timeout)) as wheel:
+def _wheel_metadata(client: IndexClient, url: str) -> str:
+    with zipfile.ZipFile(_RangeFile(client, url)) as wheel:
         names = [n for n in wheel.namelist() if n.count("/") == 1 and n.endswith(".dist-info/METADATA")]
         if not names:
             raise ValueError("the wheel has no .dist-info/METADATA")
+        if wheel.getinfo(names[0]).file_size > MAX_SDIST_MEMBER_BYTES:
+            raise ValueError(f"the wheel's METADATA is larger than {MAX_SDIST_MEMBER_BYTES} bytes")
         return wheel.read(names[0]).decode("utf-8", errors="replace")
+
+
+def meaningless_sha256(digest: str) -> Optional[str]:
+    """Why a sha256 an index gives cannot be a file's (None when it can be): not 64 hex
+    digits, or one digit repeated (``000...0``), which no file hashes to in practice."""
+    if not SHA256_HEX.fullmatch(digest):
+        return "which is not 64 lower-case hexadecimal digits"
+    if len(set(digest)) == 1:
+        return "which is a placeholder, not the digest of any file"
+    return None
+
+
+def _check_bounds(install: PipInstall, chain: Tuple[str, ...], count: int) -> None:
+    """Stop a dependency chain the index's metadata makes deeper or wider than any real one."""
+    label = " ".join(install.requirements)[:200]
+    if len(chain) > MAX_CHAIN_LINKS:
+        raise FactError(
+            f"pip install {label}: the index's metadata makes a dependency chain longer than "
+            f"{MAX_CHAIN_LINKS} links ({' -> '.join(chain[:3])} -> ... -> {' -> '.join(chain[-3:])}): "
+            "nothing written",
+            hint="check the index (--index-url / PIP_INDEX_URL): no real package chain is that deep",
+        )
+    if count > MAX_PACKAGES:
+        raise FactError(
+            f"pip install {label}: the index's metadata asks for more than {MAX_PACKAGES} packages "
+            f"(the last: {chain[-1]}): nothing written",
+            hint="check the index (--index-url / PIP_INDEX_URL): no real install needs that many",
+        )
 
 
 def _requirement(text: str, pick: Chosen) -> Requirement:
@@ -690,36 +758,61 @@ def _requirement(text: str, pick: Chosen) -> Requirement:
             raise Unlockable(f"{pick.name} {pick.version} declares an invalid requirement {text!r}") from None
 
 
-def _pip_error(stderr: str) -> str:
-    """The line of pip's output that says what failed (its last error, else its last line)."""
-    lines = [x.strip() for x in stderr.splitlines() if x.strip() and not x.startswith("[notice]")]
-    raised = [x for x in lines if re.match(r"^[A-Za-z_.]*(Error|Exception): ", x)]  # the setup.py's own
-    errors = [x for x in lines if x.lower().startswith("error") and "subprocess-exited-with-error" not in x]
-    return (raised or errors or lines or ["pip said nothing"])[-1][:200]
+def _members(filename: str, data: bytes, wanted: Callable[[str], bool]) -> Dict[str, bytes]:
+    """The sdist's regular files whose paths ``wanted`` accepts, read as data; a file larger
+    than any metadata (MAX_SDIST_MEMBER_BYTES) is left out, and an unreadable archive has none."""
+    found: Dict[str, bytes] = {}
+    try:
+        if filename.endswith(".zip"):
+            with zipfile.ZipFile(io.BytesIO(data)) as archive:
+                for info in archive.infolist():
+                    small = info.file_size <= MAX_SDIST_MEMBER_BYTES
+                    if not info.is_dir() and wanted(info.filename) and small:
+                        with archive.open(info) as opened:
+                            found[info.filename] = opened.read(MAX_SDIST_MEMBER_BYTES)
+        else:
+            with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as archive:
+                for member in archive:
+                    if member.isfile() and wanted(member.name) and member.size <= MAX_SDIST_MEMBER_BYTES:
+                        extracted = archive.extractfile(member)
+                        if extracted is not None:
+                            found[member.name] = extracted.read(MAX_SDIST_MEMBER_BYTES)
+    except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError, zlib.error):
+        return {}
+    return found
+
+
+STATIC_SOURCE = "the sdist's PKG-INFO, read as data (static metadata, PEP 643)"
+EGG_INFO_SOURCE = "the sdist's egg-info/requires.txt, read as data (what setuptools wrote when it was made)"
+
+
+def _static_requires(filename: str, data: bytes) -> Optional[Tuple[str, ...]]:
+    """Requires-Dist of the sdist's PKG-INFO when PEP 643 makes it binding: Metadata-Version
+    2.2 or later and Requires-Dist not marked Dynamic. None otherwise (older sdists)."""
+    text = _top_files(filename, data).get("PKG-INFO")
+    if text is None:
+        return None
+    message = email.parser.Parser().parsestr(text.decode("utf-8", errors="replace"), headersonly=True)
+    try:
+        metadata_version = Version(str(message.get("Metadata-Version", "")).strip())
+    except InvalidVersion:
+        return None
+    dynamic = {str(d).strip().lower() for d in message.get_all("Dynamic") or ()}
+    if metadata_version < Version("2.2") or "requires-dist" in dynamic:
+        return None
+    return tuple(str(r) for r in message.get_all("Requires-Dist") or ())
 
 
 def _egg_requires(filename: str, data: bytes) -> Optional[Tuple[str, ...]]:
     """Requires-Dist lines from ``<name>.egg-info/requires.txt`` (sections ``[extra:marker]``);
     () when the egg-info exists without one, None when there is no egg-info at all."""
-    members: Dict[str, bytes] = {}
-    if filename.endswith(".zip"):
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            members = {
-                n: archive.read(n) for n in archive.namelist() if ".egg-info/" in n and n.count("/") == 2
-            }
-    else:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as archive:
-            for member in archive.getmembers():
-                if ".egg-info/" in member.name and member.name.count("/") == 2 and member.isfile():
-                    handle = archive.extractfile(member)
-                    if handle is not None:
-                        members[member.name] = handle.read()
+    members = _members(filename, data, lambda n: ".egg-info/" in n and n.count("/") == 2)
     if not members:
         return None
-    text = next((v for k, v in sorted(members.items()) if k.endswith("/requires.txt")), b"").decode()
+    text = next((v for k, v in sorted(members.items()) if k.endswith("/requires.txt")), b"")
     found: List[str] = []
     section = ""
-    for raw in text.splitlines():
+    for raw in text.decode("utf-8", errors="replace").splitlines():
         line = raw.strip()
         if not line:
             continue
@@ -735,18 +828,25 @@ def _egg_requires(filename: str, data: bytes) -> Optional[Tuple[str, ...]]:
 
 
 NO_REQUIRES_SOURCE = (
-    "the sdist's setup.py, read as text: it never names install_requires, and the sdist has no "
-    "setup.cfg or pyproject.toml, so it declares no dependencies (pip could not prepare it here)"
+    "the sdist's setup.py, read as text: it never names install_requires, nor does any other "
+    "file at the sdist's top (setup.cfg, pyproject.toml, *.py), so it declares no dependencies"
 )
 
 
 def _declares_no_requires(filename: str, data: bytes) -> bool:
-    """True when the sdist cannot declare dependencies: a top-level setup.py that never names
-    ``install_requires`` and no setup.cfg or pyproject.toml (where they could be declared)."""
+    """True when the sdist cannot declare dependencies: it has a top-level setup.py, and no
+    top-level file where they could be declared names them: ``install_requires`` in no
+    ``*.py`` (the setup.py or a module it imports) and no setup.cfg, ``dependencies`` in no
+    pyproject.toml."""
     tops = _top_files(filename, data)
-    if "setup.py" not in tops or "setup.cfg" in tops or "pyproject.toml" in tops:
+    if "setup.py" not in tops:
         return False
-    return b"install_requires" not in tops["setup.py"]
+    for name, text in tops.items():
+        if name.endswith((".py", ".cfg")) and b"install_requires" in text:
+            return False
+        if name == "pyproject.toml" and b"dependencies" in text:
+            return False
+    return True
 
 
 FACT_SOURCE_PREFIX = "recipes/tools.yaml sdist_requires"
@@ -757,7 +857,7 @@ def fact_source(fact: SdistRequires) -> str:
     in tools.yaml must not change the lock)."""
     return (
         f"{FACT_SOURCE_PREFIX} {fact.name} {fact.version}: the install_requires of the sdist's "
-        "setup.py, checked in this sdist (pip could not prepare it here and it has no egg-info)"
+        "setup.py, checked in this sdist (its metadata is not static and it has no egg-info)"
     )
 
 
@@ -770,20 +870,8 @@ def _fact_key(name: str, version: str) -> Tuple[str, str]:
 
 def _top_files(filename: str, data: bytes) -> Dict[str, bytes]:
     """The files at the top of an sdist (``p-1.0/setup.py`` as ``setup.py``)."""
-    tops: Dict[str, bytes] = {}
-    if filename.endswith(".zip"):
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            for name in archive.namelist():
-                if name.count("/") == 1:
-                    tops[name.split("/", 1)[1]] = archive.read(name)
-    else:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as archive:
-            for member in archive.getmembers():
-                if member.name.count("/") == 1 and member.isfile():
-                    handle = archive.extractfile(member)
-                    if handle is not None:
-                        tops[member.name.split("/", 1)[1]] = handle.read()
-    return tops
+    members = _members(filename, data, lambda n: n.count("/") == 1)
+    return {name.split("/", 1)[1]: text for name, text in members.items()}
 
 
 def install_requires_strings(setup_py: str) -> Optional[Set[str]]:

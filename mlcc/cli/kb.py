@@ -155,11 +155,12 @@ def lock_command(
     the stack's Python, CPU arch and glibc against the index, and write the sha256 of each
     file pip takes to recipes/locks/ (one JSON file per target). Generated images then
     install with --require-hashes. Installs that cannot be locked (VCS checkouts,
-    unreachable hosts) are recorded with the reason. An sdist pip cannot prepare here and
-    that has no egg-info takes its dependencies from recipes/tools.yaml sdist_requires,
-    checked against the sdist's setup.py (a mismatch writes nothing, exit 10). --verify
-    checks the committed locks instead (CI): exit 10 when an install has none, a locked
-    file changed on the index or an sdist_requires fact no longer matches its sdist.
+    unreachable hosts) are recorded with the reason. Nothing from the index is run: an
+    sdist's dependencies are read from its static metadata or egg-info, else from
+    recipes/tools.yaml sdist_requires, checked against the sdist's setup.py (a mismatch
+    writes nothing, exit 10). --verify checks the committed locks instead (CI): exit 10
+    when an install has none, a locked file changed on the index or an sdist_requires fact
+    no longer matches its sdist.
 
     \b
     Examples:

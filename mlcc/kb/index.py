@@ -8,13 +8,28 @@ module is imported by those commands only, never on the CLI's start-up path.
 Cache: one JSON file per URL under ``$XDG_CACHE_HOME/mlcc/index`` (``MLCC_CACHE_DIR``
 moves it with the rest of mlcc's cache), reused for ``ttl`` seconds; ``refresh`` refetches.
 A 404 is an answer too (the project does not exist) and is cached like any other.
+
+Everything an index sends is outside input: :func:`read_url` is the one reader of it
+(here, in mlcc/kb/wheel.py and in ``mlcc kb lock``). It reads http(s) only (a page may
+link a ``file:`` URL: that is never opened), stops a response that is still arriving
+after ``timeout`` seconds in all (a server that drips a byte at a time does not hold it)
+or is larger than its size limit, and never names credentials: an index URL
+``https://user:token@mirror/simple/`` is used as ``https://mirror/simple/`` with the
+token sent as HTTP Basic authorisation to that host only (not across a redirect), so
+errors, logs, caches and lock files only ever hold the URL without it.
 """
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import hashlib
+import http.client
 import json
 import os
+import socket
+import ssl
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -35,6 +50,158 @@ SIMPLE_ACCEPT = (
     "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
 )
 USER_AGENT = "mlcc-kb-check (urllib)"
+# A project page of torch on PyPI, the largest the published set reads, is a few MiB
+MAX_PAGE_BYTES = 64 * 1024 * 1024
+# An sdist is read whole to hash it and read its metadata as data (never to run it)
+MAX_FILE_BYTES = 256 * 1024 * 1024
+_CHUNK = 64 * 1024
+
+
+class Fetched(NamedTuple):
+    status: int
+    body: bytes
+    content_type: str
+    content_range: str
+    url: str  # after redirects, without credentials
+
+
+def without_credentials(url: str) -> str:
+    """``url`` with any ``user:password@`` removed: the form errors and files may hold."""
+    parts = urllib.parse.urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+
+
+def credentials_of(url: str) -> Dict[str, Tuple[str, str]]:
+    """The ``user:password`` an index URL carries, by the host[:port] it is for ({} when none)."""
+    parts = urllib.parse.urlsplit(url)
+    if "@" not in parts.netloc:
+        return {}
+    user, _, password = parts.netloc.rpartition("@")[0].partition(":")
+    host = parts.netloc.rpartition("@")[2].lower()
+    return {host: (urllib.parse.unquote(user), urllib.parse.unquote(password))}
+
+
+def read_url(
+    url: str,
+    *,
+    timeout: float,
+    limit: int,
+    headers: Optional[Dict[str, str]] = None,
+    credentials: Optional[Dict[str, Tuple[str, str]]] = None,
+) -> Optional[Fetched]:
+    """GET ``url`` (http or https): None on 404/410, IndexUnreachable on anything else that
+    is not an answer, on more than ``limit`` bytes or on an answer still arriving after
+    ``timeout`` seconds. Errors name the URL without credentials."""
+    shown = without_credentials(url)
+    if urllib.parse.urlsplit(url).scheme.lower() not in ("http", "https"):
+        raise IndexUnreachable(shown, "only http and https URLs are read")
+    request = urllib.request.Request(shown, headers={"User-Agent": USER_AGENT, **(headers or {})})
+    login = (credentials or {}).get(urllib.parse.urlsplit(shown).netloc.lower())
+    if login is not None:
+        token = base64.b64encode(f"{login[0]}:{login[1]}".encode()).decode()
+        request.add_unredirected_header("Authorization", f"Basic {token}")  # never to a redirect
+    watch = _Deadline(timeout)
+    try:
+        with watch.opener().open(request, timeout=timeout) as response:
+            declared = response.headers.get("Content-Length", "")
+            if declared.isdigit() and int(declared) > limit:
+                raise IndexUnreachable(
+                    shown, f"the answer is {declared} bytes, more than the {limit} bytes read"
+                )
+            chunks: List[bytes] = []
+            size = 0
+            while True:
+                # read1: one receive at a time, so the limits are checked between them
+                chunk = response.read1(_CHUNK)
+                if not chunk:
+                    break
+                size += len(chunk)
+                if size > limit:
+                    raise IndexUnreachable(shown, f"the answer is larger than the {limit} bytes read")
+                chunks.append(chunk)
+            if watch.expired:  # the watchdog cut the connection: what came is not the answer
+                raise IndexUnreachable(shown, f"the answer took longer than {timeout:g} s")
+            return Fetched(
+                response.status,
+                b"".join(chunks),
+                str(response.headers.get("Content-Type", "")),
+                str(response.headers.get("Content-Range", "")),
+                without_credentials(response.geturl()),
+            )
+    except urllib.error.HTTPError as exc:
+        if exc.code in (404, 410):
+            return None
+        raise IndexUnreachable(shown, f"HTTP {exc.code} {exc.reason}") from None
+    except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as exc:
+        if watch.expired:
+            raise IndexUnreachable(shown, f"the answer took longer than {timeout:g} s") from None
+        reason = str(getattr(exc, "reason", exc)).replace(url, shown)  # ValueError: a malformed URL
+        raise IndexUnreachable(shown, reason) from None
+    finally:
+        watch.cancel()
+
+
+class _Deadline:
+    """A watchdog over one request: when ``timeout`` seconds have passed it shuts the
+    connection's socket, whatever the answer is in (status line, headers or body), so a
+    server that drips a byte at a time cannot hold a read. The socket timeout alone only
+    bounds each receive."""
+
+    def __init__(self, timeout: float) -> None:
+        self.expired = False
+        # the sockets themselves: urllib drops the connection's reference once the headers
+        # are read, while the answer still reads its body from the socket
+        self.sockets: List[socket.socket] = []
+        self.timer = threading.Timer(timeout, self.expire)
+        self.timer.daemon = True
+        self.timer.start()
+
+    def expire(self) -> None:
+        self.expired = True
+        for sock in self.sockets:
+            with contextlib.suppress(OSError):  # already closed: nothing to cut
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def cancel(self) -> None:
+        self.timer.cancel()
+
+    def opener(self) -> urllib.request.OpenerDirector:
+        """urllib's opener for http and https only (no file:, ftp: or data:, by a link or a
+        redirect), whose connections this watchdog can cut."""
+        watch = self
+
+        def watched(base: Any) -> Any:
+            class Watched(base):  # type: ignore[misc]
+                def connect(self) -> None:
+                    super().connect()
+                    watch.sockets.append(self.sock)
+
+            return Watched
+
+        class HTTP(urllib.request.HTTPHandler):
+            def http_open(self, req: urllib.request.Request) -> Any:
+                return self.do_open(watched(http.client.HTTPConnection), req)
+
+        class HTTPS(urllib.request.HTTPSHandler):
+            def https_open(self, req: urllib.request.Request) -> Any:
+                # the context urllib's own handler uses: certificates and host names verified
+                context = ssl.create_default_context()
+                return self.do_open(watched(http.client.HTTPSConnection), req, context=context)
+
+        opener = urllib.request.OpenerDirector()
+        for handler in (
+            urllib.request.ProxyHandler(),  # pip's proxies from the environment still apply
+            urllib.request.UnknownHandler(),
+            HTTP(),
+            HTTPS(),
+            urllib.request.HTTPDefaultErrorHandler(),
+            urllib.request.HTTPRedirectHandler(),
+            urllib.request.HTTPErrorProcessor(),
+        ):
+            opener.add_handler(handler)
+        return opener
 
 
 class IndexFile(NamedTuple):
@@ -78,7 +245,9 @@ class IndexClient:
         refresh: bool = False,
         timeout: float = 60.0,
     ) -> None:
-        self.index_url = (index_url or default_index_url()).rstrip("/") + "/"
+        given = (index_url or default_index_url()).rstrip("/") + "/"
+        self.credentials = credentials_of(given)
+        self.index_url = without_credentials(given)  # what errors, caches and locks may name
         self.cache = cache if cache is not None else index_cache_dir()
         self.ttl = ttl
         self.refresh = refresh
@@ -96,6 +265,7 @@ class IndexClient:
 
     def page(self, url: str) -> Page:
         """Any simple-API or find-links page, parsed into files (JSON or HTML)."""
+        url = without_credentials(url)
         if url in self._memory:
             return self._memory[url]
         page = self._cached(url)
@@ -111,26 +281,23 @@ class IndexClient:
 
     # network -------------------------------------------------------------------
 
-    def _fetch(self, url: str) -> Page:
-        request = urllib.request.Request(url, headers={"Accept": SIMPLE_ACCEPT, "User-Agent": USER_AGENT})
+    def read(
+        self, url: str, *, limit: int = MAX_PAGE_BYTES, headers: Optional[Dict[str, str]] = None
+    ) -> Optional[Fetched]:
+        """GET ``url`` within this client's time limit and ``limit`` bytes (:func:`read_url`),
+        with the index's credentials when it is on the index's host. None: 404 or 410."""
         self.requests += 1
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                body = response.read()
-                content_type = response.headers.get("Content-Type", "")
-                final_url = response.geturl()
-        except urllib.error.HTTPError as exc:
-            if exc.code in (404, 410):
-                return Page(url, False, ())
-            raise IndexUnreachable(url, f"HTTP {exc.code} {exc.reason}") from None
-        except (urllib.error.URLError, OSError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise IndexUnreachable(url, str(reason)) from None
-        text = body.decode("utf-8", errors="replace")
-        if "json" in content_type:
-            files = _files_from_json(text, final_url)
+        return read_url(url, timeout=self.timeout, limit=limit, headers=headers, credentials=self.credentials)
+
+    def _fetch(self, url: str) -> Page:
+        fetched = self.read(url, headers={"Accept": SIMPLE_ACCEPT})
+        if fetched is None:
+            return Page(url, False, ())
+        text = fetched.body.decode("utf-8", errors="replace")
+        if "json" in fetched.content_type:
+            files = _files_from_json(text, fetched.url)
         else:
-            files = _files_from_html(text, final_url)
+            files = _files_from_html(text, fetched.url)
         return Page(url, True, files)
 
     # cache ---------------------------------------------------------------------

@@ -533,7 +533,7 @@ class SourceBuild(NamedTuple):
 
 class SdistRequires(NamedTuple):
     """The dependencies an sdist declares in its setup.py (install_requires), recorded for
-    ``mlcc kb lock`` where pip cannot prepare its metadata here and it has no egg-info."""
+    ``mlcc kb lock`` where its metadata is not static and it has no egg-info."""
 
     name: str
     version: str

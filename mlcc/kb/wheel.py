@@ -18,14 +18,19 @@ import json
 import os
 import struct
 import time
-import urllib.error
-import urllib.request
 import zlib
 from email.parser import HeaderParser
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from mlcc.errors import IndexUnreachable
-from mlcc.kb.index import DEFAULT_TTL, USER_AGENT, index_cache_dir
+from mlcc.kb.index import (
+    DEFAULT_TTL,
+    MAX_FILE_BYTES,
+    MAX_PAGE_BYTES,
+    index_cache_dir,
+    read_url,
+    without_credentials,
+)
 
 WHEEL_CACHE_FORMAT = 1
 TAIL_BYTES = 65536 + 22  # the EOCD record sits in the last 64 KiB + its own 22 bytes
@@ -146,28 +151,16 @@ class WheelReader:
         return self._ranged(url, f"bytes={first}-{last}")
 
     def _ranged(self, url: str, spec: str) -> bytes:
-        request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT, "Range": spec})
         self.requests += 1
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                if response.status != 206:
-                    raise IndexUnreachable(url, "the server ignores range requests")
-                return bytes(response.read())
-        except (urllib.error.URLError, OSError) as exc:
-            raise IndexUnreachable(url, str(getattr(exc, "reason", exc))) from None
+        fetched = read_url(url, timeout=self.timeout, limit=MAX_FILE_BYTES, headers={"Range": spec})
+        if fetched is None or fetched.status != 206:
+            raise IndexUnreachable(without_credentials(url), "the server ignores range requests")
+        return fetched.body
 
     def _get(self, url: str) -> Optional[bytes]:
-        request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
         self.requests += 1
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                return bytes(response.read())
-        except urllib.error.HTTPError as exc:
-            if exc.code in (404, 410):
-                return None
-            raise IndexUnreachable(url, f"HTTP {exc.code} {exc.reason}") from None
-        except (urllib.error.URLError, OSError) as exc:
-            raise IndexUnreachable(url, str(getattr(exc, "reason", exc))) from None
+        fetched = read_url(url, timeout=self.timeout, limit=MAX_PAGE_BYTES)
+        return None if fetched is None else fetched.body
 
     # cache ---------------------------------------------------------------------
 

@@ -15,14 +15,20 @@ Route = Tuple[str, bytes]
 
 
 class IndexServer:
-    def __init__(self) -> None:
+    def __init__(self, authorization: Optional[str] = None) -> None:
+        """``authorization``: the Authorization header every request must carry (else 401)."""
         self.routes: Dict[str, Route] = {}
         self.hits: List[str] = []
-        routes, hits = self.routes, self.hits
+        self.authorizations: List[Optional[str]] = []
+        routes, hits, seen = self.routes, self.hits, self.authorizations
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 hits.append(self.path)
+                seen.append(self.headers.get("Authorization"))
+                if authorization is not None and self.headers.get("Authorization") != authorization:
+                    self.send_error(401)
+                    return
                 route = routes.get(self.path)
                 if route is None:
                     self.send_error(404)
@@ -68,8 +74,8 @@ def _ranged(header: Optional[str], body: bytes) -> Tuple[int, bytes, List[Tuple[
     return 206, body[start : end + 1], [("Content-Range", f"bytes {start}-{end}/{size}")]
 
 
-def serve() -> Iterator[IndexServer]:
-    server = IndexServer()
+def serve(authorization: Optional[str] = None) -> Iterator[IndexServer]:
+    server = IndexServer(authorization)
     try:
         yield server
     finally:

@@ -207,9 +207,18 @@ def test_only_a_setup_py_that_cannot_declare_dependencies_counts_as_none(kind: s
     assert _declares_no_requires(name, _sdist(kind, {"setup.py": plain, "PKG-INFO": "Name: p\n"}))
     asking = plain.replace("python_requires='>=2.7'", "install_requires=['six']")
     assert not _declares_no_requires(name, _sdist(kind, {"setup.py": asking}))
-    # setup.cfg or pyproject.toml may declare them where the setup.py does not say
-    assert not _declares_no_requires(name, _sdist(kind, {"setup.py": plain, "setup.cfg": ""}))
-    assert not _declares_no_requires(name, _sdist(kind, {"setup.py": plain, "pyproject.toml": ""}))
+    # setup.cfg, pyproject.toml or a module the setup.py imports may declare them instead
+    cfg = "[options]\ninstall_requires =\n    six\n"
+    assert not _declares_no_requires(name, _sdist(kind, {"setup.py": plain, "setup.cfg": cfg}))
+    pyproject = '[project]\nname = "p"\ndependencies = ["six"]\n'
+    assert not _declares_no_requires(name, _sdist(kind, {"setup.py": plain, "pyproject.toml": pyproject}))
+    helper = "CONFIG = dict(install_requires=['six'])\n"
+    assert not _declares_no_requires(name, _sdist(kind, {"setup.py": plain, "setup_config.py": helper}))
+    # ones that name nothing (Pillow 6.0.0's, PyYAML 5.1's, typing 3.7.4.3's setup.cfg) do not
+    quiet_cfg = "[metadata]\nlicense_file = LICENSE\n\n[egg_info]\ntag_build =\n"
+    assert _declares_no_requires(name, _sdist(kind, {"setup.py": plain, "setup.cfg": quiet_cfg}))
+    build_only = "[build-system]\n"
+    assert _declares_no_requires(name, _sdist(kind, {"setup.py": plain, "pyproject.toml": build_only}))
     assert not _declares_no_requires(name, _sdist(kind, {"PKG-INFO": "Name: p\n"}))
     # a setup.py in a subfolder is not the sdist's
     assert not _declares_no_requires(name, _sdist(kind, {"sub/setup.py": plain}))
@@ -465,9 +474,9 @@ def test_an_sdist_pip_cannot_prepare_takes_its_dependencies_from_the_recipe_fact
         _publish(index, {"mlccdep-1.0-py3-none-any.whl": _wheel("mlccdep", "1.0", [])})
         sdist = _publish_sdist(index, UNBUILDABLE_SETUP_PY)
         url = index.url + "/simple/"
-        # without the fact: pip fails, there is no egg-info, and setup.py names install_requires
+        # without the fact: no static metadata, no egg-info, and setup.py names install_requires
         bare = Locker(IndexClient(url, cache=""), metadata_cache="")
-        unprepared = re.escape("mlccsci-1.0.tar.gz: its metadata could not be prepared")
+        unprepared = re.escape("mlccsci-1.0.tar.gz: its dependencies are known only by running its setup.py")
         with pytest.raises(Unlockable, match=unprepared):
             bare.resolve(target, PipInstall(("mlccsci==1.0",)), EMPTY)
         # with it: the declared requirement is locked, and the sdist by the sha256 of its bytes
