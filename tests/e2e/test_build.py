@@ -391,7 +391,7 @@ def test_another_machine_takes_shared_build_steps_from_the_registry_cache(
     from tests.e2e.test_matrix import run_steps
 
     cache = f"{world.registry.host}/shared-cache"
-    mirror = f"{world.stage.mirror}/cache-repo"  # build inputs no other test builds
+    mirror = f"{world.stage.mirror}/a9"  # an alias of the fixture mirror no other test builds from
     first_log, second_log = tmp_path / "first.log", tmp_path / "second.log"
     first = mlcc(
         world,
