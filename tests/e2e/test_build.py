@@ -14,13 +14,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 import pytest
 
 from mlcc.image.reference import parse_reference
 from mlcc.image.registry import Registry
-from tests.conftest import REPO
+from tests.conftest import REPO, Result
 from tests.e2e.conftest import World, mlcc
 from tests.e2e.world import start_mlcc
 
@@ -392,21 +392,23 @@ def test_another_machine_takes_shared_build_steps_from_the_registry_cache(
 
     cache = f"{world.registry.host}/shared-cache"
     mirror = f"{world.stage.mirror}/a9"  # an alias of the fixture mirror no other test builds from
-    first_log, second_log = tmp_path / "first.log", tmp_path / "second.log"
-    first = mlcc(
-        world,
-        *_args(
+
+    def build_on(machine: str, log: Path, env: Optional[Dict[str, str]] = None) -> Result:
+        args = _args(
             world,
             "--backend",
             "buildah",
             "--cache-repo",
             cache,
             "--log",
-            str(first_log),
-            registry=f"{world.registry.host}/machine1",
+            str(log),
+            registry=f"{world.registry.host}/{machine}",
             mirror=mirror,
-        ),
-    )
+        )
+        return mlcc(world, *args, env=env)
+
+    first_log, second_log = tmp_path / "first.log", tmp_path / "second.log"
+    first = build_on("machine1", first_log)
     assert first.code == 0, first.err[-4000:]
     ran_first = [step for step in run_steps(first_log.read_text()) if step[1]]
     assert ran_first  # a cold build runs its steps
@@ -415,21 +417,7 @@ def test_another_machine_takes_shared_build_steps_from_the_registry_cache(
     storage.write_text(
         f'[storage]\ndriver = "vfs"\ngraphroot = "{tmp_path}/graph"\nrunroot = "{tmp_path}/run"\n'
     )
-    second = mlcc(
-        world,
-        *_args(
-            world,
-            "--backend",
-            "buildah",
-            "--cache-repo",
-            cache,
-            "--log",
-            str(second_log),
-            registry=f"{world.registry.host}/machine2",
-            mirror=mirror,
-        ),
-        env={"CONTAINERS_STORAGE_CONF": str(storage)},
-    )
+    second = build_on("machine2", second_log, env={"CONTAINERS_STORAGE_CONF": str(storage)})
     assert second.code == 0, second.err[-4000:]
     assert "built in" in second.out  # not skipped: machine2's repository had no such image
     steps = run_steps(second_log.read_text())
