@@ -60,11 +60,12 @@ def write_tree(
     wanted: Dict[str, str] = dict(files)
     check_writable(root, flag)
     refuse_symlinks(root, [*wanted, *prune], flag)
+    for rel in wanted:  # all before any: a refused path must not leave the others half-written
+        refuse_other_than_a_file(root / rel, flag)
     changes: List[Change] = []
     for rel in sorted(wanted):
         target = root / rel
         content = wanted[rel]
-        refuse_other_than_a_file(target, flag)
         if target.is_file() and target.read_text(encoding="utf-8") == content:
             if _mode_is_right(target):
                 changes.append(Change(target, "unchanged"))
@@ -163,8 +164,8 @@ def refuse_other_than_a_file(target: Path, flag: str) -> None:
     if not stat.S_ISREG(mode):
         kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
         raise OutputError(
-            f"{target} is {kind}: mlcc writes a new file and renames it into place, which "
-            "replaces only regular files",
+            f"cannot write {target}: it is {kind}, and mlcc writes a new file and renames it "
+            "into place, which replaces only regular files",
             hint=f"name a file (or a new path) with {flag}",
         )
 

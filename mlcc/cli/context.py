@@ -6,6 +6,7 @@ from typing import Any, Callable, List, TypeVar
 
 import click
 
+from mlcc import engines
 from mlcc.cli.options import COMPLETERS, kb_of
 
 # kb_of lives with the options (an option's --help may read the knowledge base); commands take it from here
@@ -60,10 +61,8 @@ def complete_gpu(ctx: click.Context, param: click.Parameter, incomplete: str) ->
 
 
 def complete_backend(ctx: click.Context, param: click.Parameter, incomplete: str) -> List[str]:
-    from mlcc.engines import names  # the entry points of installed engines, plugins included
-
-    try:
-        return [name for name in names() if name.startswith(incomplete)]
+    try:  # the entry points of installed engines, plugins included
+        return [name for name in engines.names() if name.startswith(incomplete)]
     except Exception:
         return []
 
