@@ -139,17 +139,44 @@ EMPTY = State({}, ())
 
 
 def matrix_stacks(kb: KnowledgeBase) -> List[Stack]:
-    """Every stack of the matrix that resolves, published or not, in matrix order."""
+    """Every stack of the matrix that resolves, published or not, in matrix order.
+
+    Args:
+        kb: The knowledge base (recipes/matrix.yaml and what resolves its cells).
+
+    Returns:
+        One stack per cell that resolves; cells that do not resolve are left out.
+
+    Raises:
+        RecipeError: recipes/matrix.yaml is missing or malformed.
+    """
     return [o.stack for o in evaluate(kb, expand(load_matrix(kb))) if o.stack is not None]
 
 
 def target_of(stack: Stack) -> Optional[LockTarget]:
+    """Where the stack's pip installs run: its Python, CPU arch and glibc.
+
+    Args:
+        stack: A resolved stack.
+
+    Returns:
+        The lock target, or None when the stack has no Python (nothing to lock).
+    """
     if stack.python is None:
         return None
     return LockTarget(stack.python.version, stack.arch.name, stack.base.glibc)
 
 
 def marker_environment(target: LockTarget) -> Dict[str, str]:
+    """The environment markers (PEP 508) pip sees on ``target``, for evaluating requirements.
+
+    Args:
+        target: The interpreter, the CPU arch and the C library.
+
+    Returns:
+        Marker name -> value: CPython on Linux, the target's Python (patch release ``.0``,
+        the most conservative, as the stack does not name one) and its CPU arch.
+    """
     env = {key: str(value) for key, value in default_environment().items()}
     env.update(
         python_version=target.python,
@@ -167,6 +194,8 @@ def marker_environment(target: LockTarget) -> Dict[str, str]:
 
 
 class Locker:
+    """Resolves and hash-locks the pip installs of stacks against one index, as pip would."""
+
     def __init__(
         self,
         client: IndexClient,
@@ -192,6 +221,21 @@ class Locker:
     # the stacks ----------------------------------------------------------------
 
     def lock_stack(self, stack: Stack, label: str) -> None:
+        """Lock every pip install of ``stack``'s build plan, in order, into ``records``.
+
+        An install another stack already locked for the same target is not resolved again:
+        the stack's label is added to its record.
+
+        Args:
+            stack: A resolved stack (one without a Python has nothing to lock).
+            label: How the lock names the stack, ``<benchmark>/<variant>``.
+
+        Raises:
+            IndexUnreachable: The index cannot be read (nothing is written).
+            FactError: The index's metadata makes a dependency chain longer than
+                ``MAX_CHAIN_LINKS`` or an install of more than ``MAX_PACKAGES`` packages.
+            MlccError: The stack lacks a fact the resolver adds (a hand-made stack).
+        """
         target = target_of(stack)
         if target is None:
             return
@@ -211,6 +255,24 @@ class Locker:
     def lock_install(
         self, target: LockTarget, install: PipInstall, state: State, wheels_reason: Optional[str]
     ) -> Tuple[Dict[str, Any], State]:
+        """Lock one pip install on top of what the earlier installs of its environment hold.
+
+        Args:
+            target: The interpreter, the CPU arch and the C library.
+            install: The pip install, as the recipes ask for it.
+            state: What the environment holds before it.
+            wheels_reason: Why the framework's wheels cannot be read from here (the recipe's
+                ``wheels_sha256_unavailable``), given as the reason of a URL install; or None.
+
+        Returns:
+            The install's lock record (its packages, or ``unlocked`` with the reason when it
+            cannot be locked) and what the environment holds after it.
+
+        Raises:
+            IndexUnreachable: The index cannot be read.
+            FactError: The index's metadata makes a dependency chain longer than
+                ``MAX_CHAIN_LINKS`` or an install of more than ``MAX_PACKAGES`` packages.
+        """
         record: Dict[str, Any] = {
             "requirements": list(install.requirements),
             "environment": install.environment,
@@ -280,6 +342,26 @@ class Locker:
     def resolve(
         self, target: LockTarget, install: PipInstall, state: State
     ) -> Tuple[List[Dict[str, Any]], List[Dict[str, str]]]:
+        """Resolve one pip install breadth-first, without backtracking, as pip does.
+
+        Args:
+            target: The interpreter, the CPU arch and the C library.
+            install: The pip install, as the recipes ask for it.
+            state: What the environment holds before it: a requirement that an installed
+                version satisfies is kept ("already satisfied").
+
+        Returns:
+            The lock entries of the packages it installs (sorted by name), and the
+            requirements that earlier installs already satisfy.
+
+        Raises:
+            Unlockable: The install cannot be hash-locked: an invalid requirement, a
+                resolution conflict, no release with a file for the target, dependencies
+                that cannot be known, a file without a usable sha256, or nothing to install.
+            IndexUnreachable: The index cannot be read.
+            FactError: The index's metadata makes a dependency chain longer than
+                ``MAX_CHAIN_LINKS`` or an install of more than ``MAX_PACKAGES`` packages.
+        """
         env = marker_environment(target)
         queue: List[Tuple[Requirement, str, Tuple[str, ...]]] = []  # (what, asked by, chain)
         for text in install.requirements:
@@ -377,6 +459,28 @@ class Locker:
     def choose(
         self, target: LockTarget, requirement: Requirement, parent: str, state: State, *, no_deps: bool
     ) -> Chosen:
+        """The release and file pip takes for ``requirement`` on ``target``, with its dependencies.
+
+        The newest version the specifier allows (a pre-release only as pip takes one) whose
+        Requires-Python admits the target and that has a file for it: the wheel whose tag pip
+        ranks highest, else the sdist.
+
+        Args:
+            target: The interpreter, the CPU arch and the C library.
+            requirement: The requirement to satisfy.
+            parent: Who asks for it (``the recipe`` or ``<name> <version>``), for messages.
+            state: What the environment holds (named in the message when nothing fits).
+            no_deps: The install runs with ``--no-deps``: dependencies are not read.
+
+        Returns:
+            The chosen file, the index page it was read from and its dependencies.
+
+        Raises:
+            Unlockable: No release has a file for the target, or the chosen file's
+                dependencies cannot be known.
+            IndexUnreachable: The project's page or the file's metadata cannot be read
+                (an unreachable index stops the whole lock: no file is written).
+        """
         name = requirement.name
         url = self.client.project_url(name)
         # an unreachable index stops the whole lock (IndexUnreachable): no file is written
@@ -435,7 +539,22 @@ class Locker:
     # metadata ------------------------------------------------------------------
 
     def wheel_requires(self, file: IndexFile) -> Tuple[Tuple[str, ...], str, bool]:
-        """Requires-Dist from the core metadata the index serves beside the wheel (PEP 658)."""
+        """Requires-Dist from the core metadata the index serves beside the wheel (PEP 658).
+
+        Without it, the wheel's METADATA is read by HTTP range requests, as pip's lazy wheel
+        does; what is read is kept in the metadata cache.
+
+        Args:
+            file: The wheel, as its index page lists it.
+
+        Returns:
+            ``(requirements, where they were read, known)``; ``known`` is False (with the
+            reason) when the wheel's METADATA cannot be read.
+
+        Raises:
+            IndexUnreachable: The metadata or the wheel cannot be read, or the server
+                ignores range requests.
+        """
         text = self._get(file.url + ".metadata")
         source = "the wheel's core metadata as the index serves it (PEP 658)"
         if text is None:
@@ -456,7 +575,22 @@ class Locker:
         return tuple(message.get_all("Requires-Dist") or ()), source, True
 
     def sdist_requires(self, name: str, version: str) -> Tuple[Tuple[str, ...], str, bool]:
-        """An sdist's dependencies, read from its files as data: nothing in it is run."""
+        """An sdist's dependencies, read from its files as data: nothing in it is run.
+
+        A result read from the sdist is kept in the metadata cache; a failure is tried again
+        next time, and a recipe fact is applied afresh each time (see :meth:`sdist_metadata`).
+
+        Args:
+            name: The project.
+            version: The release.
+
+        Returns:
+            ``(requirements, where they were read, known)``; ``known`` is False with the
+            reason (and what to do) when they cannot be read.
+
+        Raises:
+            IndexUnreachable: The project's page cannot be read.
+        """
         key = f"sdist-data:{self.client.index_url}:{canonicalize_name(name)}=={version}"
         cached = self._cached(key)
         if cached is not None:
@@ -473,7 +607,23 @@ class Locker:
         """What the sdist's own files say, in this order: its PKG-INFO when the metadata is
         static (PEP 643), the requires.txt setuptools wrote into its egg-info when it was
         made, none when its setup.py cannot declare any, the recipe's sdist_requires fact
-        (checked against the setup.py); else refused, naming what to do."""
+        (checked against the setup.py); else refused, naming what to do.
+
+        A recipe fact its sdist's setup.py does not bear out is added to ``problems``, as
+        an error at the recipe line.
+
+        Args:
+            name: The project.
+            version: The release.
+
+        Returns:
+            ``(requirements, where they were read, known)``; ``known`` is False with the
+            reason when there is no sdist, it cannot be downloaded, its bytes do not have the
+            sha256 its page gives, or nothing in it declares the dependencies.
+
+        Raises:
+            IndexUnreachable: The project's page cannot be read.
+        """
         page = self.client.project(name)
         files = [
             f
@@ -525,7 +675,19 @@ class Locker:
     def check_fact(self, fact: SdistRequires) -> Optional[str]:
         """A recipe's sdist_requires still matches its source: the sdist on the index (its
         sha256 checked against the page) declares exactly those install_requires. The
-        problem at the recipe line, or None."""
+        problem at the recipe line, or None.
+
+        Args:
+            fact: An ``sdist_requires`` fact of recipes/tools.yaml.
+
+        Returns:
+            ``<recipe line>: error: ...`` when the index offers no sdist of it, the sdist
+            does not have its page's sha256 or has no setup.py, or its setup.py declares other
+            install_requires; None when the fact holds.
+
+        Raises:
+            IndexUnreachable: The project's page or the sdist cannot be read.
+        """
         page = self.client.project(fact.name)
         wanted = _fact_key(fact.name, fact.version)[1]
         files = sorted(
@@ -590,7 +752,12 @@ class Locker:
     # output --------------------------------------------------------------------
 
     def documents(self) -> Dict[str, str]:
-        """File name -> the lock file's text, for every target seen."""
+        """File name -> the lock file's text, for every target seen.
+
+        Returns:
+            One JSON document per target (keys sorted), by its file name under
+            recipes/locks/.
+        """
         out: Dict[str, str] = {}
         for target, records in sorted(self.records.items(), key=lambda kv: kv[0].file_name):
             document = {
@@ -607,6 +774,8 @@ class Locker:
 
 
 class LockReport(NamedTuple):
+    """What ``mlcc kb lock`` locked, and how much it asked the index."""
+
     stacks: int
     installs: int
     locked: int
@@ -617,6 +786,23 @@ class LockReport(NamedTuple):
 
 
 def lock(kb: KnowledgeBase, stacks: Sequence[Stack], client: IndexClient) -> Tuple[Locker, LockReport]:
+    """Lock the pip installs of ``stacks``; each stack is locked once, by its label.
+
+    Args:
+        kb: The knowledge base (the ``sdist_requires`` facts of recipes/tools.yaml).
+        stacks: The stacks whose installs are locked.
+        client: The index client (PyPI, or ``--index-url``).
+
+    Returns:
+        The locker (its :meth:`Locker.documents` to write, and ``problems``: recipe facts
+        the sdists contradict) and the counts of stacks, installs, files and requests.
+
+    Raises:
+        IndexUnreachable: The index cannot be read (nothing is written).
+        FactError: The index's metadata makes a dependency chain longer than
+            ``MAX_CHAIN_LINKS`` or an install of more than ``MAX_PACKAGES`` packages.
+        MlccError: A stack lacks a fact the resolver adds (a hand-made stack).
+    """
     locker = Locker(client, sdist_facts=kb.sdist_requires)
     labels: Set[str] = set()
     for stack in stacks:
@@ -639,7 +825,19 @@ def lock(kb: KnowledgeBase, stacks: Sequence[Stack], client: IndexClient) -> Tup
 
 
 def write(root: str, documents: Dict[str, str]) -> List[str]:
-    """Write the lock files (all or nothing) and remove the ones no stack uses any more."""
+    """Write the lock files (all or nothing) and remove the ones no stack uses any more.
+
+    Args:
+        root: The recipes folder.
+        documents: File name -> text (:meth:`Locker.documents`).
+
+    Returns:
+        The paths written, sorted.
+
+    Raises:
+        OSError: recipes/locks/ or a lock file cannot be written (files are replaced only
+            once every one is written).
+    """
     folder = os.path.join(root, LOCK_DIR)
     os.makedirs(folder, exist_ok=True)
     written: List[str] = []
@@ -716,7 +914,14 @@ def _wheel_metadata(client: IndexClient, url: str) -> str:
 
 def meaningless_sha256(digest: str) -> Optional[str]:
     """Why a sha256 an index gives cannot be a file's (None when it can be): not 64 hex
-    digits, or one digit repeated (``000...0``), which no file hashes to in practice."""
+    digits, or one digit repeated (``000...0``), which no file hashes to in practice.
+
+    Args:
+        digest: The sha256 the index gives, as text.
+
+    Returns:
+        The reason, worded to follow the digest in a message; None when it can be a file's.
+    """
     if not SHA256_HEX.fullmatch(digest):
         return "which is not 64 lower-case hexadecimal digits"
     if len(set(digest)) == 1:
@@ -854,7 +1059,14 @@ FACT_SOURCE_PREFIX = "recipes/tools.yaml sdist_requires"
 
 def fact_source(fact: SdistRequires) -> str:
     """The lock's ``dependencies_from`` for a recipe fact (no line number: an edit elsewhere
-    in tools.yaml must not change the lock)."""
+    in tools.yaml must not change the lock).
+
+    Args:
+        fact: An ``sdist_requires`` fact of recipes/tools.yaml.
+
+    Returns:
+        ``recipes/tools.yaml sdist_requires <name> <version>: ...``.
+    """
     return (
         f"{FACT_SOURCE_PREFIX} {fact.name} {fact.version}: the install_requires of the sdist's "
         "setup.py, checked in this sdist (its metadata is not static and it has no egg-info)"
@@ -880,7 +1092,14 @@ def install_requires_strings(setup_py: str) -> Optional[Set[str]]:
     assignment or dict key; list elements, both branches of ``x if c else y``, both sides
     of ``+``, and through variable names every value assigned to a name they use
     (``install_requires=build_requires``). Strings in a condition, or made by a call
-    (a requirements file read at run time), are not. None when it does not parse here."""
+    (a requirements file read at run time), are not. None when it does not parse here.
+
+    Args:
+        setup_py: The setup.py's text.
+
+    Returns:
+        The strings, or None when the text does not parse on this Python.
+    """
     try:
         tree = ast.parse(setup_py)
     except (SyntaxError, ValueError):
@@ -936,7 +1155,17 @@ def _normal(text: str) -> Optional[str]:
 
 def setup_py_problem(filename: str, data: bytes, fact: SdistRequires) -> Optional[str]:
     """None when the sdist's setup.py declares exactly ``fact.requires`` as install_requires
-    (compared as parsed requirements), else what differs."""
+    (compared as parsed requirements), else what differs.
+
+    Args:
+        filename: The sdist's file name, for the message.
+        data: The sdist's bytes (read as data, never run).
+        fact: An ``sdist_requires`` fact of recipes/tools.yaml.
+
+    Returns:
+        None when the fact holds; else the problem (no setup.py, one that does not parse,
+        or the requirements missing or extra).
+    """
     setup_py = _top_files(filename, data).get("setup.py")
     if setup_py is None:
         return f"sdist_requires {fact.name} {fact.version}: {filename} has no setup.py to check it against"
@@ -944,6 +1173,17 @@ def setup_py_problem(filename: str, data: bytes, fact: SdistRequires) -> Optiona
 
 
 def requires_problem(setup_py: str, filename: str, fact: SdistRequires) -> Optional[str]:
+    """None when ``setup_py`` declares exactly ``fact.requires`` as install_requires.
+
+    Args:
+        setup_py: The setup.py's text (read with :func:`install_requires_strings`, never run).
+        filename: The sdist's file name, for the message.
+        fact: An ``sdist_requires`` fact of recipes/tools.yaml.
+
+    Returns:
+        None when they match (compared as parsed requirements); else the problem: a
+        setup.py that does not parse, or the requirements it does not name or also names.
+    """
     label = f"sdist_requires {fact.name} {fact.version}"
     strings = install_requires_strings(setup_py)
     if strings is None:
@@ -973,7 +1213,18 @@ def _project_name(filename: str, fallback: str) -> str:
 
 def stale_installs(stacks: Sequence[Stack]) -> List[str]:
     """Offline: every pip install of ``stacks`` that recipes/locks/ does not have (a pin
-    changed since the lock was made), named by the recipe line that asks for it."""
+    changed since the lock was made), named by the recipe line that asks for it.
+
+    Args:
+        stacks: The stacks whose installs are checked (one without locks for its target
+            is skipped).
+
+    Returns:
+        One problem per install without a lock, naming the command that makes it.
+
+    Raises:
+        MlccError: A stack lacks a fact the resolver adds (a hand-made stack).
+    """
     problems: Dict[str, None] = {}
     for stack in stacks:
         locks = stack.pip_locks
@@ -995,7 +1246,25 @@ def verify(
     """The committed locks still hold: every install of ``stacks`` has one (offline), and
     every locked file is still on the index page it was read from, with the same sha256.
     A lock is a record: a newer release on the index does not make it wrong. Each
-    sdist_requires fact of recipes/tools.yaml is checked against its sdist's setup.py."""
+    sdist_requires fact of recipes/tools.yaml is checked against its sdist's setup.py.
+
+    Args:
+        root: The recipes folder (the committed locks are under its locks/).
+        stacks: The stacks whose installs must have a lock.
+        client: The index client (PyPI, or ``--index-url``).
+        facts: The ``sdist_requires`` facts to check.
+
+    Returns:
+        The problems (a page that cannot be read is one), and how many locked files were
+        checked.
+
+    Raises:
+        IndexUnreachable: A fact's project page or sdist cannot be read.
+        OSError: The locks folder cannot be listed (also when it is missing) or a lock file
+            cannot be read.
+        ValueError: A lock file is not JSON.
+        MlccError: A stack lacks a fact the resolver adds (a hand-made stack).
+    """
     problems = stale_installs(stacks)
     checker = Locker(client)
     for fact in facts:
