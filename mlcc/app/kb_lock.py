@@ -1260,8 +1260,8 @@ def verify(
 
     Raises:
         IndexUnreachable: A fact's project page or sdist cannot be read.
-        OSError: The locks folder cannot be listed (also when it is missing) or a lock file
-            cannot be read.
+        OSError: The locks folder or a lock file cannot be read (a missing folder has no
+            locks to verify: the missing ones are problems).
         ValueError: A lock file is not JSON.
         MlccError: A stack lacks a fact the resolver adds (a hand-made stack).
     """
@@ -1273,8 +1273,9 @@ def verify(
             problems.append(problem)
     checked = 0
     folder = os.path.join(root, LOCK_DIR)
-    names = sorted(n for n in os.listdir(folder) if n.startswith("pip-") and n.endswith(".json"))
-    for name in names if os.path.isdir(folder) else []:
+    listed = os.listdir(folder) if os.path.isdir(folder) else []  # no locks yet: nothing to verify
+    names = sorted(n for n in listed if n.startswith("pip-") and n.endswith(".json"))
+    for name in names:
         display = f"recipes/{LOCK_DIR}/{name}"
         with open(os.path.join(folder, name), encoding="utf-8") as handle:
             data = json.load(handle)
