@@ -202,8 +202,7 @@ def test_one_name_one_meaning() -> None:
                     t.id for t in targets if isinstance(t, ast.Name) and t.id.isupper() and len(t.id) > 1
                 ]
             for name in names:
-                # TYPE_CHECKING = False: each module's own switch for its typing-only imports
-                if not name.startswith("_") and name != "TYPE_CHECKING":
+                if not name.startswith("_"):
                     defined.setdefault(name, []).append(_module_name(path))
     twice = {name: modules for name, modules in defined.items() if len(modules) > 1}
     assert twice == {}
