@@ -60,3 +60,16 @@ def test_the_installed_versions_are_the_pinned_ones() -> None:
         if installed.split("+")[0] != pin:
             wrong.append(f"{requirement.name}: {installed} installed, {pin} pinned")
     assert wrong == [], wrong
+
+
+def test_the_framework_is_the_cpu_build_without_nvidia_libraries() -> None:
+    """tests/run installs PyTorch's CPU build (hundreds of MB); PyPI's CUDA build would bring
+    the nvidia-* packages (several GB) for a probe that never touches a GPU."""
+    from importlib.metadata import distributions
+
+    import torch
+
+    assert torch.version.cuda is None, f"torch {torch.__version__} is a CUDA build"
+    names = (d.metadata["Name"] for d in distributions())
+    nvidia = sorted(name for name in names if name.lower().startswith("nvidia-"))
+    assert nvidia == [], nvidia

@@ -150,12 +150,18 @@ def test_tests_run_installs_only_the_missing_tools() -> None:
 
 def test_workflows_install_the_cpu_build_of_the_framework() -> None:
     """PyPI's torch wheel is the CUDA build with several GB of NVIDIA libraries; every job
-    that installs the test extra takes the CPU build first."""
+    that installs the test extra takes the CPU build first, itself or through tests/run."""
+    tests_run = (REPO / "tests" / "run").read_text()
+    cpu_build = "'torch==2.13.0+cpu' --extra-index-url https://download.pytorch.org/whl/cpu"
+    assert cpu_build in tests_run
+    assert tests_run.index(cpu_build) < tests_run.index("-e '.[test]'")
     for path in WORKFLOWS:
         for name, job in yaml.safe_load(path.read_text())["jobs"].items():
-            scripts = "\n".join(step.get("run", "") for step in job.get("steps", []))
-            if ".[test]" in scripts or "tests/run" in scripts:
-                assert "download.pytorch.org/whl/cpu" in scripts, f"{path.name}:{name}"
+            steps = job.get("steps", [])
+            assert all("working-directory" not in step for step in steps), f"{path.name}:{name}"
+            scripts = "\n".join(step.get("run", "") for step in steps)
+            if ".[test]" in scripts:
+                assert cpu_build in scripts, f"{path.name}:{name}"
 
 
 def test_the_runner_description_names_its_source_and_what_it_could_not_confirm() -> None:
