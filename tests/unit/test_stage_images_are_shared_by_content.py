@@ -127,3 +127,37 @@ def test_the_chained_plan_waits_only_for_a_stage_still_to_build() -> None:
     assert not any(level["include"] for level in plan["levels"][1:])
     assert all(s["built"] for s in plan["stages"])
     assert [s["built"] for s in plan["levels"][0]["include"][0]["stages"]] == [True, True]
+
+
+def test_a_cold_chained_ci_plan_builds_each_framework_stage_in_one_job() -> None:
+    """The published matrix, nothing in the registry: each distinct stage image is built by
+    one cell, and every other cell that needs it is in a later level (its job pulls it)."""
+    from mlcc.app.matrix import MatrixFilters
+
+    kb = load()
+    jobs = building.matrix_jobs(kb, MatrixFilters.from_pins(None, Pins(), None), POLICY, Options())
+    pinned = [
+        job._replace(
+            base=ResolvedBase(
+                job.rendered.plan.base_image, BASE_DIGEST, job.rendered.stack.arch.name, (), None
+            )
+        )
+        for job in jobs
+    ]
+    plan = building.stage_after(_planned(pinned, []))
+    levels = building.levels(plan)
+    builders = {}
+    for index, entry in enumerate(plan):
+        for stage, _ in entry.stages:
+            builders.setdefault(stage.digest, index)  # the first cell that needs it builds it
+    for index, entry in enumerate(plan):
+        for stage, _ in entry.stages:
+            builder = builders[stage.digest]
+            assert builder == index or levels[index] > levels[builder]  # type: ignore[operator]
+    sources = [
+        s for s in building.distinct_stages(plan) if s["stage"] == "framework" and "-src-" in s["readable"]
+    ]
+    assert sources and all(s["built_by"] is not None for s in sources)
+    assert sum(s["used_by"] for s in sources) > len(sources)  # cells share the PyTorch source builds
+    assert max(level for level in levels if level is not None) < building.GITHUB_LEVELS
+    building.github_levels(plan)  # fits the workflow's level jobs
