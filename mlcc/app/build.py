@@ -246,6 +246,7 @@ def build_stages(engine: ImageEngine, job: BuildJob, policy: BuildPolicy, log: L
             else:
                 log(f"mlcc: the {what} is built already: building FROM {found}")
         parent = found
+    log(f"mlcc: building the benchmark stage FROM {parent}")
     return job._replace(parent=parent)
 
 

@@ -481,7 +481,13 @@ def test_chain_shares_the_stack_stage_with_another_storage_through_the_registry(
     assert "mlcc: building the stack stage" not in text
     assert f"is built already: building FROM {registry}/mlcc-stack@sha256:" in text
     executed = [prefix[-1] for prefix, ran in run_steps(text) if ran]
-    print(f"second storage: {len(executed)} RUN steps executed, {len(stack_runs)} of the stack stage")
+    own = {prefix[-1] for prefix, _ in run_steps(_section(text, "mlcc: building the benchmark stage"))}
+    seconds = [re.findall(r"built in ([0-9.]+) s", out) for out in (first.out, second.out)]
+    print(
+        f"first storage: {len(stack_runs)} RUN steps of the stack stage executed; second storage:"
+        f" {len(executed)} RUN steps executed, {len(own)} of the benchmark stage; built in {seconds}"
+    )
+    assert set(executed) <= own
     assert executed and not stack_runs & set(executed)  # only the benchmark stage's steps ran
     assert not any(step in stack_runs for prefix, _ in run_steps(text) for step in prefix)
 
