@@ -199,9 +199,14 @@ def build_command(
 
 
 def _print_plan(plan: Sequence[building.Planned], engine: engines.Engine, parallel: int) -> None:
+    why = (
+        "the one that builds a stage image it lacks (after)"
+        if any(entry.stages for entry in plan)
+        else "the one it shares the most build steps with (after), whose layers it reuses"
+    )
     click.echo(
-        f"plan for {engine.describe()}: {len(plan)} image(s), {parallel} at a time (-j); an image "
-        "starts after the one it shares the most build steps with (after), whose layers it reuses"
+        f"plan for {engine.describe()}: {len(plan)} image(s), {parallel} at a time (-j); "
+        f"an image starts after {why}"
     )
     rows = [
         [
