@@ -36,8 +36,10 @@ from mlcc.engines.base import (
     Engine,
     ImageEngine,
     Log,
+    StageJob,
     job_for,
     registry_for,
+    stage_jobs,
 )
 from mlcc.errors import BuildError, MlccError, UsageError
 from mlcc.history import History, Record
@@ -160,6 +162,8 @@ def run_job(
             moved = base_moved(job, history)
             if moved:
                 log(f"mlcc: {moved}: rebuilding")
+            if policy.chain and isinstance(engine, ImageEngine):
+                job = build_stages(engine, job, policy, log)
             result = engine.build(job, policy, log)
             result = result._replace(reason=f"{moved}; {result.reason}") if moved else result
         else:
@@ -206,6 +210,44 @@ def pin_base(engine: Engine, job: BuildJob, policy: BuildPolicy, log: Log) -> Bu
         )
     log(f"base image {reference} is {base.digest}")
     return job._replace(base=base)
+
+
+def build_stages(engine: ImageEngine, job: BuildJob, policy: BuildPolicy, log: Log) -> BuildJob:
+    """``--chain``: find or build each shared stage image, each FROM the one before.
+
+    A stage already built where images go (the registry with ``--push``, else the engine's
+    storage) is taken as it is, by digest: a machine with an empty storage pulls the stack
+    and framework stages and runs only the benchmark's steps. ``--force`` builds them again.
+
+    Args:
+        engine: The local engine that builds.
+        job: The variant, its base pinned.
+        policy: Where images go and how they are built.
+        log: Told which stage is taken and which is built.
+
+    Returns:
+        The job with ``parent`` set to the last stage image: its build is the benchmark
+        stage's steps FROM it, and the image keeps the job's content tag.
+
+    Raises:
+        UsageError: mlcc's cache folder (the per-content locks) is not writable.
+        BuildError: A stage's build failed.
+        RegistryError: A registry could not be reached or refused.
+    """
+    parent = job.base.pinned if job.base is not None else job.rendered.plan.base_image
+    for stage in stage_jobs(job, policy):
+        stage = stage._replace(parent=parent)
+        what = f"{stage.stage.stage} stage {stage.readable.tag}"
+        with content_lock(stage.digest, log):  # two jobs on one stage: the second takes it
+            found = None if policy.force else engine.stage_image(stage, policy)
+            if found is None:
+                log(f"mlcc: building the {what} ({stage.content})")
+                found = engine.build_stage(stage, policy, log)
+            else:
+                log(f"mlcc: the {what} is built already: building FROM {found}")
+        parent = found
+    log(f"mlcc: building the benchmark stage FROM {parent}")
+    return job._replace(parent=parent)
 
 
 def base_moved(job: BuildJob, history: Optional[History]) -> Optional[str]:
@@ -415,6 +457,8 @@ class Planned(NamedTuple):
     job: BuildJob  # its base pinned where that could be read, so its content tag is final
     built: Optional[str]  # where its content already is; None when it would build
     unknown: Optional[str] = None  # why mlcc cannot tell (then it counts as one to build)
+    # --chain: each shared stage image and where it is built already (None: it would build)
+    stages: Tuple[Tuple[StageJob, Optional[str]], ...] = ()
 
 
 def plan_jobs(engine: Engine, jobs: Sequence[BuildJob], policy: BuildPolicy) -> List[Planned]:
@@ -431,8 +475,62 @@ def plan_jobs(engine: Engine, jobs: Sequence[BuildJob], policy: BuildPolicy) -> 
 
     Errors reading a base image, a registry or a cluster do not raise: the entry says why
     mlcc cannot tell (``unknown``).
+
+    With ``--chain`` on a local engine each entry lists its stage images too, and an image
+    waits for the first earlier one that builds a stage it lacks (:func:`stage_after`),
+    none when the stages it needs are built already.
     """
-    return [_plan_one(engine, job, policy, after) for job, after in zip(jobs, build_after(jobs))]
+    plan = [_plan_one(engine, job, policy, after) for job, after in zip(jobs, build_after(jobs))]
+    if policy.chain and isinstance(engine, ImageEngine) and not policy.force:
+        plan = stage_after(_with_stages(engine, plan, policy))
+    return plan
+
+
+def _with_stages(engine: ImageEngine, plan: Sequence[Planned], policy: BuildPolicy) -> List[Planned]:
+    known: Dict[str, Optional[str]] = {}  # a stage's digest -> where it is: asked once per stage
+    found = []
+    for entry in plan:
+        if entry.job.base is None:  # the base could not be read: its stages cannot be named
+            found.append(entry)
+            continue
+        stages = []
+        for stage in stage_jobs(entry.job, policy):
+            if stage.digest not in known:
+                try:
+                    known[stage.digest] = engine.stage_image(stage, policy)
+                except MlccError:
+                    known[stage.digest] = None  # a stage mlcc cannot see is one to build
+            stages.append((stage, known[stage.digest]))
+        found.append(entry._replace(stages=tuple(stages)))
+    return found
+
+
+def stage_after(plan: Sequence[Planned]) -> List[Planned]:
+    """Each image that would build waits for the first earlier one that builds a stage it
+    lacks (the deepest such stage first), or for nothing: a stage the registry holds is
+    pulled, and a stage built by an earlier image is taken from it once that one is done.
+
+    Args:
+        plan: The plan, each entry with its stages (:func:`plan_jobs` with ``--chain``).
+
+    Returns:
+        The same entries, ``after`` by stage images instead of shared layers; entries
+        without stages keep theirs.
+    """
+    found = list(plan)
+    for index, entry in enumerate(plan):
+        if entry.built or not entry.stages:
+            continue
+        missing = [stage.digest for stage, where in reversed(entry.stages) if where is None]
+        builders = [
+            next((j for j in range(index) if _builds_stage(plan[j], digest)), None) for digest in missing
+        ]
+        found[index] = entry._replace(after=next((j for j in builders if j is not None), None))
+    return found
+
+
+def _builds_stage(entry: Planned, digest: str) -> bool:
+    return not entry.built and any(stage.digest == digest and where is None for stage, where in entry.stages)
 
 
 # The build-matrix workflow has one job per level; a deeper plan must not pass unnoticed.
@@ -471,7 +569,7 @@ def github_levels(plan: Sequence[Planned]) -> Dict[str, Any]:
 
     def cell(entry: Planned) -> Dict[str, Any]:
         stack = entry.job.rendered.stack
-        return {
+        found: Dict[str, Any] = {
             "benchmark": stack.benchmark.name,
             "variant": entry.job.variant,
             "arch": stack.arch.name,
@@ -480,6 +578,12 @@ def github_levels(plan: Sequence[Planned]) -> Dict[str, Any]:
             "pins": entry.job.pins,
             "content": str(entry.job.content),
         }
+        if entry.stages:  # --chain: which stage images the registry holds already
+            found["stages"] = [
+                {"stage": stage.stage.stage, "content": str(stage.content), "built": where is not None}
+                for stage, where in entry.stages
+            ]
+        return found
 
     return {
         "levels": [
@@ -487,7 +591,39 @@ def github_levels(plan: Sequence[Planned]) -> Dict[str, Any]:
             for k in range(GITHUB_LEVELS)
         ],
         "built": [cell(e) for e in plan if e.built],
+        "stages": distinct_stages(plan),
     }
+
+
+def distinct_stages(plan: Sequence[Planned]) -> List[Dict[str, Any]]:
+    """Each stage image of a ``--chain`` plan once: built already, or which image builds it
+    (the first that would build and needs it) and how many others take it after that.
+
+    Args:
+        plan: The plan.
+
+    Returns:
+        ``{"stage", "readable", "content", "built", "built_by", "used_by"}`` per distinct
+        stage image, in the plan's order; empty without ``--chain``.
+    """
+    found: Dict[str, Dict[str, Any]] = {}
+    for entry in plan:
+        for stage, where in entry.stages:
+            item = found.setdefault(
+                stage.digest,
+                {
+                    "stage": stage.stage.stage,
+                    "readable": str(stage.readable),
+                    "content": str(stage.content),
+                    "built": where is not None,
+                    "built_by": None,
+                    "used_by": 0,
+                },
+            )
+            item["used_by"] += 1
+            if where is None and item["built_by"] is None and not entry.built:
+                item["built_by"] = entry.job.label
+    return list(found.values())
 
 
 def _plan_one(engine: Engine, job: BuildJob, policy: BuildPolicy, after: Optional[int]) -> Planned:

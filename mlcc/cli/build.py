@@ -21,7 +21,7 @@ from mlcc.app.matrix import MatrixFilters
 from mlcc.cli.context import benchmark_argument, complete_backend, kb_of
 from mlcc.cli.live import LiveView
 from mlcc.cli.options import options
-from mlcc.engines.base import BuildJob, BuildPolicy, BuildResult, EngineSettings, Log
+from mlcc.engines.base import BuildJob, BuildPolicy, BuildResult, EngineSettings, ImageEngine, Log
 from mlcc.errors import UsageError
 from mlcc.flags import given
 from mlcc.history import History
@@ -113,6 +113,10 @@ def build_command(
     Tags: <registry>/<benchmark>:<variant> and the content tag <registry>/<benchmark>:mlcc-<digest>.
     When the content tag already exists, nothing is built. --arch x86_64,ppc64le builds each
     arch (foreign ones under qemu) and pushes a manifest list <registry>/<benchmark>:<stack>.
+    --chain builds the shared stages (base+CUDA+cuDNN+NCCL+Python, then the framework) as
+    images of their own, <registry>/mlcc-stack and <registry>/mlcc-framework, tagged by
+    content: a stage the registry holds is pulled, so another machine builds only the
+    benchmark's steps.
 
     \b
     Examples:
@@ -121,6 +125,7 @@ def build_command(
       mlcc build ssd --backend docker --force
       mlcc build maskrcnn --cuda 10.1 --backend openshift --namespace mlperf
       mlcc build --matrix --arch x86_64 -j 2 --push --registry quay.io/me
+      mlcc build maskrcnn --cuda 10.1 --chain --push --registry quay.io/me
       mlcc build --matrix --dry-run --push --registry quay.io/me
       mlcc build --matrix --dry-run --format github --push --registry quay.io/me
     """
@@ -128,10 +133,14 @@ def build_command(
         raise UsageError("--format github goes with --dry-run --matrix")
     render_options = source.options()
     cluster = check_cluster_options(cluster)
-    if backend != "openshift" and (given(cluster) or given(connection)):
-        raise UsageError(
-            "the OpenShift options (--namespace, --push-to, --chain ...) go with --backend openshift"
-        )
+    if backend != "openshift":
+        # --chain is the one cluster option a local engine takes: it builds the stage images
+        if given(replace(cluster, chain=False)) or given(connection):
+            raise UsageError(
+                "the OpenShift options (--namespace, --push-to, --git-uri ...) go with --backend openshift"
+            )
+        policy = replace(policy, chain=cluster.chain)
+        cluster = replace(cluster, chain=False)
     settings = replace(connection, cluster=cluster)
     kb = kb_of(ctx)
     if matrix_build:
@@ -142,6 +151,11 @@ def build_command(
     else:
         todo = building.single_jobs(kb, benchmark, pins, policy, render_options)
     engine = engines.create(backend, settings)
+    if policy.chain and not isinstance(engine, ImageEngine):
+        raise UsageError(
+            f"--chain: the {engine.name} engine cannot build stage images",
+            hint="use --backend buildah, podman or docker (or openshift, which chains on the cluster)",
+        )
     if policy.cache_repo and not engine.registry_cache:
         raise UsageError(
             f"--cache-repo: the {engine.name} engine cannot share build steps through a registry",
@@ -185,9 +199,14 @@ def build_command(
 
 
 def _print_plan(plan: Sequence[building.Planned], engine: engines.Engine, parallel: int) -> None:
+    why = (
+        "the one that builds a stage image it lacks (after)"
+        if any(entry.stages for entry in plan)
+        else "the one it shares the most build steps with (after), whose layers it reuses"
+    )
     click.echo(
-        f"plan for {engine.describe()}: {len(plan)} image(s), {parallel} at a time (-j); an image "
-        "starts after the one it shares the most build steps with (after), whose layers it reuses"
+        f"plan for {engine.describe()}: {len(plan)} image(s), {parallel} at a time (-j); "
+        f"an image starts after {why}"
     )
     rows = [
         [
@@ -202,6 +221,21 @@ def _print_plan(plan: Sequence[building.Planned], engine: engines.Engine, parall
         for number, entry in enumerate(plan, 1)
     ]
     click.echo(render(("#", "after", "cell", "variant", "content tag", "plan", "why"), rows))
+    stages = building.distinct_stages(plan)
+    if stages:
+        click.echo("stage images (--chain): each built once, by the first image that needs it")
+        stage_rows = [
+            [
+                item["stage"],
+                item["readable"],
+                item["content"],
+                "built" if item["built"] else "would build",
+                "-" if item["built"] else str(item["built_by"] or "-"),
+                str(item["used_by"]),
+            ]
+            for item in stages
+        ]
+        click.echo(render(("stage", "image", "content tag", "plan", "built by", "used by"), stage_rows))
     built = sum(1 for entry in plan if entry.built)
     unknown = sum(1 for entry in plan if entry.unknown)
     click.echo(

@@ -19,9 +19,9 @@ import tempfile
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, ClassVar, Deque, NamedTuple, Optional, Tuple
+from typing import Callable, ClassVar, Deque, List, NamedTuple, Optional, Set, Tuple
 
-from mlcc.errors import BuildError, MlccError, UsageError
+from mlcc.errors import BuildError, MlccError, RegistryError, UsageError
 from mlcc.flags import flag
 from mlcc.image.auth import Credentials, credentials_for
 from mlcc.image.base import ResolvedBase
@@ -30,7 +30,9 @@ from mlcc.image.registry import Registry
 from mlcc.output import write_tree
 from mlcc.render import Rendered
 from mlcc.render.canonical_json import dumps
+from mlcc.render.digest import stamp
 from mlcc.render.openshift import ClusterOptions
+from mlcc.render.stages import SharedStage, benchmark_stage, shared_stages
 from mlcc.stackfile.document import StackManifest
 
 LOCAL_REGISTRY = "localhost/mlcc"
@@ -114,6 +116,9 @@ class BuildPolicy:
         default=None,
         metavar="REGISTRY/REPO",
     )
+    # --chain on a local engine (the flag is ClusterOptions', which OpenShift reads itself):
+    # the shared stages are images of their own in --registry (mlcc.app.build.build_stages)
+    chain: bool = False
 
     def __post_init__(self) -> None:
         _registry(self.registry)  # a malformed --registry is refused before anything runs
@@ -144,6 +149,9 @@ class BuildJob(NamedTuple):
     # build pulls exactly it, and it is part of the content digest.
     base: Optional[ResolvedBase] = None
     pins: str = ""  # a matrix cell's pins as flags (``--base ubi8 --arch x86_64``), for CI
+    # --chain: the last shared stage image, pinned (``<registry>/mlcc-framework@sha256:...``);
+    # the build is then the benchmark stage's steps FROM it. None: the whole Dockerfile.
+    parent: Optional[str] = None
 
     @property
     def variant(self) -> str:
@@ -166,7 +174,11 @@ class BuildJob(NamedTuple):
 
     @property
     def build_args(self) -> Tuple[Tuple[str, str], ...]:
-        """The build args, ``BASE_IMAGE`` naming the base by digest once it is pinned."""
+        """The build args, ``BASE_IMAGE`` naming the base by digest once it is pinned (with
+        ``parent``: the stage image, and only the mirror args the benchmark stage declares)."""
+        if self.parent is not None:
+            declared = {"NVIDIA_MIRROR", *(name for name, _ in benchmark_stage(self.rendered, "").build_args)}
+            return stage_build_args(self.rendered.build_args, self.parent, declared)
         if self.base is None:
             return self.rendered.build_args
         return tuple(
@@ -176,19 +188,29 @@ class BuildJob(NamedTuple):
 
     @property
     def labels(self) -> Tuple[Tuple[str, str], ...]:
-        """Labels set at build time (the OCI annotation for the base's digest)."""
-        if self.base is None:
-            return ()
-        return (("org.opencontainers.image.base.digest", self.base.digest),)
+        """Labels set at build time: the OCI annotation for the base's digest (the OS base,
+        chained or not); chained, ``io.mlcc.stage`` names the benchmark stage over the one
+        the stage image it is built on carries."""
+        found: Tuple[Tuple[str, str], ...] = ()
+        if self.base is not None:
+            found = (("org.opencontainers.image.base.digest", self.base.digest),)
+        if self.parent is not None:
+            found += (("io.mlcc.stage", "benchmark"),)
+        return found
 
     @property
     def files(self) -> Tuple[Tuple[str, str], ...]:
-        """The build context: the generated files, stack.json naming the base's digest."""
+        """The build context: the generated files, stack.json naming the base's digest;
+        with ``parent``, the Dockerfile is the benchmark stage's (its digest label stamped)."""
+        files = self.rendered.files
+        if self.parent is not None:
+            final = stamp(benchmark_stage(self.rendered, self.parent).dockerfile, self.rendered.digest)
+            files = tuple((n, final if n == self.rendered.main_file else c) for n, c in files)
         if self.base is None:
-            return self.rendered.files
+            return files
         return tuple(
             (name, with_base_digest(content, self.base.digest) if name == "stack.json" else content)
-            for name, content in self.rendered.files
+            for name, content in files
         )
 
     @property
@@ -218,6 +240,78 @@ def job_for(rendered: Rendered, policy: BuildPolicy, label: str, pins: str = "")
     """
     benchmark = rendered.stack.benchmark.name.replace("_", "-")
     return BuildJob(rendered, f"{policy.repository_root}/{benchmark}", label, pins=pins)
+
+
+def stage_build_args(
+    args: Tuple[Tuple[str, str], ...], parent: str, declared: Set[str]
+) -> Tuple[Tuple[str, str], ...]:
+    """A stage's build args: ``BASE_IMAGE`` = ``parent``, and of the variant's others those
+    the stage's Dockerfile declares (a build arg it does not declare is an engine warning)."""
+    return (("BASE_IMAGE", parent), *((n, v) for n, v in args if n != "BASE_IMAGE" and n in declared))
+
+
+class StageJob(NamedTuple):
+    """One shared stage image of a chained build (``--chain`` on a local engine).
+
+    Its content digest stands for the stage's Dockerfile and everything under it: the
+    base's manifest digest for the stack stage, the stack stage's content digest for the
+    framework stage. Two jobs that share it build it once; a machine that finds it in the
+    registry pulls it instead of building it."""
+
+    stage: SharedStage
+    repository: str  # <registry>[/<namespace>]/mlcc-<stage>
+    platform: str
+    under: str  # what it is built on: the base's manifest digest, or the stage before's digest
+    build_args: Tuple[Tuple[str, str], ...]  # the variant's, BASE_IMAGE replaced when it is built
+    parent: str = ""  # the image it is built FROM, pinned; set once that one is found or built
+
+    @property
+    def digest(self) -> str:
+        """sha256 of the stage's Dockerfile digest, what it is built on and the platform."""
+        data = f"mlcc stage v1\n{self.stage.digest}\non {self.under}\nplatform {self.platform}\n"
+        return "sha256:" + hashlib.sha256(data.encode()).hexdigest()
+
+    @property
+    def content(self) -> Reference:
+        """``<repository>:mlcc-<digest>``: the immutable tag named after what it is."""
+        return parse_reference(f"{self.repository}:{content_tag(self.digest)}")
+
+    @property
+    def readable(self) -> Reference:
+        """``<repository>:<readable>-<8 hex of its Dockerfile digest>``, as OpenShift tags it."""
+        return parse_reference(f"{self.repository}:{self.stage.tag}")
+
+    @property
+    def engine_build_args(self) -> Tuple[Tuple[str, str], ...]:
+        declared = {"NVIDIA_MIRROR", *(name for name, _ in self.stage.build_args)}
+        return stage_build_args(self.build_args, self.parent, declared)
+
+
+def stage_jobs(job: BuildJob, policy: BuildPolicy) -> List[StageJob]:
+    """The shared stage images of a job, in build order, each on the one before.
+
+    Args:
+        job: The variant, its base pinned.
+        policy: Where the stage images go: ``<--registry>/mlcc-stack``, ``.../mlcc-framework``.
+
+    Returns:
+        The stack stage, and the framework stage when the variant has one; their
+        ``parent`` is empty until the build finds or builds the one before.
+
+    Raises:
+        UsageError: The base is not pinned yet (a stage's name depends on its digest).
+    """
+    if job.base is None:
+        raise UsageError("a chained build names its stages after the base's digest: pin the base first")
+    found: List[StageJob] = []
+    under = job.base.digest
+    # the stack's own base reference, whatever --base-image names: the base's digest is what
+    # the stage is built on, so a mirror serving the same manifest shares the stage
+    for stage in shared_stages(job.rendered, job.rendered.stack.base.ref):
+        repository = f"{policy.repository_root}/{stage.repository}"
+        found.append(StageJob(stage, repository, job.rendered.platform, under, job.rendered.build_args))
+        under = found[-1].digest
+    return found
 
 
 class BuildResult(NamedTuple):
@@ -565,16 +659,30 @@ class ImageEngine(Engine):
 
     def _build_in_context(self, job: BuildJob, policy: BuildPolicy, log: Log) -> str:
         rendered = job.rendered
+        return self._build_files(
+            job.files, rendered.main_file, rendered.platform, job.build_args, job.labels, policy, log
+        )
+
+    def _build_files(
+        self,
+        files: Tuple[Tuple[str, str], ...],
+        dockerfile: str,
+        platform: str,
+        build_args: Tuple[Tuple[str, str], ...],
+        labels: Tuple[Tuple[str, str], ...],
+        policy: BuildPolicy,
+        log: Log,
+    ) -> str:
         cache = cache_repository(policy)
         with tempfile.TemporaryDirectory(prefix="mlcc-context-") as scratch:
             context = Path(scratch)
-            write_tree(context, list(job.files))
+            write_tree(context, list(files))
             spec = EngineBuild(
                 context=context,
-                platform=rendered.platform,
-                build_args=job.build_args,
-                labels=job.labels,
-                dockerfile=rendered.main_file,
+                platform=platform,
+                build_args=build_args,
+                labels=labels,
+                dockerfile=dockerfile,
                 no_cache=policy.no_cache,
                 network=policy.network,
                 cache_repo=cache,
@@ -582,6 +690,60 @@ class ImageEngine(Engine):
                 cache_credentials=credentials_for(cache.registry) if cache else None,
             )
             return self.build_image(spec, log)
+
+    # ------------------------------------------------------------------ stage images (--chain)
+
+    def stage_image(self, stage: StageJob, policy: BuildPolicy) -> Optional[str]:
+        """Where a shared stage image is built already, pinned: what the next stage builds FROM.
+
+        Args:
+            stage: The stage.
+            policy: With ``--push``, the registry is asked; else the engine's storage.
+
+        Returns:
+            ``<repository>@<manifest digest>`` in the registry, the content tag in local
+            storage, or None when it is not built.
+
+        Raises:
+            RegistryError: The registry could not be asked.
+        """
+        content = stage.content
+        if policy.push:
+            digest = registry_for(content, policy).exists(content.repository, content.tag or "")
+            return None if digest is None else str(content._replace(tag=None, digest=digest))
+        return str(content) if self.exists(str(content)) else None
+
+    def build_stage(self, stage: StageJob, policy: BuildPolicy, log: Log) -> str:
+        """Build a shared stage image FROM ``stage.parent``, tag it (content and readable
+        tag), and with ``--push`` push both.
+
+        Args:
+            stage: The stage, its parent found or built.
+            policy: Where images go and how they are built.
+            log: Where the engine's output goes.
+
+        Returns:
+            The stage image, pinned as :meth:`stage_image` names it.
+
+        Raises:
+            BuildError: The build or a tag failed.
+            RegistryError: The push failed, or the pushed image is not in the registry.
+        """
+        files = (("Dockerfile", stage.stage.dockerfile),)
+        image = self._build_files(
+            files, "Dockerfile", stage.platform, stage.engine_build_args, (), policy, log
+        )
+        self.tag(image, str(stage.content))
+        self.tag(image, str(stage.readable))
+        if not policy.push:
+            return str(stage.content)
+        credentials = credentials_for(stage.content.registry)
+        for ref in (stage.content, stage.readable):
+            self.push(ref, tls_verify=policy.tls_verify, credentials=credentials, log=log)
+        found = self.stage_image(stage, policy)
+        if found is None:
+            raise RegistryError(f"{stage.content} was pushed but the registry does not list it")
+        return found
 
 
 def write_context(rendered: Rendered, folder: Path) -> None:

@@ -421,3 +421,91 @@ def test_cache_repo_pushes_every_build_step_to_the_registry(world: World, tmp_pa
     ) as answer:
         tags = set(json.load(answer)["tags"])
     assert set(pushed) <= tags
+
+
+def _chained(world: World, benchmark: str, registry: str, log: Path, *extra: str) -> List[str]:
+    # an alias of the mirror no other test builds from: the stack stage is cold
+    mirror = f"{world.stage.mirror}/a10"
+    args = _args(
+        world, "--backend", "buildah", "--chain", "--log", str(log), *extra, registry=registry, mirror=mirror
+    )
+    args[1] = benchmark
+    return args
+
+
+def _section(log: str, start: str) -> str:
+    """The lines of ``log`` from the line holding ``start`` to the next line of mlcc's own."""
+    lines = log.splitlines()
+    first = next(i for i, line in enumerate(lines) if start in line)
+    end = next((i for i in range(first + 1, len(lines)) if lines[i].startswith("mlcc: ")), len(lines))
+    return "\n".join(lines[first:end])
+
+
+def test_chain_shares_the_stack_stage_with_another_storage_through_the_registry(
+    world: World, tmp_path: Path
+) -> None:
+    """--chain: the first machine builds the stack stage as an image of its own and pushes
+    it by its content tag; a second machine, its container storage empty, pulls that stage
+    and runs none of its RUN steps, only the other benchmark's. The probes have no framework
+    stage (no Python): the stack stage is the shared one here."""
+    from tests.e2e import fixtures as fx
+    from tests.e2e.test_matrix import run_steps
+
+    registry = f"{world.registry.host}/chained"
+    first_log = tmp_path / "first.log"
+    first = mlcc(world, *_chained(world, "e2e-probe", registry, first_log))
+    assert first.code == 0, first.err[-4000:]
+    text = first_log.read_text()
+    stack_section = _section(text, "mlcc: building the stack stage")
+    stack_runs = {prefix[-1] for prefix, ran in run_steps(stack_section) if ran}
+    assert stack_runs  # the stage's RUN steps ran on the first machine
+    with urllib.request.urlopen(f"http://{registry.split('/')[0]}/v2/chained/mlcc-stack/tags/list") as answer:
+        tags = json.load(answer)["tags"]
+    assert any(tag.startswith("mlcc-") for tag in tags) and any(tag.startswith("cuda12.6-") for tag in tags)
+
+    # the second machine: its own, empty container storage; the same registry
+    machine = fx.containers_environment(tmp_path / "machine2", [world.registry.host])
+    listed = subprocess.run(["buildah", "images", "-q"], env={**os.environ, **machine}, capture_output=True)
+    assert listed.returncode == 0 and not listed.stdout.strip()
+    planned = mlcc(
+        world, *_chained(world, "e2e-probe2", registry, tmp_path / "plan.log", "--dry-run"), env=machine
+    )
+    assert planned.code == 0, planned.err[-2000:]
+    stage_row = next(line for line in planned.out.splitlines() if "mlcc-stack:cuda12.6-" in line)
+    assert "built" in stage_row and "would build" not in stage_row
+
+    second_log = tmp_path / "second.log"
+    second = mlcc(world, *_chained(world, "e2e-probe2", registry, second_log), env=machine)
+    assert second.code == 0, second.err[-4000:]
+    text = second_log.read_text()
+    assert "mlcc: building the stack stage" not in text
+    assert f"is built already: building FROM {registry}/mlcc-stack@sha256:" in text
+    executed = [prefix[-1] for prefix, ran in run_steps(text) if ran]
+    own = {prefix[-1] for prefix, _ in run_steps(_section(text, "mlcc: building the benchmark stage"))}
+    seconds = [re.findall(r"built in ([0-9.]+) s", out) for out in (first.out, second.out)]
+    print(
+        f"first storage: {len(stack_runs)} RUN steps of the stack stage executed; second storage:"
+        f" {len(executed)} RUN steps executed, {len(own)} of the benchmark stage; built in {seconds}"
+    )
+    assert set(executed) <= own
+    assert executed and not stack_runs & set(executed)  # only the benchmark stage's steps ran
+    assert not any(step in stack_runs for prefix, _ in run_steps(text) for step in prefix)
+
+    # the same stack as the flat build: its content tag, and verify finds nothing wrong
+    content = _tag(second.out)
+    flat = mlcc(
+        world,
+        *[
+            a
+            for a in _chained(world, "e2e-probe2", registry, tmp_path / "f.log", "--dry-run")
+            if a != "--chain"
+        ],
+    )
+    assert flat.code == 0 and content in flat.out and "1 already built" in flat.out, flat.out + flat.err
+    verified = mlcc(world, "verify", content, "--no-tls-verify")
+    assert verified.code == 0 and ": ok" in verified.out, verified.out + verified.err
+    shown = json.loads(mlcc(world, "inspect", content, "--no-tls-verify", "--json").out)
+    assert (
+        shown["labels"]["io.mlcc.stage"] == "benchmark"
+        and shown["labels"]["io.mlcc.benchmark"] == "e2e-probe2"
+    )

@@ -213,3 +213,10 @@ def test_cache_repo_is_a_repository_and_needs_an_engine_that_shares_through_one(
     assert bare.code == 2 and "name a repository" in bare.err
     ledger_engine = cli("build", "ssd", "--backend", "ledger", "--cache-repo", "quay.io/me/cache")
     assert ledger_engine.code == 2 and "cannot share build steps through a registry" in ledger_engine.err
+
+
+def test_chain_goes_with_an_engine_that_builds_images(cli, ledger: Path) -> None:  # type: ignore[no-untyped-def]
+    refused = cli("build", "ssd", "--chain", "--backend", "ledger")
+    assert refused.code == 2 and "--chain: the ledger engine cannot build stage images" in refused.err
+    cluster_only = cli("build", "ssd", "--chain", "--namespace", "mlperf", "--backend", "buildah")
+    assert cluster_only.code == 2 and "go with --backend openshift" in cluster_only.err

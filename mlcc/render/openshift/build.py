@@ -10,20 +10,15 @@ ever referenced by name.
 from __future__ import annotations
 
 import re
-from hashlib import sha256
 from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import mlcc
 from mlcc.errors import UsageError
-from mlcc.render import Rendered, render_dockerfile
+from mlcc.render import Rendered
 from mlcc.render.digest import stamp
-from mlcc.render.mirror import routes
 from mlcc.render.openshift import names
 from mlcc.render.openshift.options import ClusterOptions
-from mlcc.render.plan import place_args
-
-if TYPE_CHECKING:
-    from mlcc.render.plan import Plan
+from mlcc.render.stages import benchmark_stage, shared_stages, stage_readable
 
 if TYPE_CHECKING:
     Obj = Dict[str, Any]
@@ -355,69 +350,36 @@ def chain_specs(
 ) -> List[BuildConfigSpec]:
     """stack image -> framework image -> benchmark image, each FROM the one before.
 
-    The stack and framework stages are named by a digest of their own Dockerfile, so
-    every variant (of any benchmark) that renders the same stage shares one BuildConfig.
+    The stack and framework stages are named by a digest of their own Dockerfile
+    (:func:`mlcc.render.stages.shared_stages`), so every variant (of any benchmark) that
+    renders the same stage shares one BuildConfig.
     """
     if options.git_uri:
         raise UsageError("--chain builds from inline Dockerfiles; it does not combine with --git-uri")
-    plan = rendered.plan
-    stack = rendered.stack
-    command = rendered.command + " --chain"  # the request as typed, outside every digest
-    hosts = routes(stack.hosts)
     specs: List[BuildConfigSpec] = []
     parent = base
-    for stage in ("stack", "framework"):
-        steps = tuple(s for s in plan.steps if s.stage == stage)
-        if not steps:
-            continue
-        readable = _stage_readable(rendered, stage)
-        labels = _stage_labels(rendered, stage)
-        placed, build_args = place_args(steps, rendered.options, hosts)
-        stage_plan = plan._replace(
-            base_image=parent.name,  # the BuildConfig's `from` replaces it on the cluster
-            steps=placed,
-            labels=labels,
-            workdir=None,
-            user=None,
-            entrypoint=(),
-            cmd=(),
-            build_args=build_args,
-        )
-        # no benchmark in the text: every benchmark on this stage must render it byte for byte
-        shared = f"mlcc gen BENCHMARK --chain: the {stage} stage every benchmark on it shares"
-        dockerfile = render_dockerfile(stage_plan, command=shared)
-        digest = _stage_digest(stage_plan, dockerfile, shared)
-        stage_stream = f"mlcc-{stage}"
-        tag = f"{readable}-{digest[7:15]}"
+    for stage in shared_stages(rendered, parent.name):  # the BuildConfig's `from` replaces it
         specs.append(
             BuildConfigSpec(
-                name=names.object_name(stage, _short(rendered, stage), digest[7:15]),
-                component=stage,
-                dockerfile=dockerfile,
+                name=names.object_name(stage.stage, _short(rendered, stage.stage), stage.digest[7:15]),
+                component=stage.stage,
+                dockerfile=stage.dockerfile,
                 files=(),
                 source=parent,
-                output=(stage_stream, tag),
-                labels=(*labels, ("io.mlcc.stage.digest", digest)),
-                digest=digest,
-                compiles=compiles(rendered, (stage,)),
+                output=(stage.repository, stage.tag),
+                labels=(*stage.labels, ("io.mlcc.stage.digest", stage.digest)),
+                digest=stage.digest,
+                compiles=compiles(rendered, (stage.stage,)),
             )
         )
-        parent = Source(stage_stream, tag)
-    final_steps, final_args = place_args(
-        tuple(s for s in plan.steps if s.stage == "benchmark"), rendered.options, hosts
-    )
-    final_plan = plan._replace(
-        base_image=parent.name,  # the BuildConfig's `from` replaces it on the cluster
-        steps=final_steps,
-        build_args=final_args,
-    )
-    dockerfile = render_dockerfile(final_plan, command=f"{command} (stage: benchmark)")
+        parent = Source(stage.repository, stage.tag)
+    final = benchmark_stage(rendered, parent.name)  # the BuildConfig's `from` replaces it
     files = tuple((n, c) for n, c in rendered.files if n != rendered.main_file)
     specs.append(
         BuildConfigSpec(
             name=name,
             component="benchmark",
-            dockerfile=dockerfile,
+            dockerfile=final.dockerfile,
             files=files,
             source=parent,
             output=(stream, rendered.variant),
@@ -429,61 +391,12 @@ def chain_specs(
     return specs
 
 
-def _stage_digest(stage_plan: Plan, dockerfile: str, command: str) -> str:
-    """What names a stage image: the digest of its Dockerfile as the content digest sees a
-    rendering (:meth:`Plan.hashed`), each verified mirror at its placeholder. A stage built
-    through such a mirror fetches the published stage's verified bytes: it takes the
-    published tag, and every chain through any verified mirror shares it."""
-    hashed = stage_plan.hashed()
-    text = dockerfile if hashed is stage_plan else render_dockerfile(hashed, command=command)
-    return "sha256:" + sha256(text.encode()).hexdigest()
-
-
-def _stage_readable(rendered: Rendered, stage: str) -> str:
-    stack = rendered.stack
-    if stage == "stack":
-        parts = [f"cuda{stack.cuda.minor}" if stack.cuda else "cpu"]
-        if stack.cudnn:
-            parts.append(f"cudnn{stack.cudnn.version.split('.')[0]}")
-        if stack.nccl:
-            parts.append("nccl" + ".".join(stack.nccl.version.split(".")[:2]))
-        if stack.python:
-            parts.append(f"py{stack.python.version}")
-        parts += [stack.base.name, stack.arch.name]
-        return "-".join(parts)
-    framework = stack.framework
-    assert framework is not None
-    return f"{framework.framework}{framework.version.split('+')[0]}-{framework.variant}"
-
-
 def _short(rendered: Rendered, stage: str) -> str:
     """A BuildConfig name part short enough for build pod names (the tag keeps the rest)."""
-    readable = _stage_readable(rendered, stage)
+    readable = stage_readable(rendered, stage)
     return (
         "-".join(p for p in readable.split("-") if not p.startswith("nccl")) if stage == "stack" else readable
     )
-
-
-def _stage_labels(rendered: Rendered, stage: str) -> Tuple[Tuple[str, str], ...]:
-    keep = {
-        "io.mlcc.version",
-        "io.mlcc.arch",
-        "io.mlcc.base",
-        "io.mlcc.accelerator",
-        "io.mlcc.cuda",
-        "io.mlcc.cudnn",
-        "io.mlcc.nccl",
-        "io.mlcc.python",
-        "io.mlcc.driver.min",
-        "org.opencontainers.image.base.name",
-        "org.opencontainers.image.vendor",
-    }
-    if stage == "framework":
-        keep |= {"io.mlcc.gcc", "io.mlcc.framework", "io.mlcc.framework.version", "io.mlcc.framework.variant"}
-    found = [(k, v) for k, v in rendered.plan.labels if k in keep]
-    found.append(("io.mlcc.stage", stage))
-    found.append(("org.opencontainers.image.title", f"mlcc {stage} {_stage_readable(rendered, stage)}"))
-    return tuple(sorted(found))
 
 
 # ----------------------------------------------------------------------------- a variant

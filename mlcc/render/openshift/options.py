@@ -89,7 +89,9 @@ class ClusterOptions:
     )
     chain: bool = flag(
         "--chain",
-        "Three chained builds: stack image, framework image, benchmark image.",
+        "Three chained builds: stack image, framework image, benchmark image, each named by"
+        " its content (mlcc build with buildah, podman or docker: the stage images go to"
+        " --registry, and a stage found there is pulled, not built).",
         default=False,
         is_flag=True,
     )
