@@ -7,7 +7,7 @@ The time is Unix milliseconds; ``run_stop``'s ``metadata.status`` says whether t
 reached its target (``success``) or not (``aborted``).
 
 A log is training output anyone can write, so each value a score uses is checked before
-it is used: a JSON object (nested at most ``MAX_DEPTH`` deep, no NaN or Infinity), a key
+it is used: a JSON object (nested at most ``MLLOG_MAX_DEPTH`` deep, no NaN or Infinity), a key
 of at most ``MAX_KEY`` word characters, a finite non-negative time no later than
 ``MAX_TIME_MS``, metadata that is an object. A line that is not so raises
 :class:`MllogLineError` with the reason; :mod:`mlcc.results.parse` reports it with the
@@ -21,9 +21,9 @@ import math
 import re
 from typing import Any, Dict, NamedTuple, Optional
 
-MARKER = b":::MLLOG"
+MLLOG_MARKER = b":::MLLOG"
 MAX_KEY = 100
-MAX_DEPTH = 20  # MLLOG values are flat or one level deep (eval_accuracy {"BBOX": ..., "SEGM": ...})
+MLLOG_MAX_DEPTH = 20  # MLLOG values are flat or one level deep (eval_accuracy {"BBOX": ..., "SEGM": ...})
 MAX_TIME_MS = 10**13  # the year 2286: a later time_ms is no clock reading
 _KEY = re.compile(r"[A-Za-z0-9_.]+")
 
@@ -63,10 +63,10 @@ def parse_event(line: bytes) -> Optional[MllogEvent]:
         MllogLineError: The JSON after the marker is missing, not valid, or holds a value
             the format does not allow.
     """
-    at = line.find(MARKER)
+    at = line.find(MLLOG_MARKER)
     if at < 0:
         return None
-    payload = line[at + len(MARKER) :].strip()
+    payload = line[at + len(MLLOG_MARKER) :].strip()
     try:
         text = payload.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -74,13 +74,13 @@ def parse_event(line: bytes) -> Optional[MllogEvent]:
     try:
         document = json.loads(text, parse_constant=_no_constant)
     except RecursionError:
-        raise MllogLineError(f"JSON nested deeper than {MAX_DEPTH} levels") from None
+        raise MllogLineError(f"JSON nested deeper than {MLLOG_MAX_DEPTH} levels") from None
     except ValueError as error:
         raise MllogLineError(f"not valid JSON ({error}): {text[:80]!r}") from None
     if not isinstance(document, dict):
         raise MllogLineError(f"a JSON {type(document).__name__}, not an object: {text[:80]!r}")
-    if not _depth(document, MAX_DEPTH):
-        raise MllogLineError(f"JSON nested deeper than {MAX_DEPTH} levels")
+    if not _depth(document, MLLOG_MAX_DEPTH):
+        raise MllogLineError(f"JSON nested deeper than {MLLOG_MAX_DEPTH} levels")
     key = document.get("key")
     if not isinstance(key, str) or len(key) > MAX_KEY or not _KEY.fullmatch(key):
         raise MllogLineError(f"no valid key (letters, digits, '_' or '.', at most {MAX_KEY}): {key!r:.80}")

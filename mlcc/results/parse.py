@@ -24,8 +24,7 @@ import re
 from pathlib import Path
 from typing import IO, Any, Dict, Iterator, List, NamedTuple, Optional, Tuple
 
-from mlcc.results.mllog import MARKER as MLLOG_MARKER
-from mlcc.results.mllog import MllogLineError, parse_event
+from mlcc.results.mllog import MLLOG_MARKER, MllogLineError, parse_event
 
 CHUNK = 1 << 20
 # Longer "result lines" are not MLPerf output (submission_entry, the longest, is ~1.5 kB).
