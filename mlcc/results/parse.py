@@ -187,7 +187,9 @@ class _Parser:
             event = parse_event(raw)
         except MllogLineError as error:
             why = "cut off: the log ends in the middle of it" if cut else str(error)
-            self.current.note(f"line {number}: :::MLLOG line {why}")
+            # Before any run's line the problem is the file's (no run would carry it).
+            note = self.current.note if self.current.seen else self.note
+            note(f"line {number}: :::MLLOG line {why}")
             return
         if event is None:
             return

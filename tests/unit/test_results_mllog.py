@@ -206,6 +206,15 @@ def test_a_cut_off_mllog_line_is_reported_as_cut_off(tmp_path: Path) -> None:
     assert parsed.runs[0].problems == ("line 7: :::MLLOG line cut off: the log ends in the middle of it",)
 
 
+def test_a_malformed_line_before_any_run_is_the_files_problem(tmp_path: Path) -> None:
+    log = tmp_path / "result_0.txt"
+    log.write_text('output\n:::MLLOG {"key": "run_start", "time_ms": -1}\n')
+    parsed = parse_file(log)
+    assert parsed.runs == ()
+    (problem,) = parsed.problems
+    assert problem == "line 2: :::MLLOG line run_start: time_ms -1 is not a time (0 .. 10000000000000 ms)"
+
+
 def test_depth_limit_holds_for_the_deepest_allowed_value() -> None:
     deep = "[" * (MLLOG_MAX_DEPTH - 1) + "]" * (MLLOG_MAX_DEPTH - 1)
     event = parse_event(f':::MLLOG {{"key": "eval_accuracy", "time_ms": 5, "value": {deep}}}'.encode())
