@@ -256,6 +256,7 @@ def add_results(
     source: StackSource,
     placement: Optional[Placement] = None,
     history_file: Optional[str] = None,
+    round_name: Optional[str] = None,
 ) -> Stored:
     """Store the runs of the logs with the stack they ran on (``mlcc results add``).
 
@@ -268,6 +269,8 @@ def add_results(
         source: The image or stack.json the runs ran on.
         placement: The system, GPUs and nodes (default: what the logs say).
         history_file: ``--history FILE``, or None for the default database.
+        round_name: ``--round``: the MLPerf round of the runs; default: the one their log
+            format implies.
 
     Returns:
         What was stored and skipped, the stack, the history, and the logs' problems.
@@ -286,7 +289,7 @@ def add_results(
             " nothing stored"
         )
     stack = load_stack(source)
-    added, history = store_runs(kb, runs, stack, placement or Placement(), history_file)
+    added, history = store_runs(kb, runs, stack, placement or Placement(), history_file, round_name)
     return Stored(added, stack, history, log_problems(logs))
 
 

@@ -169,9 +169,13 @@ def report_added(stored: Stored) -> None:
         click.echo(f"note: {line}", err=True)
 
 
+ROUND_HELP = "The runs' MLPerf round (v0.6, v2.1); default: the round the log format implies."
+
+
 @click.command("add")
 @click.argument("paths", nargs=-1, required=True, metavar="LOG...")
 @stack_source
+@click.option("--round", "round_name", metavar="ROUND", help=ROUND_HELP)
 @click.pass_context
 def add_command(
     ctx: click.Context,
@@ -185,6 +189,7 @@ def add_command(
     nodes: Any,
     gpus: Any,
     history_file: Any,
+    round_name: Any,
 ) -> None:
     """Store the runs of LOG... in the history with the stack of the image they ran on
     (its /etc/mlcc/stack.json, read as mlcc inspect reads it), the system, GPU and node
@@ -202,6 +207,7 @@ def add_command(
         source_of(image, stack_file, tls_verify, image_arch, backend),
         Placement(system, nodes, gpus),
         history_file,
+        round_name,
     )
     report_added(stored)
 

@@ -299,6 +299,24 @@ def test_results_compare_shows_maskrcnn_v06_dgx1_beside_v21_a100_and_h100(cli: A
     }
 
 
+def test_results_add_stores_the_round_flag_names(cli: Any, tmp_path: Path) -> None:
+    stack = Path(__file__).resolve().parents[2] / "dockerfiles" / "maskrcnn"
+    stack_file = stack / "cuda10.1-cudnn7-ubi8-x86_64" / "stack.json"
+    folder = V21 / "dgxh100_preview" / "maskrcnn"
+    path = str(tmp_path / "h.sqlite")
+    result = cli(
+        "results", "add", str(folder), "--stack", str(stack_file), "--history", path, "--round", "v0.6"
+    )
+    assert result.code == 0, result.err
+    compared = json.loads(cli("results", "compare", "--json", "--history", path).out)
+    assert [s["round"] for s in compared[0]["stacks"]] == ["v0.6"]
+    result = cli(
+        "results", "add", str(folder), "--stack", str(stack_file), "--history", path, "--round", "v1"
+    )
+    assert result.code == 2
+    assert "--round v1: no such round" in result.err
+
+
 def test_a_history_from_before_the_round_column_reads_as_v06(tmp_path: Path) -> None:
     """Rows stored before mlcc read MLLOG are v0.6 runs; the column is added on the next add."""
     import sqlite3
