@@ -28,7 +28,8 @@ from mlcc.output import write_tree
 from mlcc.report.results import render_results_html
 from mlcc.results.compare import BenchmarkComparison, compare
 from mlcc.results.parse import LogFile, Run, parse_file
-from mlcc.results.reference import published_results, required_runs
+from mlcc.results.reference import published_results
+from mlcc.results.rules import scoring_rules
 from mlcc.results.score import BenchmarkScore, log_files, score
 from mlcc.results.store import Added, Placement, StackInfo, add_runs, stack_info, stored_runs
 
@@ -116,26 +117,30 @@ def log_problems(logs: Sequence[LogFile]) -> List[str]:
     return lines
 
 
-def score_logs(kb: KnowledgeBase, paths: Sequence[str]) -> Scored:
+def score_logs(kb: KnowledgeBase, paths: Sequence[str], round_name: Optional[str] = None) -> Scored:
     """The MLPerf score of each benchmark in the logs (``mlcc results score``).
 
-    The score is the mean after dropping the fastest and the slowest run.
+    The score is the mean after dropping the fastest and the slowest run, by the rules of
+    the log's round (:mod:`mlcc.results.rules`: runs required, runs dropped, failed runs).
 
     Args:
-        kb: The knowledge base (how many runs each benchmark's reference submission ran).
+        kb: The knowledge base (kept for the API; the rules table names the runs required).
         paths: Log files and folders.
+        round_name: ``--round``: the round whose rules score every log; default: the round
+            each log's format implies (``:::MLL`` v0.6, ``:::MLLOG`` v2.1).
 
     Returns:
         The scores per benchmark, submitter and platform, the notes, and the parsed logs.
 
     Raises:
-        UsageError: A path does not exist or cannot be read, or no log holds an MLPerf run.
+        UsageError: A path does not exist or cannot be read, no log holds an MLPerf run,
+            or the round is not in the rules table.
     """
     logs = parse_logs(paths)
-    scores, notes = score(logs, required_runs(kb))
+    scores, notes = score(logs, rules=scoring_rules(), round_name=round_name)
     if not scores:
         raise UsageError(
-            f"no MLPerf runs in {len(logs)} file(s): no :::MLL or :::MLPv0.5.0 lines",
+            f"no MLPerf runs in {len(logs)} file(s): no :::MLLOG, :::MLL or :::MLPv0.5.0 lines",
             details=notes[:10],
             hint="give the result_N.txt logs a training run wrote",
         )
@@ -221,6 +226,7 @@ def store_runs(
     stack: StackInfo,
     placement: Placement,
     history_file: Optional[str] = None,
+    round_name: Optional[str] = None,
 ) -> Tuple[Added, History]:
     """Store the runs with their stack in the history.
 
@@ -230,6 +236,7 @@ def store_runs(
         stack: The stack they ran on.
         placement: The system, GPUs and nodes (default: what the logs say).
         history_file: ``--history FILE``, or None for the default database.
+        round_name: The MLPerf round of the runs; default: the one their log format implies.
 
     Returns:
         What was added (a run already stored is skipped), and the history.
@@ -240,7 +247,7 @@ def store_runs(
     """
     checked = check_benchmarks(kb, runs, stack)
     history = open_history(history_file)
-    return add_runs(history, checked, stack, placement, __version__), history
+    return add_runs(history, checked, stack, placement, __version__, round_name), history
 
 
 def add_results(
@@ -249,6 +256,7 @@ def add_results(
     source: StackSource,
     placement: Optional[Placement] = None,
     history_file: Optional[str] = None,
+    round_name: Optional[str] = None,
 ) -> Stored:
     """Store the runs of the logs with the stack they ran on (``mlcc results add``).
 
@@ -261,6 +269,8 @@ def add_results(
         source: The image or stack.json the runs ran on.
         placement: The system, GPUs and nodes (default: what the logs say).
         history_file: ``--history FILE``, or None for the default database.
+        round_name: ``--round``: the MLPerf round of the runs; default: the one their log
+            format implies.
 
     Returns:
         What was stored and skipped, the stack, the history, and the logs' problems.
@@ -275,10 +285,11 @@ def add_results(
     runs = [run for log in logs for run in log.runs]
     if not runs:
         raise UsageError(
-            f"no MLPerf runs in {len(logs)} file(s): no :::MLL or :::MLPv0.5.0 lines; nothing stored"
+            f"no MLPerf runs in {len(logs)} file(s): no :::MLLOG, :::MLL or :::MLPv0.5.0 lines;"
+            " nothing stored"
         )
     stack = load_stack(source)
-    added, history = store_runs(kb, runs, stack, placement or Placement(), history_file)
+    added, history = store_runs(kb, runs, stack, placement or Placement(), history_file, round_name)
     return Stored(added, stack, history, log_problems(logs))
 
 
@@ -304,7 +315,7 @@ def compare_results(
     names = {ref.recipe: ref.log_name for ref in references.values()}
     wanted = [names.get(b, b) for b in filters.benchmarks]
     rows = stored_runs(history, benchmarks=wanted, stacks=filters.stacks, systems=filters.systems)
-    return Compared(compare(rows, references), history)
+    return Compared(compare(rows, references, scoring_rules()), history)
 
 
 def write_results_page(html_file: str, comparisons: Sequence[BenchmarkComparison], title: str) -> None:

@@ -56,20 +56,30 @@ def results_group() -> None:
 @click.command("score")
 @click.argument("paths", nargs=-1, required=True, metavar="DIR|LOG...")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list, one object per benchmark.")
+@click.option(
+    "--round",
+    "round_name",
+    metavar="ROUND",
+    help="Score by this MLPerf round's rules (v0.6, v2.1); default: the round the log format implies.",
+)
 @click.pass_context
-def score_command(ctx: click.Context, paths: Sequence[str], as_json: bool) -> None:
+def score_command(ctx: click.Context, paths: Sequence[str], as_json: bool, round_name: Any) -> None:
     """Time to train of each run and the MLPerf score of each benchmark: the mean after
-    dropping the fastest and the slowest run. A run that missed the target counts as the
-    slowest; unfinished runs and missing runs mark the score partial.
+    dropping the fastest and the slowest run, by the rules of the log's round. A run that
+    missed the target counts as the slowest; unfinished runs and missing runs mark the
+    score partial.
 
     \b
+    Reads :::MLL (v0.6) and :::MLLOG (v0.7 and later) logs; :::MLLOG logs are scored by
+    the v2.1 rules unless --round says otherwise.
     Runs are grouped by benchmark, submitter and platform (from the submission_* lines).
     Examples:
       mlcc results score training_results_v0.6/NVIDIA/results
+      mlcc results score training_results_v2.1/NVIDIA/results/dgxh100_preview/maskrcnn
       mlcc results score run1.txt run2.txt run3.txt --json
     """
 
-    scored = score_logs(kb_of(ctx), paths)
+    scored = score_logs(kb_of(ctx), paths, round_name)
     if as_json:
         click.echo(json.dumps([s.as_json() for s in scored.scores], indent=2))
         return
@@ -100,6 +110,8 @@ def _print_scores(scores: Sequence[Any]) -> None:
         click.echo(render(("log", "minutes", "status", "quality reached"), rows))
         for note in found.notes:
             click.echo(f"  {note}")
+        if found.round:
+            click.echo(f"  scored by the {found.round} rules: {found.rules}")
 
 
 def _quality(value: Any) -> str:
@@ -157,9 +169,13 @@ def report_added(stored: Stored) -> None:
         click.echo(f"note: {line}", err=True)
 
 
+ROUND_HELP = "The runs' MLPerf round (v0.6, v2.1); default: the round the log format implies."
+
+
 @click.command("add")
 @click.argument("paths", nargs=-1, required=True, metavar="LOG...")
 @stack_source
+@click.option("--round", "round_name", metavar="ROUND", help=ROUND_HELP)
 @click.pass_context
 def add_command(
     ctx: click.Context,
@@ -173,6 +189,7 @@ def add_command(
     nodes: Any,
     gpus: Any,
     history_file: Any,
+    round_name: Any,
 ) -> None:
     """Store the runs of LOG... in the history with the stack of the image they ran on
     (its /etc/mlcc/stack.json, read as mlcc inspect reads it), the system, GPU and node
@@ -190,6 +207,7 @@ def add_command(
         source_of(image, stack_file, tls_verify, image_arch, backend),
         Placement(system, nodes, gpus),
         history_file,
+        round_name,
     )
     report_added(stored)
 
@@ -221,9 +239,10 @@ def compare_command(
     title: str,
     history_file: Any,
 ) -> None:
-    """Per benchmark, the stored stacks side by side: MLPerf score, runs, spread (fastest ..
-    slowest run), and the ratio to the published reference result its recipe records
-    (NVIDIA's MLPerf v0.6 time). Fastest stack first.
+    """Per benchmark, the stored stacks side by side: the MLPerf round of their runs, the
+    score by that round's rules, runs, spread (fastest .. slowest run), and the ratio to the
+    published reference result its recipe records (NVIDIA's MLPerf v0.6 time). Fastest
+    stack first.
 
     \b
     Examples:
@@ -270,8 +289,18 @@ def _print_comparisons(comparisons: Sequence[Any]) -> None:
             )
             where = f"{', '.join(stack.systems) or '-'}; {'/'.join(map(str, stack.gpus)) or '-'} GPUs"
             state = "" if stack.state == "complete" else f" ({stack.state})"
-            rows.append((stack.stack, score + state, str(stack.runs), spread_text(stack), ratio, where))
-        click.echo(render(("stack", "score (min)", "runs", "spread", "vs ref", "system"), rows))
+            rows.append(
+                (
+                    stack.stack,
+                    stack.round or "-",
+                    score + state,
+                    str(stack.runs),
+                    spread_text(stack),
+                    ratio,
+                    where,
+                )
+            )
+        click.echo(render(("stack", "round", "score (min)", "runs", "spread", "vs ref", "system"), rows))
         for stack in comparison.stacks:
             for note in stack.notes:
                 click.echo(f"  {stack.stack}: {note}")

@@ -111,10 +111,11 @@ def _row(stack: StackScore, y0: int, x: Any, top: float) -> List[str]:
     e = html.escape
     middle = y0 + ROW / 2
     score = stack.score_minutes
-    label = _short(stack.stack)
+    label = _short(f"{stack.round} · {stack.stack}" if stack.round else stack.stack)
     score_attr = "" if score is None else f"{score:.4f}"
     parts = [
-        f'<g class="stack" data-stack="{e(stack.stack)}" data-score="{score_attr}">',
+        f'<g class="stack" data-stack="{e(stack.stack)}" data-round="{e(stack.round or "")}" '
+        f'data-score="{score_attr}">',
         f"<title>{e(stack.stack)}: {_score_text(stack)}</title>",
         f'<text x="{LABEL - 8}" y="{middle + 4:.1f}" font-size="11" text-anchor="end" fill="#1d2329">'
         f"{e(label)}</text>",

@@ -1,5 +1,9 @@
 """Stacks side by side: per benchmark, the stored runs of each stack scored as MLPerf scores
-them, beside the published reference result its recipe records."""
+them, beside the published reference result its recipe records.
+
+Runs of different MLPerf rounds (v0.6's DGX-1 beside v2.1's A100 and H100) are scored
+apart, each by its round's rules, and every row names its round.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import json
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.results.reference import PublishedResult
+from mlcc.results.rules import ScoringRules
 from mlcc.results.score import NO_START, SUCCESS, UNFINISHED, RunResult, olympic_mean
 
 
@@ -21,6 +26,7 @@ class StackScore(NamedTuple):
     score_minutes: Optional[float]
     state: str  # complete, partial, no score
     notes: Tuple[str, ...]
+    round: Optional[str] = None  # the MLPerf round whose rules scored the runs
 
     @property
     def runs(self) -> int:
@@ -62,6 +68,7 @@ def _stack_json(stack: StackScore, reference: Optional[PublishedResult]) -> Dict
     score = stack.score_minutes
     return {
         "stack": stack.stack,
+        "round": stack.round,
         "variant": stack.variant,
         "images": list(stack.images),
         "systems": list(stack.systems),
@@ -99,33 +106,56 @@ def _result(row: Mapping[str, Any]) -> RunResult:
 
 
 def compare(
-    rows: Sequence[Mapping[str, Any]], references: Mapping[str, PublishedResult]
+    rows: Sequence[Mapping[str, Any]],
+    references: Mapping[str, PublishedResult],
+    rules: Optional[ScoringRules] = None,
 ) -> List[BenchmarkComparison]:
-    """Group stored runs (mlcc.results.store.stored_runs) by benchmark, then by stack."""
-    groups: Dict[str, Dict[str, List[Mapping[str, Any]]]] = {}
+    """Group stored runs (mlcc.results.store.stored_runs) by benchmark, then by stack and
+    round; with ``rules``, each group is scored by its round's rules (runs required, runs
+    dropped, failed runs allowed), else by v0.6's olympic rule."""
+    groups: Dict[str, Dict[Tuple[str, str], List[Mapping[str, Any]]]] = {}
     for row in rows:
-        groups.setdefault(str(row["benchmark"]), {}).setdefault(str(row["stack"]), []).append(row)
+        key = (str(row["stack"]), str(row.get("round") or ""))
+        groups.setdefault(str(row["benchmark"]), {}).setdefault(key, []).append(row)
     found = []
     for benchmark in sorted(groups):
         reference = references.get(benchmark)
-        stacks = [_stack_score(stack, members, reference) for stack, members in groups[benchmark].items()]
-        stacks.sort(key=lambda s: (s.score_minutes is None, s.score_minutes or 0.0, s.stack))
+        stacks = [
+            _stack_score(stack, members, reference, _rule(rules, round_name, benchmark))
+            for (stack, round_name), members in groups[benchmark].items()
+        ]
+        stacks.sort(key=lambda s: (s.score_minutes is None, s.score_minutes or 0.0, s.stack, s.round or ""))
         found.append(BenchmarkComparison(benchmark, reference, tuple(stacks)))
     return found
 
 
+class _Rule(NamedTuple):
+    round: Optional[str]
+    runs: Optional[int]
+    dropped: int = 1
+    max_failed: int = 1
+
+
+def _rule(rules: Optional[ScoringRules], round_name: str, benchmark: str) -> _Rule:
+    if rules is None or round_name not in rules.rounds:
+        return _Rule(round_name or None, None)
+    rule = rules.rule(round_name, benchmark)
+    return _Rule(round_name, rule.runs, rule.dropped, rule.max_failed)
+
+
 def _stack_score(
-    stack: str, members: Sequence[Mapping[str, Any]], reference: Optional[PublishedResult]
+    stack: str, members: Sequence[Mapping[str, Any]], reference: Optional[PublishedResult], rule: _Rule
 ) -> StackScore:
     results = tuple(_result(r) for r in members)
-    value, why = olympic_mean(results)
+    value, why = olympic_mean(results, rule.dropped, rule.max_failed)
     notes = list(why)
     unfinished = sum(1 for r in results if r.status in (UNFINISHED, NO_START))
     partial = unfinished > 0
     if unfinished:
         notes.append(f"{unfinished} run(s) unfinished")
-    if reference and reference.runs and len(results) < reference.runs:
-        notes.append(f"{len(results)} of the {reference.runs} runs MLPerf requires")
+    required = rule.runs if rule.runs is not None else (reference.runs if reference else None)
+    if required and len(results) < required:
+        notes.append(f"{len(results)} of the {required} runs MLPerf requires")
         partial = True
     return StackScore(
         stack=stack,
@@ -138,6 +168,7 @@ def _stack_score(
         score_minutes=value,
         state="no score" if value is None else ("partial" if partial else "complete"),
         notes=tuple(notes),
+        round=rule.round,
     )
 
 

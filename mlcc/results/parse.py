@@ -4,7 +4,8 @@ An MLPerf log is ordinary training output with result lines mixed in:
 
 - v0.6 and later: ``:::MLL <unix time> <key>: <json>``, e.g.
   ``:::MLL 1558576743.667 run_start: {"value": null, "metadata": {...}}``;
-- v0.5: ``:::MLPv0.5.0 <benchmark> <unix time> (<file>:<line>) <key>[: <json>]``.
+- v0.5: ``:::MLPv0.5.0 <benchmark> <unix time> (<file>:<line>) <key>[: <json>]``;
+- v0.7 and later (MLLOG): ``:::MLLOG <json>`` (:mod:`mlcc.results.mllog` reads them).
 
 The file is read in fixed-size chunks and searched for the ``:::ML`` marker with
 ``bytes.find`` (C speed); only marked lines are decoded, and only the keys a score needs
@@ -23,10 +24,13 @@ import re
 from pathlib import Path
 from typing import IO, Any, Dict, Iterator, List, NamedTuple, Optional, Tuple
 
+from mlcc.results.mllog import MLLOG_MARKER, MllogLineError, parse_event
+
 CHUNK = 1 << 20
 # Longer "result lines" are not MLPerf output (submission_entry, the longest, is ~1.5 kB).
 MAX_LINE = 1 << 20
-MARKER = b":::ML"
+MARKER = b":::ML"  # the start of :::MLL, :::MLPv0.5.0 and :::MLLOG alike
+MLLOG = "mllog"  # the log_format of :::MLLOG runs (v0.7 and later)
 MAX_PROBLEMS = 20
 
 _V06 = re.compile(rb":::MLL\s+(-?[0-9][0-9.eE+-]*)\s+([A-Za-z0-9_.]+)\s*:\s?(.*)")
@@ -56,7 +60,7 @@ class Run(NamedTuple):
     file: str
     position: int  # 0 for the first run of the file
     run_id: str  # sha256 of the run's result lines: the same run copied anywhere has the same id
-    log_format: str  # "v0.6+" or "v0.5"
+    log_format: str  # "v0.6+", "v0.5" or "mllog"
     benchmark: Optional[str]
     start: Optional[float]
     stop: Optional[float]
@@ -131,6 +135,9 @@ class _Parser:
             self.problems.append(text)
 
     def line(self, raw: bytes, number: int, cut: bool) -> None:
+        if MLLOG_MARKER in raw:
+            self._mllog(raw, number, cut)
+            return
         match = _V06.search(raw)
         if match:
             stamp, key, payload = match.group(1), match.group(2), match.group(3)
@@ -149,6 +156,18 @@ class _Parser:
         except ValueError:
             self.note(f"line {number}: {name} has no valid time ({stamp[:40]!r})")
             return
+        run = self._enter(raw, number, name, log_format)
+        if benchmark and not run.benchmark:
+            run.benchmark = benchmark
+        if name not in WANTED_KEYS:
+            return
+        document = self._json(payload, number, cut, name, log_format)
+        if document is _BAD:
+            return
+        self._apply(run, name, when, document, number, log_format)
+
+    def _enter(self, raw: bytes, number: int, name: str, log_format: str) -> _Builder:
+        """The run a result line belongs to (a run_start after a finished run starts the next)."""
         if name == "run_start" and (self.current.stop is not None or self.current.result_seconds is not None):
             self._finish()
         run = self.current
@@ -160,14 +179,24 @@ class _Parser:
         run.log_format = log_format
         run.hasher.update(raw.rstrip(b"\r"))
         run.hasher.update(b"\n")
-        if benchmark and not run.benchmark:
-            run.benchmark = benchmark
-        if name not in WANTED_KEYS:
+        return run
+
+    def _mllog(self, raw: bytes, number: int, cut: bool) -> None:
+        """A ``:::MLLOG`` line (v0.7 and later), read and checked by :mod:`mlcc.results.mllog`."""
+        try:
+            event = parse_event(raw)
+        except MllogLineError as error:
+            why = "cut off: the log ends in the middle of it" if cut else str(error)
+            # Before any run's line the problem is the file's (no run would carry it).
+            note = self.current.note if self.current.seen else self.note
+            note(f"line {number}: :::MLLOG line {why}")
             return
-        document = self._json(payload, number, cut, name, log_format)
-        if document is _BAD:
+        if event is None:
             return
-        self._apply(run, name, when, document, number, log_format)
+        run = self._enter(raw, number, event.key, MLLOG)
+        if event.key in WANTED_KEYS:
+            document = {"value": event.value, "metadata": event.metadata}
+            self._apply(run, event.key, event.seconds, document, number, MLLOG)
 
     def _json(self, payload: bytes, number: int, cut: bool, name: str, log_format: str) -> Any:
         if log_format == "v0.5" and not payload.strip():
@@ -187,7 +216,7 @@ class _Parser:
             return _BAD
 
     def _apply(self, run: _Builder, name: str, when: float, document: Any, number: int, fmt: str) -> None:
-        value = document.get("value") if isinstance(document, dict) and fmt == "v0.6+" else document
+        value = document.get("value") if isinstance(document, dict) and fmt != "v0.5" else document
         metadata = document.get("metadata") if isinstance(document, dict) else None
         metadata = metadata if isinstance(metadata, dict) else {}
         if name == "run_start":

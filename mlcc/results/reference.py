@@ -24,8 +24,3 @@ def published_results(kb: Any) -> Dict[str, PublishedResult]:
         log_name = reference.log_name or name
         found[log_name] = PublishedResult(name, log_name, reference.minutes, reference.system, reference.runs)
     return found
-
-
-def required_runs(kb: Any) -> Dict[str, int]:
-    """Runs per benchmark as the reference submission ran them (MLPerf's required count)."""
-    return {name: ref.runs for name, ref in published_results(kb).items() if ref.runs}

@@ -16,6 +16,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 from mlcc.errors import UsageError
 from mlcc.history import History
 from mlcc.results.parse import Run, log_text
+from mlcc.results.rules import scoring_rules
 from mlcc.results.score import RunResult, run_result
 from mlcc.stackfile.document import StackManifest, problem_of
 
@@ -40,10 +41,14 @@ CREATE TABLE IF NOT EXISTS results (
     image_digest TEXT,
     content_digest TEXT,
     stack_json TEXT,
-    mlcc_version TEXT NOT NULL
+    mlcc_version TEXT NOT NULL,
+    round TEXT
 );
 CREATE INDEX IF NOT EXISTS results_by_benchmark ON results (benchmark, stack);
 """
+# Added after the table's first release: a database from before gets the column, and its
+# rows are v0.6's, since mlcc read no other round's logs (no :::MLLOG) before it.
+ROUND_COLUMN = ("round", "TEXT", "v0.6")
 RESULT_COLUMNS = (
     "run_id",
     "added",
@@ -64,6 +69,7 @@ RESULT_COLUMNS = (
     "content_digest",
     "stack_json",
     "mlcc_version",
+    "round",
 )
 
 
@@ -144,9 +150,21 @@ def _int(text: Optional[str]) -> Optional[int]:
 
 
 def add_runs(
-    history: History, runs: Sequence[Run], stack: StackInfo, placement: Placement, version: str
+    history: History,
+    runs: Sequence[Run],
+    stack: StackInfo,
+    placement: Placement,
+    version: str,
+    round_name: Optional[str] = None,
 ) -> Added:
-    """Store each run once; a run already stored is reported with its stack, never twice."""
+    """Store each run once; a run already stored is reported with its stack, never twice.
+
+    Each run is stored with its MLPerf round: ``round_name``, or the one its log format
+    implies (:meth:`mlcc.results.rules.ScoringRules.round_of`, which raises UsageError when
+    the format fits several rounds).
+    """
+    rules = scoring_rules()
+    rounds = [rules.round_of(run.log_format, round_name) for run in runs]
     connection = history.connection()
     added = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     stored: List[RunResult] = []
@@ -154,7 +172,7 @@ def add_runs(
     try:
         connection.execute("BEGIN IMMEDIATE")
         _create(connection)
-        for run in runs:
+        for run, round_of_run in zip(runs, rounds):
             result = run_result(run)
             row = connection.execute("SELECT stack FROM results WHERE run_id = ?", (run.run_id,)).fetchone()
             if row is not None:
@@ -181,6 +199,7 @@ def add_runs(
                 "content_digest": stack.content_digest,
                 "stack_json": stack.document,
                 "mlcc_version": version,
+                "round": round_of_run,
             }
             connection.execute(
                 f"INSERT INTO results ({', '.join(RESULT_COLUMNS)})"
@@ -203,6 +222,14 @@ def _create(connection: sqlite3.Connection) -> None:
     for statement in RESULTS_SCHEMA.split(";"):
         if statement.strip():
             connection.execute(statement)
+    name, kind, before = ROUND_COLUMN
+    if name not in _columns(connection):
+        connection.execute(f"ALTER TABLE results ADD COLUMN {name} {kind}")
+        connection.execute(f"UPDATE results SET {name} = ?", (before,))
+
+
+def _columns(connection: sqlite3.Connection) -> List[str]:
+    return [str(row[1]) for row in connection.execute("PRAGMA table_info(results)")]
 
 
 def stored_runs(
@@ -236,7 +263,12 @@ def stored_runs(
                 else:
                     where.append("(" + " OR ".join(f"instr({column}, ?) > 0" for _ in values) + ")")
                     params.extend(values)
-        query = "SELECT id, " + ", ".join(c for c in RESULT_COLUMNS if c != "stack_json") + " FROM results"
+        present = set(_columns(connection))
+        # A database from before the round column: its rows are v0.6's (see ROUND_COLUMN).
+        selected = [
+            c if c in present else f"'{ROUND_COLUMN[2]}' AS {c}" for c in RESULT_COLUMNS if c != "stack_json"
+        ]
+        query = "SELECT id, " + ", ".join(selected) + " FROM results"
         if where:
             query += " WHERE " + " AND ".join(where)
         cursor = connection.execute(query + " ORDER BY id", params)

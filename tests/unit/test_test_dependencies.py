@@ -25,6 +25,7 @@ ASSERTED = {
     "kubernetes-validate",
     "cyclonedx-python-lib",
     "packageurl-python",
+    "mlperf-logging",
 }
 
 
