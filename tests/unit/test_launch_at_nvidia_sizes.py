@@ -128,7 +128,7 @@ def test_between_nvidias_sizes_mlcc_scales_from_the_nearest_and_says_what_it_cha
     assert solver["SOLVER.MAX_ITER"] == "42000"  # the schedule stays NVIDIA's 16-GPU one
     text = config_file(_launch(kb, "gnmt"), Size(nodes=1, gpus=4), "gnmt")
     assert _started_from(text) == "config_DGX1.sh"
-    assert "# Scaled by 4/8: no setting.\n" in text  # gnmt's recipe marks nothing linear
+    assert "# Scaled by 4/8: nothing (the recipe marks no setting linear in the GPU count).\n" in text
     assert "# Changed from it: DGXNGPU 8 -> 4, DGXSOCKETCORES 20 -> 20" not in text
     assert "# Changed from it: DGXNGPU 8 -> 4\n" in text
 

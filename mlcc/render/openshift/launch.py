@@ -194,7 +194,9 @@ def header(launch: Launch, size: Size, chosen: Plan, settings: Sequence[Tuple[st
         ran = ", ".join(str(n) for n in sorted({c.gpus for c in launch.configs}))
         why = [
             f"# NVIDIA ran no {size.total}-GPU configuration ({ran} GPUs); this is the nearest.",
-            f"# Scaled by {size.total}/{start.gpus}: {', '.join(launch.scale) or 'no setting'}.",
+            f"# Scaled by {size.total}/{start.gpus}: "
+            + (", ".join(launch.scale) or "nothing (the recipe marks no setting linear in the GPU count)")
+            + ".",
         ]
     before = system_settings(start.nodes, start.gpus_per_node, launch.shape(start.node_shape))
     after = system_settings(size.nodes, size.gpus, chosen.shape)
