@@ -37,7 +37,7 @@ class Size(NamedTuple):
         return self.nodes * self.gpus
 
 
-class Plan(NamedTuple):
+class ConfigChoice(NamedTuple):
     """What the configuration for one size is made of."""
 
     start: LaunchConfig  # NVIDIA's file it starts from
@@ -66,7 +66,7 @@ def _sockets(shape: NodeShape, gpus: int) -> int:
     return 1 if gpus == 1 else shape.sockets
 
 
-def plan(launch: Launch, size: Size, benchmark: str) -> Plan:
+def choose(launch: Launch, size: Size, benchmark: str) -> ConfigChoice:
     """The starting file and node for ``size``, or a clear error for a size NVIDIA's
     launcher cannot bind.
 
@@ -91,13 +91,13 @@ def plan(launch: Launch, size: Size, benchmark: str) -> Plan:
             f"--gpus {size.gpus}: {benchmark}'s launcher binds GPUs evenly to {sockets} CPU sockets",
             hint=f"give one of {allowed} GPUs per node",
         )
-    return Plan(start, shape, sockets)
+    return ConfigChoice(start, shape, sockets)
 
 
 def check_size(launch: Optional[Launch], size: Size, benchmark: str, can_mpi: bool) -> None:
     """Refuse a size the benchmark cannot run at, before anything is written."""
     if launch is not None:
-        plan(launch, size, benchmark)
+        choose(launch, size, benchmark)
     if size.nodes > 1 and not (can_mpi and (launch is None or launch.multi_node)):
         raise UsageError(
             f"--nodes {size.nodes}: mlcc knows no multi-node launch for {benchmark}",
@@ -184,7 +184,9 @@ def _wrapped(prefix: str, items: List[str]) -> List[str]:
     return lines
 
 
-def header(launch: Launch, size: Size, chosen: Plan, settings: Sequence[Tuple[str, Value]]) -> List[str]:
+def header(
+    launch: Launch, size: Size, chosen: ConfigChoice, settings: Sequence[Tuple[str, Value]]
+) -> List[str]:
     """The comment lines that say which NVIDIA file the configuration starts from and what
     mlcc changed in it."""
     start = chosen.start
@@ -218,7 +220,7 @@ def header(launch: Launch, size: Size, chosen: Plan, settings: Sequence[Tuple[st
 
 def config_file(launch: Launch, size: Size, benchmark: str) -> str:
     """The text of config_<system>.sh for ``size``."""
-    chosen = plan(launch, size, benchmark)
+    chosen = choose(launch, size, benchmark)
     settings = scaled_settings(launch, chosen.start, size, benchmark)
     lines = [*header(launch, size, chosen, settings), "", "## DL params"]
     for name, value in settings:
@@ -250,7 +252,7 @@ def bind_file(launch: Launch, size: Size, benchmark: str) -> str:
     """ompi_bind_<system>.sh for per-GPU launches: numactl binding by Open MPI's local rank,
     computed for the node the way NVIDIA's ompi_bind_DGX1.sh and ompi_bind_DGX2.sh lay out a
     DGX-1 and a DGX-2."""
-    chosen = plan(launch, size, benchmark)
+    chosen = choose(launch, size, benchmark)
     gpus, sockets, shape = size.gpus, chosen.sockets, chosen.shape
     per_socket = gpus // sockets
     cores = shape.socket_cores * shape.sockets // sockets // per_socket
