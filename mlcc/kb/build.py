@@ -44,6 +44,7 @@ from mlcc.kb.model import (
     LibBuild,
     MpiLaunch,
     NcclProfile,
+    NodeShape,
     NvidiaRepo,
     PackageManager,
     PinnedPackage,
@@ -887,34 +888,65 @@ def _benchmark_build(doc: _Doc, data: Dict[str, Any]) -> BenchmarkBuild:
         run_args=tuple(sorted((acc, tuple(args)) for acc, args in data.get("run_args", {}).items())),
         scripts=_scripts(doc, data["steps"]),
         mpi=_mpi(data.get("mpi")),
-        launch=_launch(data.get("launch")),
+        launch=_launch(doc, data.get("launch")),
     )
 
 
-def _launch(data: Optional[Dict[str, Any]]) -> Optional[Launch]:
+def _launch(doc: _Doc, data: Optional[Dict[str, Any]]) -> Optional[Launch]:
     if data is None:
         return None
-    node = data["node"]
+    path: PathKey = ("build", "launch")
+    shapes = tuple(
+        NodeShape(
+            name=name,
+            gpus=shape["gpus"],
+            sockets=shape["sockets"],
+            socket_cores=shape["socket_cores"],
+            hyperthreads=shape["hyperthreads"],
+        )
+        for name, shape in data["node_shapes"].items()
+    )
+    configs = tuple(
+        _launch_config(doc, (*path, "configs", i), c, shapes) for i, c in enumerate(data["configs"])
+    )
     return Launch(
         style=data["style"],
         system=data["system"],
-        sockets=node["sockets"],
-        socket_cores=node["socket_cores"],
-        hyperthreads=node["hyperthreads"],
-        max_gpus=node["max_gpus"],
+        node_shapes=shapes,
         multi_node=data["multi_node"],
-        configs=tuple(
-            LaunchConfig(
-                file=c["file"],
-                nodes=c["nodes"],
-                gpus_per_node=c["gpus_per_node"],
-                settings=tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in c["settings"].items()),
-                exports=tuple(c.get("exports", {}).items()),
-            )
-            for c in data["configs"]
-        ),
+        configs=configs,
         source=data["source"],
         scale=tuple(data.get("scale", ())),
+    )
+
+
+def _launch_config(
+    doc: _Doc, path: PathKey, data: Dict[str, Any], shapes: Tuple[NodeShape, ...]
+) -> LaunchConfig:
+    """One of NVIDIA's files, checked against the machine it names."""
+    by_name = {shape.name: shape for shape in shapes}
+    shape = by_name.get(data["node_shape"])
+    if shape is None:
+        raise doc.error(
+            (*path, "node_shape"),
+            f"{data['file']}: node shape {data['node_shape']!r} is not one of launch.node_shapes",
+            hint=f"use one of {', '.join(sorted(by_name))}, or add it to node_shapes",
+        )
+    if data["gpus_per_node"] > shape.gpus:
+        raise doc.error(
+            (*path, "gpus_per_node"),
+            f"{data['file']}: {data['gpus_per_node']} GPUs per node,"
+            f" but a {shape.name} node has {shape.gpus}",
+            hint="gpus_per_node is the file's DGXNGPU; node_shape the machine it ran on",
+        )
+    return LaunchConfig(
+        file=data["file"],
+        node_shape=shape.name,
+        nodes=data["nodes"],
+        gpus_per_node=data["gpus_per_node"],
+        settings=tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in data["settings"].items()),
+        exports=tuple(data.get("exports", {}).items()),
+        source=data["source"],
     )
 
 

@@ -379,14 +379,27 @@ class MpiLaunch(NamedTuple):
         return dict(self.packages).get(family, ())
 
 
+class NodeShape(NamedTuple):
+    """A machine NVIDIA ran the benchmark on: what its config files say of the system
+    (DGXNGPU, DGXNSOCKET, DGXSOCKETCORES, DGXHT). A DGX-1 has 8 GPUs, a DGX-2 16."""
+
+    name: str
+    gpus: int
+    sockets: int
+    socket_cores: int
+    hyperthreads: int
+
+
 class LaunchConfig(NamedTuple):
     """One of NVIDIA's config_<system>.sh: the DL parameters and the size they were tuned for."""
 
     file: str
+    node_shape: str  # the NodeShape it ran on
     nodes: int
     gpus_per_node: int
     settings: Tuple[Tuple[str, Union[str, Tuple[str, ...]]], ...]  # NAME=value or NAME=( ... )
     exports: Tuple[Tuple[str, str], ...] = ()
+    source: str = ""  # where the file is: github:owner/repo @commit path
 
     @property
     def gpus(self) -> int:
@@ -398,14 +411,19 @@ class Launch(NamedTuple):
 
     style: str  # per-node (bind_launch per node) | per-gpu (mpirun per GPU, Horovod)
     system: str  # DGXSYSTEM: the scripts source config_<system>.sh
-    sockets: int
-    socket_cores: int
-    hyperthreads: int
-    max_gpus: int  # GPUs per node
+    node_shapes: Tuple[NodeShape, ...]  # the machines NVIDIA's configurations ran on
     multi_node: bool
     configs: Tuple[LaunchConfig, ...]
     source: str
     scale: Tuple[str, ...] = ()
+
+    @property
+    def max_gpus(self) -> int:
+        """GPUs per node: the largest machine NVIDIA's configurations ran on."""
+        return max(shape.gpus for shape in self.node_shapes)
+
+    def shape(self, name: str) -> NodeShape:
+        return next(shape for shape in self.node_shapes if shape.name == name)
 
 
 class BenchmarkBuild(NamedTuple):

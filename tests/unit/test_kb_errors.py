@@ -206,3 +206,27 @@ def test_sdist_requires_listed_twice_is_refused(recipes_copy: Path) -> None:
     error = _load_error(recipes_copy)
     assert "SciPy 1.2.1 is listed twice" in str(error)
     assert str(error).startswith(f"recipes/tools.yaml:{_line_of(tools, 'name: SciPy')}")
+
+
+def test_a_launch_config_on_a_node_shape_the_recipe_lacks_names_the_line(recipes_copy: Path) -> None:
+    gnmt = recipes_copy / "benchmarks" / "gnmt.yaml"
+    _edit(
+        gnmt, "        node_shape: DGX2\n        nodes: 1\n", "        node_shape: DGX3\n        nodes: 1\n"
+    )
+    error = _load_error(recipes_copy)
+    line = _line_of(gnmt, "node_shape: DGX3")
+    assert f"recipes/benchmarks/gnmt.yaml:{line}" in str(error)
+    assert "config_DGX2.sh: node shape 'DGX3' is not one of launch.node_shapes" in str(error)
+    assert "DGX1, DGX2" in str(error.hint)
+
+
+def test_a_launch_config_with_more_gpus_than_its_node_is_refused(recipes_copy: Path) -> None:
+    gnmt = recipes_copy / "benchmarks" / "gnmt.yaml"
+    _edit(
+        gnmt,
+        "        node_shape: DGX1\n        nodes: 1\n        gpus_per_node: 8\n",
+        "        node_shape: DGX1\n        nodes: 1\n        gpus_per_node: 16\n",
+    )
+    error = _load_error(recipes_copy)
+    assert f"recipes/benchmarks/gnmt.yaml:{_line_of(gnmt, 'gpus_per_node: 16')}" in str(error)
+    assert "16 GPUs per node, but a DGX1 node has 8" in str(error)

@@ -102,7 +102,7 @@ def test_maskrcnn_keeps_images_per_gpu_and_scales_the_learning_rate(kb, resolver
     ("options", "fragment"),
     [
         ({"gpus": 3}, "binds GPUs evenly to 2 CPU sockets"),
-        ({"gpus": 16}, "at most 8 GPUs"),
+        ({"gpus": 32}, "at most 16 GPUs"),  # a DGX-2, the largest node NVIDIA ran it on
         ({"gpus": 2, "nodes": 2, "nccl_profile": "ib"}, "without an RDMA device"),
         ({"gpus": 2, "nodes": 1, "nccl_env": (("NCCL_DEBUG", "WARN"),)}, "no effect with --nodes 1"),
     ],

@@ -24,13 +24,15 @@ FORBIDDEN = (b"../" + b"shared", b"MLCC_" + b"SHARED")
 NOT_TRACKED = {".git", ".venv", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", "build", "dist"}
 # The tests that read the data the repository now carries: the OpenShift and MPIJob schemas
 # (tests/schemas) and Kubernetes' (kubernetes-validate), the MLPerf v0.6 logs
-# (tests/data/mlperf-v0.6) and the upstream fact tables (tests/data/facts).
+# and NVIDIA's configuration files (tests/data/mlperf-v0.6) and the upstream fact tables
+# (tests/data/facts).
 DATA_TESTS = [
     "tests/unit/test_openshift.py::test_every_committed_object_validates",
     "tests/unit/test_openshift.py::test_the_schemas_really_reject_a_broken_object",
     "tests/unit/test_openshift.py::test_lint_cli_validates_yaml_with_a_schema_dir",
     "tests/unit/test_results_score.py::test_real_logs_reproduce_the_published_v06_results",
     "tests/unit/test_results_score.py::test_minigo_time_comes_from_eval_result",
+    "tests/unit/test_launch_at_nvidia_sizes.py::test_the_recipes_carry_every_file_nvidia_has_with_its_source",
     "tests/unit/test_kb.py::test_every_cuda_release_and_driver_minimum_matches_the_driver_table",
     "tests/unit/test_kb.py::test_host_gcc_bounds_match_the_compiler_facts",
     "tests/unit/test_kb.py::test_tensorflow_builds_follow_the_tested_configurations",

@@ -4,21 +4,28 @@ NVIDIA's ``run_and_time.sh`` sources ``config_${DGXSYSTEM}.sh`` (falling back to
 ``config_DGX1.sh``), which sets the system size (DGXNGPU, DGXNNODES, DGXNSOCKET,
 DGXSOCKETCORES, DGXHT) and the DL parameters tuned for that size. Setting DGXNGPU in the
 environment is undone by that file, so mlcc writes a ``config_<system>.sh`` for the size asked
-(recipes: ``build.launch``) and sets DGXSYSTEM to it. The DL parameters come from the NVIDIA
-configuration nearest the size asked, with the settings the recipe marks as linear in the GPU
-count scaled (maskrcnn's global batch and learning rate).
+(recipes: ``build.launch``) and sets DGXSYSTEM to it.
+
+The recipe carries every configuration file NVIDIA has for the benchmark (DGX-1, DGX-2 and
+their multi-node files). At a total GPU count NVIDIA ran, mlcc starts from NVIDIA's file for
+that count, whatever the node shape asked, and keeps its DL parameters. Between the sizes
+NVIDIA ran it starts from the nearest file and scales the settings the recipe marks as linear
+in the GPU count (maskrcnn's global batch and learning rate). The file written names the file
+it started from and every value it changed.
 """
 
 from __future__ import annotations
 
 import math
 import shlex
-from typing import List, NamedTuple, Optional, Tuple
+from typing import List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from mlcc.errors import UsageError
-from mlcc.kb.model import Launch, LaunchConfig
+from mlcc.kb.model import Launch, LaunchConfig, NodeShape
 
 MASTER_PORT = 29500  # bind_launch's default --master_port
+
+Value = Union[str, Tuple[str, ...]]
 
 
 class Size(NamedTuple):
@@ -30,46 +37,72 @@ class Size(NamedTuple):
         return self.nodes * self.gpus
 
 
-def sockets_for(launch: Launch, gpus: int, benchmark: str) -> int:
-    """DGXNSOCKET for ``gpus`` processes per node, or a clear error.
+class ConfigChoice(NamedTuple):
+    """What the configuration for one size is made of."""
+
+    start: LaunchConfig  # NVIDIA's file it starts from
+    shape: NodeShape  # the machine each node is taken to be
+    sockets: int  # DGXNSOCKET: the sockets the GPUs of a node are bound to
+
+
+def start_config(launch: Launch, total: int, gpus: int) -> LaunchConfig:
+    """NVIDIA's file for ``total`` GPUs if it has one (of the node shape asked if there are
+    several, else the recipe's first), else the one whose GPU count is nearest by ratio."""
+    same_total = [c for c in launch.configs if c.gpus == total]
+    if same_total:
+        return next((c for c in same_total if c.gpus_per_node == gpus), same_total[0])
+    return min(launch.configs, key=lambda c: (abs(math.log(total / c.gpus)), c.gpus))
+
+
+def node_shape(launch: Launch, start: LaunchConfig, gpus: int) -> NodeShape:
+    """The machine a node of ``gpus`` GPUs is taken to be: the one the starting file ran on
+    when it ran as many GPUs per node, else the smallest machine that holds them."""
+    if start.gpus_per_node == gpus:
+        return launch.shape(start.node_shape)
+    return min((s for s in launch.node_shapes if s.gpus >= gpus), key=lambda s: (s.gpus, s.name))
+
+
+def _sockets(shape: NodeShape, gpus: int) -> int:
+    return 1 if gpus == 1 else shape.sockets
+
+
+def choose(launch: Launch, size: Size, benchmark: str) -> ConfigChoice:
+    """The starting file and node for ``size``, or a clear error for a size NVIDIA's
+    launcher cannot bind.
 
     bind_launch gives every socket ``gpus // sockets`` processes and binds local rank r to NUMA
     node ``r // (gpus // sockets)``: with a GPU count that is not a multiple of the socket count
     the last ranks land on NUMA nodes the machine lacks, and below it the division is by zero.
     One GPU runs on one socket.
     """
-    if gpus > launch.max_gpus:
+    if size.gpus > launch.max_gpus:
+        largest = max(launch.node_shapes, key=lambda s: s.gpus)
         raise UsageError(
-            f"--gpus {gpus}: a {benchmark} node runs at most {launch.max_gpus} GPUs",
-            hint=f"NVIDIA's configurations are for {launch.max_gpus} GPUs per node; use --nodes for more",
+            f"--gpus {size.gpus}: a {benchmark} node runs at most {launch.max_gpus} GPUs",
+            hint=f"NVIDIA's largest node for it is a {largest.name} ({largest.gpus} GPUs);"
+            " use --nodes for more",
         )
-    if gpus == 1:
-        return 1
-    if gpus % launch.sockets:
-        allowed = ", ".join(
-            ["1", *(str(n) for n in range(launch.sockets, launch.max_gpus + 1, launch.sockets))]
-        )
+    start = start_config(launch, size.total, size.gpus)
+    shape = node_shape(launch, start, size.gpus)
+    sockets = _sockets(shape, size.gpus)
+    if size.gpus % sockets:
+        allowed = ", ".join(["1", *(str(n) for n in range(sockets, launch.max_gpus + 1, sockets))])
         raise UsageError(
-            f"--gpus {gpus}: {benchmark}'s launcher binds GPUs evenly to {launch.sockets} CPU sockets",
+            f"--gpus {size.gpus}: {benchmark}'s launcher binds GPUs evenly to {sockets} CPU sockets",
             hint=f"give one of {allowed} GPUs per node",
         )
-    return launch.sockets
+    return ConfigChoice(start, shape, sockets)
 
 
 def check_size(launch: Optional[Launch], size: Size, benchmark: str, can_mpi: bool) -> None:
     """Refuse a size the benchmark cannot run at, before anything is written."""
     if launch is not None:
-        sockets_for(launch, size.gpus, benchmark)
+        choose(launch, size, benchmark)
     if size.nodes > 1 and not (can_mpi and (launch is None or launch.multi_node)):
         raise UsageError(
             f"--nodes {size.nodes}: mlcc knows no multi-node launch for {benchmark}",
             hint="run it on one node (--nodes 1), or add a launch and mpi section to its recipe",
         )
-
-
-def nearest_config(launch: Launch, total: int) -> LaunchConfig:
-    """NVIDIA's configuration whose GPU count is nearest (by ratio) the total asked."""
-    return min(launch.configs, key=lambda c: (abs(math.log(total / c.gpus)), c.gpus))
 
 
 def _scaled(value: str, factor: float, what: str, benchmark: str) -> str:
@@ -87,9 +120,13 @@ def _scaled(value: str, factor: float, what: str, benchmark: str) -> str:
 
 def scaled_settings(
     launch: Launch, config: LaunchConfig, size: Size, benchmark: str
-) -> List[Tuple[str, object]]:
+) -> List[Tuple[str, Value]]:
+    """The starting file's DL parameters at ``size``: unchanged at the size NVIDIA tuned
+    them for, the recipe's linear settings scaled by the GPU count elsewhere."""
+    if size.total == config.gpus:
+        return list(config.settings)
     factor = size.total / config.gpus
-    settings: List[Tuple[str, object]] = []
+    settings: List[Tuple[str, Value]] = []
     for name, value in config.settings:
         if isinstance(value, tuple):
             items = list(value)
@@ -106,39 +143,104 @@ def scaled_settings(
     return settings
 
 
-def config_file(launch: Launch, size: Size, benchmark: str) -> str:
-    """The text of config_<system>.sh for ``size``."""
-    config = nearest_config(launch, size.total)
-    sockets = sockets_for(launch, size.gpus, benchmark)
-    cores = launch.socket_cores * launch.sockets // sockets
+def system_settings(nodes: int, gpus: int, shape: NodeShape) -> List[Tuple[str, Value]]:
+    """The system parameters a config file sets for ``nodes`` x ``gpus`` on ``shape``."""
+    sockets = _sockets(shape, gpus)
+    return [
+        ("DGXNNODES", str(nodes)),
+        ("DGXNGPU", str(gpus)),
+        ("DGXSOCKETCORES", str(shape.socket_cores * shape.sockets // sockets)),
+        ("DGXNSOCKET", str(sockets)),
+        ("DGXHT", str(shape.hyperthreads)),
+    ]
+
+
+def _changes(before: Sequence[Tuple[str, Value]], after: Sequence[Tuple[str, Value]]) -> List[str]:
+    """``NAME old -> new`` (``ARRAY KEY old -> new`` inside an array) for each value changed."""
+    found: List[str] = []
+    old = dict(before)
+    for name, value in after:
+        was = old[name]
+        if isinstance(value, tuple) and isinstance(was, tuple):
+            found += [
+                f"{name} {value[i - 1]} {was[i]} -> {value[i]}"
+                for i in range(1, len(value))
+                if value[i] != was[i]
+            ]
+        elif value != was:
+            found.append(f"{name} {was} -> {value}")
+    return found
+
+
+def _wrapped(prefix: str, items: List[str]) -> List[str]:
+    """``prefix`` and ``items`` as comment lines of a readable width."""
+    lines = [f"# {prefix}"]
+    for item in items:
+        if len(lines[-1]) + len(item) + 2 > 100:
+            lines[-1] += ","
+            lines.append(f"#   {item}")
+        else:
+            lines[-1] += ("" if lines[-1].endswith(":") else ",") + f" {item}"
+    return lines
+
+
+def header(
+    launch: Launch, size: Size, chosen: ConfigChoice, settings: Sequence[Tuple[str, Value]]
+) -> List[str]:
+    """The comment lines that say which NVIDIA file the configuration starts from and what
+    mlcc changed in it."""
+    start = chosen.start
+    if start.gpus == size.total:
+        why = [f"# NVIDIA's file for {size.total} GPUs."]
+    else:
+        ran = ", ".join(str(n) for n in sorted({c.gpus for c in launch.configs}))
+        why = [
+            f"# NVIDIA ran no {size.total}-GPU configuration ({ran} GPUs); this is the nearest.",
+            f"# Scaled by {size.total}/{start.gpus}: "
+            + (", ".join(launch.scale) or "nothing (the recipe marks no setting linear in the GPU count)")
+            + ".",
+        ]
+    before = system_settings(start.nodes, start.gpus_per_node, launch.shape(start.node_shape))
+    after = system_settings(size.nodes, size.gpus, chosen.shape)
+    changed = _changes(start.settings, settings) + _changes(before, after)
     lines = [
         "#!/bin/bash",
-        f"# Written by mlcc for {size.nodes} node(s) x {size.gpus} GPU(s): sourced by run_and_time.sh",
-        f"# (DGXSYSTEM={launch.system}) in place of NVIDIA's config_DGX1.sh. DL parameters from NVIDIA's",
-        f"# {config.file} ({config.nodes} x {config.gpus_per_node} GPUs)"
-        + (f", scaled by {size.total}/{config.gpus}: {', '.join(launch.scale)}" if launch.scale else "")
-        + ".",
-        f"# Source: {launch.source}",
-        "",
-        "## DL params",
+        f"# Written by mlcc for {size.nodes} node(s) x {size.gpus} GPU(s), {size.total} in all, on"
+        f" {chosen.shape.name} nodes:",
+        f"# sourced by run_and_time.sh (DGXSYSTEM={launch.system}).",
+        f"# Started from NVIDIA's {start.file}"
+        f" ({start.nodes} x {start.gpus_per_node} GPUs on {start.node_shape}):",
+        *why,
+        f"# Source: {start.source}",
     ]
-    for name, value in scaled_settings(launch, config, size, benchmark):
+    if changed:
+        return lines + _wrapped("Changed from it:", changed)
+    return [*lines, "# Changed from it: nothing (DGXSYSTEM aside): NVIDIA's values."]
+
+
+def config_file(launch: Launch, size: Size, benchmark: str) -> str:
+    """The text of config_<system>.sh for ``size``."""
+    chosen = choose(launch, size, benchmark)
+    settings = scaled_settings(launch, chosen.start, size, benchmark)
+    lines = [*header(launch, size, chosen, settings), "", "## DL params"]
+    for name, value in settings:
         if isinstance(value, tuple):
             lines.append(f"{name}=(" + " ".join(shlex.quote(v) for v in value) + ")")
         else:
             lines.append(f"{name}={shlex.quote(str(value))}")
-    lines += [f"export {name}={shlex.quote(value)}" for name, value in config.exports]
+    lines += [f"export {name}={shlex.quote(value)}" for name, value in chosen.start.exports]
+    system = dict(system_settings(size.nodes, size.gpus, chosen.shape))
     lines += [
         "",
         "## System run params",
-        f"DGXNNODES={size.nodes}",
+        f"DGXNNODES={system['DGXNNODES']}",
         f"DGXSYSTEM={launch.system}",
         "",
         "## System config params",
-        f"DGXNGPU={size.gpus}",
-        f"DGXSOCKETCORES={cores}",
-        f"DGXNSOCKET={sockets}",
-        f"DGXHT={launch.hyperthreads}",
+        f"DGXNGPU={system['DGXNGPU']}",
+        f"DGXSOCKETCORES={system['DGXSOCKETCORES']}",
+        f"DGXNSOCKET={system['DGXNSOCKET']}",
+        f"DGXHT={system['DGXHT']}",
         "DGXIBDEVICES=''",
         "BIND_LAUNCH=1",
         "",
@@ -146,23 +248,26 @@ def config_file(launch: Launch, size: Size, benchmark: str) -> str:
     return "\n".join(lines)
 
 
-def bind_file(launch: Launch, gpus: int, benchmark: str) -> str:
+def bind_file(launch: Launch, size: Size, benchmark: str) -> str:
     """ompi_bind_<system>.sh for per-GPU launches: numactl binding by Open MPI's local rank,
-    computed for this node size the way NVIDIA's ompi_bind_DGX1.sh lays out a DGX-1."""
-    sockets = sockets_for(launch, gpus, benchmark)
+    computed for the node the way NVIDIA's ompi_bind_DGX1.sh and ompi_bind_DGX2.sh lay out a
+    DGX-1 and a DGX-2."""
+    chosen = choose(launch, size, benchmark)
+    gpus, sockets, shape = size.gpus, chosen.sockets, chosen.shape
     per_socket = gpus // sockets
-    cores = launch.socket_cores * launch.sockets // sockets // per_socket
-    threads = launch.socket_cores * launch.sockets
+    cores = shape.socket_cores * shape.sockets // sockets // per_socket
+    threads = shape.socket_cores * shape.sockets
     lines = [
         "#!/bin/bash",
-        f"# Written by mlcc: {gpus} rank(s) per node on {sockets} socket(s). Source: {launch.source}",
+        f"# Written by mlcc: {gpus} rank(s) per node on {sockets} socket(s) of a {shape.name}.",
+        f"# Source: {launch.source}",
         'case "${OMPI_COMM_WORLD_LOCAL_RANK}" in',
     ]
     for rank in range(gpus):
         socket, slot = divmod(rank, per_socket)
         first = socket * (threads // sockets) + slot * cores
         cpus = f"{first}-{first + cores - 1}"
-        if launch.hyperthreads == 2:
+        if shape.hyperthreads == 2:
             cpus += f",{first + threads}-{first + threads + cores - 1}"
         lines.append(f'{rank}) exec numactl --physcpubind={cpus} --membind={socket} "$@" ;;')
     lines += [
@@ -177,7 +282,7 @@ def files(launch: Launch, size: Size, benchmark: str) -> List[Tuple[str, str]]:
     """(file name in the work directory, content): what the run's ConfigMap carries."""
     found = [(f"config_{launch.system}.sh", config_file(launch, size, benchmark))]
     if launch.style == "per-gpu":
-        found.append((f"ompi_bind_{launch.system}.sh", bind_file(launch, size.gpus, benchmark)))
+        found.append((f"ompi_bind_{launch.system}.sh", bind_file(launch, size, benchmark)))
     return found
 
 
