@@ -286,9 +286,12 @@ def _cudnn_range(build: FrameworkBuild, kb: KnowledgeBase, major: str) -> Option
         return None
     known = sorted({r.version for r in kb.cudnn}, key=Version)
     admitted = [v for v in known if spec.contains(v, prereleases=True)]
-    other = [v for v in admitted if v.split(".")[0] != major]
+    other: Dict[str, str] = {}  # the first release of each other major, in version order
+    for version in admitted:
+        if version.split(".")[0] != major:
+            other.setdefault(version.split(".")[0], version)
     if other:
-        return f"admits cuDNN {', '.join(other[-3:])} (recipes/cudnn.yaml), which it cannot load"
+        return f"admits cuDNN {', '.join(other.values())} (recipes/cudnn.yaml), which it cannot load"
     if admitted or not known:
         return None
     return f"admits no cuDNN {major} release of recipes/cudnn.yaml"
@@ -483,9 +486,14 @@ def wheel_findings(
 def _recorded(source: WheelSource, url: str) -> Optional[Dict[str, Any]]:
     """The record's facts of the wheel: by file name offline, by the same URL online."""
     recorded = source.recorded.get(url.rsplit("/", 1)[-1])
-    if isinstance(recorded, dict) and (source.reader is None or recorded.get("url") == url):
+    if not isinstance(recorded, dict):
+        return None
+    if source.reader is None:
         return recorded
-    return None
+    # online, a wheel with a library left unread is asked again (the reader's own cache
+    # answers a size limit without a download; a failed read may succeed this time)
+    partial = any(str(m).endswith(NOT_READ) for m in recorded.get("needed") or {})
+    return recorded if recorded.get("url") == url and not partial else None
 
 
 def _facts(source: WheelSource, project: str, url: str) -> Optional[Dict[str, Any]]:
