@@ -18,7 +18,7 @@ system library) is checked against that evidence, read with range requests
 from __future__ import annotations
 
 import re
-from typing import Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Tuple
+from typing import Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Protocol, Tuple
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.tags import Tag
@@ -47,6 +47,16 @@ _BUNDLED_FILES = {
     "nccl": re.compile(r"/libnccl(?:-[0-9a-f]+)?\.so\.([0-9.]+)$"),
 }
 _VERSION_FILES = {"torch": ("torch/version.py", re.compile(r"^cuda\s*=\s*'([0-9.]+)'", re.M))}
+
+
+class WheelContents(Protocol):
+    """What :func:`wheel_evidence` asks of a wheel: a :class:`WheelReader`, or recorded facts."""
+
+    def names(self, url: str) -> Tuple[str, ...]: ...
+
+    def member(self, url: str, name: str) -> Optional[str]: ...
+
+    def requires_dist(self, url: str) -> Optional[Tuple[str, ...]]: ...
 
 
 class BundleFinding(NamedTuple):
@@ -80,7 +90,7 @@ class Evidence(NamedTuple):
 
 
 def wheel_evidence(
-    reader: WheelReader, url: str, project: str, extras: FrozenSet[str] = frozenset(), arch: str = "x86_64"
+    reader: WheelContents, url: str, project: str, extras: FrozenSet[str] = frozenset(), arch: str = "x86_64"
 ) -> Evidence:
     """The CUDA runtime, cuDNN and NCCL the wheel at ``url`` brings, with how each was seen.
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import itertools
 import time
-from typing import Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -39,6 +39,7 @@ from packaging.utils import (
 from packaging.version import InvalidVersion, Version
 
 from mlcc.app.kb_bundles import ERROR, NOTE, WARNING, bundle_findings
+from mlcc.app.kb_wheels import WheelSource, wheel_findings
 from mlcc.errors import ConflictError, IndexUnreachable, UsageError
 from mlcc.kb.index import IndexClient, IndexFile, Page
 from mlcc.kb.model import FrameworkBuild, KnowledgeBase
@@ -106,6 +107,7 @@ class Report(NamedTuple):
     requests: int
     seconds: float
     index_url: str
+    wheels: Tuple[Tuple[str, Any], ...] = ()  # (wheel file name, facts read): what --record keeps
 
     @property
     def errors(self) -> Tuple[FactFinding, ...]:
@@ -682,6 +684,7 @@ def run(
     *,
     all_builds: bool = True,
     wheels: Optional[WheelReader] = None,
+    recorded_wheels: Optional[Mapping[str, Any]] = None,
 ) -> Report:
     """The findings of ``mlcc kb check`` for ``stacks``.
 
@@ -691,7 +694,12 @@ def run(
         client: The index client (PyPI, or ``--index-url``).
         all_builds: Also check every framework build's pins (:func:`framework_pins`).
         wheels: With a wheel reader, also each pip framework build's ``bundles:`` claim
-            against its wheel (those the stacks use and every build that claims).
+            against its wheel (those the stacks use and every build that claims), and every
+            pip framework build's Pythons, arches and linked libraries
+            (:mod:`mlcc.app.kb_wheels`).
+        recorded_wheels: The wheel facts ``--record`` kept (``recipes/wheel-files.json``):
+            reused for a wheel still at the same URL; without a reader (offline), the only
+            facts judged.
 
     Returns:
         The report, findings sorted by severity and recipe line.
@@ -744,6 +752,20 @@ def run(
     if wheels is not None:
         builds += [b for f in kb.frameworks.values() for b in f.builds if b.bundles]
         findings += [FactFinding(*f) for f in bundle_findings(kb, client, wheels, builds)]
+    read: Dict[str, Any] = {}
+    if wheels is not None or recorded_wheels is not None:
+        source = WheelSource(wheels, recorded_wheels or {})
+        pip_builds = [b for f in kb.frameworks.values() for b in f.builds if b.install.method == "pip"]
+        # one claim (a release's python line) serves several builds: one finding, naming them
+        by_claim: Dict[Tuple[str, str, str], List[str]] = {}
+        for found in wheel_findings(kb, client, source, pip_builds, read):
+            by_claim.setdefault((found.severity, found.origin, found.message), []).append(
+                found.subject.removesuffix(" wheel")
+            )
+        findings += [
+            FactFinding(severity, origin, "wheel", message, tuple(sorted(set(labels))))
+            for (severity, origin, message), labels in by_claim.items()
+        ]
     order = {ERROR: 0, WARNING: 1, NOTE: 2}
     findings.sort(key=lambda f: (order[f.severity], _origin_key(f.origin), f.subject, f.message))
     return Report(
@@ -753,6 +775,7 @@ def run(
         requests=client.requests + (wheels.requests if wheels is not None else 0),
         seconds=time.monotonic() - started,
         index_url=client.index_url,
+        wheels=tuple(sorted(read.items())),
     )
 
 

@@ -7,6 +7,11 @@ stack's arch or Python is reported with its recipe line before any build and off
 The record is small on purpose: file names, Requires-Python and yanked marks of the pinned
 versions only, per page the check read; no URLs or hashes (the hash locks are another
 file's job). Pins whose page is not in the record are not judged offline.
+
+Beside it, ``recipes/wheel-files.json`` keeps what the check read inside each framework wheel
+(:func:`mlcc.app.kb_wheels.wheel_facts`: shared-library names, DT_NEEDED sonames, the
+nvidia-* dependencies, torch's CUDA line), so the wheel claims are judged offline too, and an
+online check reuses them instead of downloading a library again.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from mlcc.kb.model import KnowledgeBase
 
 RECORD_FILE = "index-files.json"
 RECORD_FORMAT = 1
+WHEEL_RECORD_FILE = "wheel-files.json"
 
 
 def record_path(recipes: str) -> str:
@@ -79,7 +85,10 @@ def pinned_versions(pins: Iterable[Pin]) -> Set[Tuple[str, str]]:
     for pin in pins:
         name, sep, version = pin.requirement.partition("==")
         if sep and pin.kind == "pip" and ";" not in version and "@" not in name:
-            found.add((canonicalize_name(name.split("[", 1)[0].strip()), version.strip()))
+            project = canonicalize_name(name.split("[", 1)[0].strip())
+            found.add((project, version.strip()))
+            # a local version (torch==1.2.0+cu92) is judged by its release's files too
+            found.add((project, version.strip().split("+", 1)[0]))
     return found
 
 
@@ -116,12 +125,59 @@ def record(client: IndexClient, pins: Iterable[Pin]) -> Dict[str, Any]:
     }
 
 
-def write_record(recipes: str, data: Dict[str, Any]) -> str:
+def wheel_record(wheels: Iterable[Tuple[str, Any]]) -> Dict[str, Any]:
+    """What the check read inside the framework wheels, as the JSON ``wheel-files.json`` holds.
+
+    Args:
+        wheels: ``(wheel file name, facts)`` pairs (:attr:`mlcc.app.kb_check.Report.wheels`).
+
+    Returns:
+        The record.
+    """
+    return {
+        "about": "what mlcc kb check read inside each framework wheel (shared libraries, their "
+        "DT_NEEDED sonames, nvidia-* dependencies); written by `mlcc kb check --record`; never edit",
+        "format": RECORD_FORMAT,
+        "wheels": dict(sorted(wheels)),
+    }
+
+
+def load_wheel_record(recipes: str) -> Optional[Dict[str, Any]]:
+    """The wheel facts of a recipes folder's ``wheel-files.json``, by wheel file name.
+
+    Args:
+        recipes: The recipes folder.
+
+    Returns:
+        The facts, or None when the folder has no such record.
+
+    Raises:
+        IndexUnreachable: The record cannot be read or is not of the format ``--record`` writes.
+    """
+    path = os.path.join(recipes, WHEEL_RECORD_FILE)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise IndexUnreachable(path, f"unreadable: {exc}") from None
+    if (
+        not isinstance(data, dict)
+        or data.get("format") != RECORD_FORMAT
+        or not isinstance(data.get("wheels"), dict)
+    ):
+        raise IndexUnreachable(path, "not a record mlcc kb check --record wrote")
+    return dict(data["wheels"])
+
+
+def write_record(recipes: str, data: Dict[str, Any], name: str = RECORD_FILE) -> str:
     """Write the record into the recipes folder (through a temporary file and a rename).
 
     Args:
         recipes: The recipes folder.
-        data: What :func:`record` made.
+        data: What :func:`record` (or :func:`wheel_record`) made.
+        name: The file: ``index-files.json`` or ``wheel-files.json``.
 
     Returns:
         The record's path.
@@ -129,7 +185,7 @@ def write_record(recipes: str, data: Dict[str, Any]) -> str:
     Raises:
         OSError: The folder cannot be written.
     """
-    path = record_path(recipes)
+    path = os.path.join(recipes, name)
     tmp = f"{path}.{os.getpid()}.tmp"
     with open(tmp, "w", encoding="utf-8") as handle:
         json.dump(data, handle, indent=1, sort_keys=True)
@@ -214,19 +270,23 @@ def load_record(recipes: str) -> Optional[Dict[str, Any]]:
     return data
 
 
-def offline_pin_errors(kb: KnowledgeBase, data: Dict[str, Any]) -> List[FactFinding]:
-    """The errors ``mlcc kb check`` would report for the published set, from the record.
+def offline_pin_errors(
+    kb: KnowledgeBase, data: Dict[str, Any], wheels: Optional[Dict[str, Any]] = None
+) -> List[FactFinding]:
+    """The errors ``mlcc kb check`` would report for the published set, from the records.
 
-    Only what the record can settle: pins whose page it holds.
+    Only what the records can settle: pins whose page they hold, framework builds whose
+    release files and wheel they hold.
 
     Args:
         kb: The knowledge base.
-        data: The record.
+        data: The index record.
+        wheels: The wheel record (:func:`load_wheel_record`); None: wheels are not judged.
 
     Returns:
         The findings of severity error.
     """
-    report = run(kb, published_stacks(kb), RecordedIndex(data), all_builds=True)
+    report = run(kb, published_stacks(kb), RecordedIndex(data), all_builds=True, recorded_wheels=wheels)
     return [f for f in report.findings if f.severity == ERROR]
 
 

@@ -5,7 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import List, Optional, Sequence
 
-from mlcc.app.kb_offline import RECORD_FILE, load_record, offline_pin_errors, unrecorded_pages
+from mlcc.app.kb_offline import (
+    RECORD_FILE,
+    load_record,
+    load_wheel_record,
+    offline_pin_errors,
+    unrecorded_pages,
+)
 from mlcc.errors import LintError, UsageError
 from mlcc.kb import load
 from mlcc.lint import RULES, Finding, lint_paths
@@ -78,7 +84,7 @@ def lint_pins(recipes: Path) -> List[Finding]:
             f"({', '.join(missing[:3])} ...): run mlcc kb check --record"
         )
         findings.append(Finding(str(recipes / RECORD_FILE), 0, "KB001", message, warning=True))
-    for fact in offline_pin_errors(kb, data):
+    for fact in offline_pin_errors(kb, data, load_wheel_record(str(recipes))):
         path, _, line = fact.origin.rpartition(":")
         where = path if path else fact.origin
         findings.append(

@@ -10,7 +10,14 @@ import click
 
 from mlcc.app.kb_check import published_stacks, run, sampled_stacks
 from mlcc.app.kb_lock import lock, matrix_stacks, verify, write
-from mlcc.app.kb_offline import RECORD_FILE, checked_pins, write_record
+from mlcc.app.kb_offline import (
+    RECORD_FILE,
+    WHEEL_RECORD_FILE,
+    checked_pins,
+    load_wheel_record,
+    wheel_record,
+    write_record,
+)
 from mlcc.app.kb_offline import record as record_of
 from mlcc.cli.context import kb_of
 from mlcc.errors import FactError
@@ -60,8 +67,9 @@ def kb_group() -> None:
 @click.option(
     "--record",
     is_flag=True,
-    help=f"Also write recipes/{RECORD_FILE}: the file names the index offers for each pinned "
-    "version, which `mlcc lint recipes` checks the pins against offline.",
+    help=f"Also write recipes/{RECORD_FILE} (the file names the index offers for each pinned "
+    f"version) and recipes/{WHEEL_RECORD_FILE} (what the framework wheels link and bring), "
+    "which `mlcc lint recipes` checks the recipes against offline.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as one JSON object.")
 @click.option("-v", "--verbose", is_flag=True, help="Also list notes (pins that build from source).")
@@ -79,9 +87,11 @@ def check_command(
     """Check every pip pin, wheel URL, find-links page, conda pin and download of the
     stacks recipes/matrix.yaml publishes (and a sample of the cross product) against the
     package index: a distribution must exist for the stack's Python and CPU arch. Each pip
-    framework build's `bundles:` claim (the CUDA runtime, cuDNN and NCCL it loads itself) is
-    checked against its wheel, read with range requests. Findings name the recipe's
-    file:line. Exit 10 on errors, 5 when the index cannot be reached.
+    framework build's `bundles:` claim (the CUDA runtime, cuDNN and NCCL it loads itself),
+    its Pythons and arches (the wheels' tags) and its cuda/cudnn claims (the sonames its
+    shared libraries link, DT_NEEDED) are checked against its wheel, read with range
+    requests. Findings name the recipe's file:line. Exit 10 on errors, 5 when the index
+    cannot be reached.
 
     \b
     Examples:
@@ -96,12 +106,15 @@ def check_command(
     wheels = WheelReader(
         cache=os.path.join(client.cache, "wheels") if client.cache else "", ttl=ttl * 3600, refresh=refresh
     )
-    report = run(kb, stacks, client, wheels=wheels)
+    recipes = recipes_root(ctx.find_root().params.get("recipes"))
+    # a recorded wheel still at the same URL is not downloaded again (--refresh: read anew)
+    recorded = None if refresh else load_wheel_record(recipes)
+    report = run(kb, stacks, client, wheels=wheels, recorded_wheels=recorded)
     if record:
-        written = write_record(
-            recipes_root(ctx.find_root().params.get("recipes")), record_of(client, checked_pins(kb, stacks))
-        )
+        written = write_record(recipes, record_of(client, checked_pins(kb, stacks)))
         click.echo(f"recorded the index's files of the pinned versions in {written}", err=True)
+        written = write_record(recipes, wheel_record(report.wheels), WHEEL_RECORD_FILE)
+        click.echo(f"recorded what the framework wheels hold in {written}", err=True)
     if as_json:
         click.echo(
             json.dumps(

@@ -757,6 +757,12 @@ def _framework_build(
                 (library, doc.where((*b_path, "bundles", library))) for library in build.get("bundles", {})
             )
         ),
+        fact_origins=(
+            ("arches", doc.where((*b_path, "arches"))),
+            ("cuda", doc.where((*b_path, "cuda"))),
+            *((("cudnn", doc.where((*b_path, "cudnn"))),) if "cudnn" in build else ()),
+            ("python", doc.where((*b_path, "python") if "python" in build else (*r_path, "python"))),
+        ),
     )
 
 

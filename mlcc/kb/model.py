@@ -266,6 +266,13 @@ class FrameworkBuild(NamedTuple):
     bundles: Tuple[Tuple[str, str], ...] = ()
     bundles_origin: Optional[str] = None  # file:line of ``bundles:`` (mlcc kb check)
     bundles_origins: Tuple[Tuple[str, str], ...] = ()  # (library, file:line of its entry)
+    # (python | arches | cuda | cudnn, file:line of the claim): where mlcc kb check reports
+    # what the wheel contradicts
+    fact_origins: Tuple[Tuple[str, str], ...] = ()
+
+    def fact_origin(self, field: str) -> str:
+        """Where the recipe states ``field`` of this build (its own line, else the build's)."""
+        return dict(self.fact_origins).get(field) or self.prov.origin
 
     def bundle_origin(self, library: str) -> str:
         """Where the recipe states what the build brings of ``library`` (for findings)."""

@@ -7,6 +7,13 @@ wheel bundles, with their sonames), and then single small members such as
 to it (``<url>.metadata``): its ``Requires-Dist`` lines name the nvidia-* runtime wheels
 newer builds depend on. ``mlcc kb check`` uses both to check a recipe's ``bundles:`` claim.
 
+The libraries a shared object loads from the system are the DT_NEEDED entries of its ELF
+dynamic section, read with pyelftools' structures (see :func:`_dt_needed_entries`). The
+dynamic section of a large library sits near its end (after the code and the GPU binaries)
+and a deflated zip member cannot be entered in the middle, so the member is streamed
+through the decompressor into a temporary file, by range requests of bounded size, up to a
+size limit and a deadline; only the sonames are kept.
+
 Answers are cached on disk like the index client's (one JSON file per question), so a
 second run makes no request. Only the standard library speaks HTTP here.
 """
@@ -16,11 +23,17 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import struct
+import tempfile
 import time
 import zlib
 from email.parser import HeaderParser
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+
+from elftools.common.exceptions import ELFError
+from elftools.common.utils import parse_cstring_from_stream, struct_parse
+from elftools.elf.elffile import ELFFile
 
 from mlcc.errors import IndexUnreachable
 from mlcc.kb.index import (
@@ -40,6 +53,13 @@ ZIP64_LOCATOR = b"PK\x06\x07"
 ZIP64_EOCD = b"PK\x06\x06"
 CENTRAL = b"PK\x01\x02"
 LOCAL = b"PK\x03\x04"
+# A framework's main library is large (libmxnet.so of mxnet-cu110 1.8.0 is 313 MB deflated,
+# 667 MB inflated); larger members are left unread and said so
+MAX_LIBRARY_BYTES = 512 * 1024 * 1024  # deflated, as downloaded
+MAX_LIBRARY_SIZE = 2 * 1024 * 1024 * 1024  # inflated, as written to the temporary file
+LIBRARY_CHUNK = 32 * 1024 * 1024  # one range request
+LIBRARY_DEADLINE = 600.0  # seconds for one member, all its range requests together
+SHARED_LIBRARY = re.compile(r"\.so(?:\.[0-9]+)*$")
 
 
 class Member(NamedTuple):
@@ -108,6 +128,77 @@ class WheelReader:
             requires = [str(v) for v in headers.get_all("Requires-Dist") or []]
         self._store("metadata", url, {"requires": requires})
         return tuple(requires) if requires is not None else None
+
+    def needed(self, url: str, names: Tuple[str, ...]) -> Dict[str, List[str]]:
+        """The DT_NEEDED sonames of each of the shared libraries ``names`` in the wheel.
+
+        A member that is not an ELF shared object maps to an empty list; one over
+        :data:`MAX_LIBRARY_BYTES` (or that cannot be read in time) is left out, with the
+        reason under the key ``"<member> (not read)"``.
+        """
+        key = f"{url}#needed:" + ",".join(names)
+        cached = self._cached("needed", key)
+        if isinstance(cached, dict):
+            return {str(k): [str(v) for v in vs] for k, vs in cached.items() if isinstance(vs, list)}
+        found: Dict[str, List[str]] = {}
+        failed = False
+        members = {m.name: m for m in self._central(url)}
+        for name in names:
+            member = members.get(name)
+            if member is None:
+                continue
+            if member.compressed > MAX_LIBRARY_BYTES:
+                found[f"{name} (not read)"] = [
+                    f"{member.compressed} bytes deflated, over {MAX_LIBRARY_BYTES}"
+                ]
+                continue
+            try:
+                found[name] = self._dt_needed(url, member)
+            except IndexUnreachable as exc:
+                found[f"{name} (not read)"] = [exc.message.rsplit(": ", 1)[-1]]
+                failed = True
+        if not failed:  # a failed read (the network, a deadline) is tried again next time
+            self._store("needed", key, found)
+        return found
+
+    def _dt_needed(self, url: str, member: Member) -> List[str]:
+        with tempfile.TemporaryFile() as spool:
+            self._spool_member(url, member, spool)
+            spool.seek(0)
+            if spool.read(4) != b"\x7fELF":
+                return []  # named like a library, but a linker script or a stub
+            try:
+                return _dt_needed_entries(ELFFile(spool), spool)
+            except (ELFError, ValueError, OSError) as exc:  # offsets past the file, a negative seek
+                raise IndexUnreachable(url, f"{member.name}: an ELF object not read ({exc})") from None
+
+    def _spool_member(self, url: str, member: Member, out: Any) -> None:
+        """Inflate one member into ``out`` by range requests, within the size limits and
+        the deadline (a zip bomb's declared size is not trusted: the output is capped)."""
+        started = time.monotonic()
+        header = self._range(url, member.offset, member.offset + 29)
+        if header[:4] != LOCAL:
+            raise IndexUnreachable(url, f"no local header for {member.name}")
+        if member.method not in (0, 8):
+            raise IndexUnreachable(url, f"{member.name}: zip method {member.method} is not read here")
+        name_len, extra_len = struct.unpack("<HH", header[26:30])
+        at = member.offset + 30 + name_len + extra_len
+        end = at + member.compressed
+        inflate = zlib.decompressobj(-15) if member.method == 8 else None
+        written = 0
+        while at < end:
+            if time.monotonic() - started > LIBRARY_DEADLINE:
+                raise IndexUnreachable(url, f"{member.name}: not read within {LIBRARY_DEADLINE:g} s")
+            last = min(end, at + LIBRARY_CHUNK) - 1
+            chunk = self._range(url, at, last)
+            at = last + 1
+            data = inflate.decompress(chunk, MAX_LIBRARY_SIZE + 1 - written) if inflate else chunk
+            written += len(data)
+            if written > MAX_LIBRARY_SIZE or (inflate is not None and inflate.unconsumed_tail):
+                raise IndexUnreachable(url, f"{member.name}: inflates to more than {MAX_LIBRARY_SIZE} bytes")
+            out.write(data)
+        if written != member.size:
+            raise IndexUnreachable(url, f"{member.name}: inflated to {written} bytes, not {member.size}")
 
     # zip -----------------------------------------------------------------------
 
@@ -198,6 +289,48 @@ class WheelReader:
             os.replace(tmp, path)
         except OSError:
             return  # a read-only cache only costs time
+
+
+def _dt_needed_entries(elf: ELFFile, stream: Any) -> List[str]:
+    """The DT_NEEDED sonames, from the program headers only.
+
+    pyelftools' DynamicSegment finds its string table through the section headers, which
+    some wheels' libraries hold in a form it cannot read (MXNet 1.5.1's libmxnet.so: e_shnum
+    0, the count moved to section 0), and the dynamic loader never reads. So the program
+    headers and dynamic entries are parsed with pyelftools' own structures, and DT_STRTAB's
+    address is mapped to a file offset through the PT_LOAD segments, as the loader does.
+    """
+    headers = [
+        struct_parse(elf.structs.Elf_Phdr, stream, stream_pos=elf["e_phoff"] + i * elf["e_phentsize"])
+        for i in range(elf["e_phnum"])
+    ]
+    needed: List[int] = []
+    strtab: Optional[int] = None
+    for header in headers:
+        if header["p_type"] != "PT_DYNAMIC":
+            continue
+        size = elf.structs.Elf_Dyn.sizeof()
+        for at in range(header["p_offset"], header["p_offset"] + header["p_filesz"], size):
+            entry = struct_parse(elf.structs.Elf_Dyn, stream, stream_pos=at)
+            if entry["d_tag"] == "DT_NULL":
+                break
+            if entry["d_tag"] == "DT_NEEDED":
+                needed.append(entry["d_val"])
+            elif entry["d_tag"] == "DT_STRTAB":
+                strtab = entry["d_ptr"]
+    if strtab is None:
+        return []
+    offset = next(
+        (
+            strtab - h["p_vaddr"] + h["p_offset"]
+            for h in headers
+            if h["p_type"] == "PT_LOAD" and h["p_vaddr"] <= strtab < h["p_vaddr"] + h["p_filesz"]
+        ),
+        None,
+    )
+    if offset is None:
+        raise ValueError("DT_STRTAB lies in no loaded segment")
+    return [(parse_cstring_from_stream(stream, offset + n) or b"").decode("utf-8", "replace") for n in needed]
 
 
 def _parse_central(directory: bytes, count: int) -> List[Member]:
