@@ -68,8 +68,8 @@ def labels(stack: Stack) -> Tuple[Tuple[str, str], ...]:
         found["org.opencontainers.image.created"] = created
     optional = {
         "io.mlcc.cuda": stack.cuda.version if stack.cuda else None,
-        "io.mlcc.cudnn": stack.cudnn.version if stack.cudnn else None,
-        "io.mlcc.nccl": stack.nccl.version if stack.nccl else None,
+        "io.mlcc.cudnn": _confirmed_version(stack.cudnn),
+        "io.mlcc.nccl": _confirmed_version(stack.nccl),
         "io.mlcc.python": stack.python.version if stack.python else None,
         "io.mlcc.framework": stack.framework.framework if stack.framework else None,
         "io.mlcc.framework.version": stack.framework.version if stack.framework else None,
@@ -78,6 +78,13 @@ def labels(stack: Stack) -> Tuple[Tuple[str, str], ...]:
     }
     found.update({k: v for k, v in optional.items() if v is not None})
     return tuple(sorted(found.items()))
+
+
+def _confirmed_version(lib: Optional[LibBuild]) -> Optional[str]:
+    """A library's version as a label claims it: none when no source names it (a framework
+    brings its own copy of unknown version). A label is read as a fact by whoever filters
+    images on it; stack.json says why it is missing (the choice's reason)."""
+    return lib.version if lib is not None and lib.confirmed else None
 
 
 def _created() -> Optional[str]:

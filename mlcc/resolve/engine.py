@@ -771,12 +771,15 @@ class Resolver:
         pin = getattr(req, library)
 
         def compute() -> _Pick:
-            if not self.lib_needed(library, bench, req, build, cuda):
+            if cuda is None:
                 return _Pick(None)
-            assert cuda is not None
             # a benchmark step linking the library itself (horovod) needs the system copy
             bundled = None if library in bench.links else self._bundled(library, build, base, arch)
+            if bundled is None and not self.lib_needed(library, bench, req, build, cuda):
+                return _Pick(None)
             if bundled is not None:
+                # the framework's own copy is the stack's whether or not the benchmark asks for
+                # the library: it is what the framework loads, so the stack must name it
                 if pin is None or (bundled.confirmed and pin.matches(bundled.version)):
                     return _Pick(bundled)
                 assert build is not None

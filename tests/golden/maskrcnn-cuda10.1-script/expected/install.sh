@@ -231,7 +231,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "framework:pytorch",
-      "origin": "recipes/frameworks/pytorch.yaml:65",
+      "origin": "recipes/frameworks/pytorch.yaml:69",
       "reason": "the build maskrcnn's reference run used (pytorch 1.1.0a0+828a6a3); ngc19.05-src build (source) for x86_64",
       "sources": [
         "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_19-05.html (PyTorch 1.1.0a0+828a6a3, CUDA 10.1.163, cuDNN 7.6.0, NCCL 2.4.6, Python 3.6)",
