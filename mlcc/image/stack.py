@@ -504,7 +504,16 @@ def _python(python: Optional[PythonRecord], installed: Dict[str, Any]) -> List[M
     found = _text(installed.get("python"))
     if ".".join(found.split(".")[:2]) != expected:
         return [Mismatch("Python", expected, found or "not found", "installed.json")]
-    return []
+    return _python_executable(python, installed)
+
+
+def _python_executable(python: PythonRecord, installed: Dict[str, Any]) -> List[Mismatch]:
+    """The interpreter the benchmark's ``python`` resolves to against the one stack.json
+    names (recorded by mlcc-record since it records ``python_executable``)."""
+    found = _text(installed.get("python_executable"))
+    if not found or found == python.executable:
+        return []
+    return [Mismatch("Python executable", python.executable, found, "installed.json (python on PATH)")]
 
 
 def _gcc(gcc: GccRecord, installed: Dict[str, Any]) -> List[Mismatch]:

@@ -46,7 +46,9 @@ def test_wmlce_1_6_1_nccl_is_2_4_7_on_secondary_evidence(kb, framework: str) -> 
     build = _wmlce(kb, framework, "1.6.1")
     assert build.bundled("nccl") == "2.4.7"
     assert "bundles.nccl" in build.prov.unverified_fields and not build.prov.verified
-    assert any(s.startswith("github:horovod/horovod issue 1165") and "secondary" in s for s in build.prov.source)
+    assert any(
+        s.startswith("github:horovod/horovod issue 1165") and "secondary" in s for s in build.prov.source
+    )
     assert "secondary evidence" in (build.prov.note or "")
 
 
@@ -97,7 +99,9 @@ def test_a_frameworks_nccl_is_the_stacks_where_the_benchmark_needs_none(  # type
     # tf_cnn_benchmarks requires no NCCL, but WML CE's TensorFlow loads the channel's own
     bench = kb.benchmarks["tf_cnn_benchmarks"]
     assert "nccl" not in bench.requires and "nccl" not in bench.links
-    stack = resolver.resolve(build_request(kb, "tf_cnn_benchmarks", arch="ppc64le", with_=[f"{framework}={release}"]))
+    stack = resolver.resolve(
+        build_request(kb, "tf_cnn_benchmarks", arch="ppc64le", with_=[f"{framework}={release}"])
+    )
     expected = stack.framework.bundled("nccl")
     assert expected in ("2.5.6", "2.4.7")
     assert stack.to_dict()["nccl"] == expected  # what `mlcc resolve --json` prints
@@ -120,7 +124,9 @@ def test_an_nccl_pin_against_an_unconfirmed_bundle_says_so(kb, resolver) -> None
     assert any("bring and load their own NCCL (version unconfirmed)" in line for line in first)
 
 
-def _wmlce_image(kb, resolver, benchmark: str = "ssd", torch: str = "1.1.0", **libraries: Any) -> ImageContent:  # type: ignore[no-untyped-def]
+def _wmlce_image(
+    kb, resolver, benchmark: str = "ssd", torch: str = "1.1.0", **libraries: Any
+) -> ImageContent:  # type: ignore[no-untyped-def]
     from mlcc.render import render
 
     rendered = render(resolver.resolve(build_request(kb, benchmark, arch="ppc64le")))

@@ -836,6 +836,9 @@ printf '  "gcc": %s,\n' "$(printf '%s\n' "$gcc_version" | json)"
 
 if [ -n "$python" ] && command -v "$python" >/dev/null 2>&1; then
   printf '  "python": %s,\n' "$("$python" -c 'import platform; print(platform.python_version())' | json)"
+  # the interpreter file the benchmark's `python` resolves to (a venv's or conda's link
+  # followed): verify compares it with the executable stack.json names
+  printf '  "python_executable": %s,\n' "$("$python" -c 'import os, sys; print(os.path.realpath(sys.executable))' | json)"
   printf '  "pip": %s,\n' "$("$python" -m pip list --format=json --disable-pip-version-check 2>/dev/null || echo null)"
   # pip lists every distribution in site-packages, conda's too: conda's own record says
   # which of them conda installed, from which channel (null: not a conda environment).
@@ -919,7 +922,7 @@ print(json.dumps(found, sort_keys=True))
 PY
   printf '}\n'
 else
-  printf '  "python": null,\n  "pip": null,\n  "conda": null,\n  "modules": {}\n}\n'
+  printf '  "python": null,\n  "python_executable": null,\n  "pip": null,\n  "conda": null,\n  "modules": {}\n}\n'
 fi
 MLCC_FILE_EOF
 chmod 0755 /usr/local/bin/mlcc-record
