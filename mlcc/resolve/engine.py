@@ -292,11 +292,13 @@ class Resolver:
                 )
             )
         if req.arch is not None and req.arch not in bench.arches:
+            cause = bench.why_not_on(req.arch)
             failures.append(
                 Failure(
                     "benchmark-arch",
-                    f"{bench.name} supports {', '.join(bench.arches)}, not {req.arch}",
-                    bench.origin_of("arches"),
+                    f"{bench.name} supports {', '.join(bench.arches)}, not {req.arch}"
+                    + (f": {cause}" if cause else ""),
+                    bench.origin_of("arches_missing" if cause else "arches"),
                 )
             )
         for name, _ in req.frameworks:

@@ -206,3 +206,17 @@ def test_sdist_requires_listed_twice_is_refused(recipes_copy: Path) -> None:
     error = _load_error(recipes_copy)
     assert "SciPy 1.2.1 is listed twice" in str(error)
     assert str(error).startswith(f"recipes/tools.yaml:{_line_of(tools, 'name: SciPy')}")
+
+
+@pytest.mark.parametrize(
+    ("arch", "message"),
+    [("sparc", "unknown arch 'sparc'"), ("x86_64", "x86_64 is in arches and in arches_missing")],
+)
+def test_a_missing_arch_cause_names_an_arch_the_benchmark_lacks(
+    recipes_copy: Path, arch: str, message: str
+) -> None:
+    recipe = recipes_copy / "benchmarks" / "maskrcnn.yaml"
+    _edit(recipe, "  arches_missing:\n    ppc64le: >-", f"  arches_missing:\n    {arch}: >-")
+    error = _load_error(recipes_copy)
+    assert message in str(error)
+    assert f"recipes/benchmarks/maskrcnn.yaml:{_line_of(recipe, f'    {arch}: >-')}" in str(error)
