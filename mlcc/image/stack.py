@@ -411,8 +411,8 @@ def _labels(stack: StackManifest, labels: Dict[str, str]) -> List[Mismatch]:
         "io.mlcc.benchmark": stack.benchmark.name,
         "io.mlcc.arch": stack.arch,
         "io.mlcc.cuda": components.cuda.version if components.cuda else None,
-        "io.mlcc.cudnn": components.cudnn.version if components.cudnn else None,
-        "io.mlcc.nccl": components.nccl.version if components.nccl else None,
+        "io.mlcc.cudnn": _labelled_version(components.cudnn),
+        "io.mlcc.nccl": _labelled_version(components.nccl),
         "io.mlcc.python": components.python.version if components.python else None,
         "io.mlcc.framework.version": components.framework.version if components.framework else None,
         "org.opencontainers.image.revision": source.commit if source else None,
@@ -425,6 +425,12 @@ def _labels(stack: StackManifest, labels: Dict[str, str]) -> List[Mismatch]:
     if not labels.get("io.mlcc.digest"):
         problems.append(Mismatch("label io.mlcc.digest", "the content digest", "(no label)", "image labels"))
     return problems
+
+
+def _labelled_version(lib: Optional[LibraryRecord]) -> Optional[str]:
+    """The label a library's record implies: none for a version no source confirmed (mlcc
+    stamps no label then; an older image's ``unconfirmed`` label is not checked either)."""
+    return lib.version if lib is not None and lib.version != UNCONFIRMED else None
 
 
 def _platform(stack: StackManifest, installed: Dict[str, Any], content: ImageContent) -> List[Mismatch]:
@@ -498,7 +504,16 @@ def _python(python: Optional[PythonRecord], installed: Dict[str, Any]) -> List[M
     found = _text(installed.get("python"))
     if ".".join(found.split(".")[:2]) != expected:
         return [Mismatch("Python", expected, found or "not found", "installed.json")]
-    return []
+    return _python_executable(python, installed)
+
+
+def _python_executable(python: PythonRecord, installed: Dict[str, Any]) -> List[Mismatch]:
+    """The interpreter the benchmark's ``python`` resolves to against the one stack.json
+    names (recorded by mlcc-record since it records ``python_executable``)."""
+    found = _text(installed.get("python_executable"))
+    if not found or found == python.executable:
+        return []
+    return [Mismatch("Python executable", python.executable, found, "installed.json (python on PATH)")]
 
 
 def _gcc(gcc: GccRecord, installed: Dict[str, Any]) -> List[Mismatch]:

@@ -808,6 +808,8 @@ def _benchmarks(
         constraints = data["constraints"]
         c_path: PathKey = ("constraints",)
         _check_arches(doc, (*c_path, "arches"), constraints["arches"], arches)
+        missing = constraints.get("arches_missing", {})
+        _check_arches_missing(doc, (*c_path, "arches_missing"), missing, constraints["arches"], arches)
         rule = _framework_rule(doc, constraints.get("framework"), frameworks)
         python = constraints.get("python")
         needs_python = python != "none"
@@ -825,6 +827,7 @@ def _benchmarks(
             for key in (
                 "accelerators",
                 "arches",
+                "arches_missing",
                 "requires",
                 "links",
                 "python",
@@ -843,6 +846,7 @@ def _benchmarks(
             arches=tuple(constraints["arches"]),
             requires=tuple(constraints["requires"]),
             links=tuple(constraints.get("links", ())),
+            arches_missing=tuple(sorted((arch, " ".join(why.split())) for arch, why in missing.items())),
             framework=rule,
             python=_spec(doc, (*c_path, "python"), python) if needs_python else None,
             needs_python=needs_python,
@@ -857,6 +861,25 @@ def _benchmarks(
         )
         _check_sources_cover(doc, benchmarks[name], frameworks)
     return dict(sorted(benchmarks.items()))
+
+
+def _check_arches_missing(
+    doc: _Doc, path: PathKey, missing: Dict[str, str], supported: Sequence[str], arches: Dict[str, Arch]
+) -> None:
+    """Each arch given a cause for its absence is one mlcc knows and the benchmark does not list."""
+    for arch in missing:
+        if arch not in arches:
+            raise doc.error(
+                (*path, arch),
+                f"unknown arch {arch!r}",
+                hint=f"arches are defined in recipes/arches.yaml: {', '.join(arches)}",
+            )
+        if arch in supported:
+            raise doc.error(
+                (*path, arch),
+                f"{arch} is in arches and in arches_missing",
+                hint="name an arch in arches_missing only when the benchmark does not run there",
+            )
 
 
 def _reference_stack(doc: _Doc, data: Optional[Dict[str, Any]]) -> Optional[ReferenceStack]:

@@ -500,6 +500,12 @@ class Benchmark(NamedTuple):
     reference_stack: Optional[ReferenceStack] = None
     # libraries a build step links itself: the system copy stays even when the framework bundles one
     links: Tuple[str, ...] = ()
+    # (arch, why the benchmark cannot run there): the arch's refusal names the cause
+    arches_missing: Tuple[Tuple[str, str], ...] = ()
+
+    def why_not_on(self, arch: str) -> Optional[str]:
+        """The recorded cause of the benchmark not running on ``arch``, if the recipe gives one."""
+        return dict(self.arches_missing).get(arch)
 
     def origin_of(self, key: str) -> str:
         """Where the rule ``key`` (arches, python, framework ...) is written."""

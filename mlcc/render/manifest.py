@@ -35,6 +35,9 @@ from mlcc.stackfile.document import (
     StackManifest,
 )
 
+# The conda environment a conda-installed framework lives in; its bin/ comes first on PATH,
+# so its Python is the one that runs the benchmark.
+CONDA_ENV = "/opt/mlcc/conda"
 DIGEST_LABEL = "io.mlcc.digest"
 # Stands in for the digest while the digest is computed (see mlcc.render.digest).
 DIGEST_PLACEHOLDER = "sha256:" + "0" * 64
@@ -68,8 +71,8 @@ def labels(stack: Stack) -> Tuple[Tuple[str, str], ...]:
         found["org.opencontainers.image.created"] = created
     optional = {
         "io.mlcc.cuda": stack.cuda.version if stack.cuda else None,
-        "io.mlcc.cudnn": stack.cudnn.version if stack.cudnn else None,
-        "io.mlcc.nccl": stack.nccl.version if stack.nccl else None,
+        "io.mlcc.cudnn": _confirmed_version(stack.cudnn),
+        "io.mlcc.nccl": _confirmed_version(stack.nccl),
         "io.mlcc.python": stack.python.version if stack.python else None,
         "io.mlcc.framework": stack.framework.framework if stack.framework else None,
         "io.mlcc.framework.version": stack.framework.version if stack.framework else None,
@@ -78,6 +81,13 @@ def labels(stack: Stack) -> Tuple[Tuple[str, str], ...]:
     }
     found.update({k: v for k, v in optional.items() if v is not None})
     return tuple(sorted(found.items()))
+
+
+def _confirmed_version(lib: Optional[LibBuild]) -> Optional[str]:
+    """A library's version as a label claims it: none when no source names it (a framework
+    brings its own copy of unknown version). A label is read as a fact by whoever filters
+    images on it; stack.json says why it is missing (the choice's reason)."""
+    return lib.version if lib is not None and lib.confirmed else None
 
 
 def _created() -> Optional[str]:
@@ -125,6 +135,23 @@ def cuda_packages(cuda: CudaRelease, family: Family, arch: str) -> Tuple[PinnedP
     return cuda.packages_for(family, arch)
 
 
+def benchmark_python(stack: Stack) -> Optional[str]:
+    """The interpreter that runs the benchmark, as stack.json names it.
+
+    A conda-installed framework brings its own Python (``conda create ... python=X.Y``), and
+    the environment's bin/ comes first on PATH: that interpreter, not the base image's, runs
+    the benchmark. Otherwise the benchmark runs in a virtual environment made from the base
+    image's interpreter, whose ``python`` is a link to it. Both are named by the file itself
+    (``pythonX.Y``), the path mlcc-record finds when it resolves the ``python`` on PATH.
+    """
+    python = stack.python
+    if python is None:
+        return None
+    if stack.framework is not None and stack.framework.install.method == "conda":
+        return f"{CONDA_ENV}/bin/python{python.version}"
+    return python.executable
+
+
 def _lib(lib: Optional[LibBuild], family: Family, fetch: Callable[[str], str]) -> Optional[LibraryRecord]:
     if lib is None:
         return None
@@ -166,7 +193,11 @@ def stack_manifest(stack: Stack, *, base_image: str, mirror: str, fetches: Fetch
         ),
         cudnn=_lib(stack.cudnn, family, fetch),
         nccl=_lib(stack.nccl, family, fetch),
-        python=(PythonRecord(python.version, tuple(python.packages), python.executable) if python else None),
+        python=(
+            PythonRecord(python.version, tuple(python.packages), benchmark_python(stack) or python.executable)
+            if python
+            else None
+        ),
         gcc=GccRecord(
             version=stack.gcc.version, toolset=stack.gcc.toolset.name if stack.gcc.toolset else None
         ),

@@ -21,7 +21,7 @@ from mlcc.kb.lock_ids import environment_id, install_id
 from mlcc.kb.model import CONDA, GIT, BuildStep, LibBuild, PackageManager, PinnedPackage
 from mlcc.kb.pip_locks import LockedInstall, LockTarget, PipInstall
 from mlcc.render import fetches
-from mlcc.render.manifest import cuda_packages, labels, pinned
+from mlcc.render.manifest import CONDA_ENV, cuda_packages, labels, pinned
 from mlcc.render.mirror import (
     MIRROR_NAME,
     MIRROR_VAR,
@@ -40,7 +40,6 @@ if TYPE_CHECKING:
 
 VENV = "/opt/mlcc/venv"
 CONDA_ROOT = "/opt/conda"
-CONDA_ENV = "/opt/mlcc/conda"
 NCCL_TARBALL_HOME = "/opt/nccl"
 MLCC_HOME = "/opt/mlcc/home"
 MANIFEST_DIR = "/etc/mlcc"

@@ -292,11 +292,13 @@ class Resolver:
                 )
             )
         if req.arch is not None and req.arch not in bench.arches:
+            cause = bench.why_not_on(req.arch)
             failures.append(
                 Failure(
                     "benchmark-arch",
-                    f"{bench.name} supports {', '.join(bench.arches)}, not {req.arch}",
-                    bench.origin_of("arches"),
+                    f"{bench.name} supports {', '.join(bench.arches)}, not {req.arch}"
+                    + (f": {cause}" if cause else ""),
+                    bench.origin_of("arches_missing" if cause else "arches"),
                 )
             )
         for name, _ in req.frameworks:
@@ -771,12 +773,15 @@ class Resolver:
         pin = getattr(req, library)
 
         def compute() -> _Pick:
-            if not self.lib_needed(library, bench, req, build, cuda):
+            if cuda is None:
                 return _Pick(None)
-            assert cuda is not None
             # a benchmark step linking the library itself (horovod) needs the system copy
             bundled = None if library in bench.links else self._bundled(library, build, base, arch)
+            if bundled is None and not self.lib_needed(library, bench, req, build, cuda):
+                return _Pick(None)
             if bundled is not None:
+                # the framework's own copy is the stack's whether or not the benchmark asks for
+                # the library: it is what the framework loads, so the stack must name it
                 if pin is None or (bundled.confirmed and pin.matches(bundled.version)):
                     return _Pick(bundled)
                 assert build is not None

@@ -30,32 +30,84 @@ def test_wmlce_1_7_loads_the_channels_nccl_2_5_6(kb, framework: str) -> None:  #
 
 
 @pytest.mark.parametrize("framework", ["pytorch", "tensorflow"])
-@pytest.mark.parametrize("release", ["1.6.0", "1.6.1", "1.6.2"])
+@pytest.mark.parametrize("release", ["1.6.0", "1.6.2"])
 def test_wmlce_1_6_nccl_is_bundled_but_unconfirmed(kb, framework: str, release: str) -> None:  # type: ignore[no-untyped-def]
-    # no source names the 1.6.x channel's nccl version: the data says so rather than guess
+    # no source names the 1.6.0 / 1.6.2 channel's nccl version: the data says so rather than guess
     build = _wmlce(kb, framework, release)
     assert build.bundled("nccl") == UNCONFIRMED
     assert "bundles.nccl" in build.prov.unverified_fields
     assert not build.prov.verified
 
 
-@pytest.mark.parametrize("benchmark", ["ssd", "gnmt", "transformer", "ncf"])
-def test_wmlce_stacks_install_no_system_nccl(kb, resolver, benchmark: str) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("framework", ["pytorch", "tensorflow"])
+def test_wmlce_1_6_1_nccl_is_2_4_7_on_secondary_evidence(kb, framework: str) -> None:  # type: ignore[no-untyped-def]
+    # horovod/horovod#1165: one user's PowerAI 1.6.1 environment (CUDA 10.1.168, NCCL 2.4.7);
+    # a user's report, not IBM's channel listing: the value stays unverified
+    build = _wmlce(kb, framework, "1.6.1")
+    assert build.bundled("nccl") == "2.4.7"
+    assert "bundles.nccl" in build.prov.unverified_fields and not build.prov.verified
+    assert any(
+        s.startswith("github:horovod/horovod issue 1165") and "secondary" in s for s in build.prov.source
+    )
+    assert "secondary evidence" in (build.prov.note or "")
+
+
+@pytest.mark.parametrize("benchmark", ["ssd", "gnmt", "transformer"])
+def test_wmlce_1_6_1_stacks_name_the_channels_nccl(kb, resolver, benchmark: str) -> None:  # type: ignore[no-untyped-def]
     from mlcc.render import render
 
     stack = resolver.resolve(build_request(kb, benchmark, arch="ppc64le"))
-    assert stack.framework.variant.startswith("wmlce1.6")
+    assert stack.framework.variant == "wmlce1.6.1"
+    assert (stack.nccl.method, stack.nccl.version) == ("bundled", "2.4.7")
+    rendered = dict(render(stack).files)
+    dockerfile = rendered["Dockerfile"]
+    assert "nccl_2." not in dockerfile and "/opt/nccl" not in dockerfile  # no system tarball
+    assert 'io.mlcc.nccl="2.4.7"' in dockerfile
+    assert "--header nccl=" not in dockerfile  # mlcc-record reads the framework's own report
+    document = json.loads(rendered["stack.json"])
+    assert document["components"]["nccl"]["version"] == "2.4.7"
+    [choice] = [c for c in document["choices"] if c["component"] == "nccl"]
+    assert "bundles.nccl" in choice["unverified_fields"] and choice["verified"] is False
+
+
+def test_an_unconfirmed_nccl_has_no_label_and_stack_json_says_why(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    from mlcc.render import render
+
+    stack = resolver.resolve(build_request(kb, "ncf", arch="ppc64le"))
+    assert stack.framework.variant == "wmlce1.6.0"
     assert stack.nccl.method == "bundled" and not stack.nccl.confirmed
     rendered = dict(render(stack).files)
     dockerfile = rendered["Dockerfile"]
     assert "nccl_2." not in dockerfile and "/opt/nccl" not in dockerfile  # no system tarball
-    assert 'io.mlcc.nccl="unconfirmed"' in dockerfile  # no version nobody confirmed
-    assert "--header nccl=" not in dockerfile  # mlcc-record reads the framework's own report
+    assert "io.mlcc.nccl=" not in dockerfile  # a label is read as a fact: no version nobody confirmed
+    assert "unconfirmed" not in "".join(line for line in dockerfile.splitlines() if "io.mlcc." in line)
     document = json.loads(rendered["stack.json"])
     assert document["components"]["nccl"]["method"] == "bundled"
+    assert document["components"]["nccl"]["version"] == UNCONFIRMED
     assert document["components"]["framework"]["loads"]["nccl"] == UNCONFIRMED
     [choice] = [c for c in document["choices"] if c["component"] == "nccl"]
+    assert "no source names its version" in choice["reason"]
     assert "bundles.nccl" in choice["unverified_fields"] and choice["verified"] is False
+
+
+@pytest.mark.parametrize(("framework", "release"), [("tensorflow", "2.1"), ("tensorflow", "1.14")])
+def test_a_frameworks_nccl_is_the_stacks_where_the_benchmark_needs_none(  # type: ignore[no-untyped-def]
+    kb, resolver, framework: str, release: str
+) -> None:
+    from mlcc.render import render
+
+    # tf_cnn_benchmarks requires no NCCL, but WML CE's TensorFlow loads the channel's own
+    bench = kb.benchmarks["tf_cnn_benchmarks"]
+    assert "nccl" not in bench.requires and "nccl" not in bench.links
+    stack = resolver.resolve(
+        build_request(kb, "tf_cnn_benchmarks", arch="ppc64le", with_=[f"{framework}={release}"])
+    )
+    expected = stack.framework.bundled("nccl")
+    assert expected in ("2.5.6", "2.4.7")
+    assert stack.to_dict()["nccl"] == expected  # what `mlcc resolve --json` prints
+    rendered = dict(render(stack).files)
+    assert f'io.mlcc.nccl="{expected}"' in rendered["Dockerfile"]
+    assert json.loads(rendered["stack.json"])["components"]["nccl"]["version"] == expected
 
 
 def test_nccl_tests_still_builds_against_the_system_nccl(kb, resolver) -> None:  # type: ignore[no-untyped-def]
@@ -65,15 +117,19 @@ def test_nccl_tests_still_builds_against_the_system_nccl(kb, resolver) -> None: 
 
 def test_an_nccl_pin_against_an_unconfirmed_bundle_says_so(kb, resolver) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(StackConflict) as caught:
-        resolver.resolve(build_request(kb, "ssd", arch="ppc64le", nccl="2.8"))
+        resolver.resolve(
+            build_request(kb, "tf_cnn_benchmarks", arch="ppc64le", nccl="2.8", with_=["tensorflow=1.15"])
+        )
     first = str(caught.value).splitlines()
     assert any("bring and load their own NCCL (version unconfirmed)" in line for line in first)
 
 
-def _wmlce_image(kb, resolver, **libraries: Any) -> ImageContent:  # type: ignore[no-untyped-def]
+def _wmlce_image(
+    kb, resolver, benchmark: str = "ssd", torch: str = "1.1.0", **libraries: Any
+) -> ImageContent:  # type: ignore[no-untyped-def]
     from mlcc.render import render
 
-    rendered = render(resolver.resolve(build_request(kb, "ssd", arch="ppc64le")))
+    rendered = render(resolver.resolve(build_request(kb, benchmark, arch="ppc64le")))
     stack = json.loads(rendered.content("stack.json"))
     labels = dict(
         __import__("dockerfile_parse")
@@ -93,19 +149,25 @@ def _wmlce_image(kb, resolver, **libraries: Any) -> ImageContent:  # type: ignor
         "nvcc": "10.1.243",
         "gcc": "8.3.1",
         "python": "3.6.8",
-        "modules": {"torch": {"version": "1.1.0", "cuda": "10.1.168", **libraries}},
+        "modules": {"torch": {"version": torch, "cuda": rendered_runtime(stack), **libraries}},
     }
     files = {STACK_FILE: json.dumps(stack).encode(), INSTALLED_FILE: json.dumps(installed).encode()}
     return ImageContent("test", None, "linux", "ppc64le", labels, files)
 
 
+def rendered_runtime(stack: Dict[str, Any]) -> str:
+    return str(stack["components"]["framework"]["loads"]["cuda_runtime"])
+
+
 def test_verify_reports_what_an_unconfirmed_bundle_turned_out_to_be(kb, resolver) -> None:  # type: ignore[no-untyped-def]
-    found = verify(_wmlce_image(kb, resolver, cudnn="7.6.3", nccl="2.4.7"))
+    found = verify(_wmlce_image(kb, resolver, "ncf", "1.0.1", cudnn="7.6.3", nccl="2.4.7"))
     # the framework's own report is the first evidence of the version: a note, not drift
     assert [(m.component, m.found, m.severity) for m in found] == [
         ("NCCL the framework loads", "2.4.7", "note")
     ]
-    drift = verify(_wmlce_image(kb, resolver, cudnn="8.0.5", nccl="2.4.7"))
+    # no io.mlcc.nccl label is expected, so its absence is no drift either
+    assert not any(m.component == "label io.mlcc.nccl" for m in found)
+    drift = verify(_wmlce_image(kb, resolver, "ncf", "1.0.1", cudnn="8.0.5", nccl="2.4.7"))
     assert ("cuDNN the framework loads", "drift") in [(m.component, m.severity) for m in drift]
 
 

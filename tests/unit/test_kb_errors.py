@@ -230,3 +230,17 @@ def test_a_launch_config_with_more_gpus_than_its_node_is_refused(recipes_copy: P
     error = _load_error(recipes_copy)
     assert f"recipes/benchmarks/gnmt.yaml:{_line_of(gnmt, 'gpus_per_node: 16')}" in str(error)
     assert "16 GPUs per node, but a DGX1 node has 8" in str(error)
+
+
+@pytest.mark.parametrize(
+    ("arch", "message"),
+    [("sparc", "unknown arch 'sparc'"), ("x86_64", "x86_64 is in arches and in arches_missing")],
+)
+def test_a_missing_arch_cause_names_an_arch_the_benchmark_lacks(
+    recipes_copy: Path, arch: str, message: str
+) -> None:
+    recipe = recipes_copy / "benchmarks" / "maskrcnn.yaml"
+    _edit(recipe, "  arches_missing:\n    ppc64le: >-", f"  arches_missing:\n    {arch}: >-")
+    error = _load_error(recipes_copy)
+    assert message in str(error)
+    assert f"recipes/benchmarks/maskrcnn.yaml:{_line_of(recipe, f'    {arch}: >-')}" in str(error)

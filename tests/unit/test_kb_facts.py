@@ -72,10 +72,27 @@ def test_mxnet_pins_name_releases_pypi_has(kb) -> None:  # type: ignore[no-untyp
 
 
 def test_maskrcnn_has_no_ppc64le_since_opencv_python_cannot_install_there(kb, resolver) -> None:  # type: ignore[no-untyped-def]
-    assert kb.benchmarks["maskrcnn"].arches == ("x86_64",)
-    assert "opencv-python" in (kb.benchmarks["maskrcnn"].prov.note or "")
-    with pytest.raises(ConflictError):
+    bench = kb.benchmarks["maskrcnn"]
+    assert bench.arches == ("x86_64",)
+    assert "opencv-python" in (bench.prov.note or "")
+    with pytest.raises(ConflictError) as caught:
         resolver.resolve(request_for(kb, "maskrcnn", Pins(arch="ppc64le")))
+    # the refusal names its cause, the package and the wheel PyPI lacks, at the line saying so
+    [why] = [line for line in str(caught.value).splitlines() if "[benchmark-arch]" in line]
+    assert "opencv-python==3.4.1.15" in why and "no ppc64le wheel" in why
+    line = bench.origin_of("arches_missing")
+    assert why.endswith(f"({line})") and line.startswith("recipes/benchmarks/maskrcnn.yaml:")
+
+
+def test_maskrcnn_records_what_the_conda_channels_give_for_opencv(kb) -> None:  # type: ignore[no-untyped-def]
+    # corrections-3's open question, settled from the sources that could be read: WML CE 1.6.1's
+    # channel shows a py-opencv 3.4.2 py36 build (IBM/powerai#268); Open-CE's feedstock builds
+    # OpenCV for its own environments only. The inference is marked as one.
+    bench = kb.benchmarks["maskrcnn"]
+    [source] = [s for s in bench.prov.source if s.startswith("github:IBM/powerai issue 268")]
+    assert "py-opencv 3.4.2" in source and "inference" in source and "open-ce/opencv-feedstock" in source
+    assert "py-opencv 3.4.2" in (bench.why_not_on("ppc64le") or "")
+    assert bench.why_not_on("x86_64") is None
 
 
 def test_ubi_9_5_system_gcc_is_11_5(kb) -> None:  # type: ignore[no-untyped-def]

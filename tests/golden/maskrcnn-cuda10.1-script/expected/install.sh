@@ -231,7 +231,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "framework:pytorch",
-      "origin": "recipes/frameworks/pytorch.yaml:65",
+      "origin": "recipes/frameworks/pytorch.yaml:74",
       "reason": "the build maskrcnn's reference run used (pytorch 1.1.0a0+828a6a3); ngc19.05-src build (source) for x86_64",
       "sources": [
         "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_19-05.html (PyTorch 1.1.0a0+828a6a3, CUDA 10.1.163, cuDNN 7.6.0, NCCL 2.4.6, Python 3.6)",
@@ -248,7 +248,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "cuda",
-      "origin": "recipes/cuda.yaml:254",
+      "origin": "recipes/cuda.yaml:256",
       "reason": "CUDA release nearest maskrcnn's reference run (NVIDIA's MLPerf v0.6 submission, NGC 19.05 on DGX-1: cuda 10.1.163) (--newest for the newest), of the lines pytorch 1.1.0a0+828a6a3 (ngc19.05-src) was built for (10.1, 10.2) with x86_64 packages for rhel8",
       "sources": [
         "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html (table 'CUDA Toolkit and Corresponding Driver Versions')",
@@ -261,7 +261,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "driver",
-      "origin": "recipes/cuda.yaml:254",
+      "origin": "recipes/cuda.yaml:256",
       "reason": "CUDA 10.1.243 needs a host driver >= 418.39 (NVIDIA's toolkit/driver table)",
       "sources": [
         "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html (table 'CUDA Toolkit and Corresponding Driver Versions')",
@@ -330,7 +330,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "gcc",
-      "origin": "recipes/cuda.yaml:254",
+      "origin": "recipes/cuda.yaml:256",
       "reason": "the system GCC of ubi8 (CUDA 10.1.243 on x86_64 accepts <9; maskrcnn accepts >=5; pytorch 1.1.0a0+828a6a3 (ngc19.05-src) accepts >=5)",
       "sources": [
         "https://catalog.redhat.com/software/base-images (UBI 7/8/9 images and their arches); the arches of each image as multi-arch manifests show them: https://github.com/adoptium/installer/pull/642 (UBI 7: x86_64, ppc64le, s390x, no aarch64), https://github.com/kiali/kiali/pull/2532 (UBI 7: no aarch64), https://github.com/IBM/ibm-iam-operator/pull/277 (ubi8-minimal: x86_64, aarch64, ppc64le, s390x), https://github.com/kanisterio/kanister/pull/618 (UBI 8: x86_64, aarch64, ppc64le, s390x), https://github.com/sclorg/s2i-python-container/issues/659 (ubi9/python-311: x86_64, aarch64 and more)",
@@ -836,6 +836,9 @@ printf '  "gcc": %s,\n' "$(printf '%s\n' "$gcc_version" | json)"
 
 if [ -n "$python" ] && command -v "$python" >/dev/null 2>&1; then
   printf '  "python": %s,\n' "$("$python" -c 'import platform; print(platform.python_version())' | json)"
+  # the interpreter file the benchmark's `python` resolves to (a venv's or conda's link
+  # followed): verify compares it with the executable stack.json names
+  printf '  "python_executable": %s,\n' "$("$python" -c 'import os, sys; print(os.path.realpath(sys.executable))' | json)"
   printf '  "pip": %s,\n' "$("$python" -m pip list --format=json --disable-pip-version-check 2>/dev/null || echo null)"
   # pip lists every distribution in site-packages, conda's too: conda's own record says
   # which of them conda installed, from which channel (null: not a conda environment).
@@ -919,7 +922,7 @@ print(json.dumps(found, sort_keys=True))
 PY
   printf '}\n'
 else
-  printf '  "python": null,\n  "pip": null,\n  "conda": null,\n  "modules": {}\n}\n'
+  printf '  "python": null,\n  "python_executable": null,\n  "pip": null,\n  "conda": null,\n  "modules": {}\n}\n'
 fi
 MLCC_FILE_EOF
 chmod 0755 /usr/local/bin/mlcc-record
