@@ -24,6 +24,7 @@ from mlcc.image.untrusted import as_object
 STACK_FILE = "etc/mlcc/stack.json"
 INSTALLED_FILE = "etc/mlcc/installed.json"
 WANTED = (STACK_FILE, INSTALLED_FILE)
+MAX_WANTED_FILE = 16 * 1024 * 1024  # stack.json, installed.json, os-release: small text
 # GOARCH names in image configs -> mlcc's arch names
 OCI_ARCH_NAMES = {"amd64": "x86_64", "ppc64le": "ppc64le", "arm64": "aarch64"}
 
@@ -52,10 +53,17 @@ class ImageContent(NamedTuple):
 # ----------------------------------------------------------------------------- layers
 
 
-def _scan_layer(stream: IO[bytes], pending: Set[str], found: Dict[str, bytes]) -> None:
-    """Read one layer tar; files found leave ``pending``, whiteouts remove them unread."""
+def _scan_layer(
+    stream: Any,
+    pending: Set[str],
+    found: Dict[str, bytes],
+    error: untrusted.ErrorFactory = RegistryError,
+) -> None:
+    """Read one layer tar; files found leave ``pending``, whiteouts remove them unread.
+    A gzip layer is inflated under :class:`untrusted.Inflated`'s ratio limit."""
+    inflated = untrusted.Inflated(stream, "an image layer", error)
     try:
-        with tarfile.open(fileobj=stream, mode="r|*") as tar:
+        with tarfile.open(fileobj=inflated, mode="r|") as tar:  # type: ignore[call-overload]
             for member in tar:
                 name = posixpath.normpath(member.name.lstrip("./").lstrip("/"))
                 folder, base = posixpath.split(name)
@@ -65,14 +73,18 @@ def _scan_layer(stream: IO[bytes], pending: Set[str], found: Dict[str, bytes]) -
                         pending.discard(target)  # deleted in a later layer: absent
                     continue
                 if name in pending and member.isfile():
+                    if member.size > MAX_WANTED_FILE:
+                        raise error(
+                            f"an image layer's /{name} is {member.size} bytes; at most {MAX_WANTED_FILE}"
+                        )
                     handle = tar.extractfile(member)
                     if handle is not None:
                         found[name] = handle.read()
                     pending.discard(name)
                 if not pending:
                     return
-    except (tarfile.TarError, OSError, EOFError, zlib.error) as error:
-        raise RegistryError(f"cannot read an image layer: {error}") from None
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as failure:
+        raise RegistryError(f"cannot read an image layer: {failure}") from None
 
 
 # ----------------------------------------------------------------------------- registry
@@ -88,15 +100,14 @@ def read_from_registry(
     if not manifest.is_index:
         return [_read_manifest(registry, ref, manifest)]
     contents = []
-    for entry in manifest.data.get("manifests", []):
-        platform = entry.get("platform") or {}
-        if (
-            arch
-            and OCI_ARCH_NAMES.get(platform.get("architecture", ""), platform.get("architecture")) != arch
-        ):
+    for digest, platform in manifest.platforms():
+        name = platform.get("architecture")
+        if arch and (OCI_ARCH_NAMES.get(name, name) if isinstance(name, str) else None) != arch:
             continue
-        child = registry.manifest(ref.repository, entry["digest"])
+        child = registry.manifest(ref.repository, digest)
         if child is not None:
+            if child.is_index:
+                raise RegistryError(f"{ref}: index entry {digest} is another index; mlcc reads one level")
             contents.append(_read_manifest(registry, ref, child))
     if not contents:
         raise RegistryError(f"{ref} has no image for {arch}")
@@ -105,12 +116,10 @@ def read_from_registry(
 
 def _read_manifest(registry: Registry, ref: Reference, manifest: Manifest) -> ImageContent:
 
-    what = f"{ref}: the manifest"
     data = manifest.data
-    config_entry = untrusted.obj(data.get("config"), f"{what}'s config", RegistryError)
-    config_digest = untrusted.digest(config_entry.get("digest"), f"{what}'s config", RegistryError)
-    layers = _layer_entries(manifest, what)
-    config = registry.blob_json(ref.repository, config_digest)
+    config_entry = untrusted.as_object(data.get("config"))
+    layers = manifest.descriptors("layers")
+    config = registry.blob_json(ref.repository, manifest.config_digest())
     found = scan_layers(registry, ref, manifest, WANTED)
     size = untrusted.size(config_entry.get("size")) + sum(
         untrusted.size(layer.get("size")) for layer in layers
@@ -125,21 +134,18 @@ def scan_layers(
     top layer down and stopping once each is found or deleted (``any_of``: once one is)."""
     pending = set(wanted)
     found: Dict[str, bytes] = {}
-    for layer in reversed(_layer_entries(manifest, f"{ref}: the manifest")):
-        with registry.blob(ref.repository, layer["digest"]) as stream:
-            _scan_layer(stream, pending, found)
+    for layer in reversed(manifest.descriptors("layers")):
+        size = layer.get("size")
+        with registry.blob(
+            ref.repository, layer["digest"], size if isinstance(size, int) else None
+        ) as stream:
+            in_layer: Dict[str, bytes] = {}
+            _scan_layer(stream, pending, in_layer)
+            stream.verify()  # the whole layer hashes to its digest before a file of it is used
+        found.update(in_layer)
         if not pending or (any_of and found):
             break
     return found
-
-
-def _layer_entries(manifest: Manifest, what: str) -> List[Dict[str, Any]]:
-    """The manifest's layers, each with a valid digest (a registry's JSON is untrusted)."""
-
-    layers = untrusted.items(manifest.data.get("layers"), f"{what}'s layers", RegistryError)
-    for layer in layers:
-        untrusted.digest(layer.get("digest"), f"{what}'s layer", RegistryError)
-    return layers
 
 
 def _content(
