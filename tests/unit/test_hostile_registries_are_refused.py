@@ -223,10 +223,8 @@ class _Zeros(io.RawIOBase):
 
 def _gzip_bomb(size: int) -> bytes:
     out = io.BytesIO()
-    with (
-        gzip.GzipFile(fileobj=out, mode="wb", compresslevel=9, mtime=0) as packed,
-        tarfile.open(fileobj=packed, mode="w|") as tar,
-    ):
+    packed = gzip.GzipFile(fileobj=out, mode="wb", compresslevel=9, mtime=0)
+    with packed, tarfile.open(fileobj=packed, mode="w|") as tar:
         info = tarfile.TarInfo("zeros")
         info.size = size
         tar.addfile(info, io.BufferedReader(_Zeros(size), 1 << 20))
