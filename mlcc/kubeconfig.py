@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 import yaml
+from kubernetes import config
 
 from mlcc.errors import UsageError
 from mlcc.safeio import UnreadableFile, read_text
@@ -90,8 +91,6 @@ def load(
 ) -> Tuple[Dict[str, Any], Any]:
     """Configure ``configuration`` (a ``kubernetes.client.Configuration``) from the checked
     kubeconfig; returns (document, configuration)."""
-    from kubernetes import config
-
     document = read_kubeconfig(given, what)
     try:
         config.load_kube_config_from_dict(  # type: ignore[no-untyped-call]

@@ -45,7 +45,7 @@ MAX_OBJECT_BYTES = 64 * 1024 * 1024
 MAX_LOG_BYTES = 4 * 1024 * 1024 * 1024
 MAX_PODS = 4096
 # Counts a cluster can have: beyond them a value is forged or broken, not a big cluster.
-MAX_NODES = 100_000
+MAX_CLUSTER_NODES = 100_000
 MAX_GPUS_PER_CONTAINER = 1024
 
 
@@ -293,7 +293,7 @@ def collect(cluster: Cluster, kind: str, name: str, container: Optional[str] = N
         spec = _mapping(document.get("spec"), f"MPIJob {name}'s spec")
         replica_specs = _mapping(spec.get("mpiReplicaSpecs"), f"MPIJob {name}'s mpiReplicaSpecs")
         worker = _mapping(replica_specs.get("Worker"), f"MPIJob {name}'s Worker")
-        replicas = _count(worker.get("replicas") or 0, f"MPIJob {name}'s Worker replicas", MAX_NODES)
+        replicas = _count(worker.get("replicas") or 0, f"MPIJob {name}'s Worker replicas", MAX_CLUSTER_NODES)
         template = _mapping(worker.get("template"), f"MPIJob {name}'s Worker template")
         per_worker = _gpus(
             _mapping(template.get("spec"), f"MPIJob {name}'s Worker spec"), f"MPIJob {name}'s Worker"

@@ -119,6 +119,9 @@ def test_a_fifo_as_kubeconfig_or_stack_is_refused_not_waited_on(tmp_path: Path) 
     result = _mlcc(*base, "--kubeconfig", str(kubeconfig), "--stack", str(fifo))
     assert result.returncode == 2 and "--stack" in result.stderr and "not a regular file" in result.stderr
     assert not Path(history).exists()
+    build = ("build", "maskrcnn", "--cuda", "10.1", "--backend", "openshift", "--kubeconfig", str(fifo))
+    result = _mlcc(*build)
+    assert result.returncode == 2 and "not a regular file" in result.stderr, result.stderr
 
 
 # ----------------------------------------------------------------------------- a silent server
