@@ -18,7 +18,14 @@ from typing import IO, Any, Dict, Iterable, List, NamedTuple, Optional, Set, Tup
 from mlcc.errors import RegistryError, UsageError
 from mlcc.image import untrusted
 from mlcc.image.reference import Reference
-from mlcc.image.registry import Manifest, Registry
+from mlcc.image.registry import (
+    LAYER_DEADLINE,
+    MAX_JSON_BLOB,
+    Manifest,
+    Registry,
+    VerifiedBlob,
+    read_bounded,
+)
 from mlcc.image.untrusted import as_object
 
 STACK_FILE = "etc/mlcc/stack.json"
@@ -84,7 +91,7 @@ def _scan_layer(
                 if not pending:
                     return
     except (tarfile.TarError, OSError, EOFError, zlib.error) as failure:
-        raise RegistryError(f"cannot read an image layer: {failure}") from None
+        raise error(f"cannot read an image layer: {failure}") from None
 
 
 # ----------------------------------------------------------------------------- registry
@@ -219,10 +226,17 @@ class _TarSource:
         raise UsageError(f"the image archive has no {name}")
 
 
-def _json(source: Any, name: str) -> Dict[str, Any]:
-
+def _json(source: Any, name: str, digest: Optional[str] = None) -> Dict[str, Any]:
+    """A JSON document of an archive, bounded; a blob (``digest`` given) must hash to it."""
     with source.open(name) as handle:
-        data = handle.read()
+        if digest is None:
+            data = handle.read(MAX_JSON_BLOB + 1)
+        else:
+            blob = VerifiedBlob(handle, digest, None, f"{name} of the OCI layout", LAYER_DEADLINE, UsageError)
+            data = read_bounded(blob, limit=MAX_JSON_BLOB, deadline=LAYER_DEADLINE, what=name)
+            blob.verify()
+    if len(data) > MAX_JSON_BLOB:
+        raise UsageError(f"{name} of the image archive is larger than {MAX_JSON_BLOB} bytes")
     return untrusted.obj(untrusted.loads(data, name, UsageError), name, UsageError)
 
 
@@ -239,18 +253,19 @@ def _read_oci(source: Any, reference: str) -> ImageContent:
         raise UsageError(f"{reference}: the OCI layout holds no image")
     entry = manifests[0]
     entry_digest = untrusted.digest(entry.get("digest"), "index.json's first manifest", UsageError)
-    manifest = _json(source, _blob(entry_digest))
+    manifest = _json(source, _blob(entry_digest), entry_digest)
     inner = untrusted.items(manifest.get("manifests"), f"manifest {entry_digest}", UsageError)
     if inner:  # an index inside the layout: take its first image
         entry_digest = untrusted.digest(inner[0].get("digest"), f"index {entry_digest}", UsageError)
-        manifest = _json(source, _blob(entry_digest))
+        manifest = _json(source, _blob(entry_digest), entry_digest)
     config_entry = untrusted.obj(manifest.get("config"), f"manifest {entry_digest}'s config", UsageError)
-    config = _json(source, _blob(untrusted.digest(config_entry.get("digest"), "the config", UsageError)))
+    config_digest = untrusted.digest(config_entry.get("digest"), "the config", UsageError)
+    config = _json(source, _blob(config_digest), config_digest)
     layers = [
-        _blob(untrusted.digest(layer.get("digest"), "a layer", UsageError))
+        untrusted.digest(layer.get("digest"), "a layer", UsageError)
         for layer in untrusted.items(manifest.get("layers"), f"manifest {entry_digest}'s layers", UsageError)
     ]
-    return _content(reference, entry_digest, config, _files(source, layers), None)
+    return _content(reference, entry_digest, config, _files(source, layers, verified=True), None)
 
 
 def _read_docker_archive(source: Any, reference: str) -> ImageContent:
@@ -269,12 +284,22 @@ def _read_docker_archive(source: Any, reference: str) -> ImageContent:
     return _content(reference, None, _json(source, config_name), _files(source, layers), None)
 
 
-def _files(source: Any, layers: Iterable[str]) -> Dict[str, bytes]:
+def _files(source: Any, layers: Iterable[str], *, verified: bool = False) -> Dict[str, bytes]:
+    """The wanted files of an archive's layers, top first; ``verified``: ``layers`` are
+    digests (an OCI layout) and each layer must hash to its digest before its files count."""
     pending = set(WANTED)
     found: Dict[str, bytes] = {}
-    for name in reversed(list(layers)):
-        with source.open(name) as stream:
-            _scan_layer(stream, pending, found)
+    for layer in reversed(list(layers)):
+        name = _blob(layer) if verified else layer
+        with source.open(name) as handle:
+            in_layer: Dict[str, bytes] = {}
+            if verified:
+                stream = VerifiedBlob(handle, layer, None, f"layer {layer}", LAYER_DEADLINE, UsageError)
+                _scan_layer(stream, pending, in_layer, UsageError)
+                stream.verify()
+            else:
+                _scan_layer(handle, pending, in_layer, UsageError)
+        found.update(in_layer)
         if not pending:
             break
     return found

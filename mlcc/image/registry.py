@@ -119,8 +119,17 @@ class VerifiedBlob:
     says is an error at once, and :meth:`verify` (reading what is left) checks the digest
     and size before the caller trusts anything it read."""
 
-    def __init__(self, response: Any, digest: str, size: Optional[int], what: str, deadline: float) -> None:
+    def __init__(
+        self,
+        response: Any,
+        digest: str,
+        size: Optional[int],
+        what: str,
+        deadline: float,
+        error: untrusted.ErrorFactory = RegistryError,
+    ) -> None:
         self._response = response
+        self._error = error
         self.digest = digest
         self.size = size
         self.what = what
@@ -132,13 +141,13 @@ class VerifiedBlob:
 
     def read(self, n: int = -1) -> bytes:
         if time.monotonic() > self._end:
-            raise RegistryError(f"{self.what}: not complete after {self._deadline:g} s; refused")
+            raise self._error(f"{self.what}: not complete after {self._deadline:g} s; refused")
         reader = getattr(self._response, "read1", self._response.read)
         chunk: bytes = reader(_CHUNK if n is None or n < 0 else min(n, _CHUNK) or 1)
         self._read += len(chunk)
         self.compressed = self._read
         if self.size is not None and self._read > self.size:
-            raise RegistryError(f"{self.what}: more than the {self.size} bytes its descriptor says")
+            raise self._error(f"{self.what}: more than the {self.size} bytes its descriptor says")
         self._hash.update(chunk)
         return chunk
 
@@ -146,10 +155,10 @@ class VerifiedBlob:
         while self.read(_CHUNK):
             pass
         if self.size is not None and self._read != self.size:
-            raise RegistryError(f"{self.what}: {self._read} bytes, its descriptor says {self.size}")
+            raise self._error(f"{self.what}: {self._read} bytes, its descriptor says {self.size}")
         actual = f"{self.digest.partition(':')[0]}:{self._hash.hexdigest()}"
         if actual != self.digest:
-            raise RegistryError(f"{self.what} does not match its digest (it hashes to {actual}); refused")
+            raise self._error(f"{self.what} does not match its digest (it hashes to {actual}); refused")
 
     def close(self) -> None:
         self._response.close()

@@ -10,9 +10,10 @@ import gzip
 import io
 import json
 import tarfile
+import threading
 import urllib.parse
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, List
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -307,3 +308,43 @@ def test_any_registry_json_reads_or_is_a_clear_error(
         )
     except MlccError as error:
         assert str(error)
+
+
+# ----------------------------------------------------------------------------- local archives and auth files
+
+
+def test_an_oci_layout_whose_blobs_were_altered_is_refused(tmp_path: Path) -> None:
+    from mlcc.errors import UsageError
+    from mlcc.image.content import read_archive
+    from tests.oci_layout import oci_layout
+
+    folder = oci_layout(tmp_path / "img", [layer({"etc/mlcc/stack.json": STACK})])
+    assert read_archive(folder).files == {"etc/mlcc/stack.json": STACK}
+    [layer_blob] = [p for p in (folder / "blobs" / "sha256").iterdir() if p.read_bytes()[:2] == b"\x1f\x8b"]
+    layer_blob.write_bytes(layer({"etc/mlcc/stack.json": b'{"format": 1, "forged": true}'}))
+    with pytest.raises(UsageError, match="does not match its digest"):
+        read_archive(folder)
+
+
+def test_a_fifo_as_the_auth_file_is_skipped_not_waited_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from mlcc.image.auth import credentials_for
+
+    fifo = tmp_path / "auth.json"
+    os.mkfifo(fifo)
+    monkeypatch.setenv("REGISTRY_AUTH_FILE", str(fifo))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    monkeypatch.delenv("DOCKER_CONFIG", raising=False)
+    monkeypatch.delenv("MLCC_REGISTRY_USERNAME", raising=False)
+    found: List[Any] = []
+    worker = threading.Thread(target=lambda: found.append(credentials_for("quay.io")), daemon=True)
+    worker.start()
+    worker.join(20)
+    if worker.is_alive():  # it blocked on the FIFO: release it, then fail
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        pytest.fail("reading credentials waited on a FIFO")
+    assert found == [None]
