@@ -171,9 +171,12 @@ class VerifiedBlob:
 
 
 class _NoRedirectAuth(urllib.request.HTTPRedirectHandler):
-    """Blob downloads redirect to storage; the registry's Authorization must not follow."""
+    """Blob downloads redirect to storage; the registry's Authorization must not follow,
+    and a redirect leads to http(s) only."""
 
     def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def]
+        if urllib.parse.urlsplit(newurl).scheme.lower() not in ("http", "https"):
+            return None  # urllib would follow ftp: too; the 3xx becomes the answer (an error)
         new = super().redirect_request(req, fp, code, msg, headers, newurl)
         if (
             new is not None

@@ -348,3 +348,10 @@ def test_a_fifo_as_the_auth_file_is_skipped_not_waited_on(
         os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
         pytest.fail("reading credentials waited on a FIFO")
     assert found == [None]
+
+
+def test_a_token_realm_that_redirects_to_ftp_is_not_followed(hostile: Scripted) -> None:
+    _bearer(hostile, f"http://{hostile.host}/token")
+    hostile.routes["/token"] = (302, {"Location": "ftp://127.0.0.1:1/token.json"}, b"")
+    with pytest.raises(RegistryError, match="302"):
+        Registry(hostile.host, tls_verify=False).manifest("x/y", "v1")
