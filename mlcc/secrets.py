@@ -7,7 +7,9 @@ back is cleaned of the secrets mlcc knows before it is shown.
 
 from __future__ import annotations
 
+import base64
 import re
+import urllib.parse
 from typing import Iterable, Optional
 
 _USERINFO = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^@/?#]*)@")
@@ -40,8 +42,23 @@ def without_userinfo(url: str) -> str:
     return _USERINFO.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", url, count=1)
 
 
+def _spellings(secret: str) -> Iterable[str]:
+    """The ways a server may echo ``secret``: as it is, URL-encoded (``quote`` and
+    ``quote_plus``) and base64-encoded (standard and URL-safe alphabets); matched without
+    regard to case, which also covers upper- and lower-cased echoes and %xx hex case."""
+    raw = secret.encode("utf-8", "surrogatepass")
+    yield secret
+    yield urllib.parse.quote(secret, safe="")
+    yield urllib.parse.quote_plus(secret, safe="")
+    for encoded in (base64.b64encode(raw), base64.urlsafe_b64encode(raw)):
+        yield encoded.decode("ascii")
+        yield encoded.decode("ascii").rstrip("=")
+
+
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
-    """``text`` with every known secret, and anything that looks like an echoed credential, masked."""
-    for secret in sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True):
-        text = text.replace(secret, REDACTED)
+    """``text`` with every known secret (in each of its echoed spellings), and anything that
+    looks like an echoed credential, masked."""
+    spellings = {spelled for s in secrets if s and len(s) >= 4 for spelled in _spellings(s)}
+    for spelled in sorted((s for s in spellings if len(s) >= 4), key=len, reverse=True):
+        text = re.sub(re.escape(spelled), REDACTED, text, flags=re.IGNORECASE)
     return _ECHOED.sub(lambda m: m.group(1) + REDACTED, text)

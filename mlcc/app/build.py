@@ -743,7 +743,7 @@ def push_manifest_list(jobs: Sequence[BuildJob], results: Sequence[BuildResult],
         manifest = registry.manifest(job.content.repository, digest or "")
         if manifest is None:
             raise UsageError(f"{job.content} is not in the registry; cannot list it")
-        config = registry.blob_json(job.content.repository, manifest.data["config"]["digest"])
+        config = registry.blob_json(job.content.repository, manifest.config_digest())
         entries.append((manifest, config.get("os", "linux"), config.get("architecture", "")))
     return registry.put_index(tag.repository, tag.tag or "", entries)
 

@@ -32,6 +32,9 @@ from mlcc.results.reference import published_results
 from mlcc.results.rules import scoring_rules
 from mlcc.results.score import BenchmarkScore, log_files, score
 from mlcc.results.store import Added, Placement, StackInfo, add_runs, stack_info, stored_runs
+from mlcc.safeio import UnreadableFile, read_text
+
+MAX_STACK_BYTES = 16 * 1024 * 1024  # a stack.json is tens of KiB
 
 
 class StackSource(NamedTuple):
@@ -169,9 +172,11 @@ def load_stack(source: StackSource) -> StackInfo:
         )
     if source.stack_file:
         try:
-            document = json.loads(Path(source.stack_file).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError) as error:
+            document = json.loads(read_text(Path(source.stack_file), limit=MAX_STACK_BYTES))
+        except UnreadableFile as error:  # a FIFO would block, a huge file fill memory
             raise UsageError(f"--stack {source.stack_file}: cannot read it ({error})") from None
+        except RecursionError:
+            raise UsageError(f"--stack {source.stack_file}: not JSON (nested too deeply)") from None
         except ValueError as error:
             raise UsageError(f"--stack {source.stack_file}: not JSON ({error})") from None
         return stack_info(document, origin=f"--stack {source.stack_file}")

@@ -8,15 +8,20 @@ them. Its own module: the Kubernetes client loads only for this use case.
 
 from __future__ import annotations
 
-from typing import List, NamedTuple, Optional
+import math
+from typing import List, NamedTuple, Optional, Sequence
 
 from mlcc.app.results import StackSource, Stored, load_stack, log_problems, store_runs
 from mlcc.errors import UsageError
 from mlcc.kb.model import KnowledgeBase
-from mlcc.results.collect import Cluster, Collected, collect
+from mlcc.results.collect import Cluster, ClusterError, Collected, collect
+from mlcc.results.parse import Run
 from mlcc.results.store import Placement
 
 KINDS = {"job": "Job", "mpijob": "MPIJob"}
+# No MLPerf training run takes a month; a log from a cluster that says so (or that it
+# stopped before it started) has forged or broken timestamps.
+MAX_RUN_SECONDS = 31 * 24 * 3600.0
 
 
 class CollectTarget(NamedTuple):
@@ -81,6 +86,7 @@ def collect_results(
             hint="does the benchmark log to stdout? if it writes files under /results, copy them out "
             "and use mlcc results add",
         )
+    _check_times(runs)
     placement = placement or Placement()
     placement = Placement(
         placement.system,
@@ -90,3 +96,23 @@ def collect_results(
     added, history = store_runs(kb, runs, stack, placement, history_file)
     notes: List[str] = log_problems(found.logs)
     return CollectedRuns(found, len(runs), Stored(added, stack, history, notes))
+
+
+def _check_times(runs: Sequence[Run]) -> None:
+    """Refuse the pods' runs when one has an impossible time: nothing is stored."""
+    for run in runs:
+        where = run.file if run.position == 0 else f"{run.file} (run {run.position + 1})"
+        times = [t for t in (run.start, run.stop, run.result_seconds) if t is not None]
+        if not all(math.isfinite(t) for t in times):
+            raise ClusterError(f"{where}: a time that is not a finite number; nothing stored")
+        if run.result_seconds is not None and not 0 <= run.result_seconds <= MAX_RUN_SECONDS:
+            raise ClusterError(
+                f"{where}: a run of {run.result_seconds:g} s is impossible (0 to 31 days); nothing stored"
+            )
+        if run.start is not None and run.stop is not None:
+            took = run.stop - run.start
+            if not 0 <= took <= MAX_RUN_SECONDS:
+                raise ClusterError(
+                    f"{where}: run_stop is {took:g} s after run_start, an impossible run time "
+                    "(0 to 31 days); nothing stored"
+                )

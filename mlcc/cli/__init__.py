@@ -18,6 +18,7 @@ import click
 
 from mlcc import __version__
 from mlcc.errors import EXIT_INTERNAL, MlccError, UsageError
+from mlcc.stdio import OUTPUT_ERRNOS, output_failed, silence_stdout
 
 EPILOG = """\b
 Exit codes: 0 done, 2 usage or recipe error, 3 no compatible stack,
@@ -157,9 +158,22 @@ def run(argv: Optional[Sequence[str]] = None) -> int:
     except KeyboardInterrupt:
         click.echo("mlcc: interrupted", err=True)
         return 130
+    except SystemExit as exiting:
+        # click answers EPIPE on stdout with sys.exit(1), even outside standalone mode,
+        # after wrapping sys.stdout in its flush-pacifier: that wrapper says the pipe broke
+        pacifier = getattr(click.utils, "_PacifyFlushWrapper", None)
+        if exiting.code == 1 and pacifier is not None and isinstance(sys.stdout, pacifier):
+            silence_stdout()  # `mlcc list | head` is not an error
+            return 0
+        raise
     except BrokenPipeError:
-        sys.stderr.close()  # `mlcc list | head` is not an error
+        silence_stdout()  # `mlcc list | head` is not an error, nor is the exit's last flush
         return 0
+    except OSError as error:
+        if error.errno not in OUTPUT_ERRNOS or os.environ.get("MLCC_DEBUG"):
+            raise
+        silence_stdout()
+        return output_failed(error)  # /dev/full, a closed stdout: the output went nowhere
     except Exception as error:  # a bug: one clear line, the traceback only on request
         if os.environ.get("MLCC_DEBUG"):
             raise

@@ -21,10 +21,10 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-import yaml
-from kubernetes import client, config, dynamic
+from kubernetes import client, dynamic
 from kubernetes.dynamic.exceptions import NotFoundError
 
+from mlcc import kubeconfig
 from mlcc.engines.base import (
     BuildJob,
     BuildPolicy,
@@ -88,26 +88,12 @@ class OpenShift(Engine):
             BuildError: The cluster cannot be reached.
         """
         if self._client is None:
-            configuration = client.Configuration()
-            try:
-                config.load_kube_config(
-                    config_file=self.kubeconfig, context=self.context, client_configuration=configuration
-                )
-                if self._namespace is None:
-                    _, current = config.list_kube_config_contexts(config_file=self.kubeconfig)
-                    self._namespace = (current or {}).get("context", {}).get("namespace")
-            except (
-                config.ConfigException,
-                OSError,
-                TypeError,
-                ValueError,
-                AttributeError,
-                yaml.YAMLError,
-            ) as error:
-                raise UsageError(
-                    f"--backend openshift: no usable kubeconfig ({error})",
-                    hint="oc login writes one; or pass --kubeconfig FILE (or set KUBECONFIG)",
-                ) from None
+            # read as checked input: a FIFO would block the client's loader, a binary file crash it
+            document, configuration = kubeconfig.load(
+                self.kubeconfig, self.context, client.Configuration(), "--backend openshift"
+            )
+            if self._namespace is None:
+                self._namespace = kubeconfig.current_namespace(document, self.context)
             try:
                 self._client = dynamic.DynamicClient(client.ApiClient(configuration=configuration))
             except Exception as error:

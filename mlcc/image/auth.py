@@ -16,6 +16,9 @@ import tempfile
 from pathlib import Path
 from typing import Dict, Iterator, List, NamedTuple, Optional
 
+from mlcc.safeio import UnreadableFile, read_text
+
+MAX_AUTH_FILE_BYTES = 4 * 1024 * 1024
 USER_ENV = "MLCC_REGISTRY_USERNAME"
 PASSWORD_ENV = "MLCC_REGISTRY_PASSWORD"
 
@@ -59,9 +62,9 @@ def _keys(registry: str) -> Iterator[str]:
 
 
 def _from_file(path: Path, registry: str) -> Optional[Credentials]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    try:  # regular files only, bounded: a FIFO named by REGISTRY_AUTH_FILE must not block
+        data = json.loads(read_text(path, limit=MAX_AUTH_FILE_BYTES))
+    except (UnreadableFile, ValueError, RecursionError):
         return None
     auths = data.get("auths") if isinstance(data, dict) else None
     if not isinstance(auths, dict):

@@ -17,6 +17,7 @@ from mlcc.image.auth import credentials_for
 from mlcc.image.content import OCI_ARCH_NAMES, scan_layers
 from mlcc.image.reference import Reference, parse_reference
 from mlcc.image.registry import Manifest, Registry
+from mlcc.ui.safe_text import printable
 
 OS_RELEASE_FILES = ("etc/os-release", "usr/lib/os-release")
 
@@ -43,7 +44,7 @@ def resolve_base(reference: str, arch: str, *, tls_verify: bool = True) -> Resol
     if manifest is None:
         raise RegistryError(f"base image {reference} does not exist in registry {ref.registry}")
     manifest = _for_arch(registry, ref, manifest, arch)
-    config = registry.blob_json(ref.repository, manifest.data["config"]["digest"])
+    config = registry.blob_json(ref.repository, manifest.config_digest())
     found = scan_layers(registry, ref, manifest, OS_RELEASE_FILES, any_of=True)
     text = next((found[name] for name in OS_RELEASE_FILES if name in found), b"")
     fields = parse_os_release(text.decode("utf-8", "replace"))
@@ -61,13 +62,13 @@ def _for_arch(registry: Registry, ref: Reference, manifest: Manifest, arch: str)
     if not manifest.is_index:
         return manifest
     offered = []
-    for entry in manifest.data.get("manifests", []):
-        platform = entry.get("platform") or {}
-        name = OCI_ARCH_NAMES.get(platform.get("architecture", ""), platform.get("architecture", ""))
-        offered.append(str(name))
+    for digest, platform in manifest.platforms():
+        given = platform.get("architecture")
+        name = OCI_ARCH_NAMES.get(given, given) if isinstance(given, str) else "unknown"
+        offered.append(printable(name)[:40])
         if name == arch:
-            child = registry.manifest(ref.repository, entry["digest"])
-            if child is not None:
+            child = registry.manifest(ref.repository, digest)
+            if child is not None and not child.is_index:
                 return child
     raise UsageError(
         f"base image {ref} has no {arch} image (it offers {', '.join(sorted(set(offered))) or 'none'})",

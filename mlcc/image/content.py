@@ -18,12 +18,20 @@ from typing import IO, Any, Dict, Iterable, List, NamedTuple, Optional, Set, Tup
 from mlcc.errors import RegistryError, UsageError
 from mlcc.image import untrusted
 from mlcc.image.reference import Reference
-from mlcc.image.registry import Manifest, Registry
+from mlcc.image.registry import (
+    LAYER_DEADLINE,
+    MAX_JSON_BLOB,
+    Manifest,
+    Registry,
+    VerifiedBlob,
+    read_bounded,
+)
 from mlcc.image.untrusted import as_object
 
 STACK_FILE = "etc/mlcc/stack.json"
 INSTALLED_FILE = "etc/mlcc/installed.json"
 WANTED = (STACK_FILE, INSTALLED_FILE)
+MAX_WANTED_FILE = 16 * 1024 * 1024  # stack.json, installed.json, os-release: small text
 # GOARCH names in image configs -> mlcc's arch names
 OCI_ARCH_NAMES = {"amd64": "x86_64", "ppc64le": "ppc64le", "arm64": "aarch64"}
 
@@ -52,10 +60,17 @@ class ImageContent(NamedTuple):
 # ----------------------------------------------------------------------------- layers
 
 
-def _scan_layer(stream: IO[bytes], pending: Set[str], found: Dict[str, bytes]) -> None:
-    """Read one layer tar; files found leave ``pending``, whiteouts remove them unread."""
+def _scan_layer(
+    stream: Any,
+    pending: Set[str],
+    found: Dict[str, bytes],
+    error: untrusted.ErrorFactory = RegistryError,
+) -> None:
+    """Read one layer tar; files found leave ``pending``, whiteouts remove them unread.
+    A gzip layer is inflated under :class:`untrusted.Inflated`'s ratio limit."""
+    inflated = untrusted.Inflated(stream, "an image layer", error)
     try:
-        with tarfile.open(fileobj=stream, mode="r|*") as tar:
+        with tarfile.open(fileobj=inflated, mode="r|") as tar:  # type: ignore[call-overload]
             for member in tar:
                 name = posixpath.normpath(member.name.lstrip("./").lstrip("/"))
                 folder, base = posixpath.split(name)
@@ -65,14 +80,18 @@ def _scan_layer(stream: IO[bytes], pending: Set[str], found: Dict[str, bytes]) -
                         pending.discard(target)  # deleted in a later layer: absent
                     continue
                 if name in pending and member.isfile():
+                    if member.size > MAX_WANTED_FILE:
+                        raise error(
+                            f"an image layer's /{name} is {member.size} bytes; at most {MAX_WANTED_FILE}"
+                        )
                     handle = tar.extractfile(member)
                     if handle is not None:
                         found[name] = handle.read()
                     pending.discard(name)
                 if not pending:
                     return
-    except (tarfile.TarError, OSError, EOFError, zlib.error) as error:
-        raise RegistryError(f"cannot read an image layer: {error}") from None
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as failure:
+        raise error(f"cannot read an image layer: {failure}") from None
 
 
 # ----------------------------------------------------------------------------- registry
@@ -88,15 +107,14 @@ def read_from_registry(
     if not manifest.is_index:
         return [_read_manifest(registry, ref, manifest)]
     contents = []
-    for entry in manifest.data.get("manifests", []):
-        platform = entry.get("platform") or {}
-        if (
-            arch
-            and OCI_ARCH_NAMES.get(platform.get("architecture", ""), platform.get("architecture")) != arch
-        ):
+    for digest, platform in manifest.platforms():
+        name = platform.get("architecture")
+        if arch and (OCI_ARCH_NAMES.get(name, name) if isinstance(name, str) else None) != arch:
             continue
-        child = registry.manifest(ref.repository, entry["digest"])
+        child = registry.manifest(ref.repository, digest)
         if child is not None:
+            if child.is_index:
+                raise RegistryError(f"{ref}: index entry {digest} is another index; mlcc reads one level")
             contents.append(_read_manifest(registry, ref, child))
     if not contents:
         raise RegistryError(f"{ref} has no image for {arch}")
@@ -105,12 +123,10 @@ def read_from_registry(
 
 def _read_manifest(registry: Registry, ref: Reference, manifest: Manifest) -> ImageContent:
 
-    what = f"{ref}: the manifest"
     data = manifest.data
-    config_entry = untrusted.obj(data.get("config"), f"{what}'s config", RegistryError)
-    config_digest = untrusted.digest(config_entry.get("digest"), f"{what}'s config", RegistryError)
-    layers = _layer_entries(manifest, what)
-    config = registry.blob_json(ref.repository, config_digest)
+    config_entry = untrusted.as_object(data.get("config"))
+    layers = manifest.descriptors("layers")
+    config = registry.blob_json(ref.repository, manifest.config_digest())
     found = scan_layers(registry, ref, manifest, WANTED)
     size = untrusted.size(config_entry.get("size")) + sum(
         untrusted.size(layer.get("size")) for layer in layers
@@ -125,21 +141,18 @@ def scan_layers(
     top layer down and stopping once each is found or deleted (``any_of``: once one is)."""
     pending = set(wanted)
     found: Dict[str, bytes] = {}
-    for layer in reversed(_layer_entries(manifest, f"{ref}: the manifest")):
-        with registry.blob(ref.repository, layer["digest"]) as stream:
-            _scan_layer(stream, pending, found)
+    for layer in reversed(manifest.descriptors("layers")):
+        size = layer.get("size")
+        with registry.blob(
+            ref.repository, layer["digest"], size if isinstance(size, int) else None
+        ) as stream:
+            in_layer: Dict[str, bytes] = {}
+            _scan_layer(stream, pending, in_layer)
+            stream.verify()  # the whole layer hashes to its digest before a file of it is used
+        found.update(in_layer)
         if not pending or (any_of and found):
             break
     return found
-
-
-def _layer_entries(manifest: Manifest, what: str) -> List[Dict[str, Any]]:
-    """The manifest's layers, each with a valid digest (a registry's JSON is untrusted)."""
-
-    layers = untrusted.items(manifest.data.get("layers"), f"{what}'s layers", RegistryError)
-    for layer in layers:
-        untrusted.digest(layer.get("digest"), f"{what}'s layer", RegistryError)
-    return layers
 
 
 def _content(
@@ -213,10 +226,17 @@ class _TarSource:
         raise UsageError(f"the image archive has no {name}")
 
 
-def _json(source: Any, name: str) -> Dict[str, Any]:
-
+def _json(source: Any, name: str, digest: Optional[str] = None) -> Dict[str, Any]:
+    """A JSON document of an archive, bounded; a blob (``digest`` given) must hash to it."""
     with source.open(name) as handle:
-        data = handle.read()
+        if digest is None:
+            data = handle.read(MAX_JSON_BLOB + 1)
+        else:
+            blob = VerifiedBlob(handle, digest, None, f"{name} of the OCI layout", LAYER_DEADLINE, UsageError)
+            data = read_bounded(blob, limit=MAX_JSON_BLOB, deadline=LAYER_DEADLINE, what=name)
+            blob.verify()
+    if len(data) > MAX_JSON_BLOB:
+        raise UsageError(f"{name} of the image archive is larger than {MAX_JSON_BLOB} bytes")
     return untrusted.obj(untrusted.loads(data, name, UsageError), name, UsageError)
 
 
@@ -233,18 +253,19 @@ def _read_oci(source: Any, reference: str) -> ImageContent:
         raise UsageError(f"{reference}: the OCI layout holds no image")
     entry = manifests[0]
     entry_digest = untrusted.digest(entry.get("digest"), "index.json's first manifest", UsageError)
-    manifest = _json(source, _blob(entry_digest))
+    manifest = _json(source, _blob(entry_digest), entry_digest)
     inner = untrusted.items(manifest.get("manifests"), f"manifest {entry_digest}", UsageError)
     if inner:  # an index inside the layout: take its first image
         entry_digest = untrusted.digest(inner[0].get("digest"), f"index {entry_digest}", UsageError)
-        manifest = _json(source, _blob(entry_digest))
+        manifest = _json(source, _blob(entry_digest), entry_digest)
     config_entry = untrusted.obj(manifest.get("config"), f"manifest {entry_digest}'s config", UsageError)
-    config = _json(source, _blob(untrusted.digest(config_entry.get("digest"), "the config", UsageError)))
+    config_digest = untrusted.digest(config_entry.get("digest"), "the config", UsageError)
+    config = _json(source, _blob(config_digest), config_digest)
     layers = [
-        _blob(untrusted.digest(layer.get("digest"), "a layer", UsageError))
+        untrusted.digest(layer.get("digest"), "a layer", UsageError)
         for layer in untrusted.items(manifest.get("layers"), f"manifest {entry_digest}'s layers", UsageError)
     ]
-    return _content(reference, entry_digest, config, _files(source, layers), None)
+    return _content(reference, entry_digest, config, _files(source, layers, verified=True), None)
 
 
 def _read_docker_archive(source: Any, reference: str) -> ImageContent:
@@ -263,12 +284,22 @@ def _read_docker_archive(source: Any, reference: str) -> ImageContent:
     return _content(reference, None, _json(source, config_name), _files(source, layers), None)
 
 
-def _files(source: Any, layers: Iterable[str]) -> Dict[str, bytes]:
+def _files(source: Any, layers: Iterable[str], *, verified: bool = False) -> Dict[str, bytes]:
+    """The wanted files of an archive's layers, top first; ``verified``: ``layers`` are
+    digests (an OCI layout) and each layer must hash to its digest before its files count."""
     pending = set(WANTED)
     found: Dict[str, bytes] = {}
-    for name in reversed(list(layers)):
-        with source.open(name) as stream:
-            _scan_layer(stream, pending, found)
+    for layer in reversed(list(layers)):
+        name = _blob(layer) if verified else layer
+        with source.open(name) as handle:
+            in_layer: Dict[str, bytes] = {}
+            if verified:
+                stream = VerifiedBlob(handle, layer, None, f"layer {layer}", LAYER_DEADLINE, UsageError)
+                _scan_layer(stream, pending, in_layer, UsageError)
+                stream.verify()
+            else:
+                _scan_layer(handle, pending, in_layer, UsageError)
+        found.update(in_layer)
         if not pending:
             break
     return found

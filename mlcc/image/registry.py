@@ -6,6 +6,11 @@ manifest (retag, multi-arch index), upload a blob and put an artifact that names
 subject (an image's SBOM). Basic and Bearer-token auth; TLS verified unless the
 caller asks otherwise, then https without verification is tried before plain http.
 Every failure becomes a RegistryError that says which registry and what to do.
+
+A registry is untrusted: every read has a deadline and a size limit, a manifest asked for
+by digest must hash to it, a blob is checked against its digest and size before its
+bytes are used, and a token realm must be an http(s) URL (urllib's default opener would
+otherwise read ``file:`` URLs from the local disk and send what it found as a token).
 """
 
 from __future__ import annotations
@@ -14,12 +19,14 @@ import hashlib
 import json
 import re
 import ssl
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import IO, Any, Dict, List, NamedTuple, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from mlcc.errors import RegistryError
+from mlcc.image import untrusted
 from mlcc.image.auth import Credentials
 from mlcc.secrets import redact
 from mlcc.ui.safe_text import printable
@@ -33,7 +40,15 @@ INDEX_TYPES = (OCI_INDEX, DOCKER_LIST)
 OCI_EMPTY = "application/vnd.oci.empty.v1+json"
 EMPTY_CONFIG = b"{}"
 ACCEPT = ", ".join((OCI_INDEX, OCI_MANIFEST, DOCKER_LIST, DOCKER_MANIFEST))
-TIMEOUT = 30.0
+TIMEOUT = 30.0  # each socket operation
+DEADLINE = 120.0  # a whole manifest, JSON blob or token: a dripping server is cut off
+LAYER_DEADLINE = 1800.0  # a whole layer
+# The distribution spec asks registries to accept manifests up to 4 MiB; configs and
+# token answers are JSON of the same order.
+MAX_MANIFEST = 4 * 1024 * 1024
+MAX_JSON_BLOB = 16 * 1024 * 1024
+MAX_ENTRIES = 1024  # manifests in an index, layers in a manifest: a bound on every loop
+_CHUNK = 64 * 1024
 
 
 class Manifest(NamedTuple):
@@ -49,11 +64,119 @@ class Manifest(NamedTuple):
     def is_index(self) -> bool:
         return self.media_type in INDEX_TYPES
 
+    def config_digest(self) -> str:
+        """The config blob's digest, checked for shape (a registry's JSON is untrusted)."""
+        what = f"manifest {self.digest}"
+        entry = untrusted.obj(self.data.get("config"), f"{what}'s config", RegistryError)
+        return untrusted.digest(entry.get("digest"), f"{what}'s config", RegistryError)
+
+    def descriptors(self, field: str) -> List[Dict[str, Any]]:
+        """The ``layers`` or ``manifests`` of this document, each with a valid digest, at
+        most MAX_ENTRIES of them."""
+        what = f"manifest {self.digest}'s {field}"
+        entries = untrusted.items(self.data.get(field), what, RegistryError)
+        if len(entries) > MAX_ENTRIES:
+            raise RegistryError(f"{what}: {len(entries)} entries, more than {MAX_ENTRIES}")
+        for entry in entries:
+            untrusted.digest(entry.get("digest"), what, RegistryError)
+            if entry.get("size") is not None and untrusted.size(entry.get("size")) != entry.get("size"):
+                raise RegistryError(f"{what}: a size that is not a non-negative integer")
+        return entries
+
+    def platforms(self) -> List[Tuple[str, Dict[str, Any]]]:
+        """An index's (digest, platform) entries; the platform is {} when absent or odd."""
+        if not self.is_index:
+            raise RegistryError(f"manifest {self.digest} is not an index")
+        return [
+            (str(entry["digest"]), untrusted.as_object(entry.get("platform")))
+            for entry in self.descriptors("manifests")
+        ]
+
+
+def read_bounded(stream: Any, *, limit: int, deadline: float, what: str) -> bytes:
+    """At most ``limit`` bytes of ``stream`` within ``deadline`` seconds, else a RegistryError.
+
+    ``read1`` returns what has arrived, so a server that drips a byte at a time is checked
+    against the deadline between its bytes instead of holding one read open."""
+    end = time.monotonic() + deadline
+    chunks: List[bytes] = []
+    total = 0
+    read = getattr(stream, "read1", stream.read)
+    while True:
+        if time.monotonic() > end:
+            raise RegistryError(f"{what}: not complete after {deadline:g} s; refused")
+        chunk = read(_CHUNK)
+        if not chunk:
+            return b"".join(chunks)
+        total += len(chunk)
+        if total > limit:
+            raise RegistryError(f"{what}: larger than {limit} bytes; refused")
+        chunks.append(chunk)
+
+
+class VerifiedBlob:
+    """A blob's stream that counts and hashes what is read: more bytes than the descriptor
+    says is an error at once, and :meth:`verify` (reading what is left) checks the digest
+    and size before the caller trusts anything it read."""
+
+    def __init__(
+        self,
+        response: Any,
+        digest: str,
+        size: Optional[int],
+        what: str,
+        deadline: float,
+        error: untrusted.ErrorFactory = RegistryError,
+    ) -> None:
+        self._response = response
+        self._error = error
+        self.digest = digest
+        self.size = size
+        self.what = what
+        self._hash = hashlib.new(digest.partition(":")[0])
+        self._read = 0
+        self.compressed = 0  # bytes read so far, for decompression-ratio checks
+        self._end = time.monotonic() + deadline
+        self._deadline = deadline
+
+    def read(self, n: int = -1) -> bytes:
+        if time.monotonic() > self._end:
+            raise self._error(f"{self.what}: not complete after {self._deadline:g} s; refused")
+        reader = getattr(self._response, "read1", self._response.read)
+        chunk: bytes = reader(_CHUNK if n is None or n < 0 else min(n, _CHUNK) or 1)
+        self._read += len(chunk)
+        self.compressed = self._read
+        if self.size is not None and self._read > self.size:
+            raise self._error(f"{self.what}: more than the {self.size} bytes its descriptor says")
+        self._hash.update(chunk)
+        return chunk
+
+    def verify(self) -> None:
+        while self.read(_CHUNK):
+            pass
+        if self.size is not None and self._read != self.size:
+            raise self._error(f"{self.what}: {self._read} bytes, its descriptor says {self.size}")
+        actual = f"{self.digest.partition(':')[0]}:{self._hash.hexdigest()}"
+        if actual != self.digest:
+            raise self._error(f"{self.what} does not match its digest (it hashes to {actual}); refused")
+
+    def close(self) -> None:
+        self._response.close()
+
+    def __enter__(self) -> VerifiedBlob:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
 
 class _NoRedirectAuth(urllib.request.HTTPRedirectHandler):
-    """Blob downloads redirect to storage; the registry's Authorization must not follow."""
+    """Blob downloads redirect to storage; the registry's Authorization must not follow,
+    and a redirect leads to http(s) only."""
 
     def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def]
+        if urllib.parse.urlsplit(newurl).scheme.lower() not in ("http", "https"):
+            return None  # urllib would follow ftp: too; the 3xx becomes the answer (an error)
         new = super().redirect_request(req, fp, code, msg, headers, newurl)
         if (
             new is not None
@@ -119,6 +242,7 @@ class Registry:
         ok: Tuple[int, ...] = (200,),
         stream: bool = False,
         location: Optional[str] = None,
+        limit: int = MAX_MANIFEST,
     ) -> Tuple[int, Any, Any]:
         """(status, headers, body bytes or an open response when ``stream``) for /v2/<path>,
         or for ``location``, a URL the registry gave (an upload's), on this registry only."""
@@ -158,7 +282,12 @@ class Registry:
             if stream:
                 return response.status, response.headers, response
             with response:
-                return response.status, response.headers, response.read()
+                what = f"registry {self.host}: {method} {path}"
+                return (
+                    response.status,
+                    response.headers,
+                    read_bounded(response, limit=limit, deadline=DEADLINE, what=what),
+                )
         raise AssertionError("unreachable")
 
     def _secrets(self) -> List[str]:
@@ -210,9 +339,29 @@ class Registry:
             return True
         return False
 
+    def _realm(self, realm: str) -> str:
+        """The token service's URL, refused unless it is http(s) (https when TLS is verified
+        and the registry itself is not plain http) and free of control characters."""
+        shown = printable(realm)[:120]
+        if not realm or any(ord(c) < 0x21 or ord(c) > 0x7E for c in realm):
+            raise RegistryError(
+                f"registry {self.host} named a token service that is not a plain URL ({shown!r}): refused",
+                hint="a registry's Bearer realm must be an https URL without spaces or control characters",
+            )
+        scheme = urllib.parse.urlsplit(realm).scheme.lower()
+        allowed = ("https",) if self.tls_verify and self._scheme != "http" else ("https", "http")
+        if scheme not in allowed or not urllib.parse.urlsplit(realm).netloc:
+            raise RegistryError(
+                f"registry {self.host} named a token service {shown!r}: only "
+                f"{' or '.join(allowed)} URLs are used",
+                hint="mlcc sends credentials to a token service over the network only; "
+                "for a plain-HTTP test registry add --no-tls-verify",
+            )
+        return realm
+
     def _token(self, challenge: str, scope: str) -> str:
         params = dict(re.findall(r'(\w+)="([^"]*)"', challenge))
-        realm = params.pop("realm", "")
+        realm = self._realm(params.pop("realm", ""))
         query = {"service": params.get("service", ""), "scope": scope}
         url = (
             realm
@@ -220,17 +369,22 @@ class Registry:
             + urllib.parse.urlencode({k: v for k, v in query.items() if v})
         )
         headers = {"Authorization": f"Basic {self.credentials.basic}"} if self.credentials else {}
+        what = f"registry {self.host}: the token service"
         try:
             with self._open("GET", url, headers, None) as response:
-                body = json.loads(response.read())
+                data = read_bounded(response, limit=MAX_JSON_BLOB, deadline=DEADLINE, what=what)
         except urllib.error.HTTPError as error:
             raise self._http_error(error, "GET", "token") from None
         except (urllib.error.URLError, OSError, ValueError) as error:
-            raise self._unreachable(f"token service {realm}: {error}") from None
+            reason = printable(redact(str(getattr(error, "reason", error)), self._secrets()))[:200]
+            raise self._unreachable(f"token service {printable(realm)[:120]}: {reason}") from None
+        body = _json_object(data, "token answer")
         token = body.get("token") or body.get("access_token")
-        if not token:
-            raise RegistryError(f"registry {self.host}: the token service gave no token")
-        return str(token)
+        if not isinstance(token, str) or not token:
+            raise RegistryError(f"{what} gave no token")
+        if not all(0x21 <= ord(c) <= 0x7E for c in token):
+            raise RegistryError(f"{what} gave a token that is not printable ASCII; refused")
+        return token
 
     # ------------------------------------------------------------------ API
 
@@ -248,10 +402,22 @@ class Registry:
         status, headers, body = self._manifest_request("GET", repository, reference)
         if status == 404:
             return None
-        media_type = (headers.get("Content-Type") or "").split(";")[0] or _json_object(
-            body, f"{repository}:{reference} manifest"
-        ).get("mediaType", "")
-        digest = headers.get("Docker-Content-Digest") or "sha256:" + hashlib.sha256(body).hexdigest()
+        what = f"registry {self.host}: the manifest of {repository}@{printable(reference)[:80]}"
+        data = _json_object(body, f"{repository}:{reference} manifest")
+        media_type = (headers.get("Content-Type") or "").split(";")[0].strip() or data.get("mediaType")
+        if not isinstance(media_type, str):
+            raise RegistryError(f"{what} has no media type")
+        digest = _digest_of(body, reference if untrusted.DIGEST.match(reference) else "sha256:")
+        if untrusted.DIGEST.match(reference) and digest != reference:
+            raise RegistryError(
+                f"{what} hashes to {digest}, not the digest it was asked by; refused",
+                hint="the registry (or something between) altered the manifest",
+            )
+        claimed = headers.get("Docker-Content-Digest")
+        if claimed and claimed.startswith(digest.partition(":")[0] + ":") and claimed != digest:
+            raise RegistryError(
+                f"{what} hashes to {digest}, the registry says {printable(claimed)[:80]}; refused"
+            )
         return Manifest(media_type, digest, body)
 
     def exists(self, repository: str, reference: str) -> Optional[str]:
@@ -343,18 +509,21 @@ class Registry:
         body = json.dumps(manifest, sort_keys=True, separators=(",", ":")).encode()
         return self.put_manifest(repository, tag, body, OCI_MANIFEST)
 
-    def blob(self, repository: str, digest: str) -> IO[bytes]:
-        """An open stream of a blob (close it when done)."""
+    def blob(
+        self, repository: str, digest: str, size: Optional[int] = None, *, deadline: float = LAYER_DEADLINE
+    ) -> VerifiedBlob:
+        """An open, counted and hashed stream of a blob (close it when done; call its
+        ``verify`` before trusting what was read)."""
+        untrusted.digest(digest, f"blob of {repository}", RegistryError)
         _, _, response = self.request(
             "GET", f"{repository}/blobs/{digest}", scope=f"repository:{repository}:pull", stream=True
         )
-        return response  # type: ignore[no-any-return]
+        return VerifiedBlob(response, digest, size, f"registry {self.host}: blob {digest}", deadline)
 
     def blob_json(self, repository: str, digest: str) -> Dict[str, Any]:
-        with self.blob(repository, digest) as stream:
-            data = stream.read()
-        if "sha256:" + hashlib.sha256(data).hexdigest() != digest:
-            raise RegistryError(f"registry {self.host}: blob {digest} does not match its digest")
+        with self.blob(repository, digest, deadline=DEADLINE) as stream:
+            data = read_bounded(stream, limit=MAX_JSON_BLOB, deadline=DEADLINE, what=stream.what)
+            stream.verify()
         return _json_object(data, f"blob {digest}")
 
     def put_index(self, repository: str, tag: str, entries: List[Tuple[Manifest, str, str]]) -> str:
@@ -387,10 +556,17 @@ def _json_object(body: bytes, what: str) -> Dict[str, Any]:
     return loaded
 
 
+def _digest_of(body: bytes, algorithm_of: str) -> str:
+    """``body``'s digest with the algorithm of ``algorithm_of`` (``sha256:...``/``sha512:...``)."""
+    algorithm = algorithm_of.partition(":")[0] or "sha256"
+    return f"{algorithm}:{hashlib.new(algorithm, body).hexdigest()}"
+
+
 def _error_message(error: urllib.error.HTTPError) -> str:
     try:
-        body = json.loads(error.read() or b"{}")
-    except (ValueError, OSError):
+        data = read_bounded(error, limit=64 * 1024, deadline=TIMEOUT, what="an error answer")
+        body = json.loads(data or b"{}")
+    except (ValueError, OSError, RecursionError, RegistryError):
         return ""
     errors = body.get("errors") if isinstance(body, dict) else None
     if isinstance(errors, list) and errors and isinstance(errors[0], dict):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import zlib
 from typing import Any, Callable, Dict, List
 
 from mlcc.errors import MlccError
@@ -54,3 +55,85 @@ def loads(data: bytes, what: str, error: ErrorFactory) -> Any:
 def as_object(value: Any) -> Dict[str, Any]:
     """``value`` when it is an object, else an empty one (for optional nested records)."""
     return value if isinstance(value, dict) else {}
+
+
+# A layer may compress well (text, sparse files), but a gzip bomb (a small layer that
+# inflates to gigabytes of zeros) must not take the machine's time or disk: beyond a floor,
+# output may be at most MAX_RATIO times the compressed bytes read so far, and never more
+# than MAX_LAYER_OUTPUT in all.
+MAX_RATIO = 200
+RATIO_FLOOR = 64 * 1024 * 1024
+MAX_LAYER_OUTPUT = 64 * 1024 * 1024 * 1024
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+class Inflated:
+    """A layer's tar stream: gzip layers inflated here under the limits above (plain tar
+    layers pass through), for ``tarfile.open(fileobj=..., mode="r|")``."""
+
+    def __init__(self, raw: Any, what: str, error: ErrorFactory) -> None:
+        self._raw = raw
+        self.what = what
+        self._error = error
+        self._compressed = 0
+        self._out = 0
+        self._pending = b""
+        self._inflater: Any = None
+        self._started = False
+        self._eof = False
+
+    def _take(self, n: int) -> bytes:
+        chunk: bytes = self._raw.read(n)
+        self._compressed += len(chunk)
+        return chunk
+
+    def _next_input(self) -> bytes:
+        if self._pending:
+            chunk, self._pending = self._pending, b""
+            return chunk
+        return self._take(64 * 1024)
+
+    def read(self, n: int = -1) -> bytes:
+        want = 64 * 1024 if n is None or n < 0 else n
+        if not self._started:
+            self._started = True
+            head = self._take(2)
+            if head[:2] == _GZIP_MAGIC:
+                self._inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            self._pending = head
+        if self._inflater is None:
+            return self._split(want) if self._pending else self._take(want)
+        while not self._eof:
+            data = self._inflater.unconsumed_tail or self._next_input()
+            if not data:
+                self._eof = True
+                break
+            try:
+                out: bytes = self._inflater.decompress(data, want)
+            except zlib.error as failure:
+                raise self._error(f"{self.what}: not valid gzip ({failure})") from None
+            if self._inflater.eof:  # another gzip member may follow; other trailing bytes end it
+                rest = self._inflater.unused_data or self._take(64 * 1024)
+                if rest[:2] == _GZIP_MAGIC:
+                    self._inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                    self._pending = rest
+                else:
+                    self._eof = True
+            if out:
+                self._count(len(out))
+                return out
+        return b""
+
+    def _split(self, want: int) -> bytes:
+        chunk, self._pending = self._pending[:want], self._pending[want:]
+        return chunk
+
+    def _count(self, produced: int) -> None:
+        self._out += produced
+        if self._out > MAX_LAYER_OUTPUT or (
+            self._out > RATIO_FLOOR and self._out > MAX_RATIO * max(self._compressed, 1)
+        ):
+            raise self._error(
+                f"{self.what}: inflates to more than {MAX_RATIO} times its compressed size "
+                f"({self._out} bytes from {self._compressed}); refused as a decompression bomb"
+            )

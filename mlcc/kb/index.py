@@ -321,10 +321,13 @@ class IndexClient:
             or time.time() - float(data.get("fetched", 0)) > self.ttl
         ):
             return None
-        files = tuple(
-            IndexFile(f["filename"], f["url"], f.get("requires_python"), bool(f.get("yanked")), _pairs(f))
-            for f in data.get("files", [])
-        )
+        try:
+            files = tuple(
+                IndexFile(f["filename"], f["url"], f.get("requires_python"), bool(f.get("yanked")), _pairs(f))
+                for f in data.get("files", [])
+            )
+        except (KeyError, TypeError, AttributeError):
+            return None  # a damaged cache entry is a miss: the page is fetched again
         return Page(url, bool(data.get("found")), files)
 
     def _store(self, page: Page) -> None:
@@ -366,25 +369,55 @@ def _pairs(entry: Dict[str, Any]) -> Tuple[Tuple[str, str], ...]:
 
 
 def _files_from_json(text: str, base_url: str) -> Tuple[IndexFile, ...]:
-    """PEP 691: {"files": [{"filename", "url", "hashes", "requires-python", "yanked"}]}."""
+    """PEP 691: {"files": [{"filename", "url", "hashes", "requires-python", "yanked"}]}.
+
+    Each field is checked for the type PEP 691 gives it; anything else makes the page an
+    error naming the field (an index is outside input: a list where a string belongs must
+    not reach the version parser, and a page that is not JSON is not an empty project)."""
+    where = without_credentials(base_url)
     try:
         data = json.loads(text)
-    except ValueError:
-        return ()
-    files: List[IndexFile] = []
-    for entry in data.get("files", []) if isinstance(data, dict) else []:
-        if not isinstance(entry, dict) or "filename" not in entry or "url" not in entry:
-            continue
-        files.append(
-            IndexFile(
-                filename=str(entry["filename"]),
-                url=urllib.parse.urljoin(base_url, str(entry["url"])),
-                requires_python=entry.get("requires-python") or None,
-                yanked=bool(entry.get("yanked")),
-                hashes=_pairs(entry),
-            )
-        )
-    return tuple(files)
+    except (ValueError, RecursionError):
+        raise IndexUnreachable(where, "the PEP 691 page is not JSON") from None
+    raw = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(raw, list):
+        raise IndexUnreachable(where, 'the PEP 691 page has no "files" list')
+    return tuple(_json_file(entry, f"files[{n}]", base_url, where) for n, entry in enumerate(raw))
+
+
+def _text_field(entry: Dict[str, Any], key: str, what: str, where: str, *, required: bool) -> Optional[str]:
+    value = entry.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or not value or not value.isprintable():
+        raise IndexUnreachable(where, f"the PEP 691 page's {what}.{key} is not a printable string")
+    return value
+
+
+def _json_file(entry: Any, what: str, base_url: str, where: str) -> IndexFile:
+    if not isinstance(entry, dict):
+        raise IndexUnreachable(where, f"the PEP 691 page's {what} is not an object")
+    filename = _text_field(entry, "filename", what, where, required=True) or ""
+    if "/" in filename or "\\" in filename or filename in (".", ".."):
+        raise IndexUnreachable(where, f"the PEP 691 page's {what}.filename is a path, not a file name")
+    url = _text_field(entry, "url", what, where, required=True) or ""
+    requires_python = _text_field(entry, "requires-python", what, where, required=False)
+    yanked = entry.get("yanked", False)
+    if not isinstance(yanked, (bool, str)):
+        raise IndexUnreachable(where, f"the PEP 691 page's {what}.yanked is neither a boolean nor a reason")
+    hashes = entry.get("hashes", {})
+    if not isinstance(hashes, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) and k.isprintable() and v.isprintable()
+        for k, v in hashes.items()
+    ):
+        raise IndexUnreachable(where, f"the PEP 691 page's {what}.hashes is not an object of strings")
+    return IndexFile(
+        filename=filename,
+        url=urllib.parse.urljoin(base_url, url),
+        requires_python=requires_python,
+        yanked=bool(yanked),
+        hashes=_pairs(entry),
+    )
 
 
 class _AnchorParser(HTMLParser):

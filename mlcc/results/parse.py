@@ -22,7 +22,7 @@ import hashlib
 import json
 import re
 from pathlib import Path
-from typing import IO, Any, Dict, Iterator, List, NamedTuple, Optional, Tuple
+from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Protocol, Tuple
 
 from mlcc.results.mllog import MLLOG_MARKER, MllogLineError, parse_event
 
@@ -52,6 +52,12 @@ WANTED_KEYS = frozenset(
         "submission_entry",
     }
 )
+
+
+class Readable(Protocol):
+    """What a log is read from: a file, or a pod log streamed from a cluster."""
+
+    def read(self, n: int = -1, /) -> bytes: ...
 
 
 class Run(NamedTuple):
@@ -208,6 +214,9 @@ class _Parser:
             self.current.note(f"line {number}: {name}: bytes that are not UTF-8 (replaced)")
         try:
             return json.loads(text)
+        except RecursionError:
+            self.current.note(f"line {number}: {name} nests deeper than a result line does (skipped)")
+            return _BAD
         except ValueError:
             if cut:
                 self.current.note(f"line {number}: {name} is cut off: the log ends in the middle of it")
@@ -325,7 +334,7 @@ class _Scanner:
         self.lines = 0
         self.too_long: List[int] = []  # line numbers of marked lines longer than MAX_LINE
 
-    def marked(self, stream: IO[bytes]) -> Iterator[Tuple[bytes, int, bool]]:
+    def marked(self, stream: Readable) -> Iterator[Tuple[bytes, int, bool]]:
         """Yield (result line, line number, cut off by the end of the file)."""
         carry = b""
         number = 1  # the line number at the start of ``carry``
@@ -365,7 +374,7 @@ class _Scanner:
             yield carry[hit:], number, True
 
 
-def parse_stream(stream: IO[bytes], path: str) -> Tuple[Tuple[Run, ...], Tuple[str, ...], int]:
+def parse_stream(stream: Readable, path: str) -> Tuple[Tuple[Run, ...], Tuple[str, ...], int]:
     """The runs of one log, the problems of the file, and its number of lines."""
     parser = _Parser(path)
     scanner = _Scanner()

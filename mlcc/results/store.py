@@ -133,12 +133,23 @@ class Added(NamedTuple):
     already: List[Tuple[RunResult, str]]  # (run, the stack it is stored with)
 
 
+SQLITE_MAX_INTEGER = 2**63 - 1
+
+
 def _placement(run: Run, given: Placement) -> Tuple[Optional[str], Optional[int], Optional[int]]:
     nodes = given.nodes if given.nodes is not None else _int(run.system.get("nodes"))
     gpus = given.gpus
     if gpus is None:
         per_node = _int(run.system.get("gpus_per_node"))
         gpus = per_node * (nodes or 1) if per_node is not None else None
+    for what, count in (("nodes", nodes), ("GPUs", gpus)):
+        # sqlite3 raises OverflowError (not a DatabaseError) beyond its 64-bit integers
+        if count is not None and not 0 <= count <= SQLITE_MAX_INTEGER:
+            raise UsageError(
+                f"{run.file}: {count} {what} is not a count mlcc can store (0 to {SQLITE_MAX_INTEGER}); "
+                "nothing stored",
+                hint="give the real count with --nodes / --gpus",
+            )
     return given.system or run.system.get("platform"), nodes, gpus
 
 
