@@ -17,6 +17,7 @@ from typing import Any, Dict, List, Optional, Sequence
 import click
 
 from mlcc import __version__
+from mlcc.cli.values import PATH
 from mlcc.errors import EXIT_INTERNAL, MlccError, UsageError
 
 EPILOG = """\b
@@ -117,6 +118,7 @@ def _refuse_repeats(command: click.Command, args: Sequence[str]) -> None:
 @click.option(
     "--recipes",
     metavar="DIR",
+    type=PATH,
     envvar="MLCC_RECIPES",
     help="Knowledge base folder (default: the recipes/ shipped with mlcc). Env: MLCC_RECIPES.",
 )

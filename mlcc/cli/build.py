@@ -21,6 +21,7 @@ from mlcc.app.matrix import MatrixFilters
 from mlcc.cli.context import benchmark_argument, complete_backend, kb_of
 from mlcc.cli.live import LiveView
 from mlcc.cli.options import options
+from mlcc.cli.values import COUNT, PATH
 from mlcc.engines.base import BuildJob, BuildPolicy, BuildResult, EngineSettings, Log
 from mlcc.errors import UsageError
 from mlcc.flags import given
@@ -45,7 +46,9 @@ OPENSHIFT_BUILD_GROUPS = ("",)  # the run-manifest options (group "run") belong 
 )
 @options(BuildPolicy, "policy")
 @options(SourceFlags, "source")
-@click.option("--log", "log_file", metavar="FILE", help="Write the build output to FILE instead of stderr.")
+@click.option(
+    "--log", "log_file", metavar="FILE", type=PATH, help="Write the build output to FILE instead of stderr."
+)
 @click.option("-q", "--quiet", is_flag=True, help="Do not show the build output.")
 @options(ClusterOptions, "cluster", groups=OPENSHIFT_BUILD_GROUPS)
 @options(EngineSettings, "connection")
@@ -55,11 +58,12 @@ OPENSHIFT_BUILD_GROUPS = ("",)  # the run-manifest options (group "run") belong 
     is_flag=True,
     help="Build the published matrix (filtered by BENCHMARK, --base, --arch, --cuda).",
 )
-@click.option("--matrix-file", metavar="FILE", help="With --matrix: another matrix file.")
-@click.option("-j", "--jobs", type=int, default=1, show_default=True, help="With --matrix: builds at once.")
+@click.option("--matrix-file", metavar="FILE", type=PATH, help="With --matrix: another matrix file.")
+@click.option("-j", "--jobs", type=COUNT, default=1, show_default=True, help="With --matrix: builds at once.")
 @click.option(
     "--logs",
     metavar="DIR",
+    type=PATH,
     default="mlcc-logs",
     show_default=True,
     help="With --matrix: one log per cell here.",
@@ -68,6 +72,7 @@ OPENSHIFT_BUILD_GROUPS = ("",)  # the run-manifest options (group "run") belong 
     "--history",
     "history_file",
     metavar="FILE",
+    type=PATH,
     help="Build history database (default: MLCC_HISTORY or ~/.local/share/mlcc/history.sqlite).",
 )
 @click.option("--no-history", is_flag=True, help="Do not record this build in the history.")

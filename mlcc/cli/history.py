@@ -8,6 +8,7 @@ from typing import Optional
 import click
 
 from mlcc.app.history import history_rows, open_history
+from mlcc.cli.values import COUNT, PATH
 from mlcc.ui.table import render
 
 HISTORY_HELP = "The database (default: MLCC_HISTORY or ~/.local/share/mlcc/history.sqlite)."
@@ -18,10 +19,10 @@ HISTORY_HELP = "The database (default: MLCC_HISTORY or ~/.local/share/mlcc/histo
 @click.option("--variant", metavar="VARIANT", help="Only this variant.")
 @click.option("--status", type=click.Choice(["built", "skipped", "failed"]), help="Only this outcome.")
 @click.option(
-    "--limit", type=int, default=50, show_default=True, help="At most this many rows, newest first."
+    "--limit", type=COUNT, default=50, show_default=True, help="At most this many rows, newest first."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON.")
-@click.option("--history", "history_file", metavar="FILE", help=HISTORY_HELP)
+@click.option("--history", "history_file", metavar="FILE", type=PATH, help=HISTORY_HELP)
 def history_command(
     benchmark: Optional[str],
     variant: Optional[str],

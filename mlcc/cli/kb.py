@@ -13,6 +13,7 @@ from mlcc.app.kb_lock import lock, matrix_stacks, verify, write
 from mlcc.app.kb_offline import RECORD_FILE, checked_pins, write_record
 from mlcc.app.kb_offline import record as record_of
 from mlcc.cli.context import kb_of
+from mlcc.cli.values import COUNT, HOURS
 from mlcc.errors import FactError
 from mlcc.kb.index import IndexClient
 from mlcc.kb.loader import recipes_root
@@ -25,7 +26,7 @@ def index_options(command: F) -> F:
     """--index-url, --refresh and --ttl: how `kb check` and `kb lock` reach the index."""
     command = click.option(
         "--ttl",
-        type=click.FloatRange(min=0),
+        type=HOURS,
         default=24.0,
         show_default=True,
         metavar="HOURS",
@@ -50,7 +51,7 @@ def kb_group() -> None:
 @index_options
 @click.option(
     "--sample",
-    type=click.IntRange(min=0),
+    type=COUNT,
     default=60,
     show_default=True,
     metavar="N",
@@ -139,7 +140,7 @@ def check_command(
 )
 @click.option(
     "--sample",
-    type=click.IntRange(min=0),
+    type=COUNT,
     default=60,
     show_default=True,
     metavar="N",

@@ -7,6 +7,7 @@ from typing import Optional, Sequence
 import click
 
 from mlcc.app.lint import RULES, lint, lint_error
+from mlcc.cli.values import PATH
 
 
 @click.command("lint")
@@ -14,6 +15,7 @@ from mlcc.app.lint import RULES, lint, lint_error
 @click.option(
     "--schema-dir",
     metavar="DIR",
+    type=PATH,
     envvar="MLCC_SCHEMA_DIR",
     help="JSON Schemas of the API objects, kubeconform / openapi2jsonschema layout "
     "(env MLCC_SCHEMA_DIR). Without it YAML is checked by mlcc's own rules only.",

@@ -25,6 +25,7 @@ from mlcc.cli import LazyGroup
 from mlcc.cli.context import kb_of
 from mlcc.cli.history import HISTORY_HELP
 from mlcc.cli.images import image_option_list
+from mlcc.cli.values import COUNT, PATH, POSITIVE
 from mlcc.report.results import spread_text
 from mlcc.results.parse import log_text
 from mlcc.results.store import Placement
@@ -122,14 +123,14 @@ def _quality_text(value: Any) -> str:
 def stack_source(func: Any) -> Any:
     options = [
         click.option("--image", metavar="REF", help="The image the runs ran: its stamped stack is stored."),
-        click.option("--stack", "stack_file", metavar="FILE", help="Or a stack.json (mlcc gen writes one)."),
+        click.option(
+            "--stack", "stack_file", metavar="FILE", type=PATH, help="Or a stack.json (mlcc gen writes one)."
+        ),
         *image_option_list(),
         click.option("--system", metavar="NAME", help="The system's name (default: the log's platform)."),
-        click.option(
-            "--nodes", type=click.IntRange(min=1), help="Nodes (default: the log's submission_entry)."
-        ),
-        click.option("--gpus", type=click.IntRange(min=0), help="GPUs in all (default: from the log)."),
-        click.option("--history", "history_file", metavar="FILE", help=HISTORY_HELP),
+        click.option("--nodes", type=POSITIVE, help="Nodes (default: the log's submission_entry)."),
+        click.option("--gpus", type=COUNT, help="GPUs in all (default: from the log)."),
+        click.option("--history", "history_file", metavar="FILE", type=PATH, help=HISTORY_HELP),
     ]
     for option in reversed(options):
         func = option(func)
@@ -206,10 +207,14 @@ def add_command(
 )
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list, one object per benchmark.")
 @click.option(
-    "--html", "html_file", metavar="FILE", help="Also write the results view: one plot per benchmark."
+    "--html",
+    "html_file",
+    metavar="FILE",
+    type=PATH,
+    help="Also write the results view: one plot per benchmark.",
 )
 @click.option("--title", default="mlcc results", show_default=True, help="The HTML page's title.")
-@click.option("--history", "history_file", metavar="FILE", help=HISTORY_HELP)
+@click.option("--history", "history_file", metavar="FILE", type=PATH, help=HISTORY_HELP)
 @click.pass_context
 def compare_command(
     ctx: click.Context,

@@ -9,6 +9,7 @@ import click
 from mlcc.app.images import open_image, repository_types, sbom_document
 from mlcc.cli.context import kb_of
 from mlcc.cli.images import image_options
+from mlcc.cli.values import PATH
 from mlcc.image.sbom import sbom_bytes
 from mlcc.output import write_tree
 from mlcc.validate import path_flag
@@ -17,7 +18,9 @@ from mlcc.validate import path_flag
 @click.command("sbom")
 @click.argument("image")
 @image_options
-@click.option("-o", "--output", metavar="FILE", help="Write the SBOM to FILE instead of standard output.")
+@click.option(
+    "-o", "--output", metavar="FILE", type=PATH, help="Write the SBOM to FILE instead of standard output."
+)
 @click.pass_context
 def sbom_command(
     ctx: click.Context,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import TYPE_CHECKING, Optional, Sequence, Tuple
 
 from mlcc.errors import UsageError
@@ -27,6 +28,16 @@ _NETWORK = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?/)?[a-z0-9]([-a-z0-9]*[a-
 _NCCL_PROFILE = re.compile(r"^[a-z][a-z0-9-]{0,19}\Z")
 DEFAULT_RESULTS_SIZE = "10Gi"
 _HOST_PATH = re.compile(r"^/[A-Za-z0-9._/-]*\Z")
+_QUANTITY_UNITS = {
+    "m": Decimal("0.001"),
+    **{suffix: Decimal(1000) ** (power + 1) for power, suffix in enumerate("kMGTPE")},
+    **{
+        suffix: Decimal(1024) ** (power + 1)
+        for power, suffix in enumerate(("Ki", "Mi", "Gi", "Ti", "Pi", "Ei"))
+    },
+}
+# Kubernetes keeps a quantity in an int64: a larger one is rounded to nonsense, not refused
+QUANTITY_MAX = 2**63 - 1
 
 
 def _nccl_env(items: Tuple[str, ...]) -> Tuple[Tuple[str, str], ...]:
@@ -269,11 +280,25 @@ def check_cluster_options(options: ClusterOptions) -> ClusterOptions:
         ("--build-memory", options.build_memory),
     )
     for option, quantity in quantities:
-        if quantity is not None and not _QUANTITY.match(quantity):
-            raise UsageError(
-                f"{option}: {quantity!r} is not a Kubernetes quantity", hint="e.g. 4, 500m, 16Gi"
-            )
+        if quantity is not None:
+            check_quantity(option, quantity, "e.g. 4, 500m, 16Gi")
     return options
+
+
+def check_quantity(option: str, quantity: str, example: str) -> None:
+    """A Kubernetes quantity (``16Gi``, ``500m``) no larger than Kubernetes can hold."""
+    match = _QUANTITY.match(quantity)
+    if not match:
+        raise UsageError(f"{option}: {quantity[:40]!r} is not a Kubernetes quantity", hint=example)
+    unit = match.group(2) or ""
+    number = (
+        Decimal(quantity[: len(quantity) - len(unit)]) if len(quantity) <= 40 else Decimal(QUANTITY_MAX + 1)
+    )
+    if number * _QUANTITY_UNITS.get(unit, Decimal(1)) > QUANTITY_MAX:
+        raise UsageError(
+            f"{option}: {quantity[:40]!r} is larger than a Kubernetes quantity can be (2^63-1)",
+            hint=example,
+        )
 
 
 def _nccl_profile_help(profiles: Sequence[NcclProfile]) -> str:
@@ -366,8 +391,7 @@ def _check_storage(options: ClusterOptions) -> None:
             hint="the dataset's size is in the benchmark's recipe (build.datasets), e.g. --data-size 200Gi",
         )
     for option, quantity in (("--data-size", options.data_size), ("--results-size", options.results_size)):
-        if not _QUANTITY.match(quantity):
-            raise UsageError(f"{option}: {quantity!r} is not a Kubernetes quantity", hint="e.g. 200Gi")
+        check_quantity(option, quantity, "e.g. 200Gi")
 
 
 def _check_push(options: ClusterOptions) -> None:
