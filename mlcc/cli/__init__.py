@@ -10,6 +10,7 @@ module imports at its top.
 from __future__ import annotations
 
 import importlib
+import io
 import os
 import sys
 from typing import Any, Dict, List, Optional, Sequence
@@ -19,6 +20,7 @@ import click
 from mlcc import __version__
 from mlcc.cli.values import PATH
 from mlcc.errors import EXIT_INTERNAL, MlccError, UsageError
+from mlcc.ui.safe_text import echo
 
 EPILOG = """\b
 Exit codes: 0 done, 2 usage or recipe error, 3 no compatible stack,
@@ -146,18 +148,20 @@ def run(argv: Optional[Sequence[str]] = None) -> int:
             args=list(argv) if argv is not None else None, prog_name="mlcc", standalone_mode=False
         )
     except MlccError as error:
-        click.echo(f"mlcc: error: {error}", err=True)
+        echo(f"mlcc: error: {error}", err=True)
         return error.exit_code
     except click.exceptions.ClickException as error:
-        error.show()
+        shown = io.StringIO()  # click repeats the bad value: it goes through the printable filter too
+        error.show(file=shown)
+        echo(shown.getvalue(), err=True, nl=False)
         return error.exit_code
     except click.exceptions.Exit as done:
         return done.exit_code
     except click.exceptions.Abort:
-        click.echo("mlcc: interrupted", err=True)
+        echo("mlcc: interrupted", err=True)
         return 130
     except KeyboardInterrupt:
-        click.echo("mlcc: interrupted", err=True)
+        echo("mlcc: interrupted", err=True)
         return 130
     except BrokenPipeError:
         sys.stderr.close()  # `mlcc list | head` is not an error
@@ -165,7 +169,7 @@ def run(argv: Optional[Sequence[str]] = None) -> int:
     except Exception as error:  # a bug: one clear line, the traceback only on request
         if os.environ.get("MLCC_DEBUG"):
             raise
-        click.echo(
+        echo(
             f"mlcc: internal error: {type(error).__name__}: {error} "
             "(set MLCC_DEBUG=1 for a traceback, and please report it)",
             err=True,

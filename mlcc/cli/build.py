@@ -28,6 +28,7 @@ from mlcc.flags import given
 from mlcc.history import History
 from mlcc.render.openshift import ClusterOptions, check_cluster_options
 from mlcc.resolve.pins import Pins
+from mlcc.ui.safe_text import echo
 from mlcc.ui.table import render
 
 OPENSHIFT_BUILD_GROUPS = ("",)  # the run-manifest options (group "run") belong to gen
@@ -155,7 +156,7 @@ def build_command(
     if dry_run:
         plan = building.plan_jobs(engine, todo, policy)
         if plan_format == "github":
-            click.echo(json.dumps(building.github_levels(plan), indent=2))
+            echo(json.dumps(building.github_levels(plan), indent=2))
         else:
             _print_plan(plan, engine, jobs if matrix_build else 1)
         return
@@ -168,8 +169,8 @@ def build_command(
     log = building.file_log(Path(log_file)) if log_file else _stderr_log(quiet)
 
     def started(index: int, job: BuildJob) -> None:
-        click.echo(f"{benchmark} {job.variant}  ({job.rendered.platform}, {engine.describe()})")
-        click.echo(f"  content tag {job.content}")
+        echo(f"{benchmark} {job.variant}  ({job.rendered.platform}, {engine.describe()})")
+        echo(f"  content tag {job.content}")
 
     results = building.run_jobs(
         engine,
@@ -186,11 +187,11 @@ def build_command(
         raise problem
     if len(todo) > 1:
         digest = building.push_manifest_list(todo, results, policy)
-        click.echo(f"manifest list {building.manifest_list_tag(todo)} -> {digest}")
+        echo(f"manifest list {building.manifest_list_tag(todo)} -> {digest}")
 
 
 def _print_plan(plan: Sequence[building.Planned], engine: engines.Engine, parallel: int) -> None:
-    click.echo(
+    echo(
         f"plan for {engine.describe()}: {len(plan)} image(s), {parallel} at a time (-j); an image "
         "starts after the one it shares the most build steps with (after), whose layers it reuses"
     )
@@ -206,10 +207,10 @@ def _print_plan(plan: Sequence[building.Planned], engine: engines.Engine, parall
         ]
         for number, entry in enumerate(plan, 1)
     ]
-    click.echo(render(("#", "after", "cell", "variant", "content tag", "plan", "why"), rows))
+    echo(render(("#", "after", "cell", "variant", "content tag", "plan", "why"), rows))
     built = sum(1 for entry in plan if entry.built)
     unknown = sum(1 for entry in plan if entry.unknown)
-    click.echo(
+    echo(
         f"{len(plan) - built - unknown} would build, {built} already built, {unknown} unknown; "
         "nothing was built (--dry-run)"
     )
@@ -220,20 +221,20 @@ def _stderr_log(quiet: bool) -> Log:
         return Log(None)
 
     def sink(line: str) -> None:
-        click.echo(f"  | {line}", err=True)
+        echo(f"  | {line}", err=True)
 
     return Log(sink)
 
 
 def _echo_result(result: BuildResult, engine: engines.Engine) -> None:
     if result.status == "skipped":
-        click.echo(f"  skipped: {result.reason}; --force rebuilds")
+        echo(f"  skipped: {result.reason}; --force rebuilds")
     elif result.status == "built" and engine.multi_arch:
-        click.echo(f"  built in {result.seconds:.1f} s: {result.job.readable}")
+        echo(f"  built in {result.seconds:.1f} s: {result.job.readable}")
     elif result.status == "built":  # a cluster: the reason names its Build object
-        click.echo(f"  built in {result.seconds:.1f} s on {engine.describe()}: {result.reason}")
+        echo(f"  built in {result.seconds:.1f} s on {engine.describe()}: {result.reason}")
     if result.digest:
-        click.echo(f"  in the registry as {result.digest}")
+        echo(f"  in the registry as {result.digest}")
 
 
 def log_path(logs: Path, job: BuildJob) -> Path:
@@ -267,11 +268,11 @@ def _build_matrix(
             started=view.started,
             finished=view.finished,
         )
-    click.echo(
+    echo(
         render(("status", "cell", "variant", "time", "size", "digest", "log"), _summary(todo, results, logs))
     )
     counts = {s: sum(1 for r in results if r.status == s) for s in ("built", "skipped", "failed")}
-    click.echo(f"{counts['built']} built, {counts['skipped']} skipped, {counts['failed']} failed")
+    echo(f"{counts['built']} built, {counts['skipped']} skipped, {counts['failed']} failed")
     problem = building.failure(results)
     if problem is not None:
         raise problem

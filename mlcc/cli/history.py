@@ -9,6 +9,7 @@ import click
 
 from mlcc.app.history import history_rows, open_history
 from mlcc.cli.values import COUNT, PATH
+from mlcc.ui.safe_text import echo
 from mlcc.ui.table import render
 
 HISTORY_HELP = "The database (default: MLCC_HISTORY or ~/.local/share/mlcc/history.sqlite)."
@@ -35,10 +36,10 @@ def history_command(
     history = open_history(history_file)
     rows = history_rows(history, benchmark=benchmark, variant=variant, status=status, limit=limit)
     if as_json:
-        click.echo(json.dumps(rows, indent=2))
+        echo(json.dumps(rows, indent=2))
         return
     if not rows:
-        click.echo(
+        echo(
             f"no builds recorded in {history.path}"
             + (" that match" if benchmark or variant or status else "")
         )
@@ -57,7 +58,7 @@ def history_command(
         )
         for r in rows
     ]
-    click.echo(
+    echo(
         render(
             ("#", "finished", "benchmark", "variant", "status", "time", "backend", "digest", "size"), table
         )

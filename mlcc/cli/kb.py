@@ -18,6 +18,7 @@ from mlcc.errors import FactError
 from mlcc.kb.index import IndexClient
 from mlcc.kb.loader import recipes_root
 from mlcc.kb.wheel import WheelReader
+from mlcc.ui.safe_text import echo
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -102,9 +103,9 @@ def check_command(
         written = write_record(
             recipes_root(ctx.find_root().params.get("recipes")), record_of(client, checked_pins(kb, stacks))
         )
-        click.echo(f"recorded the index's files of the pinned versions in {written}", err=True)
+        echo(f"recorded the index's files of the pinned versions in {written}", err=True)
     if as_json:
-        click.echo(
+        echo(
             json.dumps(
                 {
                     "index": report.index_url,
@@ -119,8 +120,8 @@ def check_command(
     else:
         for finding in report.findings:
             if verbose or finding.severity != "note":
-                click.echo(finding.line())
-        click.echo(report.summary())
+                echo(finding.line())
+        echo(report.summary())
     if report.errors:
         raise FactError(
             f"kb check: {len(report.errors)} pin(s) the package index contradicts",
@@ -174,15 +175,15 @@ def lock_command(
     if verify_only:
         problems, checked = verify(kb.root, stacks, client, kb.sdist_requires)
         for problem in problems:
-            click.echo(problem)
-        click.echo(f"{checked} locked files checked against the index: {len(problems)} problems")
+            echo(problem)
+        echo(f"{checked} locked files checked against the index: {len(problems)} problems")
         if problems:
             raise FactError("the pip locks do not hold", hint="run `mlcc kb lock && mlcc gen --all`")
         return
     locker, report = lock(kb, stacks, client)
     if locker.problems:
         for problem in dict.fromkeys(locker.problems):
-            click.echo(problem)
+            echo(problem)
         raise FactError(
             "a recipe's sdist_requires does not match its sdist's setup.py: nothing written",
             hint="correct recipes/tools.yaml from the sdist's setup.py, then run `mlcc kb lock` again",
@@ -194,4 +195,4 @@ def lock_command(
         f"{len(documents)} lock files ({report.requests} index requests)"
     )
     write(kb.root, documents)
-    click.echo(summary)
+    echo(summary)

@@ -8,6 +8,7 @@ import click
 
 from mlcc.app.lint import RULES, lint, lint_error
 from mlcc.cli.values import PATH
+from mlcc.ui.safe_text import echo
 
 
 @click.command("lint")
@@ -45,12 +46,12 @@ def lint_command(
     """
     if rules:
         for rule, text in RULES.items():
-            click.echo(f"{rule}  {text}")
+            echo(f"{rule}  {text}")
         return
     findings = lint(paths, schema_dir=schema_dir, openshift=openshift_version)
     for finding in findings:
-        click.echo(str(finding))
+        echo(str(finding))
     error = lint_error(findings)
     if error is not None:
         raise error
-    click.echo(f"lint: {len(findings)} warning(s), no errors")
+    echo(f"lint: {len(findings)} warning(s), no errors")

@@ -29,6 +29,7 @@ from mlcc.cli.values import COUNT, PATH, POSITIVE
 from mlcc.report.results import spread_text
 from mlcc.results.parse import log_text
 from mlcc.results.store import Placement
+from mlcc.ui.safe_text import echo
 from mlcc.ui.table import render
 
 # subcommand -> "module:attribute": collect needs the Kubernetes client (most of a second
@@ -72,20 +73,20 @@ def score_command(ctx: click.Context, paths: Sequence[str], as_json: bool) -> No
 
     scored = score_logs(kb_of(ctx), paths)
     if as_json:
-        click.echo(json.dumps([s.as_json() for s in scored.scores], indent=2))
+        echo(json.dumps([s.as_json() for s in scored.scores], indent=2))
         return
     _print_scores(scored.scores)
     for line in scored.notes:
-        click.echo(f"note: {line}", err=True)
+        echo(f"note: {line}", err=True)
 
 
 def _print_scores(scores: Sequence[Any]) -> None:
 
     for index, found in enumerate(scores):
         if index:
-            click.echo()
+            echo()
         value = f"{found.score_minutes:.2f} min" if found.score_minutes is not None else "no score"
-        click.echo(
+        echo(
             f"{found.benchmark}  {found.submitter} · {found.platform}: {value} "
             f"({found.runs} run(s), {found.state})"
         )
@@ -98,9 +99,9 @@ def _print_scores(scores: Sequence[Any]) -> None:
             )
             for r in found.results
         ]
-        click.echo(render(("log", "minutes", "status", "quality reached"), rows))
+        echo(render(("log", "minutes", "status", "quality reached"), rows))
         for note in found.notes:
-            click.echo(f"  {note}")
+            echo(f"  {note}")
 
 
 def _quality(value: Any) -> str:
@@ -146,16 +147,16 @@ def report_added(stored: Stored) -> None:
     added, stack, history = stored.added, stored.stack, stored.history
     if added.stored:
         benchmarks = ", ".join(sorted({r.benchmark or "unknown" for r in added.stored}))
-        click.echo(f"stored {len(added.stored)} run(s) of {benchmarks} with {stack.label} in {history.path}")
+        echo(f"stored {len(added.stored)} run(s) of {benchmarks} with {stack.label} in {history.path}")
         for result in added.stored:
             minutes = f"{result.minutes:.2f} min" if result.minutes is not None else "-"
-            click.echo(f"  {result.file}: {result.status}, {minutes}")
+            echo(f"  {result.file}: {result.status}, {minutes}")
     for result, other in added.already:
-        click.echo(f"already stored, not added again: {result.file} (with {other})")
+        echo(f"already stored, not added again: {result.file} (with {other})")
     if not added.stored and not added.already:
-        click.echo("no runs to store")
+        echo("no runs to store")
     for line in stored.notes:
-        click.echo(f"note: {line}", err=True)
+        echo(f"note: {line}", err=True)
 
 
 @click.command("add")
@@ -242,29 +243,29 @@ def compare_command(
     if html_file:
         write_results_page(html_file, comparisons, title)
     if as_json:
-        click.echo(json.dumps([c.as_json() for c in comparisons], indent=2))
+        echo(json.dumps([c.as_json() for c in comparisons], indent=2))
         return
     if not comparisons:
         filtered = " that match" if benchmarks or stacks or systems else ""
-        click.echo(
+        echo(
             f"no results stored in {history.path}{filtered}; mlcc results add LOG... --image REF stores some"
         )
         return
     _print_comparisons(comparisons)
     if html_file:
-        click.echo(f"wrote {html_file}: {len(comparisons)} plot(s)")
+        echo(f"wrote {html_file}: {len(comparisons)} plot(s)")
 
 
 def _print_comparisons(comparisons: Sequence[Any]) -> None:
 
     for index, comparison in enumerate(comparisons):
         if index:
-            click.echo()
+            echo()
         reference = comparison.reference
         line = f"{comparison.benchmark}"
         if reference:
             line += f"  reference {reference.minutes:.2f} min ({reference.system})"
-        click.echo(line)
+        echo(line)
         rows = []
         for stack in comparison.stacks:
             score = f"{stack.score_minutes:.2f}" if stack.score_minutes is not None else "no score"
@@ -276,7 +277,7 @@ def _print_comparisons(comparisons: Sequence[Any]) -> None:
             where = f"{', '.join(stack.systems) or '-'}; {'/'.join(map(str, stack.gpus)) or '-'} GPUs"
             state = "" if stack.state == "complete" else f" ({stack.state})"
             rows.append((stack.stack, score + state, str(stack.runs), spread_text(stack), ratio, where))
-        click.echo(render(("stack", "score (min)", "runs", "spread", "vs ref", "system"), rows))
+        echo(render(("stack", "score (min)", "runs", "spread", "vs ref", "system"), rows))
         for stack in comparison.stacks:
             for note in stack.notes:
-                click.echo(f"  {stack.stack}: {note}")
+                echo(f"  {stack.stack}: {note}")

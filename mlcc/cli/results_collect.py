@@ -15,6 +15,7 @@ from mlcc.cli.values import PATH
 from mlcc.errors import UsageError
 from mlcc.results.collect import Cluster
 from mlcc.results.store import Placement
+from mlcc.ui.safe_text import echo
 
 
 @click.command("collect")
@@ -74,5 +75,5 @@ def collect_command(
         history_file,
     )
     found = collected.found
-    click.echo(f"{target.title} {found.outcome}: {len(found.logs)} pod log(s), {collected.runs} run(s)")
+    echo(f"{target.title} {found.outcome}: {len(found.logs)} pod log(s), {collected.runs} run(s)")
     report_added(collected.stored)

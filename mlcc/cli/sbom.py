@@ -12,6 +12,7 @@ from mlcc.cli.images import image_options
 from mlcc.cli.values import PATH
 from mlcc.image.sbom import sbom_bytes
 from mlcc.output import write_tree
+from mlcc.ui.safe_text import echo
 from mlcc.validate import path_flag
 
 
@@ -45,7 +46,7 @@ def sbom_command(
     types = repository_types(kb_of(ctx).hosts.values())
     data = sbom_bytes(sbom_document(contents, image, types)).decode()
     if target is None:
-        click.echo(data, nl=False)
+        echo(data, nl=False)
         return
     write_tree(target.parent, [(target.name, data)], flag="-o FILE")
-    click.echo(f"wrote {target}", err=True)
+    echo(f"wrote {target}", err=True)
