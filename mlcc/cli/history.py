@@ -51,7 +51,7 @@ def history_command(
             r["benchmark"],
             r["variant"],
             r["status"],
-            f"{r['seconds']:.1f} s",
+            f"{r['seconds']:.1f} s" if r["seconds"] is not None else "-",
             r["backend"],
             (r["image_digest"] or "-")[:19],
             f"{r['size'] / 1e6:.1f} MB" if r["size"] else "-",

@@ -23,6 +23,8 @@ import re
 from pathlib import Path
 from typing import IO, Any, Dict, Iterator, List, NamedTuple, Optional, Tuple
 
+from mlcc.validate import finite_time
+
 CHUNK = 1 << 20
 # Longer "result lines" are not MLPerf output (submission_entry, the longest, is ~1.5 kB).
 MAX_LINE = 1 << 20
@@ -145,8 +147,10 @@ class _Parser:
             log_format = "v0.5"
         name = key.decode("ascii", "replace")
         try:
-            when = float(stamp)
+            when = finite_time(float(stamp))
         except ValueError:
+            when = None
+        if when is None:  # 1e999 is infinity to float(): no time at all
             self.note(f"line {number}: {name} has no valid time ({stamp[:40]!r})")
             return
         if name == "run_start" and (self.current.stop is not None or self.current.result_seconds is not None):
@@ -207,8 +211,8 @@ class _Parser:
             run.quality = value.get("value", value) if fmt == "v0.5" and isinstance(value, dict) else value
         elif name == "eval_result":
             stamp = metadata.get("timestamp")
-            if isinstance(stamp, (int, float)):
-                run.result_seconds = float(stamp)
+            if finite_time(stamp) is not None:  # JSON may say NaN or Infinity
+                run.result_seconds = finite_time(stamp)
         elif name.startswith("submission_"):
             self._submission(run, name[len("submission_") :], value)
 

@@ -111,7 +111,7 @@ def _status(run: Run) -> Tuple[str, Optional[float]]:
     if run.stop is None:
         return UNFINISHED, None
     minutes = (run.stop - run.start) / 60.0
-    if minutes < 0:
+    if minutes < 0 or not math.isfinite(minutes):
         return FAILED, None
     return (SUCCESS if run.stop_status == SUCCESS else FAILED), minutes
 

@@ -18,6 +18,7 @@ from mlcc.history import History
 from mlcc.results.parse import Run, log_text
 from mlcc.results.score import RunResult, run_result
 from mlcc.stackfile.document import StackManifest, problem_of
+from mlcc.validate import count, finite_time
 
 RESULTS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
@@ -137,10 +138,8 @@ def _placement(run: Run, given: Placement) -> Tuple[Optional[str], Optional[int]
 
 
 def _int(text: Optional[str]) -> Optional[int]:
-    try:
-        return int(text) if text is not None else None
-    except ValueError:
-        return None
+    """A count from a log or a cluster: ASCII digits within SQLite's range, else unknown."""
+    return count(text)
 
 
 def add_runs(
@@ -166,14 +165,14 @@ def add_runs(
                 "added": added,
                 "benchmark": run.benchmark or "unknown",
                 "status": result.status,
-                "minutes": result.minutes,
+                "minutes": finite_time(result.minutes),
                 "quality": json.dumps(result.quality, sort_keys=True) if result.quality is not None else None,
                 "log": run.file if run.position == 0 else f"{run.file} (run {run.position + 1})",
                 "run_start": run.start,
                 "submitter": run.system.get("submitter"),
                 "system": system,
-                "nodes": nodes,
-                "gpus": gpus,
+                "nodes": count(nodes),
+                "gpus": count(gpus),
                 "stack": stack.label,
                 "variant": stack.variant,
                 "image": stack.image,
@@ -203,6 +202,16 @@ def _create(connection: sqlite3.Connection) -> None:
     for statement in RESULTS_SCHEMA.split(";"):
         if statement.strip():
             connection.execute(statement)
+
+
+def _meaningful(row: Dict[str, Any]) -> Dict[str, Any]:
+    """A stored row as the reports read it: an infinite or NaN time, a negative count (stored
+    by an older mlcc, or written by hand) read as unknown, so one bad row cannot break every
+    report of the history from then on."""
+    row["minutes"] = finite_time(row.get("minutes"))
+    row["nodes"] = count(row.get("nodes"))
+    row["gpus"] = count(row.get("gpus"))
+    return row
 
 
 def stored_runs(
@@ -241,7 +250,7 @@ def stored_runs(
             query += " WHERE " + " AND ".join(where)
         cursor = connection.execute(query + " ORDER BY id", params)
         names = [d[0] for d in cursor.description]
-        return [dict(zip(names, row)) for row in cursor.fetchall()]
+        return [_meaningful(dict(zip(names, row))) for row in cursor.fetchall()]
     except sqlite3.DatabaseError as error:
         raise history._error(error) from None
     finally:
