@@ -56,7 +56,19 @@ class Settings:
         self.recipes = recipes
 
 
-class LazyGroup(click.Group):
+class StrictGroup(click.Group):
+    """A group whose commands refuse a single-valued option given twice (click keeps the last)."""
+
+    def resolve_command(
+        self, ctx: click.Context, args: List[str]
+    ) -> tuple[Optional[str], Optional[click.Command], List[str]]:
+        name, command, rest = super().resolve_command(ctx, args)
+        if command is not None and not isinstance(command, click.Group):
+            _refuse_repeats(command, rest)
+        return name, command, rest
+
+
+class LazyGroup(StrictGroup):
     """A group that knows its commands as ``name -> "module:attribute"`` and imports a
     command's module only when that command runs (or --help lists it). The root group and
     any group with costly subcommands (``mlcc results``) are LazyGroups."""
@@ -77,14 +89,6 @@ class LazyGroup(click.Group):
         if not isinstance(command, click.Command):
             raise TypeError(f"{target} is not a click command")
         return command
-
-    def resolve_command(
-        self, ctx: click.Context, args: List[str]
-    ) -> tuple[Optional[str], Optional[click.Command], List[str]]:
-        name, command, rest = super().resolve_command(ctx, args)
-        if command is not None and not isinstance(command, click.Group):
-            _refuse_repeats(command, rest)
-        return name, command, rest
 
 
 def _refuse_repeats(command: click.Command, args: Sequence[str]) -> None:

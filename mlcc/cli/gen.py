@@ -14,6 +14,7 @@ from mlcc.app.select import Selection, walk
 from mlcc.cli.context import benchmark_argument, kb_of
 from mlcc.cli.options import options
 from mlcc.errors import UsageError
+from mlcc.flags import given_flags
 from mlcc.kb.model import KnowledgeBase
 from mlcc.output import Change, change_lines
 from mlcc.render import gen_command as regenerate_command
@@ -21,6 +22,22 @@ from mlcc.render.openshift import ClusterOptions, check_cluster_options
 from mlcc.render.plan import DEFAULT_OPTIONS
 from mlcc.resolve.pins import Pins
 from mlcc.ui.safe_text import echo, printable
+
+
+def _refuse_ignored_cluster_flags(out: gen.OutputFlags, cluster: ClusterOptions) -> None:
+    """Flags that shape the OpenShift objects are an error when none are written: a silently
+    ignored --gpus or --namespace looks as if it had been applied."""
+    ignored = [*given_flags(cluster), *(f for f in given_flags(out) if f == "--openshift-output")]
+    if not ignored:
+        return
+    why = "--only dockerfile" if out.only == "dockerfile" else f"--format {out.fmt}"
+    raise UsageError(
+        f"{', '.join(ignored)}: {why} writes no OpenShift objects, which "
+        + ("this option shapes" if len(ignored) == 1 else "these options shape"),
+        hint="drop "
+        + ("it" if len(ignored) == 1 else "them")
+        + ", or write the objects too (--format dockerfile without --only, or --only openshift)",
+    )
 
 
 @click.command("gen")
@@ -68,6 +85,8 @@ def gen_command(
     roots = out.roots()
     fmt = out.fmt
     openshift = roots.openshift is not None
+    if not openshift:
+        _refuse_ignored_cluster_flags(out, cluster)
     shown = gen.roots_shown(roots)
     kb = kb_of(ctx)
     if all_:

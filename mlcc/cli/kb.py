@@ -12,6 +12,7 @@ from mlcc.app.kb_check import published_stacks, run, sampled_stacks
 from mlcc.app.kb_lock import lock, matrix_stacks, verify, write
 from mlcc.app.kb_offline import RECORD_FILE, checked_pins, write_record
 from mlcc.app.kb_offline import record as record_of
+from mlcc.cli import StrictGroup
 from mlcc.cli.context import kb_of
 from mlcc.cli.values import COUNT, HOURS
 from mlcc.errors import FactError
@@ -43,7 +44,7 @@ def index_options(command: F) -> F:
     )(command)
 
 
-@click.group("kb")
+@click.group("kb", cls=StrictGroup)
 def kb_group() -> None:
     """Maintainer commands for the knowledge base (recipes/)."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 from mlcc.errors import UsageError
 from mlcc.flags import flag
@@ -42,11 +42,17 @@ QUANTITY_MAX = 2**63 - 1
 
 def _nccl_env(items: Tuple[str, ...]) -> Tuple[Tuple[str, str], ...]:
     """``NAME=VALUE`` strings from the command line as pairs (checked later, with the rest)."""
-    pairs = []
+    pairs: List[Tuple[str, str]] = []
     for item in items:
         name, sep, value = item.partition("=")
         if not sep:
             raise UsageError(f"--nccl-env {item!r}: expected NAME=VALUE, e.g. NCCL_P2P_LEVEL=NVL")
+        earlier = [f"{name}={v}" for n, v in pairs if n == name]
+        if earlier:  # the last would silently win
+            raise UsageError(
+                f"--nccl-env {name} is given twice ({earlier[0]}, {item}); give each setting once",
+                hint=f"keep the one you mean: --nccl-env {item}",
+            )
         pairs.append((name, value))
     return tuple(pairs)
 
@@ -381,8 +387,16 @@ def _check_storage(options: ClusterOptions) -> None:
     names.check(options.storage_class, "--storage-class")
     if options.storage_class is None:
         if options.data_size is not None or options.results_size != DEFAULT_RESULTS_SIZE:
-            raise UsageError("--data-size and --results-size have no effect without --storage-class")
+            raise UsageError(
+                "--data-size and --results-size have no effect without --storage-class",
+                hint="add --storage-class NAME to have mlcc write the PVCs, or drop the sizes",
+            )
         return
+    if options.results_size != DEFAULT_RESULTS_SIZE and options.results_claim is None:
+        raise UsageError(
+            "--results-size has no effect without --results-claim: no results volume is written",
+            hint="add --results-claim NAME for a results PVC of that size, or drop --results-size",
+        )
     if options.data_hostpath is not None:
         raise UsageError("--storage-class writes a dataset PVC, --data-hostpath mounts a host path; give one")
     if options.data_size is None:
