@@ -23,6 +23,7 @@ from urllib3.exceptions import HTTPError
 from mlcc.errors import RegistryError, UsageError
 from mlcc.render.openshift.run import GPU
 from mlcc.results.parse import LogFile, parse_stream
+from mlcc.validate import count
 
 MPI_GROUP, MPI_VERSION, MPI_PLURAL = "kubeflow.org", "v2beta1", "mpijobs"
 MPI_NAME = "training.kubeflow.org/job-name"
@@ -149,10 +150,8 @@ def _gpus(spec: Dict[str, Any]) -> int:
     total = 0
     for container in spec.get("containers") or []:
         limits = (container.get("resources") or {}).get("limits") or {}
-        try:
-            total += int(str(limits.get(GPU, 0)))
-        except ValueError:
-            continue
+        # a count a cluster reports: ASCII digits, not negative (int() took "-8" and "٤")
+        total += count(str(limits.get(GPU, 0))) or 0
     return total
 
 
@@ -178,7 +177,7 @@ def collect(cluster: Cluster, kind: str, name: str, container: Optional[str] = N
     else:
         pods = cluster.pods(f"{MPI_NAME}={name},{MPI_ROLE}=launcher")
         worker = ((document.get("spec") or {}).get("mpiReplicaSpecs") or {}).get("Worker") or {}
-        replicas = int(worker.get("replicas") or 0)
+        replicas = count(worker.get("replicas") or 0) or 0
         per_worker = _gpus((worker.get("template") or {}).get("spec") or {})
         nodes = replicas or None
         gpus = replicas * per_worker or None

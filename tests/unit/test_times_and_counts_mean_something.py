@@ -139,3 +139,12 @@ def test_the_report_never_links_a_javascript_log(
     parser.feed(page.read_text(encoding="utf-8"))
     assert parser.links, "the log is linked"
     assert all(":" not in link for link in parser.links), parser.links
+
+
+@pytest.mark.parametrize("limit, gpus", [("8", 8), ("-8", 0), ("\u0664", 0), ("1e3", 0), ("x", 0), (4, 4)])
+def test_a_clusters_gpu_count_is_ascii_digits_and_not_negative(limit: object, gpus: int) -> None:
+    from mlcc.render.openshift.run import GPU
+    from mlcc.results.collect import _gpus
+
+    spec = {"containers": [{"name": "c", "resources": {"limits": {GPU: limit}}}]}
+    assert _gpus(spec) == gpus
