@@ -127,3 +127,10 @@ def test_a_quantity_beyond_an_int64_is_refused(cli, flag: str) -> None:  # type:
 def test_data_size_beyond_an_int64_is_refused(cli) -> None:  # type: ignore[no-untyped-def]
     result = cli("gen", "maskrcnn", "--storage-class", "fast", "--data-size", "9Ei", "-o", "out")
     assert result.code == 2 and "--data-size" in result.err and "larger than" in result.err
+
+
+@pytest.mark.parametrize("benchmark", ["maskrcnn", "ssd", "nccl-tests"])
+def test_more_nodes_than_a_cluster_runs_are_refused(cli, benchmark: str) -> None:  # type: ignore[no-untyped-def]
+    result = cli("gen", benchmark, "--nodes", "1000000", "-o", "out")
+    assert result.code == 2 and "--nodes" in result.err and "5,000" in result.err
+    assert cli("gen", benchmark, "--nodes", "2", "-o", "out").code == 0
