@@ -104,3 +104,12 @@ def given(instance: Any) -> Dict[str, Any]:
         for item in fields_of(instance)
         if getattr(instance, item.name) != item.fresh_default()
     }
+
+
+def given_flags(instance: Any) -> Tuple[str, ...]:
+    """The flags (``--namespace``) whose fields differ from their defaults: what the user set."""
+    return tuple(
+        item.flag.name
+        for item in fields_of(instance)
+        if item.flag is not None and item.name in given(instance)
+    )

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Dict, List, NamedTuple, Optional
 
 from mlcc.errors import HistoryError
+from mlcc.validate import count, finite_time
 
 SCHEMA_VERSION = 2
 BUSY_TIMEOUT_SECONDS = 30.0
@@ -199,7 +200,10 @@ class History:
         self._connect().close()
 
     def record(self, record: Record) -> None:
-        values = record._replace(finished=record.finished or _now())
+        seconds = finite_time(record.seconds)
+        if seconds is None:  # a build's duration is finite: anything else is a bug upstream
+            raise ValueError(f"seconds {record.seconds!r}")
+        values = record._replace(finished=record.finished or _now(), seconds=seconds)
         if values.status not in STATUSES:
             raise ValueError(f"status {values.status!r}")
         connection = self._connect()
@@ -248,11 +252,15 @@ class History:
             columns = ", ".join(c if c in present else f"NULL AS {c}" for c in COLUMNS)
             cursor = connection.execute(query.format(columns=columns), params)
             names = [d[0] for d in cursor.description]
-            return [dict(zip(names, row)) for row in cursor.fetchall()]
+            rows = [dict(zip(names, row)) for row in cursor.fetchall()]
         except sqlite3.DatabaseError as error:
             raise self._error(error) from None
         finally:
             connection.close()
+        for row in rows:  # an infinite or NaN time read as unknown: it cannot break a report
+            row["seconds"] = finite_time(row["seconds"])
+            row["size"] = count(row["size"])
+        return rows
 
     def base_before(self, benchmark: str, variant: str, inputs_digest: str) -> Optional[str]:
         """The base digest of the newest good build of the same generated inputs, if any."""

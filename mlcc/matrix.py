@@ -77,6 +77,13 @@ class CellResult(NamedTuple):
 def load_matrix(kb: KnowledgeBase, path: Optional[Path] = None) -> Matrix:
     path = path or Path(kb.root) / "matrix.yaml"
     display = "recipes/matrix.yaml" if path == Path(kb.root) / "matrix.yaml" else str(path)
+    if path.is_dir():
+        raise RecipeError(
+            display,
+            None,
+            "is a folder, not a matrix file",
+            hint="give --matrix-file the matrix YAML file itself",
+        )
     if not path.is_file():
         raise RecipeError(display, None, "missing: the published matrix is defined there")
     data, lines = load_yaml(path, display)

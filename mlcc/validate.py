@@ -1,7 +1,8 @@
-"""Small checks of flag values shared by the commands: empty paths, integer ranges."""
+"""Small checks of values shared by the commands: empty paths, integer ranges, finite times, counts."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Optional
 
@@ -22,4 +23,33 @@ def path_flag(value: Optional[str], flag: str) -> Optional[Path]:
 def int_in_range(value: int, flag: str, low: int, high: int) -> int:
     if not low <= value <= high:
         raise UsageError(f"{flag} {value}: give a whole number from {low} to {high}")
+    return value
+
+
+SQLITE_INT_MAX = 2**63 - 1
+
+
+def finite_time(value: object) -> Optional[float]:
+    """A duration or time stamp that means something: finite and not negative, else None.
+
+    float() reads ``1e999`` as infinity and JSON ``NaN``/``Infinity`` as such; one of those in
+    a log or a history row would otherwise break every report drawn from it.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    number = float(value) if abs(value) < 1e308 else math.inf
+    return number if math.isfinite(number) and number >= 0 else None
+
+
+def count(value: object) -> Optional[int]:
+    """A count that means something: ASCII digits (or an int), 0 .. SQLite's largest integer, else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        if not text.isascii() or not text.isdigit() or len(text) > 19:
+            return None
+        value = int(text)
+    if not isinstance(value, int) or not 0 <= value <= SQLITE_INT_MAX:
+        return None
     return value

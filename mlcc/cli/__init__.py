@@ -10,6 +10,7 @@ module imports at its top.
 from __future__ import annotations
 
 import importlib
+import io
 import os
 import sys
 from typing import Any, Dict, List, Optional, Sequence
@@ -17,8 +18,10 @@ from typing import Any, Dict, List, Optional, Sequence
 import click
 
 from mlcc import __version__
+from mlcc.cli.values import PATH
 from mlcc.errors import EXIT_INTERNAL, MlccError, UsageError
 from mlcc.stdio import OUTPUT_ERRNOS, output_failed, silence_stdout
+from mlcc.ui.safe_text import echo
 
 EPILOG = """\b
 Exit codes: 0 done, 2 usage or recipe error, 3 no compatible stack,
@@ -54,7 +57,19 @@ class Settings:
         self.recipes = recipes
 
 
-class LazyGroup(click.Group):
+class StrictGroup(click.Group):
+    """A group whose commands refuse a single-valued option given twice (click keeps the last)."""
+
+    def resolve_command(
+        self, ctx: click.Context, args: List[str]
+    ) -> tuple[Optional[str], Optional[click.Command], List[str]]:
+        name, command, rest = super().resolve_command(ctx, args)
+        if command is not None and not isinstance(command, click.Group):
+            _refuse_repeats(command, rest)
+        return name, command, rest
+
+
+class LazyGroup(StrictGroup):
     """A group that knows its commands as ``name -> "module:attribute"`` and imports a
     command's module only when that command runs (or --help lists it). The root group and
     any group with costly subcommands (``mlcc results``) are LazyGroups."""
@@ -75,14 +90,6 @@ class LazyGroup(click.Group):
         if not isinstance(command, click.Command):
             raise TypeError(f"{target} is not a click command")
         return command
-
-    def resolve_command(
-        self, ctx: click.Context, args: List[str]
-    ) -> tuple[Optional[str], Optional[click.Command], List[str]]:
-        name, command, rest = super().resolve_command(ctx, args)
-        if command is not None and not isinstance(command, click.Group):
-            _refuse_repeats(command, rest)
-        return name, command, rest
 
 
 def _refuse_repeats(command: click.Command, args: Sequence[str]) -> None:
@@ -118,6 +125,7 @@ def _refuse_repeats(command: click.Command, args: Sequence[str]) -> None:
 @click.option(
     "--recipes",
     metavar="DIR",
+    type=PATH,
     envvar="MLCC_RECIPES",
     help="Knowledge base folder (default: the recipes/ shipped with mlcc). Env: MLCC_RECIPES.",
 )
@@ -145,18 +153,20 @@ def run(argv: Optional[Sequence[str]] = None) -> int:
             args=list(argv) if argv is not None else None, prog_name="mlcc", standalone_mode=False
         )
     except MlccError as error:
-        click.echo(f"mlcc: error: {error}", err=True)
+        echo(f"mlcc: error: {error}", err=True)
         return error.exit_code
     except click.exceptions.ClickException as error:
-        error.show()
+        shown = io.StringIO()  # click repeats the bad value: it goes through the printable filter too
+        error.show(file=shown)
+        echo(shown.getvalue(), err=True, nl=False)
         return error.exit_code
     except click.exceptions.Exit as done:
         return done.exit_code
     except click.exceptions.Abort:
-        click.echo("mlcc: interrupted", err=True)
+        echo("mlcc: interrupted", err=True)
         return 130
     except KeyboardInterrupt:
-        click.echo("mlcc: interrupted", err=True)
+        echo("mlcc: interrupted", err=True)
         return 130
     except SystemExit as exiting:
         # click answers EPIPE on stdout with sys.exit(1), even outside standalone mode,
@@ -177,7 +187,7 @@ def run(argv: Optional[Sequence[str]] = None) -> int:
     except Exception as error:  # a bug: one clear line, the traceback only on request
         if os.environ.get("MLCC_DEBUG"):
             raise
-        click.echo(
+        echo(
             f"mlcc: internal error: {type(error).__name__}: {error} "
             "(set MLCC_DEBUG=1 for a traceback, and please report it)",
             err=True,

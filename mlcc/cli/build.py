@@ -21,12 +21,14 @@ from mlcc.app.matrix import MatrixFilters
 from mlcc.cli.context import benchmark_argument, complete_backend, kb_of
 from mlcc.cli.live import LiveView
 from mlcc.cli.options import options
+from mlcc.cli.values import COUNT, PATH
 from mlcc.engines.base import BuildJob, BuildPolicy, BuildResult, EngineSettings, ImageEngine, Log
 from mlcc.errors import UsageError
 from mlcc.flags import given
 from mlcc.history import History
 from mlcc.render.openshift import ClusterOptions, check_cluster_options
 from mlcc.resolve.pins import Pins
+from mlcc.ui.safe_text import echo
 from mlcc.ui.table import render
 
 OPENSHIFT_BUILD_GROUPS = ("",)  # the run-manifest options (group "run") belong to gen
@@ -45,7 +47,9 @@ OPENSHIFT_BUILD_GROUPS = ("",)  # the run-manifest options (group "run") belong 
 )
 @options(BuildPolicy, "policy")
 @options(SourceFlags, "source")
-@click.option("--log", "log_file", metavar="FILE", help="Write the build output to FILE instead of stderr.")
+@click.option(
+    "--log", "log_file", metavar="FILE", type=PATH, help="Write the build output to FILE instead of stderr."
+)
 @click.option("-q", "--quiet", is_flag=True, help="Do not show the build output.")
 @options(ClusterOptions, "cluster", groups=OPENSHIFT_BUILD_GROUPS)
 @options(EngineSettings, "connection")
@@ -55,11 +59,12 @@ OPENSHIFT_BUILD_GROUPS = ("",)  # the run-manifest options (group "run") belong 
     is_flag=True,
     help="Build the published matrix (filtered by BENCHMARK, --base, --arch, --cuda).",
 )
-@click.option("--matrix-file", metavar="FILE", help="With --matrix: another matrix file.")
-@click.option("-j", "--jobs", type=int, default=1, show_default=True, help="With --matrix: builds at once.")
+@click.option("--matrix-file", metavar="FILE", type=PATH, help="With --matrix: another matrix file.")
+@click.option("-j", "--jobs", type=COUNT, default=1, show_default=True, help="With --matrix: builds at once.")
 @click.option(
     "--logs",
     metavar="DIR",
+    type=PATH,
     default="mlcc-logs",
     show_default=True,
     help="With --matrix: one log per cell here.",
@@ -68,6 +73,7 @@ OPENSHIFT_BUILD_GROUPS = ("",)  # the run-manifest options (group "run") belong 
     "--history",
     "history_file",
     metavar="FILE",
+    type=PATH,
     help="Build history database (default: MLCC_HISTORY or ~/.local/share/mlcc/history.sqlite).",
 )
 @click.option("--no-history", is_flag=True, help="Do not record this build in the history.")
@@ -164,7 +170,7 @@ def build_command(
     if dry_run:
         plan = building.plan_jobs(engine, todo, policy)
         if plan_format == "github":
-            click.echo(json.dumps(building.github_levels(plan), indent=2))
+            echo(json.dumps(building.github_levels(plan), indent=2))
         else:
             _print_plan(plan, engine, jobs if matrix_build else 1)
         return
@@ -177,8 +183,8 @@ def build_command(
     log = building.file_log(Path(log_file)) if log_file else _stderr_log(quiet)
 
     def started(index: int, job: BuildJob) -> None:
-        click.echo(f"{benchmark} {job.variant}  ({job.rendered.platform}, {engine.describe()})")
-        click.echo(f"  content tag {job.content}")
+        echo(f"{benchmark} {job.variant}  ({job.rendered.platform}, {engine.describe()})")
+        echo(f"  content tag {job.content}")
 
     results = building.run_jobs(
         engine,
@@ -195,7 +201,7 @@ def build_command(
         raise problem
     if len(todo) > 1:
         digest = building.push_manifest_list(todo, results, policy)
-        click.echo(f"manifest list {building.manifest_list_tag(todo)} -> {digest}")
+        echo(f"manifest list {building.manifest_list_tag(todo)} -> {digest}")
 
 
 def _print_plan(plan: Sequence[building.Planned], engine: engines.Engine, parallel: int) -> None:
@@ -204,7 +210,7 @@ def _print_plan(plan: Sequence[building.Planned], engine: engines.Engine, parall
         if any(entry.stages for entry in plan)
         else "the one it shares the most build steps with (after), whose layers it reuses"
     )
-    click.echo(
+    echo(
         f"plan for {engine.describe()}: {len(plan)} image(s), {parallel} at a time (-j); "
         f"an image starts after {why}"
     )
@@ -220,10 +226,10 @@ def _print_plan(plan: Sequence[building.Planned], engine: engines.Engine, parall
         ]
         for number, entry in enumerate(plan, 1)
     ]
-    click.echo(render(("#", "after", "cell", "variant", "content tag", "plan", "why"), rows))
+    echo(render(("#", "after", "cell", "variant", "content tag", "plan", "why"), rows))
     stages = building.distinct_stages(plan)
     if stages:
-        click.echo("stage images (--chain): each built once, by the first image that needs it")
+        echo("stage images (--chain): each built once, by the first image that needs it")
         stage_rows = [
             [
                 item["stage"],
@@ -235,10 +241,10 @@ def _print_plan(plan: Sequence[building.Planned], engine: engines.Engine, parall
             ]
             for item in stages
         ]
-        click.echo(render(("stage", "image", "content tag", "plan", "built by", "used by"), stage_rows))
+        echo(render(("stage", "image", "content tag", "plan", "built by", "used by"), stage_rows))
     built = sum(1 for entry in plan if entry.built)
     unknown = sum(1 for entry in plan if entry.unknown)
-    click.echo(
+    echo(
         f"{len(plan) - built - unknown} would build, {built} already built, {unknown} unknown; "
         "nothing was built (--dry-run)"
     )
@@ -249,20 +255,20 @@ def _stderr_log(quiet: bool) -> Log:
         return Log(None)
 
     def sink(line: str) -> None:
-        click.echo(f"  | {line}", err=True)
+        echo(f"  | {line}", err=True)
 
     return Log(sink)
 
 
 def _echo_result(result: BuildResult, engine: engines.Engine) -> None:
     if result.status == "skipped":
-        click.echo(f"  skipped: {result.reason}; --force rebuilds")
+        echo(f"  skipped: {result.reason}; --force rebuilds")
     elif result.status == "built" and engine.multi_arch:
-        click.echo(f"  built in {result.seconds:.1f} s: {result.job.readable}")
+        echo(f"  built in {result.seconds:.1f} s: {result.job.readable}")
     elif result.status == "built":  # a cluster: the reason names its Build object
-        click.echo(f"  built in {result.seconds:.1f} s on {engine.describe()}: {result.reason}")
+        echo(f"  built in {result.seconds:.1f} s on {engine.describe()}: {result.reason}")
     if result.digest:
-        click.echo(f"  in the registry as {result.digest}")
+        echo(f"  in the registry as {result.digest}")
 
 
 def log_path(logs: Path, job: BuildJob) -> Path:
@@ -296,11 +302,11 @@ def _build_matrix(
             started=view.started,
             finished=view.finished,
         )
-    click.echo(
+    echo(
         render(("status", "cell", "variant", "time", "size", "digest", "log"), _summary(todo, results, logs))
     )
     counts = {s: sum(1 for r in results if r.status == s) for s in ("built", "skipped", "failed")}
-    click.echo(f"{counts['built']} built, {counts['skipped']} skipped, {counts['failed']} failed")
+    echo(f"{counts['built']} built, {counts['skipped']} skipped, {counts['failed']} failed")
     problem = building.failure(results)
     if problem is not None:
         raise problem

@@ -14,13 +14,30 @@ from mlcc.app.select import Selection, walk
 from mlcc.cli.context import benchmark_argument, kb_of
 from mlcc.cli.options import options
 from mlcc.errors import UsageError
+from mlcc.flags import given_flags
 from mlcc.kb.model import KnowledgeBase
 from mlcc.output import Change, change_lines
 from mlcc.render import gen_command as regenerate_command
 from mlcc.render.openshift import ClusterOptions, check_cluster_options
 from mlcc.render.plan import DEFAULT_OPTIONS
 from mlcc.resolve.pins import Pins
-from mlcc.ui.safe_text import printable
+from mlcc.ui.safe_text import echo, printable
+
+
+def _refuse_ignored_cluster_flags(out: gen.OutputFlags, cluster: ClusterOptions) -> None:
+    """Flags that shape the OpenShift objects are an error when none are written: a silently
+    ignored --gpus or --namespace looks as if it had been applied."""
+    ignored = [*given_flags(cluster), *(f for f in given_flags(out) if f == "--openshift-output")]
+    if not ignored:
+        return
+    why = "--only dockerfile" if out.only == "dockerfile" else f"--format {out.fmt}"
+    raise UsageError(
+        f"{', '.join(ignored)}: {why} writes no OpenShift objects, which "
+        + ("this option shapes" if len(ignored) == 1 else "these options shape"),
+        hint="drop "
+        + ("it" if len(ignored) == 1 else "them")
+        + ", or write the objects too (--format dockerfile without --only, or --only openshift)",
+    )
 
 
 @click.command("gen")
@@ -68,6 +85,8 @@ def gen_command(
     roots = out.roots()
     fmt = out.fmt
     openshift = roots.openshift is not None
+    if not openshift:
+        _refuse_ignored_cluster_flags(out, cluster)
     shown = gen.roots_shown(roots)
     kb = kb_of(ctx)
     if all_:
@@ -78,7 +97,7 @@ def gen_command(
         )
         if check:
             published_set.check_all(roots, generated)
-            click.echo(f"{len(generated)} variants under {shown} are up to date")
+            echo(f"{len(generated)} variants under {shown} are up to date")
             return
         echo_changes(published_set.write_all(roots, generated), shown)
         return
@@ -105,9 +124,9 @@ MAX_ANSWER_LENGTH = 200
 
 def _ask_for_stack(kb: KnowledgeBase) -> Selection:
     def ask(question: str, offered: Sequence[str], default: str) -> str:
-        click.echo(f"{question}: {', '.join(offered)}", err=True)
+        echo(f"{question}: {', '.join(offered)}", err=True)
         for _ in range(MAX_ANSWERS):
-            click.echo(f"  {question} [{default}]: ", err=True, nl=False)
+            echo(f"  {question} [{default}]: ", err=True, nl=False)
             line = sys.stdin.readline(MAX_ANSWER_LENGTH + 1)
             if not line:
                 raise UsageError(
@@ -119,16 +138,16 @@ def _ask_for_stack(kb: KnowledgeBase) -> Selection:
             answer = line.strip() or default
             if answer in offered:
                 return answer
-            click.echo(f"  {printable(answer[:60])!r} is not one of the choices", err=True)
+            echo(f"  {printable(answer[:60])!r} is not one of the choices", err=True)
         raise UsageError(f"gen -i: no valid answer to {question!r} in {MAX_ANSWERS} tries")
 
     selection = walk(kb, ask)
     request = selection.pins.request(kb, selection.benchmark)
     same = regenerate_command(selection.stack, DEFAULT_OPTIONS, "dockerfile", request)
-    click.echo(f"the same without menus: {same}", err=True)
+    echo(f"the same without menus: {same}", err=True)
     return selection
 
 
 def echo_changes(changes: Sequence[Change], root: str) -> None:
     for line in change_lines(changes, root):
-        click.echo(line)
+        echo(line)

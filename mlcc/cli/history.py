@@ -8,6 +8,8 @@ from typing import Optional
 import click
 
 from mlcc.app.history import history_rows, open_history
+from mlcc.cli.values import COUNT, PATH
+from mlcc.ui.safe_text import echo
 from mlcc.ui.table import render
 
 HISTORY_HELP = "The database (default: MLCC_HISTORY or ~/.local/share/mlcc/history.sqlite)."
@@ -18,10 +20,10 @@ HISTORY_HELP = "The database (default: MLCC_HISTORY or ~/.local/share/mlcc/histo
 @click.option("--variant", metavar="VARIANT", help="Only this variant.")
 @click.option("--status", type=click.Choice(["built", "skipped", "failed"]), help="Only this outcome.")
 @click.option(
-    "--limit", type=int, default=50, show_default=True, help="At most this many rows, newest first."
+    "--limit", type=COUNT, default=50, show_default=True, help="At most this many rows, newest first."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON.")
-@click.option("--history", "history_file", metavar="FILE", help=HISTORY_HELP)
+@click.option("--history", "history_file", metavar="FILE", type=PATH, help=HISTORY_HELP)
 def history_command(
     benchmark: Optional[str],
     variant: Optional[str],
@@ -34,10 +36,10 @@ def history_command(
     history = open_history(history_file)
     rows = history_rows(history, benchmark=benchmark, variant=variant, status=status, limit=limit)
     if as_json:
-        click.echo(json.dumps(rows, indent=2))
+        echo(json.dumps(rows, indent=2))
         return
     if not rows:
-        click.echo(
+        echo(
             f"no builds recorded in {history.path}"
             + (" that match" if benchmark or variant or status else "")
         )
@@ -49,14 +51,14 @@ def history_command(
             r["benchmark"],
             r["variant"],
             r["status"],
-            f"{r['seconds']:.1f} s",
+            f"{r['seconds']:.1f} s" if r["seconds"] is not None else "-",
             r["backend"],
             (r["image_digest"] or "-")[:19],
             f"{r['size'] / 1e6:.1f} MB" if r["size"] else "-",
         )
         for r in rows
     ]
-    click.echo(
+    echo(
         render(
             ("#", "finished", "benchmark", "variant", "status", "time", "backend", "digest", "size"), table
         )

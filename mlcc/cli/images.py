@@ -18,7 +18,7 @@ from mlcc.app.images import (
     verify_image,
 )
 from mlcc.cli.context import complete_arch
-from mlcc.ui.safe_text import printable
+from mlcc.ui.safe_text import echo
 from mlcc.ui.table import render
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -26,7 +26,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def _say(text: str = "") -> None:
     """Print text that holds what an image or registry said: no raw control characters."""
-    click.echo(printable(text, keep_newlines=True))
+    echo(text)
 
 
 def image_option_list() -> List[Callable[[F], F]]:
@@ -78,7 +78,7 @@ def inspect_command(
     contents = open_image(image, tls_verify=tls_verify, arch=image_arch, backend=backend)
     if as_json:
         documents = [inspect_document(c) for c in contents]
-        click.echo(json.dumps(documents[0] if len(documents) == 1 else documents, indent=2))
+        echo(json.dumps(documents[0] if len(documents) == 1 else documents, indent=2))
         return
     for content in contents:
         _say(
@@ -128,7 +128,7 @@ def verify_command(
     verified = verify_image(open_image(image, tls_verify=tls_verify, arch=image_arch, backend=backend))
     if as_json:
         report = [v.to_dict() for v in verified]
-        click.echo(json.dumps(report if len(report) > 1 else report[0], indent=2))
+        echo(json.dumps(report if len(report) > 1 else report[0], indent=2))
     else:
         for v in verified:
             _say(f"{v.content.reference} ({arch_of(v.content)}): {'DRIFT' if v.drift else 'ok'}")

@@ -19,11 +19,14 @@ from mlcc.app.kb_offline import (
     write_record,
 )
 from mlcc.app.kb_offline import record as record_of
+from mlcc.cli import StrictGroup
 from mlcc.cli.context import kb_of
+from mlcc.cli.values import COUNT, HOURS
 from mlcc.errors import FactError
 from mlcc.kb.index import IndexClient
 from mlcc.kb.loader import recipes_root
 from mlcc.kb.wheel import WheelReader
+from mlcc.ui.safe_text import echo
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -32,7 +35,7 @@ def index_options(command: F) -> F:
     """--index-url, --refresh and --ttl: how `kb check` and `kb lock` reach the index."""
     command = click.option(
         "--ttl",
-        type=click.FloatRange(min=0),
+        type=HOURS,
         default=24.0,
         show_default=True,
         metavar="HOURS",
@@ -48,7 +51,7 @@ def index_options(command: F) -> F:
     )(command)
 
 
-@click.group("kb")
+@click.group("kb", cls=StrictGroup)
 def kb_group() -> None:
     """Maintainer commands for the knowledge base (recipes/)."""
 
@@ -57,7 +60,7 @@ def kb_group() -> None:
 @index_options
 @click.option(
     "--sample",
-    type=click.IntRange(min=0),
+    type=COUNT,
     default=60,
     show_default=True,
     metavar="N",
@@ -112,11 +115,11 @@ def check_command(
     report = run(kb, stacks, client, wheels=wheels, recorded_wheels=recorded)
     if record:
         written = write_record(recipes, record_of(client, checked_pins(kb, stacks)))
-        click.echo(f"recorded the index's files of the pinned versions in {written}", err=True)
+        echo(f"recorded the index's files of the pinned versions in {written}", err=True)
         written = write_record(recipes, wheel_record(report.wheels), WHEEL_RECORD_FILE)
-        click.echo(f"recorded what the framework wheels hold in {written}", err=True)
+        echo(f"recorded what the framework wheels hold in {written}", err=True)
     if as_json:
-        click.echo(
+        echo(
             json.dumps(
                 {
                     "index": report.index_url,
@@ -131,8 +134,8 @@ def check_command(
     else:
         for finding in report.findings:
             if verbose or finding.severity != "note":
-                click.echo(finding.line())
-        click.echo(report.summary())
+                echo(finding.line())
+        echo(report.summary())
     if report.errors:
         raise FactError(
             f"kb check: {len(report.errors)} pin(s) the package index contradicts",
@@ -152,7 +155,7 @@ def check_command(
 )
 @click.option(
     "--sample",
-    type=click.IntRange(min=0),
+    type=COUNT,
     default=60,
     show_default=True,
     metavar="N",
@@ -186,15 +189,15 @@ def lock_command(
     if verify_only:
         problems, checked = verify(kb.root, stacks, client, kb.sdist_requires)
         for problem in problems:
-            click.echo(problem)
-        click.echo(f"{checked} locked files checked against the index: {len(problems)} problems")
+            echo(problem)
+        echo(f"{checked} locked files checked against the index: {len(problems)} problems")
         if problems:
             raise FactError("the pip locks do not hold", hint="run `mlcc kb lock && mlcc gen --all`")
         return
     locker, report = lock(kb, stacks, client)
     if locker.problems:
         for problem in dict.fromkeys(locker.problems):
-            click.echo(problem)
+            echo(problem)
         raise FactError(
             "a recipe's sdist_requires does not match its sdist's setup.py: nothing written",
             hint="correct recipes/tools.yaml from the sdist's setup.py, then run `mlcc kb lock` again",
@@ -206,4 +209,4 @@ def lock_command(
         f"{len(documents)} lock files ({report.requests} index requests)"
     )
     write(kb.root, documents)
-    click.echo(summary)
+    echo(summary)

@@ -12,6 +12,7 @@ from mlcc.cli.options import options
 from mlcc.cli.output import list_table, stack_table
 from mlcc.errors import ConflictError
 from mlcc.resolve.pins import Pins
+from mlcc.ui.safe_text import echo
 
 
 @click.command("list")
@@ -23,9 +24,9 @@ def list_command(ctx: click.Context, what: str, as_json: bool) -> None:
     cudnn, nccl, frameworks, arches or gpus."""
     rows = list_rows(kb_of(ctx), what)
     if as_json:
-        click.echo(json.dumps(rows, indent=2))
+        echo(json.dumps(rows, indent=2))
     else:
-        click.echo(list_table(what, rows))
+        echo(list_table(what, rows))
 
 
 @click.command("resolve")
@@ -48,10 +49,10 @@ def resolve_command(ctx: click.Context, benchmark: str, pins: Pins, view: Resolv
         stack = resolve(kb, benchmark, pins)
     except ConflictError as conflict:
         if view.json and hasattr(conflict, "to_dict"):
-            click.echo(json.dumps(conflict.to_dict(), indent=2))
+            echo(json.dumps(conflict.to_dict(), indent=2))
         raise
     request = pins.request(kb, benchmark)
     if view.json:
-        click.echo(resolved_json(stack, request))
+        echo(resolved_json(stack, request))
     else:
-        click.echo(stack_table(stack, verbose=view.verbose, request=request))
+        echo(stack_table(stack, verbose=view.verbose, request=request))

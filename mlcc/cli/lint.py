@@ -7,6 +7,8 @@ from typing import Optional, Sequence
 import click
 
 from mlcc.app.lint import RULES, lint, lint_error
+from mlcc.cli.values import PATH
+from mlcc.ui.safe_text import echo
 
 
 @click.command("lint")
@@ -14,6 +16,7 @@ from mlcc.app.lint import RULES, lint, lint_error
 @click.option(
     "--schema-dir",
     metavar="DIR",
+    type=PATH,
     envvar="MLCC_SCHEMA_DIR",
     help="JSON Schemas of the API objects, kubeconform / openapi2jsonschema layout "
     "(env MLCC_SCHEMA_DIR). Without it YAML is checked by mlcc's own rules only.",
@@ -43,12 +46,12 @@ def lint_command(
     """
     if rules:
         for rule, text in RULES.items():
-            click.echo(f"{rule}  {text}")
+            echo(f"{rule}  {text}")
         return
     findings = lint(paths, schema_dir=schema_dir, openshift=openshift_version)
     for finding in findings:
-        click.echo(str(finding))
+        echo(str(finding))
     error = lint_error(findings)
     if error is not None:
         raise error
-    click.echo(f"lint: {len(findings)} warning(s), no errors")
+    echo(f"lint: {len(findings)} warning(s), no errors")

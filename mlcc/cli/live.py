@@ -11,8 +11,10 @@ from typing import Any, ClassVar, Dict, Optional, Sequence
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
+from rich.text import Text
 
 from mlcc.engines.base import BuildJob, BuildResult, Log
+from mlcc.ui.safe_text import printable
 
 
 class LiveView:
@@ -43,7 +45,7 @@ class LiveView:
             )
             self._live.__enter__()
         else:
-            self.console.print(f"building {len(self.jobs)} cells")
+            self.console.print(f"building {len(self.jobs)} cells", markup=False, highlight=False)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -80,8 +82,13 @@ class LiveView:
         if self._live is None:
             job = self.jobs[index]
             mark = self.SYMBOLS[result.status]
+            # a label or variant is plain text: rich would read [brackets] in it as markup
             self.console.print(
-                f"{mark} {result.status:8} {result.seconds:7.1f} s  {job.label}  ({job.variant})",
+                Text(
+                    printable(
+                        f"{mark} {result.status:8} {result.seconds:7.1f} s  {job.label}  ({job.variant})"
+                    )
+                ),
                 highlight=False,
             )
 
@@ -100,11 +107,18 @@ class LiveView:
                 status = self.status[index]
                 seconds = self._seconds(index)
                 last = self.last.get(index, "") if status == "building" else status
+                # every cell plain text through the printable filter: a build's output line
+                # may hold terminal escapes or [rich markup]
                 table.add_row(
-                    self.SYMBOLS[status],
-                    job.label,
-                    job.variant,
-                    f"{seconds:6.1f} s" if seconds else "",
-                    last[-80:],
+                    *(
+                        Text(printable(cell))
+                        for cell in (
+                            self.SYMBOLS[status],
+                            job.label,
+                            job.variant,
+                            f"{seconds:6.1f} s" if seconds else "",
+                            last[-80:],
+                        )
+                    )
                 )
         return table

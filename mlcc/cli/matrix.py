@@ -13,8 +13,10 @@ from mlcc.app.matrix import MatrixFilters, cell_results
 from mlcc.app.report import write_report
 from mlcc.cli.context import kb_of
 from mlcc.cli.options import options
+from mlcc.cli.values import PATH
 from mlcc.errors import UsageError
 from mlcc.matrix import github_matrix, parity, row
+from mlcc.ui.safe_text import echo
 from mlcc.ui.table import render
 from mlcc.validate import path_flag
 
@@ -59,18 +61,18 @@ def matrix_command(
     if show_parity:
         found = parity(kb, results, resolver)
         if fmt != "table":
-            click.echo(json.dumps(found, indent=2))
+            echo(json.dumps(found, indent=2))
             return
         table = [(r["benchmark"], r["x86_64"], r["ppc64le"] or "none", r["reason"]) for r in found]
-        click.echo(render(("benchmark", "x86_64", "ppc64le", "why not"), table))
+        echo(render(("benchmark", "x86_64", "ppc64le", "why not"), table))
         missing = sum(1 for r in found if not r["ppc64le"])
-        click.echo(f"{missing} of {len(found)} x86_64 cells have no ppc64le counterpart")
+        echo(f"{missing} of {len(found)} x86_64 cells have no ppc64le counterpart")
         return
     if fmt == "github":
-        click.echo(json.dumps(github_matrix(rows), indent=2))
+        echo(json.dumps(github_matrix(rows), indent=2))
         return
     if fmt == "json":
-        click.echo(json.dumps(shown, indent=2))
+        echo(json.dumps(shown, indent=2))
         return
     if not shown:
         raise UsageError(
@@ -86,18 +88,20 @@ def matrix_command(
         lines.append([*cells, *([r["status"]] if explain else []), detail])
     headers = ["benchmark", "variant", "arch", "cuda", "base"]
     headers += ["status", "framework, or why not"] if explain else ["framework"]
-    click.echo(render(headers, lines))
+    echo(render(headers, lines))
     published = sum(1 for r in rows if r["status"] == "published")
-    click.echo(
+    echo(
         f"{published} cells build; {len(rows) - published} left out"
         + ("" if explain else " (--explain says why)")
     )
 
 
 @click.command("report")
-@click.option("--html", "html_file", metavar="FILE", required=True, help="Write the page here.")
+@click.option("--html", "html_file", metavar="FILE", type=PATH, required=True, help="Write the page here.")
 @options(MatrixFilters, "filters")
-@click.option("--history", "history_file", metavar="FILE", help="The build history to colour the cells by.")
+@click.option(
+    "--history", "history_file", metavar="FILE", type=PATH, help="The build history to colour the cells by."
+)
 @click.option("--title", default="mlcc build matrix", show_default=True, help="The page's title.")
 @click.pass_context
 def report_command(
@@ -108,4 +112,4 @@ def report_command(
 
     target = path_flag(html_file, "--html") or Path(html_file)
     cells = write_report(kb_of(ctx), filters, open_history(history_file), target, title=title)
-    click.echo(f"wrote {target}: {len(cells)} cells")
+    echo(f"wrote {target}: {len(cells)} cells")

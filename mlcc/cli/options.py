@@ -15,6 +15,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
 import click
 
 from mlcc.app.kb import knowledge_base
+from mlcc.cli.values import COUNT, PATH, PATH_METAVARS
 from mlcc.errors import MlccError
 from mlcc.flags import Flag, flags_of, from_flags
 from mlcc.kb.model import KnowledgeBase
@@ -72,8 +73,12 @@ def _option(dest: str, spec: Flag, default: Any) -> Callable[[F], F]:
         if spec.choices:
             kwargs["type"] = click.Choice(list(spec.choices))
             kwargs.pop("metavar")
+        elif spec.value_type is int:  # ASCII digits only, never int()'s Unicode digits
+            kwargs["type"] = COUNT
         elif spec.value_type is not None:
             kwargs["type"] = spec.value_type
+        elif spec.metavar in PATH_METAVARS:
+            kwargs["type"] = PATH
     if spec.name in COMPLETERS:
         kwargs["shell_complete"] = COMPLETERS[spec.name]
     if spec.describe is not None:

@@ -25,9 +25,11 @@ from mlcc.cli import LazyGroup
 from mlcc.cli.context import kb_of
 from mlcc.cli.history import HISTORY_HELP
 from mlcc.cli.images import image_option_list
+from mlcc.cli.values import COUNT, PATH, POSITIVE
 from mlcc.report.results import spread_text
 from mlcc.results.parse import log_text
 from mlcc.results.store import Placement
+from mlcc.ui.safe_text import echo
 from mlcc.ui.table import render
 
 # subcommand -> "module:attribute": collect needs the Kubernetes client (most of a second
@@ -81,20 +83,20 @@ def score_command(ctx: click.Context, paths: Sequence[str], as_json: bool, round
 
     scored = score_logs(kb_of(ctx), paths, round_name)
     if as_json:
-        click.echo(json.dumps([s.as_json() for s in scored.scores], indent=2))
+        echo(json.dumps([s.as_json() for s in scored.scores], indent=2))
         return
     _print_scores(scored.scores)
     for line in scored.notes:
-        click.echo(f"note: {line}", err=True)
+        echo(f"note: {line}", err=True)
 
 
 def _print_scores(scores: Sequence[Any]) -> None:
 
     for index, found in enumerate(scores):
         if index:
-            click.echo()
+            echo()
         value = f"{found.score_minutes:.2f} min" if found.score_minutes is not None else "no score"
-        click.echo(
+        echo(
             f"{found.benchmark}  {found.submitter} · {found.platform}: {value} "
             f"({found.runs} run(s), {found.state})"
         )
@@ -107,11 +109,11 @@ def _print_scores(scores: Sequence[Any]) -> None:
             )
             for r in found.results
         ]
-        click.echo(render(("log", "minutes", "status", "quality reached"), rows))
+        echo(render(("log", "minutes", "status", "quality reached"), rows))
         for note in found.notes:
-            click.echo(f"  {note}")
+            echo(f"  {note}")
         if found.round:
-            click.echo(f"  scored by the {found.round} rules: {found.rules}")
+            echo(f"  scored by the {found.round} rules: {found.rules}")
 
 
 def _quality(value: Any) -> str:
@@ -134,14 +136,14 @@ def _quality_text(value: Any) -> str:
 def stack_source(func: Any) -> Any:
     options = [
         click.option("--image", metavar="REF", help="The image the runs ran: its stamped stack is stored."),
-        click.option("--stack", "stack_file", metavar="FILE", help="Or a stack.json (mlcc gen writes one)."),
+        click.option(
+            "--stack", "stack_file", metavar="FILE", type=PATH, help="Or a stack.json (mlcc gen writes one)."
+        ),
         *image_option_list(),
         click.option("--system", metavar="NAME", help="The system's name (default: the log's platform)."),
-        click.option(
-            "--nodes", type=click.IntRange(min=1), help="Nodes (default: the log's submission_entry)."
-        ),
-        click.option("--gpus", type=click.IntRange(min=0), help="GPUs in all (default: from the log)."),
-        click.option("--history", "history_file", metavar="FILE", help=HISTORY_HELP),
+        click.option("--nodes", type=POSITIVE, help="Nodes (default: the log's submission_entry)."),
+        click.option("--gpus", type=COUNT, help="GPUs in all (default: from the log)."),
+        click.option("--history", "history_file", metavar="FILE", type=PATH, help=HISTORY_HELP),
     ]
     for option in reversed(options):
         func = option(func)
@@ -157,16 +159,16 @@ def report_added(stored: Stored) -> None:
     added, stack, history = stored.added, stored.stack, stored.history
     if added.stored:
         benchmarks = ", ".join(sorted({r.benchmark or "unknown" for r in added.stored}))
-        click.echo(f"stored {len(added.stored)} run(s) of {benchmarks} with {stack.label} in {history.path}")
+        echo(f"stored {len(added.stored)} run(s) of {benchmarks} with {stack.label} in {history.path}")
         for result in added.stored:
             minutes = f"{result.minutes:.2f} min" if result.minutes is not None else "-"
-            click.echo(f"  {result.file}: {result.status}, {minutes}")
+            echo(f"  {result.file}: {result.status}, {minutes}")
     for result, other in added.already:
-        click.echo(f"already stored, not added again: {result.file} (with {other})")
+        echo(f"already stored, not added again: {result.file} (with {other})")
     if not added.stored and not added.already:
-        click.echo("no runs to store")
+        echo("no runs to store")
     for line in stored.notes:
-        click.echo(f"note: {line}", err=True)
+        echo(f"note: {line}", err=True)
 
 
 ROUND_HELP = "The runs' MLPerf round (v0.6, v2.1); default: the round the log format implies."
@@ -224,10 +226,14 @@ def add_command(
 )
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list, one object per benchmark.")
 @click.option(
-    "--html", "html_file", metavar="FILE", help="Also write the results view: one plot per benchmark."
+    "--html",
+    "html_file",
+    metavar="FILE",
+    type=PATH,
+    help="Also write the results view: one plot per benchmark.",
 )
 @click.option("--title", default="mlcc results", show_default=True, help="The HTML page's title.")
-@click.option("--history", "history_file", metavar="FILE", help=HISTORY_HELP)
+@click.option("--history", "history_file", metavar="FILE", type=PATH, help=HISTORY_HELP)
 @click.pass_context
 def compare_command(
     ctx: click.Context,
@@ -256,29 +262,29 @@ def compare_command(
     if html_file:
         write_results_page(html_file, comparisons, title)
     if as_json:
-        click.echo(json.dumps([c.as_json() for c in comparisons], indent=2))
+        echo(json.dumps([c.as_json() for c in comparisons], indent=2))
         return
     if not comparisons:
         filtered = " that match" if benchmarks or stacks or systems else ""
-        click.echo(
+        echo(
             f"no results stored in {history.path}{filtered}; mlcc results add LOG... --image REF stores some"
         )
         return
     _print_comparisons(comparisons)
     if html_file:
-        click.echo(f"wrote {html_file}: {len(comparisons)} plot(s)")
+        echo(f"wrote {html_file}: {len(comparisons)} plot(s)")
 
 
 def _print_comparisons(comparisons: Sequence[Any]) -> None:
 
     for index, comparison in enumerate(comparisons):
         if index:
-            click.echo()
+            echo()
         reference = comparison.reference
         line = f"{comparison.benchmark}"
         if reference:
             line += f"  reference {reference.minutes:.2f} min ({reference.system})"
-        click.echo(line)
+        echo(line)
         rows = []
         for stack in comparison.stacks:
             score = f"{stack.score_minutes:.2f}" if stack.score_minutes is not None else "no score"
@@ -300,7 +306,7 @@ def _print_comparisons(comparisons: Sequence[Any]) -> None:
                     where,
                 )
             )
-        click.echo(render(("stack", "round", "score (min)", "runs", "spread", "vs ref", "system"), rows))
+        echo(render(("stack", "round", "score (min)", "runs", "spread", "vs ref", "system"), rows))
         for stack in comparison.stacks:
             for note in stack.notes:
-                click.echo(f"  {stack.stack}: {note}")
+                echo(f"  {stack.stack}: {note}")

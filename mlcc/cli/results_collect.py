@@ -11,9 +11,11 @@ import click
 from mlcc.app.results_collect import CollectTarget, collect_results
 from mlcc.cli.context import kb_of
 from mlcc.cli.results import report_added, source_of, stack_source
+from mlcc.cli.values import PATH
 from mlcc.errors import UsageError
 from mlcc.results.collect import Cluster
 from mlcc.results.store import Placement
+from mlcc.ui.safe_text import echo
 
 
 @click.command("collect")
@@ -23,7 +25,11 @@ from mlcc.results.store import Placement
 )
 @click.option("-n", "--namespace", metavar="NS", help="Its namespace (default: the kubeconfig context's).")
 @click.option(
-    "--kubeconfig", metavar="FILE", envvar="KUBECONFIG", help="Cluster and credentials (env KUBECONFIG)."
+    "--kubeconfig",
+    metavar="FILE",
+    type=PATH,
+    envvar="KUBECONFIG",
+    help="Cluster and credentials (env KUBECONFIG).",
 )
 @click.option("--context", metavar="NAME", help="The kubeconfig context (default: the current one).")
 @click.option("--container", metavar="NAME", help="The container whose log to read (default: the first).")
@@ -69,5 +75,5 @@ def collect_command(
         history_file,
     )
     found = collected.found
-    click.echo(f"{target.title} {found.outcome}: {len(found.logs)} pod log(s), {collected.runs} run(s)")
+    echo(f"{target.title} {found.outcome}: {len(found.logs)} pod log(s), {collected.runs} run(s)")
     report_added(collected.stored)

@@ -9,15 +9,19 @@ import click
 from mlcc.app.images import open_image, repository_types, sbom_document
 from mlcc.cli.context import kb_of
 from mlcc.cli.images import image_options
+from mlcc.cli.values import PATH
 from mlcc.image.sbom import sbom_bytes
 from mlcc.output import write_tree
+from mlcc.ui.safe_text import echo
 from mlcc.validate import path_flag
 
 
 @click.command("sbom")
 @click.argument("image")
 @image_options
-@click.option("-o", "--output", metavar="FILE", help="Write the SBOM to FILE instead of standard output.")
+@click.option(
+    "-o", "--output", metavar="FILE", type=PATH, help="Write the SBOM to FILE instead of standard output."
+)
 @click.pass_context
 def sbom_command(
     ctx: click.Context,
@@ -42,7 +46,7 @@ def sbom_command(
     types = repository_types(kb_of(ctx).hosts.values())
     data = sbom_bytes(sbom_document(contents, image, types)).decode()
     if target is None:
-        click.echo(data, nl=False)
+        echo(data, nl=False)
         return
     write_tree(target.parent, [(target.name, data)], flag="-o FILE")
-    click.echo(f"wrote {target}", err=True)
+    echo(f"wrote {target}", err=True)

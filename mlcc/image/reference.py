@@ -64,6 +64,7 @@ def parse_reference(text: str, *, what: str = "image") -> Reference:
             f"{what} {original!r} names no registry",
             hint="write it in full, e.g. quay.io/acme/maskrcnn:tag or 127.0.0.1:5000/maskrcnn:tag",
         )
+    _check_port(registry, original, what)
     tag = None
     last = rest.rsplit("/", 1)[-1]
     if ":" in last:
@@ -78,9 +79,19 @@ def parse_reference(text: str, *, what: str = "image") -> Reference:
     return Reference(registry, rest, tag, digest)
 
 
+def _check_port(registry: str, original: str, what: str) -> None:
+    host, colon, port = registry.rpartition(":")
+    if colon and not host.endswith(":") and port.isdigit() and not 1 <= int(port) <= 65535:
+        raise UsageError(
+            f"{what} {original!r}: port {port} is not a TCP port",
+            hint="a port from 1 to 65535, e.g. 127.0.0.1:5000",
+        )
+
+
 def parse_repository(text: str, *, what: str = "--registry") -> Reference:
     """A registry plus optional namespace with no tag: ``quay.io/me`` or ``127.0.0.1:5000``."""
     text = text.rstrip("/")
+    _check_port(text.partition("/")[0], text, what)
     probe = parse_reference(text + "/x", what=what)  # a stand-in repository name to parse around
     if probe.tag or probe.digest:
         raise UsageError(f"{what} {text!r} must not carry a tag")

@@ -19,6 +19,10 @@ from mlcc.kb.model import HOST_MIRRORS, PublicHost
 
 MIRROR_NAME = "NVIDIA_MIRROR"
 MIRROR_VAR = "${" + MIRROR_NAME + "}"
+# What a mirror given at build time (--build-arg NVIDIA_MIRROR=...) may hold when it is
+# written into a repository file: no newline (a second line of the file: gpgcheck=0), no
+# quote, space or other shell or config character, no user:password@.
+MIRROR_CHARACTERS = "A-Za-z0-9._~:/%+-"
 
 
 class Route(NamedTuple):
@@ -69,3 +73,18 @@ def host_mirrored(url: str, hosts: Sequence[Route]) -> str:
 
 def through_mirrors(url: str, nvidia_host: str, hosts: Sequence[Route]) -> str:
     return host_mirrored(mirrored(url, nvidia_host), hosts)
+
+
+def mirror_check(var: str = MIRROR_NAME) -> str:
+    """A shell command that stops the build unless ``$var`` is a plain http(s) URL.
+
+    mlcc checks the mirrors it is given (``mlcc gen --mirror``); a value given to the build
+    itself (``--build-arg``, the script's environment) reaches the step unchecked, so the
+    step that writes it into a repository file checks it first.
+    """
+    value = "${" + var + "}"
+    refuse = f'echo "{var} is not a plain http(s) URL (letters, digits and . _ ~ : / % + -)" >&2; exit 1'
+    # the first pattern catches any other character, newlines included; the second the scheme
+    # ([/] rather than a literal //: a generated file names no URL outside the mirror variables)
+    bad = f"*[!{MIRROR_CHARACTERS}]*"
+    return f'case "{value}" in {bad}) {refuse} ;; http:[/][/]?*|https:[/][/]?*) ;; *) {refuse} ;; esac'

@@ -28,6 +28,7 @@ from mlcc.render.mirror import (
     PIP_SETTINGS,
     Route,
     host_mirrored,
+    mirror_check,
     mirrored,
     routes,
     through_mirrors,
@@ -332,7 +333,9 @@ class _Planner:
         )
 
     def nvidia_repositories(self) -> None:
-        commands = []
+        # the mirror is written into the repository files: a newline in it would add lines
+        # (gpgcheck=0) to them, so the step checks a value given at build time first
+        commands = [mirror_check()]
         notes = []
         for repo in self.stack.repositories:
             name = repo.name

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import html
 import os
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from urllib.parse import quote
 
 import mlcc
 from mlcc.matrix import CPU, CellResult, row
@@ -81,12 +82,20 @@ def grid(
 
 
 def _link(path: Optional[str], report: Path) -> Optional[str]:
-    if not path:
+    """``path`` as a URL relative to the report, or None: never a URL with a scheme.
+
+    A log named ``javascript:alert(1)`` (``--log`` takes any name, and the history any text)
+    beside the report would otherwise become a link that runs script; every path segment is
+    percent-encoded, so a ``:`` is never read as a scheme. A path the report cannot reach
+    relatively (another drive) gets no link rather than a ``file:`` URL.
+    """
+    if not path or not path.isprintable():
         return None
     try:
-        return os.path.relpath(path, report.resolve().parent)
+        relative = os.path.relpath(path, report.resolve().parent)
     except ValueError:
-        return Path(path).as_uri()
+        return None
+    return "/".join(quote(part, safe="") for part in PurePath(relative).parts)
 
 
 def render_html(cells: Sequence[GridCell], *, title: str, results_html: str = "") -> str:

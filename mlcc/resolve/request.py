@@ -251,6 +251,11 @@ def _driver(given: Optional[Tuple[str, str]]) -> Optional[str]:
         return None
     value, flag = given
     text = value.strip()
-    if not text or not text[0].isdigit() or not is_valid_version(text) or "+" in text:
-        raise UsageError(f"{flag}: {value!r} is not a driver version", hint="for example --driver 418.67")
+    # an NVIDIA driver version is dotted ASCII numbers: no epoch (1!1 would meet every CUDA),
+    # no local part, no pre-release, no Unicode digits
+    if not re.fullmatch(r"[0-9]{1,6}(\.[0-9]{1,6}){0,3}", text) or not is_valid_version(text):
+        raise UsageError(
+            f"{flag}: {value[:40]!r} is not a driver version",
+            hint="dotted numbers as nvidia-smi shows them, for example --driver 418.67",
+        )
     return text

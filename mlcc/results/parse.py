@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Protocol, Tuple
 
 from mlcc.results.mllog import MLLOG_MARKER, MllogLineError, parse_event
+from mlcc.validate import finite_time
 
 CHUNK = 1 << 20
 # Longer "result lines" are not MLPerf output (submission_entry, the longest, is ~1.5 kB).
@@ -158,8 +159,10 @@ class _Parser:
             log_format = "v0.5"
         name = key.decode("ascii", "replace")
         try:
-            when = float(stamp)
+            when = finite_time(float(stamp))
         except ValueError:
+            when = None
+        if when is None:  # 1e999 is infinity to float(): no time at all
             self.note(f"line {number}: {name} has no valid time ({stamp[:40]!r})")
             return
         run = self._enter(raw, number, name, log_format)
@@ -245,8 +248,8 @@ class _Parser:
             run.quality = value.get("value", value) if fmt == "v0.5" and isinstance(value, dict) else value
         elif name == "eval_result":
             stamp = metadata.get("timestamp")
-            if isinstance(stamp, (int, float)):
-                run.result_seconds = float(stamp)
+            if finite_time(stamp) is not None:  # JSON may say NaN or Infinity
+                run.result_seconds = finite_time(stamp)
         elif name.startswith("submission_"):
             self._submission(run, name[len("submission_") :], value)
 

@@ -36,6 +36,8 @@ SUCCESS = "success"
 FAILED = "failed"  # ran to the end, missed the target (run_stop status other than success)
 UNFINISHED = "unfinished"  # no run_stop: killed or cut off
 NO_START = "no run_start"
+# No training run lasts a year: a longer "time to train" comes from broken or forged stamps.
+MAX_RUN_MINUTES = 366 * 24 * 60
 DUPLICATE = "duplicate"
 MIN_RUNS = 3  # dropping the fastest and the slowest needs a third to average
 SCALING_FILE = "scaling.json"
@@ -122,13 +124,13 @@ def _status(run: Run) -> Tuple[str, Optional[float]]:
     if run.start is None:
         return NO_START, None
     if run.result_seconds is not None:
-        if run.result_seconds > 0:
+        if 0 < run.result_seconds / 60.0 <= MAX_RUN_MINUTES:
             return SUCCESS, run.result_seconds / 60.0
         return FAILED, None
     if run.stop is None:
         return UNFINISHED, None
     minutes = (run.stop - run.start) / 60.0
-    if minutes < 0:
+    if not 0 <= minutes <= MAX_RUN_MINUTES:  # NaN fails the comparison too
         return FAILED, None
     return (SUCCESS if run.stop_status == SUCCESS else FAILED), minutes
 

@@ -19,6 +19,7 @@ from mlcc.results.parse import Run, log_text
 from mlcc.results.rules import scoring_rules
 from mlcc.results.score import RunResult, run_result
 from mlcc.stackfile.document import StackManifest, problem_of
+from mlcc.validate import count, finite_time
 
 RESULTS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
@@ -142,11 +143,11 @@ def _placement(run: Run, given: Placement) -> Tuple[Optional[str], Optional[int]
     if gpus is None:
         per_node = _int(run.system.get("gpus_per_node"))
         gpus = per_node * (nodes or 1) if per_node is not None else None
-    for what, count in (("nodes", nodes), ("GPUs", gpus)):
+    for what, value in (("nodes", nodes), ("GPUs", gpus)):
         # sqlite3 raises OverflowError (not a DatabaseError) beyond its 64-bit integers
-        if count is not None and not 0 <= count <= SQLITE_MAX_INTEGER:
+        if value is not None and not 0 <= value <= SQLITE_MAX_INTEGER:
             raise UsageError(
-                f"{run.file}: {count} {what} is not a count mlcc can store (0 to {SQLITE_MAX_INTEGER}); "
+                f"{run.file}: {value} {what} is not a count mlcc can store (0 to {SQLITE_MAX_INTEGER}); "
                 "nothing stored",
                 hint="give the real count with --nodes / --gpus",
             )
@@ -154,10 +155,8 @@ def _placement(run: Run, given: Placement) -> Tuple[Optional[str], Optional[int]
 
 
 def _int(text: Optional[str]) -> Optional[int]:
-    try:
-        return int(text) if text is not None else None
-    except ValueError:
-        return None
+    """A count from a log or a cluster: ASCII digits within SQLite's range, else unknown."""
+    return count(text)
 
 
 def add_runs(
@@ -195,14 +194,14 @@ def add_runs(
                 "added": added,
                 "benchmark": run.benchmark or "unknown",
                 "status": result.status,
-                "minutes": result.minutes,
+                "minutes": finite_time(result.minutes),
                 "quality": json.dumps(result.quality, sort_keys=True) if result.quality is not None else None,
                 "log": run.file if run.position == 0 else f"{run.file} (run {run.position + 1})",
                 "run_start": run.start,
                 "submitter": run.system.get("submitter"),
                 "system": system,
-                "nodes": nodes,
-                "gpus": gpus,
+                "nodes": count(nodes),
+                "gpus": count(gpus),
                 "stack": stack.label,
                 "variant": stack.variant,
                 "image": stack.image,
@@ -241,6 +240,16 @@ def _create(connection: sqlite3.Connection) -> None:
 
 def _columns(connection: sqlite3.Connection) -> List[str]:
     return [str(row[1]) for row in connection.execute("PRAGMA table_info(results)")]
+
+
+def _meaningful(row: Dict[str, Any]) -> Dict[str, Any]:
+    """A stored row as the reports read it: an infinite or NaN time, a negative count (stored
+    by an older mlcc, or written by hand) read as unknown, so one bad row cannot break every
+    report of the history from then on."""
+    row["minutes"] = finite_time(row.get("minutes"))
+    row["nodes"] = count(row.get("nodes"))
+    row["gpus"] = count(row.get("gpus"))
+    return row
 
 
 def stored_runs(
@@ -284,7 +293,7 @@ def stored_runs(
             query += " WHERE " + " AND ".join(where)
         cursor = connection.execute(query + " ORDER BY id", params)
         names = [d[0] for d in cursor.description]
-        return [dict(zip(names, row)) for row in cursor.fetchall()]
+        return [_meaningful(dict(zip(names, row))) for row in cursor.fetchall()]
     except sqlite3.DatabaseError as error:
         raise history._error(error) from None
     finally:

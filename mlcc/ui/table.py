@@ -16,6 +16,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from mlcc.ui.safe_text import printable
+
 # rich's SIMPLE_HEAD in ASCII: no frame, a line of dashes under the header, two spaces between columns
 _HEADER_RULE = Box("    \n    \n -  \n    \n    \n    \n    \n    \n", ascii=True)
 _GAP = 2  # the padding and the separator after each column
@@ -31,13 +33,13 @@ def render(headers: Sequence[str], rows: Sequence[Sequence[str]], *, wrap_last: 
     their width; the last wraps at the terminal's width (COLUMNS, else 120) when ``wrap_last``."""
     if not rows:
         return ""
-    cells = [[str(cell) for cell in row] for row in rows]
+    cells = [[printable(str(cell)) for cell in row] for row in rows]
     table = Table(box=_HEADER_RULE, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0), header_style="")
     needed = 0  # the narrowest width that shows every column: rich drops columns that do not fit
     for index, header in enumerate(headers):
         longest = max(len(str(header)), *(len(row[index]) for row in cells))
         if index < len(headers) - 1:  # never narrowed: a cut digest or variant name misleads
-            table.add_column(Text(str(header)), no_wrap=True, min_width=longest)
+            table.add_column(Text(printable(str(header))), no_wrap=True, min_width=longest)
             needed += longest + _GAP
         else:  # whatever room is left, and at least 30 columns
             table.add_column(Text(str(header)), no_wrap=not wrap_last, min_width=min(longest, 30))

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional, Sequence, Tuple
+from decimal import Decimal
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 from mlcc.errors import UsageError
 from mlcc.flags import flag
@@ -26,16 +27,35 @@ _NETWORK = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?/)?[a-z0-9]([-a-z0-9]*[a-
 # a profile's name as recipes/nccl-profiles.yaml may spell it (the profiles themselves are there)
 _NCCL_PROFILE = re.compile(r"^[a-z][a-z0-9-]{0,19}\Z")
 DEFAULT_RESULTS_SIZE = "10Gi"
+# Kubernetes' documented scalability limit (kubernetes.io, "Considerations for large clusters":
+# no more than 5,000 nodes): an MPIJob of more workers is one no launcher can run
+MAX_NODES = 5000
 _HOST_PATH = re.compile(r"^/[A-Za-z0-9._/-]*\Z")
+_QUANTITY_UNITS = {
+    "m": Decimal("0.001"),
+    **{suffix: Decimal(1000) ** (power + 1) for power, suffix in enumerate("kMGTPE")},
+    **{
+        suffix: Decimal(1024) ** (power + 1)
+        for power, suffix in enumerate(("Ki", "Mi", "Gi", "Ti", "Pi", "Ei"))
+    },
+}
+# Kubernetes keeps a quantity in an int64: a larger one is rounded to nonsense, not refused
+QUANTITY_MAX = 2**63 - 1
 
 
 def _nccl_env(items: Tuple[str, ...]) -> Tuple[Tuple[str, str], ...]:
     """``NAME=VALUE`` strings from the command line as pairs (checked later, with the rest)."""
-    pairs = []
+    pairs: List[Tuple[str, str]] = []
     for item in items:
         name, sep, value = item.partition("=")
         if not sep:
             raise UsageError(f"--nccl-env {item!r}: expected NAME=VALUE, e.g. NCCL_P2P_LEVEL=NVL")
+        earlier = [f"{name}={v}" for n, v in pairs if n == name]
+        if earlier:  # the last would silently win
+            raise UsageError(
+                f"--nccl-env {name} is given twice ({earlier[0]}, {item}); give each setting once",
+                hint=f"keep the one you mean: --nccl-env {item}",
+            )
         pairs.append((name, value))
     return tuple(pairs)
 
@@ -247,6 +267,11 @@ def check_cluster_options(options: ClusterOptions) -> ClusterOptions:
         )
     if options.nodes is not None and options.nodes < 1:
         raise UsageError(f"--nodes: {options.nodes} is not a node count", hint="at least 1 node")
+    if options.nodes is not None and options.nodes > MAX_NODES:
+        raise UsageError(
+            f"--nodes: {options.nodes} nodes is more than a Kubernetes cluster runs",
+            hint=f"Kubernetes supports clusters of up to {MAX_NODES:,} nodes; give at most that many",
+        )
     _check_network(options)
     _check_storage(options)
     if options.data_claim and options.data_hostpath:
@@ -271,11 +296,25 @@ def check_cluster_options(options: ClusterOptions) -> ClusterOptions:
         ("--build-memory", options.build_memory),
     )
     for option, quantity in quantities:
-        if quantity is not None and not _QUANTITY.match(quantity):
-            raise UsageError(
-                f"{option}: {quantity!r} is not a Kubernetes quantity", hint="e.g. 4, 500m, 16Gi"
-            )
+        if quantity is not None:
+            check_quantity(option, quantity, "e.g. 4, 500m, 16Gi")
     return options
+
+
+def check_quantity(option: str, quantity: str, example: str) -> None:
+    """A Kubernetes quantity (``16Gi``, ``500m``) no larger than Kubernetes can hold."""
+    match = _QUANTITY.match(quantity)
+    if not match:
+        raise UsageError(f"{option}: {quantity[:40]!r} is not a Kubernetes quantity", hint=example)
+    unit = match.group(2) or ""
+    number = (
+        Decimal(quantity[: len(quantity) - len(unit)]) if len(quantity) <= 40 else Decimal(QUANTITY_MAX + 1)
+    )
+    if number * _QUANTITY_UNITS.get(unit, Decimal(1)) > QUANTITY_MAX:
+        raise UsageError(
+            f"{option}: {quantity[:40]!r} is larger than a Kubernetes quantity can be (2^63-1)",
+            hint=example,
+        )
 
 
 def _nccl_profile_help(profiles: Sequence[NcclProfile]) -> str:
@@ -358,8 +397,16 @@ def _check_storage(options: ClusterOptions) -> None:
     names.check(options.storage_class, "--storage-class")
     if options.storage_class is None:
         if options.data_size is not None or options.results_size != DEFAULT_RESULTS_SIZE:
-            raise UsageError("--data-size and --results-size have no effect without --storage-class")
+            raise UsageError(
+                "--data-size and --results-size have no effect without --storage-class",
+                hint="add --storage-class NAME to have mlcc write the PVCs, or drop the sizes",
+            )
         return
+    if options.results_size != DEFAULT_RESULTS_SIZE and options.results_claim is None:
+        raise UsageError(
+            "--results-size has no effect without --results-claim: no results volume is written",
+            hint="add --results-claim NAME for a results PVC of that size, or drop --results-size",
+        )
     if options.data_hostpath is not None:
         raise UsageError("--storage-class writes a dataset PVC, --data-hostpath mounts a host path; give one")
     if options.data_size is None:
@@ -368,8 +415,7 @@ def _check_storage(options: ClusterOptions) -> None:
             hint="the dataset's size is in the benchmark's recipe (build.datasets), e.g. --data-size 200Gi",
         )
     for option, quantity in (("--data-size", options.data_size), ("--results-size", options.results_size)):
-        if not _QUANTITY.match(quantity):
-            raise UsageError(f"{option}: {quantity!r} is not a Kubernetes quantity", hint="e.g. 200Gi")
+        check_quantity(option, quantity, "e.g. 200Gi")
 
 
 def _check_push(options: ClusterOptions) -> None:

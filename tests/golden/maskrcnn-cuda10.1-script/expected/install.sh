@@ -16,6 +16,7 @@ dnf install -y --setopt=install_weak_deps=False --nodocs ca-certificates curl ta
 dnf clean all && rm -rf /var/cache/dnf /var/cache/yum
 
 # NVIDIA package repositories (NVIDIA_MIRROR replaces developer.download.nvidia.com)
+case "${NVIDIA_MIRROR}" in *[!A-Za-z0-9._~:/%+-]*) echo "NVIDIA_MIRROR is not a plain http(s) URL (letters, digits and . _ ~ : / % + -)" >&2; exit 1 ;; http:[/][/]?*|https:[/][/]?*) ;; *) echo "NVIDIA_MIRROR is not a plain http(s) URL (letters, digits and . _ ~ : / % + -)" >&2; exit 1 ;; esac
 printf '%s\n' '[cuda]' 'name=cuda' "baseurl=${NVIDIA_MIRROR}/compute/cuda/repos/rhel8/x86_64" 'enabled=1' 'gpgcheck=1' "gpgkey=${NVIDIA_MIRROR}/compute/cuda/repos/rhel8/x86_64/D42D0685.pub" > /etc/yum.repos.d/cuda.repo
 
 # CUDA 10.1.243 (Update 2) development packages
