@@ -18,8 +18,9 @@ import jsonschema
 import yaml
 
 from mlcc.errors import RecipeError, UsageError
-from mlcc.kb.yamlsrc import line_of, parse_yaml_all
+from mlcc.kb.yamlsrc import LineMap, line_of, parse_yaml_all
 from mlcc.lint.dockerfile import Finding
+from mlcc.lint.shapes import shape_errors
 from mlcc.render.openshift.run import GPU, GPU_COUNT_ENV
 from mlcc.safeio import UnreadableFile, read_text
 
@@ -27,6 +28,8 @@ Obj = Dict[str, Any]
 Key = Tuple[Any, ...]
 
 KUBE_RULES: Dict[str, str] = {
+    "KS000": "the object has the shape of an API object: kind and apiVersion strings, and every "
+    "field mlcc's rules read (spec, containers, triggers ...) of its API type",
     "KS001": "the object validates against its API schema (--schema-dir)",
     "KS002": "no null values (the OpenShift schemas accept null almost everywhere)",
     "KS003": "object names are valid Kubernetes names (Pods and MPIJobs: DNS labels)",
@@ -440,12 +443,23 @@ _BY_KIND: Dict[str, Sequence[Callable[[Obj], Iterator[Located]]]] = {
 
 
 def object_findings(obj: Obj, store: Optional[SchemaStore], openshift: str) -> List[Located]:
-    found = list(schema_findings(obj, store, openshift))
+    """Every finding of one object; mlcc's rules run only on an object of the right shape."""
+    shape = shape_errors(obj)
+    found = [Located("KS000", message, path) for path, message in shape if _value_at(obj, path) is not None]
+    found += schema_findings(obj, store, openshift)
     found += _nulls(obj, ())
+    if shape:  # the rules below read into the nodes the shape names: they would misread them
+        return found
     found += _name(obj)
     for check in _BY_KIND.get(str(obj.get("kind")), ()):
         found += check(obj)
     return found
+
+
+def _value_at(obj: Any, path: Key) -> Any:
+    for key in path:
+        obj = obj[key]
+    return obj
 
 
 # ----------------------------------------------------------------------------- files
@@ -473,38 +487,59 @@ def lint_yaml(path: Path, store: Optional[SchemaStore], *, openshift: Optional[s
                 Finding(display, line_of(lines, ()) or 1, "KS001", f"{kind} is not an API object")
             )
             continue
+        findings += _list_items_findings(data, lines, display)
         for obj, prefix in _objects(data):
             version = openshift or _target(obj)
             for located in object_findings(obj, store, version):
                 rule = "KS001" if located.rule == "KS001-missing" else located.rule
                 line = line_of(lines, (*prefix, *located.path)) or 1
-                message = located.message
                 findings.append(
                     Finding(
                         display,
                         line,
                         rule,
-                        f"{obj.get('kind')} {_obj_name(obj)}: {message}",
+                        f"{_obj_label(obj)}: {located.message}",
                         warning=located.rule in KUBE_WARNINGS,
                     )
                 )
     return findings
 
 
-def _objects(data: Any) -> Iterator[Tuple[Obj, Key]]:
-    if isinstance(data, dict) and data.get("kind") == "List" and isinstance(data.get("items"), list):
-        for index, item in enumerate(data["items"]):
-            if isinstance(item, dict):
-                yield item, ("items", index)
-    elif isinstance(data, dict):
+def _objects(data: Obj) -> Iterator[Tuple[Obj, Key]]:
+    """The objects of a document: a List's items that are mappings, or the document (a List
+    whose items are not a list included, for KS000 to name)."""
+    items = data.get("items")
+    if data.get("kind") != "List" or not isinstance(items, list):
         yield data, ()
+        return
+    for index, item in enumerate(items):
+        if isinstance(item, dict):
+            yield item, ("items", index)
+
+
+def _list_items_findings(data: Obj, lines: LineMap, display: str) -> Iterator[Finding]:
+    """A List's items that are not objects (the items that are get their own findings)."""
+    items = data.get("items")
+    if data.get("kind") != "List" or not isinstance(items, list):
+        return
+    for index, item in enumerate(items):
+        if item is not None and not isinstance(item, dict):
+            line = line_of(lines, ("items", index)) or 1
+            yield Finding(display, line, "KS000", f"List: items/{index} is not an API object (a mapping)")
+        elif item is None:
+            yield Finding(display, line_of(lines, ("items", index)) or 1, "KS002", f"List: items/{index} is null")
 
 
 def _target(obj: Obj) -> str:
     """The OpenShift version an object was written for: 3.11 objects carry status/lastVersion."""
-    annotations = (obj.get("metadata") or {}).get("annotations") or {}
-    return str(annotations.get("mlcc.io/openshift", "4"))
+    metadata = obj.get("metadata")
+    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+    version = annotations.get("mlcc.io/openshift") if isinstance(annotations, dict) else None
+    return version if version in ("3.11", "4") else "4"
 
 
-def _obj_name(obj: Obj) -> str:
-    return str((obj.get("metadata") or {}).get("name", "?"))
+def _obj_label(obj: Obj) -> str:
+    """``Kind name`` for messages, whatever types the fields have."""
+    kind, metadata = obj.get("kind"), obj.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, dict) else None
+    return f"{kind if isinstance(kind, str) and kind else '(no kind)'} {name if isinstance(name, str) else '?'}"
