@@ -527,7 +527,8 @@ def _list_items_findings(data: Obj, lines: LineMap, display: str) -> Iterator[Fi
             line = line_of(lines, ("items", index)) or 1
             yield Finding(display, line, "KS000", f"List: items/{index} is not an API object (a mapping)")
         elif item is None:
-            yield Finding(display, line_of(lines, ("items", index)) or 1, "KS002", f"List: items/{index} is null")
+            line = line_of(lines, ("items", index)) or 1
+            yield Finding(display, line, "KS002", f"List: items/{index} is null")
 
 
 def _target(obj: Obj) -> str:
@@ -542,4 +543,5 @@ def _obj_label(obj: Obj) -> str:
     """``Kind name`` for messages, whatever types the fields have."""
     kind, metadata = obj.get("kind"), obj.get("metadata")
     name = metadata.get("name") if isinstance(metadata, dict) else None
-    return f"{kind if isinstance(kind, str) and kind else '(no kind)'} {name if isinstance(name, str) else '?'}"
+    kind_text = kind if isinstance(kind, str) and kind else "(no kind)"
+    return f"{kind_text} {name if isinstance(name, str) else '?'}"

@@ -148,7 +148,8 @@ def _message(error: jsonschema.ValidationError) -> str:
         return f"{where} is missing (empty)"
     if error.validator == "type":
         wanted = error.validator_value
-        names = [_TYPE_NAMES[t] for t in ([wanted] if isinstance(wanted, str) else wanted) if t in _TYPE_NAMES]
+        wanted_types = [wanted] if isinstance(wanted, str) else wanted
+        names = [_TYPE_NAMES[t] for t in wanted_types if t in _TYPE_NAMES]
         return f"{where} must be {' or '.join(names) or wanted}, found {_json_type(error.instance)}"
     return f"{where}: {error.message}"
 
@@ -165,4 +166,3 @@ def _json_type(value: Any) -> str:
     if isinstance(value, list):
         return "a list"
     return "a mapping"
-

@@ -77,7 +77,8 @@ def _paths(value: Any, path: Path_ = ()) -> List[Path_]:
 
 def _mutate(doc: Any, path: Path_, operation: str, replacement: Any) -> Any:
     if not path:
-        return {"replace": replacement, "wrap-list": [doc], "wrap-map": {"x": doc}}.get(operation, replacement)
+        wrapped = {"wrap-list": [doc], "wrap-map": {"x": doc}}
+        return wrapped.get(operation, replacement)
     parent = doc
     for key in path[:-1]:
         parent = parent[key]
@@ -188,7 +189,7 @@ ODD_LINES = [
     "LABEL a",
     "ARG =",
     "ENV A=\\",
-    "LABEL a=\"unterminated",
+    'LABEL a="unterminated',
     "ENV A B C",
     "RUN \\",
     "USER",
@@ -202,7 +203,7 @@ ODD_LINES = [
 def _with_line(index: int, line: str) -> str:
     lines = GENERATED.splitlines(keepends=True)
     spot = 1 + index % (len(lines) - 1)  # after the generated mark, which makes mlcc's rules apply
-    return "".join(lines[:spot] + [line + "\n"] + lines[spot:])
+    return "".join([*lines[:spot], line + "\n", *lines[spot:]])
 
 
 @pytest.mark.parametrize("line", ODD_LINES)
