@@ -49,13 +49,19 @@ def change_lines(changes: Sequence[Change], root: str) -> List[str]:
 
 
 def write_tree(
-    root: Path, files: Iterable[Tuple[str, str]], *, prune: Sequence[str] = (), flag: str = "-o DIR"
+    root: Path,
+    files: Iterable[Tuple[str, str]],
+    *,
+    prune: Sequence[str] = (),
+    keep: Sequence[str] = (),
+    flag: str = "-o DIR",
 ) -> List[Change]:
     """Write ``files`` (relative path, content) under ``root``.
 
     ``prune`` names folders (relative to root) whose files not in ``files`` are removed:
-    a variant folder keeps exactly the files of its current rendering. ``flag`` is the
-    option that chose ``root``, for the hint of an error.
+    a variant folder keeps exactly the files of its current rendering, except the files
+    named in ``keep`` at the top of such a folder (another output format's main file).
+    ``flag`` is the option that chose ``root``, for the hint of an error.
     """
     wanted: Dict[str, str] = dict(files)
     check_writable(root, flag)
@@ -77,6 +83,8 @@ def write_tree(
         _atomic_write(target, content, executable=_executable(target))
         changes.append(Change(target, status))
     for path in _foreign(root, prune, wanted):
+        if path.name in keep and path.parent.relative_to(root).as_posix() in prune:
+            continue
         try:
             path.unlink()
         except FileNotFoundError:

@@ -18,7 +18,7 @@ from mlcc.errors import OutputError, UsageError
 from mlcc.flags import flag
 from mlcc.kb.model import CONDA, GIT, PYTORCH, WMLCE, HostMirror, KnowledgeBase
 from mlcc.output import Change, check_writable, refuse_symlinks, write_tree
-from mlcc.render import DEFAULT_OPTIONS, Options, Rendered, render
+from mlcc.render import DEFAULT_OPTIONS, FORMATS, Options, Rendered, render
 from mlcc.render.manifest import DIGEST_PLACEHOLDER
 from mlcc.render.mirror import PIP_SETTINGS, PipSetting
 from mlcc.render.openshift import BUILD_FILE, ClusterOptions, OpenShiftFiles, benchmark_list, render_openshift
@@ -442,7 +442,8 @@ def write(roots: Roots, generated: Sequence[Generated]) -> List[Change]:
     """Write one or more variants, leaving other variants of their benchmarks alone.
 
     Each file is replaced through a temporary file and a rename; a variant folder keeps
-    exactly the files of its current rendering.
+    exactly the files of its current rendering, and the main files of the other formats
+    (a Dockerfile stays when install.sh is generated beside it).
 
     Args:
         roots: Where each kind of output goes.
@@ -461,7 +462,10 @@ def write(roots: Roots, generated: Sequence[Generated]) -> List[Change]:
         refuse_symlinks(root, folders, option)
     changes: List[Change] = []
     if roots.build is not None:
-        changes += write_tree(roots.build, build_files(generated), prune=folders)
+        # one format generated into a variant folder leaves the others' main files there
+        # (their companions, stack.json and scripts/, are the same files for the same stack)
+        others = [f.file_name for f in FORMATS.values()]
+        changes += write_tree(roots.build, build_files(generated), prune=folders, keep=others)
     if roots.openshift is not None and any(g.openshift for g in generated):
         files = openshift_files(generated)
         # the benchmark file reads the other variants from disk: write the variants first

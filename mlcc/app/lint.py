@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from mlcc.app.kb_offline import (
     RECORD_FILE,
@@ -18,7 +18,11 @@ from mlcc.lint import RULES, Finding, lint_paths
 
 DEFAULT_TARGETS = (Path("dockerfiles"), Path("buildconfigs"))
 
-__all__ = ["RULES", "Finding", "lint", "lint_error"]
+__all__ = ["RULES", "Finding", "lint", "lint_error", "lint_report"]
+
+# The --json document's schema name: bumped when a field changes meaning or goes away
+# (fields may be added within a version).
+JSON_SCHEMA = "mlcc-lint/1"
 
 
 def lint(paths: Sequence[str], *, schema_dir: Optional[str], openshift: Optional[str]) -> List[Finding]:
@@ -106,3 +110,21 @@ def lint_error(findings: Sequence[Finding]) -> Optional[LintError]:
     if not errors:
         return None
     return LintError(f"{len(errors)} lint error(s) in {len({f.path for f in errors})} file(s)")
+
+
+def lint_report(findings: Sequence[Finding]) -> Dict[str, Any]:
+    """``mlcc lint --json``: the findings as one JSON object (docs/lint.md documents it).
+
+    Args:
+        findings: What :func:`lint` found, in its order (file, line, rule).
+
+    Returns:
+        ``{"schema": "mlcc-lint/1", "findings": [{"path", "line", "rule", "severity",
+        "message"}...], "errors": n, "warnings": n}``.
+    """
+    rows = [
+        {"path": f.path, "line": f.line, "rule": f.rule, "severity": f.severity, "message": f.message}
+        for f in findings
+    ]
+    errors = sum(1 for f in findings if f.severity == "error")
+    return {"schema": JSON_SCHEMA, "findings": rows, "errors": errors, "warnings": len(rows) - errors}

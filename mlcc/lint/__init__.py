@@ -38,7 +38,7 @@ def _is_yaml(path: Path) -> bool:
 def lint_paths(
     paths: Iterable[Path], *, schema_dir: Optional[Path] = None, openshift: Optional[str] = None
 ) -> List[Finding]:
-    store = SchemaStore(schema_dir) if schema_dir is not None else None
+    store = SchemaStore(schema_dir)
     findings: List[Finding] = []
     dockerfiles: List[Path] = []
     for path in paths:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Callable, Dict, Iterator, List, NamedTuple, Optional, Pattern, Sequence, Set, Tuple
 
 from dockerfile_parse import DockerfileParser
+from dockerfile_parse.util import extract_key_values
 
 from mlcc.kb import load
 from mlcc.safeio import UnreadableFile, read_text
@@ -42,7 +43,8 @@ REQUIRED_LABELS = (
 )
 
 DOCKERFILE_RULES: Dict[str, str] = {
-    "DF000": "the file is a readable, UTF-8 text Dockerfile; every instruction has arguments",
+    "DF000": "the file is a readable, UTF-8 text Dockerfile; every instruction has arguments, "
+    "ENV, LABEL and ARG as name=value pairs",
     "DF004": "NVIDIA packages (CUDA, cuDNN, NCCL, cuBLAS, NPP) are installed at exact versions",
     "DF006": "git sources are pinned to a full 40-hex commit, verified after checkout (rev-parse HEAD)",
     "DF008": "the image carries the OCI and io.mlcc labels",
@@ -96,6 +98,7 @@ def lint_dockerfile(path: Path, *, content: Optional[str] = None) -> List[Findin
     findings: List[Finding] = []
     display = str(path)
     waived: Set[str] = set()
+    malformed = False  # an ENV/LABEL/ARG dockerfile-parse cannot split: the labels are unreadable
     for item in structure:
         instruction = item["instruction"]
         if instruction == "COMMENT":
@@ -107,6 +110,12 @@ def lint_dockerfile(path: Path, *, content: Optional[str] = None) -> List[Findin
         line = item["startline"] + 1
         if not str(item["value"]).strip():
             findings.append(Finding(display, line, "DF000", f"{instruction} without arguments"))
+            malformed = malformed or instruction in _KEY_VALUE
+            continue
+        problem = _key_value_problem(instruction, str(item["value"]))
+        if problem is not None:
+            findings.append(Finding(display, line, "DF000", problem))
+            malformed = True
             continue
         for check in checks:
             for rule, message in check(str(item["value"])):
@@ -114,9 +123,26 @@ def lint_dockerfile(path: Path, *, content: Optional[str] = None) -> List[Findin
                     findings.append(Finding(display, line, rule, message))
         if checks:  # a waiver covers the next RUN/ADD only (a WORKDIR may come between)
             waived = set()
-    findings += _check_labels(display, parser.labels, structure)
+    if not malformed:  # the labels check reads every ENV/LABEL/ARG (for ${VAR} in labels)
+        findings += _check_labels(display, parser.labels, structure)
     findings += _check_user(display, structure)
     return sorted(findings, key=lambda f: (f.line, f.rule))
+
+
+_KEY_VALUE = ("ENV", "LABEL", "ARG")
+
+
+def _key_value_problem(instruction: str, value: str) -> Optional[str]:
+    """Why an ENV/LABEL/ARG is not the ``key=value ...`` (or ``key value``) it must be, if so."""
+    if instruction not in _KEY_VALUE:
+        return None
+    try:
+        pairs = extract_key_values(env_replace=False, args={}, envs={}, instruction_value=value)
+    except (IndexError, ValueError) as error:
+        return f"{instruction} {value.strip()!r} is not key=value pairs ({error or 'no key'})"
+    if any(not key for key, _ in pairs):
+        return f"{instruction} {value.strip()!r} has an empty name"
+    return None
 
 
 Hit = Tuple[str, str]  # (rule, message)

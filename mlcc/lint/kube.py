@@ -8,6 +8,7 @@ everywhere; the semantic rules below add what the API server and the controllers
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 from functools import lru_cache
@@ -18,8 +19,9 @@ import jsonschema
 import yaml
 
 from mlcc.errors import RecipeError, UsageError
-from mlcc.kb.yamlsrc import line_of, parse_yaml_all
+from mlcc.kb.yamlsrc import LineMap, line_of, parse_yaml_all
 from mlcc.lint.dockerfile import Finding
+from mlcc.lint.shapes import shape_errors
 from mlcc.render.openshift.run import GPU, GPU_COUNT_ENV
 from mlcc.safeio import UnreadableFile, read_text
 
@@ -27,7 +29,10 @@ Obj = Dict[str, Any]
 Key = Tuple[Any, ...]
 
 KUBE_RULES: Dict[str, str] = {
-    "KS001": "the object validates against its API schema (--schema-dir)",
+    "KS000": "the object has the shape of an API object: kind and apiVersion strings, and every "
+    "field mlcc's rules read (spec, containers, triggers ...) of its API type",
+    "KS001": "the object validates against its API schema (--schema-dir; without it Kubernetes' own "
+    "kinds by kubernetes-validate, and a warning names each kind left unvalidated)",
     "KS002": "no null values (the OpenShift schemas accept null almost everywhere)",
     "KS003": "object names are valid Kubernetes names (Pods and MPIJobs: DNS labels)",
     "KS004": "BuildConfig strategy: a known type with exactly its own sub-struct",
@@ -88,15 +93,20 @@ class SchemaStore:
 
     Accepted layouts: ``<dir>[/<version-folder>]/<kind>-<group>-<version>.json`` as
     openapi2jsonschema writes them (core kinds ``<kind>-<version>.json``), and
-    ``<dir>/<group>/<kind>_<version>.json`` for CRDs (datreeio/CRDs-catalog).
+    ``<dir>/<group>/<kind>_<version>.json`` for CRDs (datreeio/CRDs-catalog). Without a
+    folder (no ``--schema-dir``) nothing is found there; Kubernetes' own kinds are then still
+    validated when kubernetes-validate is installed (:func:`_kubernetes_findings`).
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Optional[Path]) -> None:
         self.root = root
         self.unmatched: set[Tuple[str, str]] = set()  # kinds without a schema, reported once
-        self.folders = sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: _version_key(p.name))
+        folders = (p for p in root.iterdir() if p.is_dir()) if root is not None else ()
+        self.folders = sorted(folders, key=lambda p: _version_key(p.name))
 
     def find(self, api_version: str, kind: str, openshift: str) -> Optional[Path]:
+        if self.root is None:
+            return None
         group, _, version = api_version.rpartition("/")
         lower = kind.lower()
         flat = f"{lower}-{group.split('.')[0]}-{version}.json" if group else f"{lower}-{version}.json"
@@ -133,19 +143,23 @@ def _validator(path: str) -> Any:
 
 
 def schema_findings(obj: Obj, store: Optional[SchemaStore], openshift: str) -> List[Located]:
+    """The object against its API schema: the one under ``--schema-dir``, else Kubernetes'
+    own (kubernetes-validate), else one KS001-missing note per kind naming what was not
+    validated. ``store`` None: no schema validation at all (mlcc's rules only)."""
     if store is None:
         return []
     kind, api_version = obj.get("kind"), obj.get("apiVersion")
     if not isinstance(kind, str) or not isinstance(api_version, str):
-        return [Located("KS001", "apiVersion and kind must be strings")]
+        return []  # KS000 names them
     path = store.find(api_version, kind, openshift)
     if path is None:
+        kubernetes = _kubernetes_findings(obj, openshift)
+        if kubernetes is not None:
+            return kubernetes
         if (api_version, kind) in store.unmatched:
             return []
         store.unmatched.add((api_version, kind))
-        message = f"no schema for {api_version} {kind} under {store.root}"
-        message += f"; every {kind} is checked by mlcc's rules only"
-        return [Located("KS001-missing", message)]
+        return [Located("KS001-missing", _unvalidated(api_version, kind, store))]
     found = []
     for error in sorted(_validator(str(path)).iter_errors(obj), key=lambda e: list(e.absolute_path))[:20]:
         where = "/".join(str(p) for p in error.absolute_path) or "(top)"
@@ -157,6 +171,46 @@ def schema_findings(obj: Obj, store: Optional[SchemaStore], openshift: str) -> L
             )
         )
     return found
+
+
+# The Kubernetes release whose API an OpenShift release serves (OpenShift 4.17: Kubernetes
+# 1.30, the version the tests pin). OpenShift 3.11's Kubernetes 1.11 is older than any schema
+# kubernetes-validate ships, so 3.11 objects are not given a newer API's verdict.
+KUBERNETES_OF_OPENSHIFT = {"4": "1.30"}
+
+
+def _kubernetes_findings(obj: Obj, openshift: str) -> Optional[List[Located]]:
+    """kubernetes-validate's strict verdict on a Kubernetes kind, or None when it has no
+    schema for the kind (OpenShift's, CRDs), the version, or is not installed."""
+    version = KUBERNETES_OF_OPENSHIFT.get(openshift)
+    try:
+        import kubernetes_validate
+    except ImportError:
+        return None
+    if version is None:
+        return None
+    try:
+        kubernetes_validate.validate(obj, version, strict=True)
+    except kubernetes_validate.SchemaNotFoundError:
+        return None
+    except kubernetes_validate.ValidationError as error:
+        where = "/".join(str(p) for p in error.absolute_path) or "(top)"
+        message = f"{where}: {error.message} (Kubernetes {version}, kubernetes-validate)"
+        return [Located("KS001", message, tuple(error.absolute_path))]
+    return []
+
+
+def kubernetes_validate_installed() -> bool:
+    return importlib.util.find_spec("kubernetes_validate") is not None
+
+
+def _unvalidated(api_version: str, kind: str, store: SchemaStore) -> str:
+    where = f"no schema for {api_version} {kind} under {store.root}" if store.root else "no --schema-dir"
+    if kubernetes_validate_installed():
+        also = "kubernetes-validate knows Kubernetes' own kinds only"
+    else:
+        also = "install kubernetes-validate for Kubernetes' own kinds"
+    return f"{kind} not validated against its API schema ({where}; {also}): mlcc's rules only"
 
 
 # ----------------------------------------------------------------------------- rules
@@ -440,12 +494,23 @@ _BY_KIND: Dict[str, Sequence[Callable[[Obj], Iterator[Located]]]] = {
 
 
 def object_findings(obj: Obj, store: Optional[SchemaStore], openshift: str) -> List[Located]:
-    found = list(schema_findings(obj, store, openshift))
+    """Every finding of one object; mlcc's rules run only on an object of the right shape."""
+    shape = shape_errors(obj)
+    found = [Located("KS000", message, path) for path, message in shape if _value_at(obj, path) is not None]
+    found += schema_findings(obj, store, openshift)
     found += _nulls(obj, ())
+    if shape:  # the rules below read into the nodes the shape names: they would misread them
+        return found
     found += _name(obj)
     for check in _BY_KIND.get(str(obj.get("kind")), ()):
         found += check(obj)
     return found
+
+
+def _value_at(obj: Any, path: Key) -> Any:
+    for key in path:
+        obj = obj[key]
+    return obj
 
 
 # ----------------------------------------------------------------------------- files
@@ -473,38 +538,61 @@ def lint_yaml(path: Path, store: Optional[SchemaStore], *, openshift: Optional[s
                 Finding(display, line_of(lines, ()) or 1, "KS001", f"{kind} is not an API object")
             )
             continue
+        findings += _list_items_findings(data, lines, display)
         for obj, prefix in _objects(data):
             version = openshift or _target(obj)
             for located in object_findings(obj, store, version):
                 rule = "KS001" if located.rule == "KS001-missing" else located.rule
                 line = line_of(lines, (*prefix, *located.path)) or 1
-                message = located.message
                 findings.append(
                     Finding(
                         display,
                         line,
                         rule,
-                        f"{obj.get('kind')} {_obj_name(obj)}: {message}",
+                        f"{_obj_label(obj)}: {located.message}",
                         warning=located.rule in KUBE_WARNINGS,
                     )
                 )
     return findings
 
 
-def _objects(data: Any) -> Iterator[Tuple[Obj, Key]]:
-    if isinstance(data, dict) and data.get("kind") == "List" and isinstance(data.get("items"), list):
-        for index, item in enumerate(data["items"]):
-            if isinstance(item, dict):
-                yield item, ("items", index)
-    elif isinstance(data, dict):
+def _objects(data: Obj) -> Iterator[Tuple[Obj, Key]]:
+    """The objects of a document: a List's items that are mappings, or the document (a List
+    whose items are not a list included, for KS000 to name)."""
+    items = data.get("items")
+    if data.get("kind") != "List" or not isinstance(items, list):
         yield data, ()
+        return
+    for index, item in enumerate(items):
+        if isinstance(item, dict):
+            yield item, ("items", index)
+
+
+def _list_items_findings(data: Obj, lines: LineMap, display: str) -> Iterator[Finding]:
+    """A List's items that are not objects (the items that are get their own findings)."""
+    items = data.get("items")
+    if data.get("kind") != "List" or not isinstance(items, list):
+        return
+    for index, item in enumerate(items):
+        if item is not None and not isinstance(item, dict):
+            line = line_of(lines, ("items", index)) or 1
+            yield Finding(display, line, "KS000", f"List: items/{index} is not an API object (a mapping)")
+        elif item is None:
+            line = line_of(lines, ("items", index)) or 1
+            yield Finding(display, line, "KS002", f"List: items/{index} is null")
 
 
 def _target(obj: Obj) -> str:
     """The OpenShift version an object was written for: 3.11 objects carry status/lastVersion."""
-    annotations = (obj.get("metadata") or {}).get("annotations") or {}
-    return str(annotations.get("mlcc.io/openshift", "4"))
+    metadata = obj.get("metadata")
+    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+    version = annotations.get("mlcc.io/openshift") if isinstance(annotations, dict) else None
+    return version if version in ("3.11", "4") else "4"
 
 
-def _obj_name(obj: Obj) -> str:
-    return str((obj.get("metadata") or {}).get("name", "?"))
+def _obj_label(obj: Obj) -> str:
+    """``Kind name`` for messages, whatever types the fields have."""
+    kind, metadata = obj.get("kind"), obj.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, dict) else None
+    kind_text = kind if isinstance(kind, str) and kind else "(no kind)"
+    return f"{kind_text} {name if isinstance(name, str) else '?'}"

@@ -82,6 +82,9 @@ class Step(NamedTuple):
     workdir: Optional[str] = None
     # Mirror build args first used here, declared just before it (see place_args).
     args: Tuple[Tuple[str, Optional[str]], ...] = ()
+    # What install.sh runs on a bare-metal host instead, when that differs from an image's
+    # step (None: the same): an image's OpenShift permissions have no place on a host.
+    host: Optional[Step] = None
 
     @property
     def shared(self) -> bool:
@@ -661,6 +664,11 @@ class _Planner:
                 f"chgrp -R 0 {' '.join(writable)}",
                 f"chmod -R g=u {' '.join(writable)}",
             ],
+        )
+        # A host's /data and /results (the dataset, other runs' results) belong to their
+        # owners: install.sh creates the folders and changes no group or mode of anything.
+        self.steps[-1] = self.steps[-1]._replace(
+            host=Step(f"{bench.name}: folders it reads and writes", (f"mkdir -p {' '.join(writable)}",))
         )
 
     def gpu_arch(self, env: Sequence[Tuple[str, str]]) -> List[Tuple[str, str]]:

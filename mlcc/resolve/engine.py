@@ -218,9 +218,8 @@ class Resolver:
 
     def _conflict(self, request: Request, tracker: Tracker) -> ConflictError:
         conflict = explain_conflict(self, request, tracker)
-        if request.gpu is not None:  # the GPU rule's own summary leads the note
-            why = gpu_rule.explain(self, request)
-            conflict.note = why if conflict.note is None else f"{conflict.note}\n  {why}"
+        if request.gpu is not None:  # the GPU is the cause: it leads, before what it led to
+            conflict.failures = (gpu_rule.cause(self, request), *conflict.failures)
         return conflict
 
     def last_cuda_on(self, arch: str) -> Optional[str]:

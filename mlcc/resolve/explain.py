@@ -26,6 +26,7 @@ from typing import (
 )
 
 from mlcc.errors import ConflictError
+from mlcc.resolve import gpu as gpu_rule
 from mlcc.resolve.causes import find_causes
 from mlcc.resolve.request import Request
 from mlcc.resolve.stack import Stack
@@ -184,6 +185,7 @@ def _failed_rules(
                 if key not in seen:
                     seen.add(key)
                     found.append(failure)
+    found = merge_alike(found)
     # Rare rules first: a rule that rejects one candidate (no Miniforge for this arch)
     # says more than the one that rejects two hundred (built for another arch).
     per_rule = Counter(f.rule for f in found)
@@ -191,6 +193,61 @@ def _failed_rules(
     hidden = max(0, len(found) - _MAX_RULES)
     note = f"... and {hidden} more of the same kind" if hidden else None
     return found[:_MAX_RULES], note
+
+
+_MAX_MERGED_SHOWN = 4
+
+
+def merge_alike(failures: List[Failure]) -> List[Failure]:
+    """One line for the failures of one rule, at one place, whose messages differ in one word
+    only ("... not 11.8.0", "... not 12.0.1" ...): that word becomes the list of its values."""
+    groups: Dict[Tuple[str, str, bool, Tuple[str, ...]], List[Tuple[int, Failure]]] = {}
+    order: List[Tuple[str, str, bool, Tuple[str, ...]]] = []
+    merged: List[Failure] = []
+    for failure in failures:
+        words = failure.message.split(" ")
+        placed = False
+        for key in order:
+            rule, origin, pin, template = key
+            if (rule, origin, pin) != (failure.rule, failure.origin, failure.pin) or len(template) != len(
+                words
+            ):
+                continue
+            differ = [i for i, (a, b) in enumerate(zip(template, words)) if a != b]
+            index = groups[key][0][0]
+            if differ == [index] or (index < 0 and len(differ) == 1):
+                if index < 0:
+                    groups[key][0] = (differ[0], groups[key][0][1])
+                groups[key].append((differ[0], failure))
+                placed = True
+                break
+        if not placed:
+            key = (failure.rule, failure.origin, failure.pin, tuple(words))
+            order.append(key)
+            groups[key] = [(-1, failure)]
+    for key in order:
+        members = groups[key]
+        index, first = members[0]
+        if len(members) == 1:
+            merged.append(first)
+            continue
+        words = list(key[3])
+        values = [f.message.split(" ")[index].rstrip(",") for _, f in members]
+        trail = "," if words[index].endswith(",") else ""
+        words[index] = _value_list(values) + trail
+        merged.append(first._replace(message=" ".join(words)))
+    return merged
+
+
+def _value_list(values: List[str]) -> str:
+    """``a, b, c`` or, for many, ``a, b ... z (N values)``, sorted as versions where they are."""
+    try:
+        ordered = sorted(dict.fromkeys(values), key=parse_version)
+    except ValueError:
+        ordered = list(dict.fromkeys(values))
+    if len(ordered) <= _MAX_MERGED_SHOWN:
+        return ", ".join(ordered)
+    return f"{', '.join(ordered[:2])} ... {ordered[-1]} ({len(ordered)} values)"
 
 
 class _ChunkSummary(NamedTuple):
@@ -287,6 +344,14 @@ def find_alternatives(resolver: ResolverView, request: Request) -> List[Alternat
                 flag = "--with " + dimension if dimension in resolver.kb.frameworks else f"--{dimension}"
                 hits.append(Alternative(f"drop {flag}", stack))
         found.extend(hits)
+    if request.gpu is not None and not found:
+        # The GPU is the hardware at hand: another GPU is offered only when no change of a
+        # software pin serves the one asked for (then it is the way out, not a contradiction).
+        gpus = ((f"--gpu {g}", g) for g in gpu_rule.nearest_first(resolver.kb, request.gpu))
+        valid = _valid_values(resolver, request, "gpu")
+        found += islice(
+            (Alternative(change, valid[name]) for change, name in gpus if name in valid), _MAX_PER_DIMENSION
+        )
     return found
 
 
@@ -326,6 +391,9 @@ def _probes(resolver: ResolverView, request: Request, dimension: str) -> Iterato
                 minor,
                 unpinned if request.cuda is not None else unpinned._replace(cuda=_pin(minor)),
             )
+    elif dimension == "gpu":
+        for name in kb.gpus:
+            yield name, request._replace(gpu=name)
     elif dimension in kb.frameworks:
         for value in _domain(resolver, dimension):
             yield value, request._replace(frameworks=((dimension, _pin(value)),))

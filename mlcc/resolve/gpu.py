@@ -4,9 +4,10 @@ resolver asks it about each CUDA release when ``--gpu`` is given, and nothing el
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional, Tuple
+from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from mlcc.kb.model import CudaRelease, KnowledgeBase
+from mlcc.resolve.stages import Failure
 from mlcc.resolve.view import ResolverView
 from mlcc.versions import parse_version
 
@@ -33,33 +34,33 @@ def gpu_problem(kb: KnowledgeBase, gpu: Optional[str], release: CudaRelease) -> 
     )
 
 
-def explain(resolver: ResolverView, request: Request) -> str:
-    """Why no stack runs on the GPU asked, and the nearest GPU generation one runs on."""
+def cause(resolver: ResolverView, request: Request) -> Failure:
+    """Why no stack runs on the GPU asked: its compute capability, the CUDA it needs, and
+    what the benchmark resolves to without ``--gpu``. It leads a GPU conflict's explanation;
+    the GPUs a stack does run on are alternatives (:mod:`mlcc.resolve.explain`)."""
     kb = resolver.kb
     assert request.gpu is not None
     gpu = kb.gpus[request.gpu]
-    parts = [
-        f"{gpu.title} is compute capability {gpu.compute_capability} ({gpu.sm}):"
-        f" it needs CUDA >= {gpu.min_cuda}"
-    ]
+    message = f"{gpu.title} is compute capability {gpu.compute_capability} ({gpu.sm})"
+    message += f": it needs CUDA >= {gpu.min_cuda}"
     free = resolver.try_resolve(request._replace(gpu=None))
     if free is not None and free.cuda is not None:
-        parts.append(f"without --gpu, {request.benchmark} resolves to CUDA {free.cuda.version}")
+        message += f"; without --gpu, {request.benchmark} resolves to CUDA {free.cuda.version}"
+    return Failure("cuda-gpu", message, gpu.prov.origin)
+
+
+def nearest_first(kb: KnowledgeBase, name: str) -> List[str]:
+    """The other GPU generations, the nearest older ones first (a stack that runs on an
+    older generation is the usual way out), then the newer ones."""
+    asked = parse_version(kb.gpus[name].compute_capability)
+    others = [g for g in kb.gpus.values() if g.name != name]
     older = sorted(
-        (
-            g
-            for g in kb.gpus.values()
-            if parse_version(g.compute_capability) < parse_version(gpu.compute_capability)
-        ),
+        (g for g in others if parse_version(g.compute_capability) < asked),
         key=lambda g: parse_version(g.compute_capability),
         reverse=True,
     )
-    for other in older:
-        stack = resolver.try_resolve(request._replace(gpu=other.name))
-        if stack is not None:
-            parts.append(
-                f"nearest GPU generation with a stack: {other.title} ({other.compute_capability}),"
-                f" {stack.variant} (mlcc resolve {request.benchmark} --gpu {other.name})"
-            )
-            break
-    return "; ".join(parts)
+    newer = sorted(
+        (g for g in others if parse_version(g.compute_capability) >= asked),
+        key=lambda g: parse_version(g.compute_capability),
+    )
+    return [g.name for g in older + newer]

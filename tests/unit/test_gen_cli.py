@@ -36,8 +36,8 @@ def test_formats_write_their_main_file(cli, tmp_path: Path) -> None:  # type: ig
     assert cli("gen", "resnet50", "--format", "singularity", "-o", str(tmp_path)).code == 0
     folder = tmp_path / "resnet50" / "cuda10.1-cudnn7-ubi8-x86_64"
     names = sorted(p.name for p in folder.iterdir())
-    # the folder keeps exactly the latest rendering's files
-    assert names == ["Singularity.def", "mlcc-record", "stack.json"]
+    # the folder keeps the latest rendering's files, and the other format's main file
+    assert names == ["Singularity.def", "install.sh", "mlcc-record", "stack.json"]
     assert cli("gen", "resnet50", "--format", "script", "-o", str(tmp_path)).code == 0
     assert stat.S_IMODE((folder / "install.sh").stat().st_mode) == 0o755
 

@@ -43,10 +43,37 @@ def test_maskrcnn_on_h100_explains_why_and_names_the_nearest_gpu(kb, resolver) -
     with pytest.raises(ConflictError) as caught:
         resolver.resolve(request_for(kb, "maskrcnn", Pins(gpu="h100")))
     text = str(caught.value)
-    assert "H100 is compute capability 9.0 (sm_90): it needs CUDA >= 11.8" in text
-    assert "nearest GPU generation with a stack: Tesla T4 (7.5)" in text
-    # and that nearest one really resolves
+    lines = text.splitlines()
+    # the GPU is the cause: it leads, right under "why:"
+    assert lines[1].strip() == "why:" and lines[2].strip().startswith(
+        "[cuda-gpu] H100 is compute capability 9.0 (sm_90): it needs CUDA >= 11.8"
+    ), text
+    # the nearest GPU generation with a stack is the first alternative, and it really resolves
+    alternatives = caught.value.alternatives  # type: ignore[attr-defined]
+    assert alternatives[0].change == "--gpu t4", text
     assert resolver.resolve(request_for(kb, "maskrcnn", Pins(gpu="t4"))).cuda is not None
+    # and nothing then says that no change helps
+    assert "no single change of a pin gives a valid stack" not in text
+
+
+def test_a_gpu_conflict_says_each_rule_once(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    """Lines that differ in one value only ("not 11.8.0", "not 12.0.1" ...) are one line."""
+    with pytest.raises(ConflictError) as caught:
+        resolver.resolve(request_for(kb, "maskrcnn", Pins(gpu="h100")))
+    why = [line.strip() for line in str(caught.value).splitlines()[2:] if line.strip().startswith("[")]
+    templates = [" ".join(w for w in line.split() if not w[:1].isdigit()) for line in why]
+    assert len(templates) == len(set(templates)), why
+    assert len(why) <= 4, why
+
+
+def test_a_conflict_never_both_suggests_and_denies_a_change(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    for benchmark, gpu in (("maskrcnn", "h100"), ("ssd", "h100"), ("nccl-tests", "p100")):
+        try:
+            resolver.resolve(request_for(kb, benchmark, Pins(gpu=gpu)))
+        except ConflictError as conflict:
+            text = str(conflict)
+            suggests = "nearest valid alternatives" in text or "mlcc resolve" in text
+            assert not (suggests and "no single change" in text), text
 
 
 def test_source_builds_compile_for_the_gpu_asked(kb, resolver) -> None:  # type: ignore[no-untyped-def]

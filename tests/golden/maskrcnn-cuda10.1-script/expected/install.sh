@@ -3,6 +3,7 @@
 #   mlcc gen maskrcnn --cuda 10.1 --format script
 # Installs the stack on a bare-metal or virtual host running Red Hat Universal Base Image 8 (x86_64),
 # the same steps the Dockerfile runs. Run it as root; it changes the system.
+# The environment it sets is written to /etc/mlcc/env.sh: source it in each new shell.
 set -euo pipefail
 if [ "$(id -u)" -ne 0 ]; then
   echo "run this as root: it installs system packages" >&2
@@ -190,10 +191,8 @@ cd /workspace/object_detection
 bash /opt/mlcc/scripts/link-coco.sh
 cd /
 
-# maskrcnn: writable by OpenShift's arbitrary UID (group 0)
+# maskrcnn: folders it reads and writes
 mkdir -p /workspace/object_detection /results /data /opt/mlcc/home
-chgrp -R 0 /workspace/object_detection /results /data /opt/mlcc/home
-chmod -R g=u /workspace/object_detection /results /data /opt/mlcc/home
 
 # The stack manifest, and a record of what the build really installed
 install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
@@ -930,4 +929,38 @@ chmod 0755 /usr/local/bin/mlcc-record
 /usr/local/bin/mlcc-record --nvcc /usr/local/cuda/bin/nvcc --rpm cuda-cudart-10-1 --rpm cuda-libraries-10-1 --rpm cuda-nvtx-10-1 --rpm cuda-npp-10-1 --rpm libcublas10 --rpm cuda-nvml-dev-10-1 --rpm cuda-command-line-tools-10-1 --rpm cuda-cudart-dev-10-1 --rpm cuda-libraries-dev-10-1 --rpm cuda-minimal-build-10-1 --rpm cuda-nvprof-10-1 --rpm cuda-npp-dev-10-1 --rpm libcublas-devel --header cudnn=/usr/local/cuda/include --header nccl=/opt/nccl/include --python python --module torch > /etc/mlcc/installed.json
 chmod 0644 /etc/mlcc/stack.json /etc/mlcc/installed.json
 
-echo "mlcc: done; run the benchmark from /workspace/object_detection with ./run_and_time.sh"
+# The environment above, for the shells that run the benchmark: /etc/mlcc/env.sh
+install -D -m 0644 /dev/stdin /etc/mlcc/env.sh <<'MLCC_FILE_EOF'
+# the stack's environment, written by install.sh: source /etc/mlcc/env.sh
+export CUDA_VERSION="10.1.243"
+export CUDA_HOME="/usr/local/cuda"
+export PATH="/usr/local/nvidia/bin:/usr/local/cuda/bin:${PATH}"
+export LD_LIBRARY_PATH="/usr/local/nvidia/lib:/usr/local/nvidia/lib64"
+export LIBRARY_PATH="/usr/local/cuda/lib64/stubs"
+export NVIDIA_VISIBLE_DEVICES="all"
+export NVIDIA_DRIVER_CAPABILITIES="compute,utility"
+export NVIDIA_REQUIRE_CUDA="cuda>=10.1"
+export CUDNN_VERSION="7.6.5.32"
+export CUDNN_INCLUDE_DIR="/usr/local/cuda/include"
+export CUDNN_LIB_DIR="/usr/local/cuda/lib64"
+export NCCL_HOME="/opt/nccl"
+export LD_LIBRARY_PATH="/usr/local/nvidia/lib:/usr/local/nvidia/lib64:/opt/nccl/lib"
+export NCCL_VERSION="2.8.4"
+export NCCL_ROOT_DIR="/opt/nccl"
+export VIRTUAL_ENV="/opt/mlcc/venv"
+export PATH="/opt/mlcc/venv/bin:${PATH}"
+export OMP_NUM_THREADS="1"
+export OPENCV_FOR_THREADS_NUM="1"
+export TORCH_CUDA_ARCH_LIST="7.0"
+export DATADIR="/data"
+export LOGDIR="/results"
+export NEXP="5"
+export DGXSYSTEM="DGX1"
+export DGXNNODES="1"
+export DGXNGPU="8"
+export DGXSOCKETCORES="20"
+export DGXNSOCKET="2"
+export DGXHT="2"
+MLCC_FILE_EOF
+
+echo "mlcc: done; in each new shell first: source /etc/mlcc/env.sh, then run the benchmark from /workspace/object_detection with ./run_and_time.sh"
