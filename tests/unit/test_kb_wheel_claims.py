@@ -128,7 +128,10 @@ def test_linked_libraries_against_cuda_cudnn_and_bundles(kb: KnowledgeBase) -> N
     assert linked_findings(cu110, kb, {**facts, "needed": {"m.so": ["libcudnn.so.7"]}}, {"cudnn"}) == []
     # a build that claims a cuDNN and an NCCL linked into its wheel, whose library loads NCCL
     static = _build(kb, "mxnet", "1.5.1", "cu90")
-    facts["needed"] = {"mxnet/libmxnet.so": ["libcudart.so.9.0", "libnccl.so.2"], "big.so (not read)": ["why"]}
+    facts["needed"] = {
+        "mxnet/libmxnet.so": ["libcudart.so.9.0", "libnccl.so.2"],
+        "big.so (not read)": ["why"],
+    }
     found = {f.origin: f for f in linked_findings(static, kb, facts, set())}
     assert found[static.bundle_origin("nccl")].severity == ERROR
     assert "loads libnccl.so.2 from the system" in found[static.bundle_origin("nccl")].message
