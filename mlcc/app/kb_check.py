@@ -685,6 +685,7 @@ def run(
     all_builds: bool = True,
     wheels: Optional[WheelReader] = None,
     recorded_wheels: Optional[Mapping[str, Any]] = None,
+    wheel_budget: int = 12,
 ) -> Report:
     """The findings of ``mlcc kb check`` for ``stacks``.
 
@@ -700,6 +701,7 @@ def run(
         recorded_wheels: The wheel facts ``--record`` kept (``recipes/wheel-files.json``):
             reused for a wheel still at the same URL; without a reader (offline), the only
             facts judged.
+        wheel_budget: At most this many wheels the record lacks have their libraries read.
 
     Returns:
         The report, findings sorted by severity and recipe line.
@@ -754,7 +756,7 @@ def run(
         findings += [FactFinding(*f) for f in bundle_findings(kb, client, wheels, builds)]
     read: Dict[str, Any] = {}
     if wheels is not None or recorded_wheels is not None:
-        source = WheelSource(wheels, recorded_wheels or {})
+        source = WheelSource(wheels, recorded_wheels or {}, wheel_budget)
         pip_builds = [b for f in kb.frameworks.values() for b in f.builds if b.install.method == "pip"]
         # one claim (a release's python line) serves several builds: one finding, naming them
         by_claim: Dict[Tuple[str, str, str], List[str]] = {}

@@ -69,9 +69,6 @@ _LINKED = {
 _NVIDIA_REQUIRES = re.compile(r"^nvidia-[a-z0-9-]+", re.I)
 NOT_READ = " (not read)"
 READERS = 4  # wheels read at once
-# Wheels whose libraries one run downloads (a few hundred MB each); the rest wait for the
-# next run, so a first run stays bounded and the record fills up run by run
-READ_BUDGET = 12
 
 
 # ----------------------------------------------------------------------------- what a wheel holds
@@ -146,6 +143,7 @@ class WheelSource(NamedTuple):
 
     reader: Optional[WheelReader]
     recorded: Mapping[str, Any]  # wheel file name -> facts
+    budget: int = 12  # wheels the record lacks whose libraries one run reads (kb check --wheels)
 
 
 def _public(version: str) -> str:
@@ -458,7 +456,9 @@ def wheel_findings(
         if wheel is not None:
             wanted.append((build, wheel[0], wheel[1]))
     unread = [w for w in wanted if _recorded(source, w[2]) is None]
-    later = {url for _, _, url in unread[READ_BUDGET:]} if source.reader is not None else set()
+    # a library costs a few hundred MB: the rest wait for the next run, so a run stays bounded
+    # and the record fills up run by run
+    later = {url for _, _, url in unread[source.budget :]} if source.reader is not None else set()
     # the libraries are downloaded and inflated: several wheels at once (network-bound)
     with ThreadPoolExecutor(max_workers=READERS) as pool:
         all_facts = list(pool.map(lambda w: None if w[2] in later else _facts(source, w[1], w[2]), wanted))
@@ -469,8 +469,8 @@ def wheel_findings(
                     NOTE,
                     build.prov.origin,
                     f"{build.label} wheel",
-                    f"libraries of {url.rsplit('/', 1)[-1]} not read in this run (at most {READ_BUDGET} "
-                    "wheels a run; the next run reads them)",
+                    f"libraries of {url.rsplit('/', 1)[-1]} not read in this run (at most {source.budget} "
+                    "wheels a run, kb check --wheels; the next run reads them)",
                 )
             )
         if facts is None:

@@ -74,6 +74,16 @@ def kb_group() -> None:
     f"version) and recipes/{WHEEL_RECORD_FILE} (what the framework wheels link and bring), "
     "which `mlcc lint recipes` checks the recipes against offline.",
 )
+@click.option(
+    "--wheels",
+    "wheel_budget",
+    type=click.IntRange(min=0),
+    default=12,
+    show_default=True,
+    metavar="N",
+    help=f"Read the shared libraries (a few hundred MB each) of at most N framework wheels "
+    f"recipes/{WHEEL_RECORD_FILE} lacks; 0: judge the recorded ones only.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as one JSON object.")
 @click.option("-v", "--verbose", is_flag=True, help="Also list notes (pins that build from source).")
 @click.pass_context
@@ -84,6 +94,7 @@ def check_command(
     ttl: float,
     sample: int,
     record: bool,
+    wheel_budget: int,
     as_json: bool,
     verbose: bool,
 ) -> None:
@@ -101,6 +112,7 @@ def check_command(
       mlcc kb check
       mlcc kb check --refresh --sample 0
       mlcc kb check --record     # then: mlcc lint recipes (offline)
+      mlcc kb check --wheels 0   # no library downloads: the recorded wheels only
       PIP_INDEX_URL=https://mirror.example/simple mlcc kb check --json
     """
     kb = kb_of(ctx)
@@ -112,7 +124,7 @@ def check_command(
     recipes = recipes_root(ctx.find_root().params.get("recipes"))
     # a recorded wheel still at the same URL is not downloaded again (--refresh: read anew)
     recorded = None if refresh else load_wheel_record(recipes)
-    report = run(kb, stacks, client, wheels=wheels, recorded_wheels=recorded)
+    report = run(kb, stacks, client, wheels=wheels, recorded_wheels=recorded, wheel_budget=wheel_budget)
     if record:
         written = write_record(recipes, record_of(client, checked_pins(kb, stacks)))
         echo(f"recorded the index's files of the pinned versions in {written}", err=True)

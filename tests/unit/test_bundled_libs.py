@@ -243,10 +243,19 @@ def test_torch_1_0_links_cudnn_7_4_and_nccl_2_3_7(kb, version: str, variant: str
     assert any(s.startswith("github:pytorch/builder") for s in build.prov.source)
 
 
-@pytest.mark.parametrize("variant", ["cu90", "cu100"])
-def test_torch_1_1_0_static_libraries_are_unconfirmed(kb, variant: str) -> None:  # type: ignore[no-untyped-def]
-    # the build images moved to cuDNN 7.5.1 and a source-built NCCL two days before 1.1.0
-    build = _pip(kb, "1.1.0", variant)
+def test_torch_1_1_0_cu90_links_cudnn_7_5_and_nccl_2_4_2(kb) -> None:  # type: ignore[no-untyped-def]
+    # the PyPI wheel's libcaffe2_gpu.so: 'NCCL version 2.4.2+cuda9.0', source paths under
+    # cudnn_v7.5, and no DT_NEEDED libcudnn or libnccl (statically linked)
+    build = _pip(kb, "1.1.0", "cu90")
+    assert (build.bundled("cudnn"), build.bundled("nccl")) == ("7.5", "2.4.2")
+    assert not {"bundles", "bundles.cudnn", "bundles.nccl"} & set(build.prov.unverified_fields)
+    assert any("libcaffe2_gpu.so holds the string 'NCCL version 2.4.2" in s for s in build.prov.source)
+
+
+def test_torch_1_1_0_cu100_static_libraries_are_unconfirmed(kb) -> None:  # type: ignore[no-untyped-def]
+    # its wheel is on download.pytorch.org only, which is not read: the build images moved to
+    # cuDNN 7.5.1 and a source-built NCCL two days before 1.1.0, no more is known
+    build = _pip(kb, "1.1.0", "cu100")
     assert (build.bundled("cudnn"), build.bundled("nccl")) == (UNCONFIRMED, UNCONFIRMED)
 
 
