@@ -143,7 +143,9 @@ class VerifiedBlob:
         if time.monotonic() > self._end:
             raise self._error(f"{self.what}: not complete after {self._deadline:g} s; refused")
         reader = getattr(self._response, "read1", self._response.read)
-        chunk: bytes = reader(_CHUNK if n is None or n < 0 else min(n, _CHUNK) or 1)
+        if n == 0:
+            return b""
+        chunk: bytes = reader(_CHUNK if n is None or n < 0 else min(n, _CHUNK))
         self._read += len(chunk)
         self.compressed = self._read
         if self.size is not None and self._read > self.size:
