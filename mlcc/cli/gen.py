@@ -27,7 +27,7 @@ from mlcc.ui.safe_text import echo, printable
 def _refuse_ignored_cluster_flags(out: gen.OutputFlags, cluster: ClusterOptions) -> None:
     """Flags that shape the OpenShift objects are an error when none are written: a silently
     ignored --gpus or --namespace looks as if it had been applied."""
-    ignored = [*given_flags(cluster), *(f for f in given_flags(out) if f == "--openshift-output")]
+    ignored = given_flags(cluster)  # (--openshift-output only says where: scripts pass it always)
     if not ignored:
         return
     why = "--only dockerfile" if out.only == "dockerfile" else f"--format {out.fmt}"

@@ -28,6 +28,7 @@ from ruamel.yaml import YAML
 
 from mlcc.kb.model import HOST_MIRRORS
 from mlcc.render.mirror import PIP_SETTINGS
+from mlcc.render.openshift.options import KUBERNETES_MAX_NODES
 from tests.conftest import RECIPES
 from tests.oci_layout import layer, oci_layout
 from tests.unit.test_yaml_strings_read_back_as_strings import go_reads_as_non_string
@@ -281,7 +282,8 @@ def test_integer_flags_in_and_out_of_range(flag: str, value: int) -> None:
             ]
         code, _, err = _run(argv)
         _assert_clean(code, err)
-        assert (code == 0) == (1 <= value <= 2**31 - 1) or flag == "--gpus"
+        highest = KUBERNETES_MAX_NODES if flag == "--nodes" else 2**31 - 1
+        assert (code == 0) == (1 <= value <= highest) or flag == "--gpus"
 
 
 # ----------------------------------------------------------------------------- recipe text

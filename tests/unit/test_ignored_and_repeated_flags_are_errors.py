@@ -42,11 +42,6 @@ IGNORED = [
         "--format singularity",
     ),
     (
-        ("gen", "maskrcnn", "--openshift-output", "objs", "--format", "script"),
-        "--openshift-output",
-        "--format script",
-    ),
-    (
         ("gen", "maskrcnn", "--storage-class", "fast", "--data-size", "1Gi", "--results-size", "5Gi"),
         "--results-size",
         "--results-claim",

@@ -29,7 +29,7 @@ _NCCL_PROFILE = re.compile(r"^[a-z][a-z0-9-]{0,19}\Z")
 DEFAULT_RESULTS_SIZE = "10Gi"
 # Kubernetes' documented scalability limit (kubernetes.io, "Considerations for large clusters":
 # no more than 5,000 nodes): an MPIJob of more workers is one no launcher can run
-MAX_NODES = 5000
+KUBERNETES_MAX_NODES = 5000
 _HOST_PATH = re.compile(r"^/[A-Za-z0-9._/-]*\Z")
 _QUANTITY_UNITS = {
     "m": Decimal("0.001"),
@@ -267,10 +267,10 @@ def check_cluster_options(options: ClusterOptions) -> ClusterOptions:
         )
     if options.nodes is not None and options.nodes < 1:
         raise UsageError(f"--nodes: {options.nodes} is not a node count", hint="at least 1 node")
-    if options.nodes is not None and options.nodes > MAX_NODES:
+    if options.nodes is not None and options.nodes > KUBERNETES_MAX_NODES:
         raise UsageError(
             f"--nodes: {options.nodes} nodes is more than a Kubernetes cluster runs",
-            hint=f"Kubernetes supports clusters of up to {MAX_NODES:,} nodes; give at most that many",
+            hint=f"Kubernetes supports clusters of up to {KUBERNETES_MAX_NODES:,} nodes; give at most that",
         )
     _check_network(options)
     _check_storage(options)
