@@ -179,6 +179,9 @@ class _Parser:
             self.current.note(f"line {number}: {name}: bytes that are not UTF-8 (replaced)")
         try:
             return json.loads(text)
+        except RecursionError:
+            self.current.note(f"line {number}: {name} is JSON nested too deep to read (skipped)")
+            return _BAD
         except ValueError:
             if cut:
                 self.current.note(f"line {number}: {name} is cut off: the log ends in the middle of it")
@@ -204,7 +207,11 @@ class _Parser:
                     status = metadata.get("status")
                     run.stop_status = str(status) if status is not None else None
         elif name == "eval_accuracy":
-            run.quality = value.get("value", value) if fmt == "v0.5" and isinstance(value, dict) else value
+            quality = value.get("value", value) if fmt == "v0.5" and isinstance(value, dict) else value
+            if quality is None or (isinstance(quality, (int, float, str)) and not isinstance(quality, bool)):
+                run.quality = log_text(quality, 60) if isinstance(quality, str) else quality
+            else:  # a list or mapping is no accuracy; stored, it would be printed and kept as such
+                run.note(f"line {number}: eval_accuracy is {type(quality).__name__}, not a number (ignored)")
         elif name == "eval_result":
             stamp = metadata.get("timestamp")
             if isinstance(stamp, (int, float)):
