@@ -173,7 +173,7 @@ def recipes_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return target
 
 
-@settings(FUZZ, max_examples=20)  # each example loads the whole knowledge base
+@settings(FUZZ, max_examples=6)  # each example loads the whole knowledge base
 @given(data=st.data())
 def test_any_text_in_a_recipe_field_loads_or_is_a_recipe_error(
     recipes_template: Path, data: st.DataObject
