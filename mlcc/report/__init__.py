@@ -1,8 +1,10 @@
 """`mlcc report --html FILE`: the matrix as one self-contained page.
 
-Rows are benchmarks, columns the matrix's cell coordinates (base, arch, CUDA); each cell
-shows its stack and the latest build from the history (coloured by status, linking its
-log), and cells the resolver left out are greyed with its reason. No external assets:
+Rows are benchmarks, columns the base image and arch each cell's stack was built for (a
+cell that pins neither, "maskrcnn --cuda 10.1", sits where its stack landed, ubi8 . x86_64,
+not in an "any base" column of its own); each cell shows its stack (its CUDA or CPU) and the
+latest build from the history (coloured by status, linking its log), and cells left out are
+greyed with the reason, counted as `mlcc matrix` counts them. Five columns fit 1280 px. No external assets:
 the CSS is inline and nothing is fetched, so the file can be mailed or archived by CI.
 """
 
@@ -34,14 +36,14 @@ class GridCell(NamedTuple):
     log: Optional[str]  # a link, relative to the report when it can be
 
 
-def column_of(outcome: CellResult) -> str:
-    cell = outcome.cell
-    cuda = (
-        "default CUDA"
-        if cell.cuda in (None, "default")
-        else ("CPU" if cell.cuda == CPU else f"CUDA {cell.cuda}")
-    )
-    return " · ".join([cell.base or "any base", cell.arch or "any arch", cuda])
+def column_of(found: Dict[str, Any]) -> str:
+    """A cell's column: the base and arch of its stack (of its pins when it has none)."""
+    return " · ".join([found.get("base") or "any base", found.get("arch") or "any arch"])
+
+
+def _column_order(column: str) -> Tuple[bool, str, bool, str]:
+    base, _, arch = column.partition(" · ")
+    return (base == "any base", base, arch != "x86_64", arch)
 
 
 def _stack_line(found: Dict[str, Any]) -> str:
@@ -67,7 +69,7 @@ def grid(
         cells.append(
             GridCell(
                 benchmark=found["benchmark"],
-                column=column_of(outcome),
+                column=column_of(found),
                 status=status,
                 variant=found["variant"],
                 stack=_stack_line(found) if found["variant"] else "",
@@ -101,11 +103,13 @@ def _link(path: Optional[str], report: Path) -> Optional[str]:
 def render_html(cells: Sequence[GridCell], *, title: str, results_html: str = "") -> str:
     """The matrix page; ``results_html`` (mlcc.report.results) adds the results view."""
     benchmarks = list(dict.fromkeys(c.benchmark for c in cells))
-    columns = list(dict.fromkeys(c.column for c in cells))
+    columns = sorted(dict.fromkeys(c.column for c in cells), key=_column_order)
     by_key: Dict[Tuple[str, str], List[GridCell]] = {}
     for cell in cells:
         by_key.setdefault((cell.benchmark, cell.column), []).append(cell)
     counts = {s: sum(1 for c in cells if c.status == s) for s in CELL_STATUSES}
+    # as `mlcc matrix` counts them: rejected by the resolver, or the same stack as another cell
+    counts["left out"] = counts["excluded"] + counts["duplicate"]
     newest = max((c.finished for c in cells if c.finished), default=None)
     template = environment().get_template("report.html.j2")
     return str(

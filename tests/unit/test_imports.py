@@ -38,6 +38,8 @@ LATE_IMPORTS = {
     "mlcc.kb.yamlsrc:yaml",
     # difflib suggests a name only after a typo; `mlcc resolve` would import it on every run
     "mlcc.resolve.request:difflib",
+    # optional (the lint extra): without it, lint names each Kubernetes kind it did not validate
+    "mlcc.lint.kube:kubernetes_validate",
 }
 
 
