@@ -160,6 +160,6 @@ def test_plain_rule_quotes_what_resolvers_type() -> None:
     """What some reader types is quoted; what looks like a number to none stays plain."""
     typed = ["0b_", "0x_", "1:20.5", "2001-12-14 21:59:43.10 -5", "2001-12-14t21:59:43Z", "<<", "=", ".NaN"]
     typed += ["-.inf", "+.INF", "190:20:30", "0o17", "1e3", "y", "N", "oFF", "~", ""]
-    typed += ["-_", "._", "+__", "-._", "0o_", "1_000", "0x1p3"]
+    typed += ["-_", "._", "+__", "-._", "0o_", "1_000", "0x1p3", "-INFINITY", "+inf", "-NaN"]
     assert [t for t in typed if yamlout.reads_as_string(t)] == []
     assert all(yamlout.reads_as_string(t) for t in ["-.nan", "inf", "nan", "x1", "1.2.3", "v1", "1-2", "a=b"])

@@ -73,6 +73,9 @@ _SEXAGESIMAL_OR_DATE = re.compile(
 # Every form _TYPED and _NUMBERISH know starts with one of these: a string that starts
 # otherwise (most keys and values start with a letter) can only be a boolean or null.
 _TYPED_STARTS = frozenset("-+.0123456789<=!&*")
+# Go's yaml.v2 hands any plain scalar starting with a sign to strconv.ParseFloat, which
+# reads a signed inf, infinity or nan in any letter case as a float.
+_SIGNED_SPECIAL_FLOAT = re.compile(r"[-+](?:inf|infinity|nan)\Z", re.IGNORECASE)
 
 
 class _Dumper(yaml.SafeDumper):
@@ -137,7 +140,7 @@ def reads_as_string(text: str) -> bool:
         return False
     if text[:1] not in _TYPED_STARTS:
         return True
-    return not (_looks_numeric(text) or _TYPED.fullmatch(text))
+    return not (_looks_numeric(text) or _TYPED.fullmatch(text) or _SIGNED_SPECIAL_FLOAT.match(text))
 
 
 def _looks_numeric(text: str) -> bool:
