@@ -6,7 +6,7 @@ the wheel pip installs (range requests, :mod:`mlcc.kb.wheel`):
 - **Python and platform.** Each Python the recipe lists needs a Linux wheel for it (its
   CPython tag, ``abi3`` or a ``py3`` wheel) or an sdist, and each arch it lists a wheel for
   that arch; otherwise pip refuses the build there. A build installed from another index
-  (download.pytorch.org, not reachable from here) is judged by the same release's files on
+  (PyTorch's own wheel host, not reachable from here) is judged by the same release's files on
   the checked index, which the project builds for the same Pythons; the finding says so.
 - **Linked libraries.** The DT_NEEDED entries of the wheel's shared libraries name the CUDA
   runtime, cuDNN and NCCL the framework loads from the system: ``libcudart.so.10.1`` (from

@@ -95,3 +95,11 @@ def test_unknown_and_contradictory_gpus_are_usage_errors(kb) -> None:  # type: i
 def test_cli_resolve_h100_exits_with_the_conflict_code(cli) -> None:  # type: ignore[no-untyped-def]
     result = cli("resolve", "maskrcnn", "--gpu", "h100")
     assert result.code == 3 and "sm_90" in result.err
+
+
+def test_p100_needs_the_driver_of_the_first_cuda_8_0(kb) -> None:  # type: ignore[no-untyped-def]
+    # NVIDIA's toolkit/driver table: CUDA 8.0 GA1 (8.0.44) >= 367.48, 8.0 GA2 (8.0.61) >= 375.26;
+    # min_cuda 8.0 means the first 8.0, so GA2's driver would refuse hosts the GPU runs on
+    p100 = kb.gpus["p100"]
+    assert (p100.min_cuda, p100.min_driver) == ("8.0", "367.48")
+    assert "min_driver" not in p100.prov.unverified_fields

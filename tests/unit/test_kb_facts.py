@@ -105,7 +105,8 @@ def test_unconfirmed_facts_are_settled_conservatively_and_say_so(kb) -> None:  #
         release = kb.cuda_release(version)
         assert "rhel8" not in dict(release.repos) and "ece0c5b3" in (release.prov.note or "")
     assert "rhel8" in dict(kb.cuda_release("10.1.243").repos)
-    assert "min_driver" in kb.cuda_release("12.3.2").prov.unverified_fields
+    # no driver-table row for 12.3.2: settled by NVIDIA's runfile name, and said so
+    assert "cuda_12.3.2_545.23.08_linux.run" in (kb.cuda_release("12.3.2").prov.note or "")
     for release in kb.cuda:
         if release.minor == "12.6":
             assert "host_gcc.x86_64" in release.prov.unverified_fields
