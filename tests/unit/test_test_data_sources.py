@@ -1,7 +1,8 @@
 """The third-party files under tests/ are what their source notes say: every file is listed
 with its upstream blob, a file said to be copied byte for byte has that blob (git's object id,
-so `git hash-object` upstream and here agree), and an MLPerf log kept as its `:::MLL` lines
-holds nothing else."""
+so `git hash-object` upstream and here agree), an MLPerf log kept as its `:::MLL` lines
+holds nothing else, and a v2.1 log kept without some keys' lines holds only `:::MLLOG` lines
+and none of those keys."""
 
 from __future__ import annotations
 
@@ -25,11 +26,15 @@ def _git_blob(path: Path) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-def _table(note: Path) -> Dict[str, Tuple[List[str], str]]:
-    """file -> (the row's other cells, the blob id among them)."""
+def _table(note: Path, section: str = "") -> Dict[str, Tuple[List[str], str]]:
+    """file -> (the row's other cells, the blob id among them); with ``section``, only the
+    rows under the ``## <section>...`` heading."""
     rows = {}
+    inside = not section
     for line in note.read_text().splitlines():
-        row = _ROW.match(line)
+        if section and line.startswith("## "):
+            inside = line.startswith(f"## {section}")
+        row = _ROW.match(line) if inside else None
         if row is None:
             continue
         cells = [c.strip() for c in row["cells"].split("|")]
@@ -47,8 +52,8 @@ def test_every_schema_is_listed_and_copied_byte_for_byte() -> None:
         assert _git_blob(SCHEMAS / name) == blob, name
 
 
-def test_every_mlperf_file_is_listed_and_is_the_upstream_file_or_its_mll_lines() -> None:
-    rows = _table(DATA_README)
+def test_every_mlperf_v06_file_is_listed_and_is_the_upstream_file_or_its_mll_lines() -> None:
+    rows = _table(DATA_README, "mlperf-v0.6/")
     files = {str(p.relative_to(MLPERF_V06)) for p in MLPERF_V06.rglob("*") if p.is_file()}
     configs = {f for f in files if f.startswith("NVIDIA/benchmarks/")}  # NVIDIA's config files
     assert len(files - configs) == 60 and len(configs) == 27 and set(rows) == files
@@ -63,6 +68,30 @@ def test_every_mlperf_file_is_listed_and_is_the_upstream_file_or_its_mll_lines()
             lines = path.read_text(encoding="utf-8").splitlines()
             assert lines and all(":::MLL" in line for line in lines), name
     assert kept == {"full": 30 + 27, "MLL lines": 30}
+
+
+def test_every_v21_log_is_listed_and_is_the_upstream_file_less_the_named_keys() -> None:
+    """v2.1's logs are all :::MLLOG lines; a copy without some keys' lines holds none of them."""
+    folder = REPO / "tests" / "data" / "mlperf-v2.1"
+    rows = _table(DATA_README, "mlperf-v2.1/")
+    files = {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()}
+    assert len(files) == 26 and set(rows) == files
+    dropped = {
+        "no iteration stats": ("tracked_stats", "throughput"),
+        "no tensor inits": ("weights_initialization",),
+    }
+    kept = {"full": 0, "no iteration stats": 0, "no tensor inits": 0}
+    for name, (cells, blob) in rows.items():
+        path = folder / name
+        kind = cells[0]
+        kept[kind] += 1
+        if kind == "full":
+            assert _git_blob(path) == blob, name
+            continue
+        lines = path.read_text(encoding="utf-8").splitlines()
+        assert lines and all(line.startswith(":::MLLOG {") for line in lines), name
+        assert not any(f'"key": "{key}"' in line for line in lines for key in dropped[kind]), name
+    assert kept == {"full": 1, "no iteration stats": 15, "no tensor inits": 10}
 
 
 @pytest.mark.parametrize("name", ["nvidia_cuda.yaml", "framework_tables.yaml"])
