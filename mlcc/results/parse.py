@@ -245,11 +245,7 @@ class _Parser:
                     status = metadata.get("status")
                     run.stop_status = str(status) if status is not None else None
         elif name == "eval_accuracy":
-            quality = value.get("value", value) if fmt == "v0.5" and isinstance(value, dict) else value
-            if quality is None or (isinstance(quality, (int, float, str)) and not isinstance(quality, bool)):
-                run.quality = log_text(quality, 60) if isinstance(quality, str) else quality
-            else:  # a list or mapping is no accuracy; stored, it would be printed and kept as such
-                run.note(f"line {number}: eval_accuracy is {type(quality).__name__}, not a number (ignored)")
+            run.quality = value.get("value", value) if fmt == "v0.5" and isinstance(value, dict) else value
         elif name == "eval_result":
             stamp = metadata.get("timestamp")
             if finite_time(stamp) is not None:  # JSON may say NaN or Infinity
