@@ -185,10 +185,11 @@ def _failed_rules(
                 if key not in seen:
                     seen.add(key)
                     found.append(failure)
-    found = merge_alike(found)
     # Rare rules first: a rule that rejects one candidate (no Miniforge for this arch)
-    # says more than the one that rejects two hundred (built for another arch).
+    # says more than the one that rejects two hundred (built for another arch). Counted
+    # before alike lines merge, or a common rule's one merged line would pass for rare.
     per_rule = Counter(f.rule for f in found)
+    found = merge_alike(found)
     found.sort(key=lambda f: per_rule[f.rule])  # stable: search order within a rule
     hidden = max(0, len(found) - _MAX_RULES)
     note = f"... and {hidden} more of the same kind" if hidden else None
