@@ -273,7 +273,11 @@ def test_wmlce_stacks_name_the_cudnn_the_framework_loads(kb, resolver) -> None: 
     assert "libcudnn" not in rendered["Dockerfile"]  # no system cuDNN nothing would load
     assert 'io.mlcc.cudnn="7.6"' in rendered["Dockerfile"]
     loads = json_loads(rendered["stack.json"])["components"]["framework"]["loads"]
-    assert loads == {"cuda_runtime": "10.1.168", "cudnn": "7.6", "nccl": "unconfirmed"}
+    assert loads == {
+        "cuda_runtime": "10.1.168",
+        "cudnn": "7.6",
+        "nccl": "2.4.7",
+    }  # WML CE 1.6.1: horovod/horovod#1165 (secondary)
 
 
 def test_wmlce_1_7_facts_follow_the_channel(kb) -> None:  # type: ignore[no-untyped-def]
