@@ -77,7 +77,7 @@ def kb_group() -> None:
 @click.option(
     "--wheels",
     "wheel_budget",
-    type=click.IntRange(min=0),
+    type=COUNT,
     default=12,
     show_default=True,
     metavar="N",

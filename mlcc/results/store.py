@@ -155,7 +155,10 @@ def _placement(run: Run, given: Placement) -> Tuple[Optional[str], Optional[int]
 
 
 def _int(text: Optional[str]) -> Optional[int]:
-    """A count from a log or a cluster: ASCII digits within SQLite's range, else unknown."""
+    """A count from a log: ASCII digits, else unknown. A count too large to store stays as
+    written, so that _placement refuses the log instead of storing "unknown" for it."""
+    if isinstance(text, str) and text.strip().isascii() and text.strip().isdigit():
+        return int(text.strip())
     return count(text)
 
 

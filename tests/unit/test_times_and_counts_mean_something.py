@@ -9,7 +9,7 @@ import math
 import sqlite3
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 import pytest
 
@@ -143,10 +143,17 @@ def test_the_report_never_links_a_javascript_log(
     assert all(":" not in link for link in parser.links), parser.links
 
 
-@pytest.mark.parametrize("limit, gpus", [("8", 8), ("-8", 0), ("\u0664", 0), ("1e3", 0), ("x", 0), (4, 4)])
-def test_a_clusters_gpu_count_is_ascii_digits_and_not_negative(limit: object, gpus: int) -> None:
+@pytest.mark.parametrize(
+    "limit, gpus", [("8", 8), ("-8", None), ("\u0664", None), ("1e3", None), ("x", None), (4, 4)]
+)
+def test_a_clusters_gpu_count_is_ascii_digits_and_not_negative(limit: object, gpus: Optional[int]) -> None:
+    from mlcc.errors import MlccError
     from mlcc.render.openshift.run import GPU
     from mlcc.results.collect import _gpus
 
     spec = {"containers": [{"name": "c", "resources": {"limits": {GPU: limit}}}]}
-    assert _gpus(spec) == gpus
+    if gpus is None:  # int() took "-8" and "\u0664": now the cluster's object is refused
+        with pytest.raises(MlccError, match="not a count"):
+            _gpus(spec, "pod p")
+    else:
+        assert _gpus(spec, "pod p") == gpus
