@@ -14,7 +14,7 @@ from mlcc.ui.safe_text import echo
 
 
 @click.command("lint")
-@click.argument("paths", nargs=-1, metavar="[PATH]...")
+@click.argument("paths", nargs=-1, type=PATH, metavar="[PATH]...")
 @click.option(
     "--schema-dir",
     metavar="DIR",

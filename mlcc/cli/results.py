@@ -56,7 +56,7 @@ def results_group() -> None:
 
 
 @click.command("score")
-@click.argument("paths", nargs=-1, required=True, metavar="DIR|LOG...")
+@click.argument("paths", nargs=-1, required=True, type=PATH, metavar="DIR|LOG...")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list, one object per benchmark.")
 @click.option(
     "--round",
@@ -175,7 +175,7 @@ ROUND_HELP = "The runs' MLPerf round (v0.6, v2.1); default: the round the log fo
 
 
 @click.command("add")
-@click.argument("paths", nargs=-1, required=True, metavar="LOG...")
+@click.argument("paths", nargs=-1, required=True, type=PATH, metavar="LOG...")
 @stack_source
 @click.option("--round", "round_name", metavar="ROUND", help=ROUND_HELP)
 @click.pass_context

@@ -134,3 +134,10 @@ def test_more_nodes_than_a_cluster_runs_are_refused(cli, benchmark: str) -> None
     result = cli("gen", benchmark, "--nodes", "1000000", "-o", "out")
     assert result.code == 2 and "--nodes" in result.err and "5,000" in result.err
     assert cli("gen", benchmark, "--nodes", "2", "-o", "out").code == 0
+
+
+@pytest.mark.parametrize("args", [("results", "score", ""), ("results", "add", ""), ("lint", "")])
+def test_an_empty_path_argument_is_refused_not_read_as_the_current_folder(cli, args) -> None:  # type: ignore[no-untyped-def]
+    """`results score ''` walked the whole working folder (pathlib reads '' as '.')."""
+    result = cli(*args)
+    assert result.code == 2 and "empty value" in result.err, result.err
