@@ -140,12 +140,19 @@ class VerifiedBlob:
         self._deadline = deadline
 
     def read(self, n: int = -1) -> bytes:
+        """Up to ``n`` bytes; with no size, as a file does, all that is left, then verified."""
+        if n is None or n < 0:
+            parts = []
+            while chunk := self.read(_CHUNK):
+                parts.append(chunk)
+            self.verify()
+            return b"".join(parts)
         if time.monotonic() > self._end:
             raise self._error(f"{self.what}: not complete after {self._deadline:g} s; refused")
         reader = getattr(self._response, "read1", self._response.read)
         if n == 0:
             return b""
-        chunk: bytes = reader(_CHUNK if n is None or n < 0 else min(n, _CHUNK))
+        chunk: bytes = reader(min(n, _CHUNK))
         self._read += len(chunk)
         self.compressed = self._read
         if self.size is not None and self._read > self.size:

@@ -174,7 +174,7 @@ class _Cells(HTMLParser):
 
     def handle_starttag(self, tag: str, attrs: List[Tuple[str, str | None]]) -> None:
         found = {k: v or "" for k, v in attrs}
-        if tag == "td" and "data-status" in found:
+        if tag == "div" and "data-status" in found:  # one entry per matrix cell
             self.cells.append(found)
         if tag == "a":
             self.links.append(found.get("href", ""))
