@@ -142,9 +142,9 @@ class VerifiedBlob:
     def read(self, n: int = -1) -> bytes:
         """Up to ``n`` bytes; with no size, as a file does, all that is left, then verified."""
         if n is None or n < 0:
-            parts = []
-            while chunk := self.read(_CHUNK):
-                parts.append(chunk)
+            parts: List[bytes] = []
+            while part := self.read(_CHUNK):
+                parts.append(part)
             self.verify()
             return b"".join(parts)
         if time.monotonic() > self._end:
