@@ -157,8 +157,10 @@ def _placement(run: Run, given: Placement) -> Tuple[Optional[str], Optional[int]
 def _int(text: Optional[str]) -> Optional[int]:
     """A count from a log: ASCII digits, else unknown. A count too large to store stays as
     written, so that _placement refuses the log instead of storing "unknown" for it."""
-    if isinstance(text, str) and text.strip().isascii() and text.strip().isdigit():
-        return int(text.strip())
+    digits = text.strip() if isinstance(text, str) else ""
+    if digits.isascii() and digits.isdigit():
+        # beyond 20 digits it cannot be stored anyway, and int() refuses over 4,300 digits
+        return int(digits) if len(digits) <= 20 else SQLITE_MAX_INTEGER + 1
     return count(text)
 
 

@@ -256,6 +256,14 @@ def test_a_deeply_nested_result_line_is_a_noted_problem(cli, tmp_path: Path, log
     assert result.code == 0 and "nests deeper than a result line does" in result.out + result.err
 
 
+def test_a_count_longer_than_int_reads_is_no_internal_error(cli, tmp_path: Path, log: bytes) -> None:  # type: ignore[no-untyped-def]
+    """int() refuses strings of over 4,300 digits: such a count is cut as log text or refused."""
+    path = tmp_path / "longer.txt"
+    path.write_bytes(log.replace(b"'num_nodes': '1'", b"'num_nodes': '" + b"9" * 5000 + b"'"))
+    result = cli("results", "add", str(path), "--stack", STACK, "--history", str(tmp_path / "h.sqlite"))
+    assert result.code in (0, 2) and "internal error" not in result.err, result.err
+
+
 def test_counts_beyond_sqlite_integers_are_refused(cli, tmp_path: Path, log: bytes) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "huge.txt"
     path.write_bytes(log.replace(b"'num_nodes': '1'", b"'num_nodes': '99999999999999999999999'"))
