@@ -9,6 +9,7 @@ never recreates or truncates it, so recorded rows are never lost.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from datetime import datetime, timezone
@@ -18,8 +19,9 @@ from typing import Any, Dict, List, NamedTuple, Optional
 from mlcc.errors import HistoryError
 from mlcc.validate import count, finite_time
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 BUSY_TIMEOUT_SECONDS = 30.0
+MAX_LAYERS_SHOWN = 10  # of the largest layers a row keeps
 STATUSES = ("built", "skipped", "failed")
 COLUMNS = (
     "finished",
@@ -41,6 +43,9 @@ COLUMNS = (
     "reference",
     "inputs_digest",
     "base_digest",
+    "uncompressed",
+    "flavour",
+    "largest_layers",
 )
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS builds (
@@ -63,7 +68,10 @@ CREATE TABLE IF NOT EXISTS builds (
     reason TEXT,
     reference TEXT,
     inputs_digest TEXT,
-    base_digest TEXT
+    base_digest TEXT,
+    uncompressed INTEGER,
+    flavour TEXT,
+    largest_layers TEXT
 );
 CREATE INDEX IF NOT EXISTS builds_by_cell ON builds (benchmark, variant, id);
 """
@@ -71,6 +79,10 @@ CREATE INDEX IF NOT EXISTS builds_by_cell ON builds (benchmark, variant, id);
 # content digest folds both), so that a rebuild can say the base tag moved.
 MIGRATIONS = {
     1: "ALTER TABLE builds ADD COLUMN inputs_digest TEXT; ALTER TABLE builds ADD COLUMN base_digest TEXT;",
+    # Format 2 -> 3: the unpacked size, the image's flavour and its largest layers beside the
+    # pulled (compressed) size, so that history and the report show what a node pays for.
+    2: "ALTER TABLE builds ADD COLUMN uncompressed INTEGER; ALTER TABLE builds ADD COLUMN flavour TEXT;"
+    " ALTER TABLE builds ADD COLUMN largest_layers TEXT;",
 }
 
 
@@ -94,6 +106,9 @@ class Record(NamedTuple):
     finished: str = ""
     inputs_digest: Optional[str] = None  # the generated files and build args
     base_digest: Optional[str] = None  # the base image's manifest the build pulled
+    uncompressed: Optional[int] = None  # bytes unpacked on a node, from the engine
+    flavour: Optional[str] = None  # devel | runtime (the image's io.mlcc.flavour label)
+    largest_layers: Optional[str] = None  # JSON list of {compressed, uncompressed, instruction}
 
 
 def default_path() -> Path:
@@ -260,6 +275,8 @@ class History:
         for row in rows:  # an infinite or NaN time read as unknown: it cannot break a report
             row["seconds"] = finite_time(row["seconds"])
             row["size"] = count(row["size"])
+            row["uncompressed"] = count(row["uncompressed"])
+            row["largest_layers"] = largest_layers(row["largest_layers"])
         return rows
 
     def base_before(self, benchmark: str, variant: str, inputs_digest: str) -> Optional[str]:
@@ -275,6 +292,30 @@ class History:
         for row in reversed(self.rows()):
             found[(row["benchmark"], row["variant"])] = row
         return found
+
+
+def largest_layers(text: object) -> List[Dict[str, Any]]:
+    """The recorded largest layers, each ``compressed``, ``uncompressed`` (a count or None)
+    and ``instruction`` (text); anything else in the column reads as no layers."""
+    if not isinstance(text, str):
+        return []
+    try:
+        loaded = json.loads(text)
+    except (ValueError, RecursionError):
+        return []
+    if not isinstance(loaded, list):
+        return []
+    layers = []
+    for entry in loaded[:MAX_LAYERS_SHOWN]:
+        if isinstance(entry, dict) and isinstance(entry.get("instruction"), str):
+            layers.append(
+                {
+                    "compressed": count(entry.get("compressed")),
+                    "uncompressed": count(entry.get("uncompressed")),
+                    "instruction": entry["instruction"],
+                }
+            )
+    return layers
 
 
 def _hint(path: Path) -> str:

@@ -45,10 +45,12 @@ from mlcc.errors import BuildError, MlccError, UsageError
 from mlcc.history import History, Record
 from mlcc.image.base import mismatch, resolve_base
 from mlcc.image.reference import Reference, parse_reference
+from mlcc.image.sizes import ImageSizes
 from mlcc.kb.loader import cache_dir
 from mlcc.kb.model import KnowledgeBase
 from mlcc.matrix import cell_flags
 from mlcc.render import Options, render
+from mlcc.render.manifest import labels as stack_labels
 from mlcc.resolve import Resolver
 from mlcc.resolve.pins import Pins
 
@@ -670,7 +672,62 @@ def record_of(result: BuildResult, backend: str, log: Optional[Path]) -> Record:
         reference=str(job.readable),
         inputs_digest=job.rendered.digest,
         base_digest=job.base.digest if job.base else None,
+        uncompressed=result.sizes.uncompressed if result.sizes else None,
+        flavour=flavour_of(job),
+        largest_layers=_largest_json(result.sizes),
     )
+
+
+def flavour_of(job: BuildJob) -> str:
+    """The image's flavour: its ``io.mlcc.flavour`` label, else ``devel`` (a single-stage
+    image carries its build tools).
+
+    Args:
+        job: The build job.
+
+    Returns:
+        ``devel`` or ``runtime``.
+    """
+    return dict(stack_labels(job.rendered.stack)).get("io.mlcc.flavour", "devel")
+
+
+class FlavourTotal(NamedTuple):
+    """What the images of one flavour weigh together (unknown figures left out)."""
+
+    flavour: str
+    images: int
+    compressed: int
+    uncompressed: int
+
+
+def totals_by_flavour(jobs: Sequence[BuildJob], results: Sequence[BuildResult]) -> List[FlavourTotal]:
+    """Per flavour: how many images have sizes, and their summed compressed and
+    uncompressed bytes (the matrix summary's last lines).
+
+    Args:
+        jobs: The jobs, in order.
+        results: Their results, in the same order.
+
+    Returns:
+        One total per flavour that has an image with a known size, by flavour name.
+    """
+    sums: Dict[str, Tuple[int, int, int]] = {}
+    for job, result in zip(jobs, results):
+        if result.sizes is None:
+            continue
+        images, compressed, uncompressed = sums.get(flavour_of(job), (0, 0, 0))
+        sums[flavour_of(job)] = (
+            images + 1,
+            compressed + (result.sizes.compressed or 0),
+            uncompressed + (result.sizes.uncompressed or 0),
+        )
+    return [FlavourTotal(name, *sums[name]) for name in sorted(sums)]
+
+
+def _largest_json(sizes: Optional[ImageSizes]) -> Optional[str]:
+    if sizes is None or not sizes.layers:
+        return None
+    return json.dumps([layer._asdict() for layer in sizes.largest()], sort_keys=True)
 
 
 def failure(results: Sequence[BuildResult]) -> Optional[MlccError]:

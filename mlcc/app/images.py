@@ -31,6 +31,7 @@ from mlcc.image.content import (
 from mlcc.image.reference import Reference
 from mlcc.image.registry import Registry
 from mlcc.image.sbom import MEDIA_TYPE, RepositoryTypes, for_image, is_timestamp, sbom_bytes
+from mlcc.image.sizes import combined
 from mlcc.image.stack import Mismatch, summary, verify
 from mlcc.kb.model import PublicHost
 from mlcc.render.manifest import source_date_epoch
@@ -68,7 +69,9 @@ def open_image(
         )
     with tempfile.TemporaryDirectory(prefix="mlcc-inspect-") as scratch:
         archive = engine.save(rest, Path(scratch) / "image.tar")
-        return [read_archive(archive, text)]
+        content = read_archive(archive, text)
+    # the saved archive's blobs are compressed; the engine's history gives the unpacked sizes
+    return [content._replace(sizes=combined(content.sizes, engine.layer_sizes(rest)))]
 
 
 def arch_of(content: ImageContent) -> str:
@@ -90,14 +93,17 @@ def inspect_document(content: ImageContent) -> Dict[str, Any]:
         content: An image read by :func:`open_image`.
 
     Returns:
-        ``reference``, ``digest``, ``platform``, ``size``, ``labels``, ``stack`` and
-        ``installed`` (a file that is missing or not JSON says so in an ``error`` key).
+        ``reference``, ``digest``, ``platform``, ``size``, ``sizes`` (compressed and
+        uncompressed bytes where the source tells them, and the largest layers: see
+        :mod:`mlcc.image.sizes`), ``labels``, ``stack`` and ``installed`` (a file that is
+        missing or not JSON says so in an ``error`` key).
     """
     return {
         "reference": content.reference,
         "digest": content.digest,
         "platform": f"{content.os}/{content.arch}",
         "size": content.size,
+        "sizes": content.sizes.document() if content.sizes else None,
         "labels": dict(sorted(content.labels.items())),
         "stack": content.json_file(STACK_FILE),
         "installed": content.json_file(INSTALLED_FILE),

@@ -26,6 +26,7 @@ from mlcc.engines.base import BuildJob, BuildPolicy, BuildResult, EngineSettings
 from mlcc.errors import UsageError
 from mlcc.flags import given
 from mlcc.history import History
+from mlcc.image.sizes import ImageSizes, human, summary_line
 from mlcc.render.openshift import ClusterOptions, check_cluster_options
 from mlcc.resolve.pins import Pins
 from mlcc.ui.safe_text import echo
@@ -269,6 +270,21 @@ def _echo_result(result: BuildResult, engine: engines.Engine) -> None:
         echo(f"  built in {result.seconds:.1f} s on {engine.describe()}: {result.reason}")
     if result.digest:
         echo(f"  in the registry as {result.digest}")
+    if result.sizes is not None:
+        _echo_sizes(result.sizes, "  ")
+
+
+def _echo_sizes(sizes: ImageSizes, indent: str) -> None:
+    """The image's totals and largest layers (an image's instructions are untrusted text:
+    echo escapes them)."""
+    echo(f"{indent}size: {summary_line(sizes)}")
+    for layer in sizes.largest():
+        figures = ", ".join(
+            f"{human(value)} {what}"
+            for value, what in ((layer.compressed, "compressed"), (layer.uncompressed, "uncompressed"))
+            if value is not None
+        )
+        echo(f"{indent}  {figures}: {layer.instruction or '(no instruction recorded)'}")
 
 
 def log_path(logs: Path, job: BuildJob) -> Path:
@@ -303,8 +319,20 @@ def _build_matrix(
             finished=view.finished,
         )
     echo(
-        render(("status", "cell", "variant", "time", "size", "digest", "log"), _summary(todo, results, logs))
+        render(
+            ("status", "cell", "variant", "flavour", "time", "pulled", "unpacked", "digest", "log"),
+            _summary(todo, results, logs),
+        )
     )
+    for total in building.totals_by_flavour(todo, results):
+        echo(
+            f"{total.flavour}: {total.images} image(s), {human(total.compressed)} pulled, "
+            f"{human(total.uncompressed)} unpacked"
+        )
+    for job, result in zip(todo, results):
+        if result.sizes is not None and result.sizes.layers:
+            echo(f"largest layers of {job.label} {job.variant}:")
+            _echo_sizes(result.sizes, "  ")
     counts = {s: sum(1 for r in results if r.status == s) for s in ("built", "skipped", "failed")}
     echo(f"{counts['built']} built, {counts['skipped']} skipped, {counts['failed']} failed")
     problem = building.failure(results)
@@ -318,8 +346,10 @@ def _summary(todo: Sequence[BuildJob], results: Sequence[BuildResult], logs: Pat
             result.status,
             job.label,
             job.variant,
+            building.flavour_of(job),
             f"{result.seconds:.1f} s",
-            f"{result.size / 1e6:.1f} MB" if result.size else "-",
+            human(result.sizes.compressed) if result.sizes else "-",
+            human(result.sizes.uncompressed) if result.sizes else "-",
             (result.digest or "-")[:19],
             str(log_path(logs, job)),
         ]

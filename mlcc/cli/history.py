@@ -9,6 +9,7 @@ import click
 
 from mlcc.app.history import history_rows, open_history
 from mlcc.cli.values import COUNT, PATH
+from mlcc.image.sizes import human
 from mlcc.ui.safe_text import echo
 from mlcc.ui.table import render
 
@@ -54,12 +55,27 @@ def history_command(
             f"{r['seconds']:.1f} s" if r["seconds"] is not None else "-",
             r["backend"],
             (r["image_digest"] or "-")[:19],
-            f"{r['size'] / 1e6:.1f} MB" if r["size"] else "-",
+            r["flavour"] or "-",
+            human(r["size"]) if r["size"] else "-",
+            human(r["uncompressed"]) if r["uncompressed"] else "-",
         )
         for r in rows
     ]
     echo(
         render(
-            ("#", "finished", "benchmark", "variant", "status", "time", "backend", "digest", "size"), table
+            (
+                "#",
+                "finished",
+                "benchmark",
+                "variant",
+                "status",
+                "time",
+                "backend",
+                "digest",
+                "flavour",
+                "pulled",
+                "unpacked",
+            ),
+            table,
         )
     )

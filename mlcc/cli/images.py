@@ -18,6 +18,8 @@ from mlcc.app.images import (
     verify_image,
 )
 from mlcc.cli.context import complete_arch
+from mlcc.image.content import ImageContent
+from mlcc.image.sizes import human, summary_line
 from mlcc.ui.safe_text import echo
 from mlcc.ui.table import render
 
@@ -85,6 +87,7 @@ def inspect_command(
             f"{content.reference}  {content.os}/{arch_of(content)}"
             + (f"  {content.digest}" if content.digest else "")
         )
+        _say_sizes(content)
         if not is_mlcc_image(content):
             _say("  no /etc/mlcc/stack.json: not an mlcc image (labels below)")
             for name, value in sorted(content.labels.items()):
@@ -93,6 +96,21 @@ def inspect_command(
         rows = [(r.component, r.resolved, r.installed) for r in summary(content)]
         _say(render(("component", "resolved", "installed (recorded by the build)"), rows))
         _say()
+
+
+def _say_sizes(content: ImageContent) -> None:
+    sizes = content.sizes
+    flavour = content.labels.get("io.mlcc.flavour", "devel") if is_mlcc_image(content) else None
+    _say(f"  size: {summary_line(sizes)}" + (f"  (flavour {flavour})" if flavour else ""))
+    if sizes is None:
+        return
+    for layer in sizes.largest():
+        figures = ", ".join(
+            f"{human(value)} {what}"
+            for value, what in ((layer.compressed, "compressed"), (layer.uncompressed, "uncompressed"))
+            if value is not None
+        )
+        _say(f"    {figures}: {layer.instruction or '(no instruction recorded)'}")
 
 
 @click.command("diff")

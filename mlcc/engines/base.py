@@ -27,6 +27,7 @@ from mlcc.image.auth import Credentials, credentials_for
 from mlcc.image.base import ResolvedBase
 from mlcc.image.reference import Reference, parse_reference, parse_repository
 from mlcc.image.registry import Registry
+from mlcc.image.sizes import ImageSizes, combined, from_manifest
 from mlcc.output import write_tree
 from mlcc.render import Rendered
 from mlcc.render.canonical_json import dumps
@@ -321,8 +322,13 @@ class BuildResult(NamedTuple):
     seconds: float
     digest: Optional[str] = None  # the manifest digest in the registry, when pushed
     image: Optional[str] = None  # the local image id (or the cluster's Build), when built
-    size: Optional[int] = None  # compressed layers + config in the registry, when pushed
+    sizes: Optional[ImageSizes] = None  # the registry's and the engine's figures, where known
     error: Optional[MlccError] = None  # why it failed, when it did
+
+    @property
+    def size(self) -> Optional[int]:
+        """Compressed layers plus config in the registry (what a node pulls), when pushed."""
+        return self.sizes.compressed if self.sizes else None
 
 
 @dataclass(frozen=True)
@@ -526,6 +532,18 @@ class ImageEngine(Engine):
             BuildError: The build failed.
         """
 
+    def layer_sizes(self, image: str) -> Optional[ImageSizes]:
+        """The uncompressed size of each layer of a local image, from the engine's history.
+
+        Args:
+            image: The image id or a local reference.
+
+        Returns:
+            The sizes (uncompressed only; the registry gives the compressed ones), or None
+            when this engine cannot say.
+        """
+        return None
+
     @abstractmethod
     def tag(self, image: str, ref: str) -> None:
         """Tag a local image.
@@ -649,13 +667,14 @@ class ImageEngine(Engine):
         image = self._build_in_context(job, policy, log)
         self.tag(image, str(job.content))
         self.tag(image, str(job.readable))
-        digest = size = None
+        digest = registry_sizes = None
         if policy.push:
             credentials = credentials_for(job.content.registry)
             for ref in (job.content, job.readable):
                 self.push(ref, tls_verify=policy.tls_verify, credentials=credentials, log=log)
-            digest, size = pushed(registry_for(job.content, policy), job.content)
-        return BuildResult(job, "built", f"built with {self.name}", 0.0, digest, image, size)
+            digest, registry_sizes = pushed(registry_for(job.content, policy), job.content)
+        sizes = combined(registry_sizes, self.layer_sizes(image))
+        return BuildResult(job, "built", f"built with {self.name}", 0.0, digest, image, sizes)
 
     def _build_in_context(self, job: BuildJob, policy: BuildPolicy, log: Log) -> str:
         rendered = job.rendered
@@ -814,27 +833,25 @@ def find_in_registry(
             return None
         registry.put_manifest(readable.repository, readable.tag or "", manifest.body, manifest.media_type)
     reason = f"{content} is already in the registry (same build inputs)"
-    return BuildResult(job, "skipped", reason, 0.0, digest, size=pushed(registry, content)[1])
+    return BuildResult(job, "skipped", reason, 0.0, digest, sizes=pushed(registry, content)[1])
 
 
-def pushed(registry: Registry, ref: Reference) -> Tuple[Optional[str], Optional[int]]:
-    """The digest and size (config plus compressed layers) of a pushed image.
+def pushed(registry: Registry, ref: Reference) -> Tuple[Optional[str], Optional[ImageSizes]]:
+    """The digest and sizes of a pushed image: config plus compressed layers, and each
+    layer's compressed size beside the instruction that made it (the config's history).
 
     Args:
         registry: The registry client.
         ref: The pushed image.
 
     Returns:
-        ``(digest, size)``, or ``(None, None)`` when the registry does not have it.
+        ``(digest, sizes)``, or ``(None, None)`` when the registry does not have it.
 
     Raises:
-        RegistryError: The registry could not be reached.
+        RegistryError: The registry could not be reached or served a config that is not JSON.
     """
     manifest = registry.manifest(ref.repository, ref.tag or "")
     if manifest is None:
         return None, None
-    data = manifest.data
-    size = data.get("config", {}).get("size", 0) + sum(
-        layer.get("size", 0) for layer in data.get("layers", [])
-    )
-    return manifest.digest, size or None
+    config = registry.blob_json(ref.repository, manifest.config_digest()) if not manifest.is_index else {}
+    return manifest.digest, from_manifest(manifest.data, config)

@@ -21,6 +21,7 @@ from mlcc.engines.base import EngineBuild, ImageEngine, Log
 from mlcc.errors import RegistryError, UsageError
 from mlcc.image.auth import AuthFile, Credentials
 from mlcc.image.reference import Reference
+from mlcc.image.sizes import ImageSizes, from_engine_history
 
 
 class CliEngine(ImageEngine):
@@ -58,6 +59,26 @@ class CliEngine(ImageEngine):
                 process.kill()
             raise
         return ""
+
+    def layer_sizes(self, image: str) -> Optional[ImageSizes]:
+        """Each layer's uncompressed size from ``podman history --format json``.
+
+        buildah keeps no per-layer sizes of its own and shares containers-storage with
+        podman, so both engines ask podman; without podman on PATH the figures are unknown.
+
+        Args:
+            image: The image id or a local reference.
+
+        Returns:
+            The sizes, or None when podman is missing or does not know the image.
+        """
+        if shutil.which("podman") is None:
+            return None
+        try:
+            text = str(sh.Command("podman")("history", "--format", "json", image, _err_to_out=False))
+        except sh.ErrorReturnCode:
+            return None
+        return from_engine_history(text)
 
     def build_image(self, spec: EngineBuild, log: Log) -> str:
         """Build with ``<program> <build_verb> --layers --iidfile``, output to ``log``.

@@ -8,6 +8,7 @@ plain-HTTP registries.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 from pathlib import Path
@@ -19,6 +20,7 @@ from mlcc.engines.base import EngineBuild, EngineSettings, ImageEngine, Log
 from mlcc.errors import BuildError, RegistryError, UsageError
 from mlcc.image.auth import Credentials
 from mlcc.image.reference import Reference
+from mlcc.image.sizes import ImageSizes, from_engine_history
 
 _BUILT = re.compile(r"(?:Successfully built |^)([0-9a-f]{12,64})\s*$")
 
@@ -175,6 +177,22 @@ class Docker(ImageEngine):
         except docker.errors.APIError:
             return False
         return True
+
+    def layer_sizes(self, image: str) -> Optional[ImageSizes]:
+        """Each layer's uncompressed size from the daemon's image history
+        (``GET /images/{name}/history``, what ``docker history`` prints).
+
+        Args:
+            image: The image id or a local reference.
+
+        Returns:
+            The sizes, or None when the daemon does not know the image.
+        """
+        try:
+            history = self.client.images.get(image).history()
+        except docker.errors.APIError:
+            return None
+        return from_engine_history(json.dumps(history))
 
     def save(self, ref: str, destination: Path) -> Path:
         """Write ``ref`` as a docker-archive (``docker save``).

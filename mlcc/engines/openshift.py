@@ -244,7 +244,7 @@ class OpenShift(Engine):
             return None
         registry.put_manifest(content.repository, content.tag or "", manifest.body, manifest.media_type)
         reason = f"{readable} already holds these build inputs"
-        return BuildResult(job, "skipped", reason, 0.0, manifest.digest, size=pushed(registry, content)[1])
+        return BuildResult(job, "skipped", reason, 0.0, manifest.digest, sizes=pushed(registry, content)[1])
 
     def _tag_pushed(self, job: BuildJob, policy: BuildPolicy, log: Log) -> Optional[str]:
         """Give the image the cluster pushed its content tag, so the next build of the same

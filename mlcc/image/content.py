@@ -26,6 +26,7 @@ from mlcc.image.registry import (
     VerifiedBlob,
     read_bounded,
 )
+from mlcc.image.sizes import ImageSizes, from_manifest
 from mlcc.image.untrusted import as_object
 
 STACK_FILE = "etc/mlcc/stack.json"
@@ -45,6 +46,7 @@ class ImageContent(NamedTuple):
     files: Dict[str, bytes]  # path (no leading /) -> content, for the files found
     size: Optional[int] = None  # compressed layers plus config, when known
     created: Optional[str] = None  # the image config's creation time, as it says it (untrusted)
+    sizes: Optional[ImageSizes] = None  # totals and layers, as far as the source tells them
 
     def json_file(self, path: str) -> Optional[Any]:
         data = self.files.get(path)
@@ -131,7 +133,7 @@ def _read_manifest(registry: Registry, ref: Reference, manifest: Manifest) -> Im
     size = untrusted.size(config_entry.get("size")) + sum(
         untrusted.size(layer.get("size")) for layer in layers
     )
-    return _content(str(ref), manifest.digest, config, found, size)
+    return _content(str(ref), manifest.digest, config, found, size, from_manifest(data, config))
 
 
 def scan_layers(
@@ -161,6 +163,7 @@ def _content(
     config: Dict[str, Any],
     files: Dict[str, bytes],
     size: Optional[int],
+    sizes: Optional[ImageSizes] = None,
 ) -> ImageContent:
 
     labels = as_object(as_object(config.get("config")).get("Labels"))
@@ -174,6 +177,7 @@ def _content(
         files=files,
         size=size,
         created=created if isinstance(created, str) else None,
+        sizes=sizes,
     )
 
 
@@ -214,6 +218,15 @@ class _DirSource:
 class _TarSource:
     def __init__(self, tar: tarfile.TarFile) -> None:
         self.tar = tar
+
+    def size(self, name: str) -> int:
+        """The size of the archive member ``name`` (0 when it has none)."""
+        for candidate in (name, "./" + name):
+            try:
+                return self.tar.getmember(candidate).size
+            except KeyError:
+                continue
+        return 0
 
     def open(self, name: str) -> IO[bytes]:
         for candidate in (name, "./" + name):
@@ -265,7 +278,16 @@ def _read_oci(source: Any, reference: str) -> ImageContent:
         untrusted.digest(layer.get("digest"), "a layer", UsageError)
         for layer in untrusted.items(manifest.get("layers"), f"manifest {entry_digest}'s layers", UsageError)
     ]
-    return _content(reference, entry_digest, config, _files(source, layers, verified=True), None)
+    files = _files(source, layers, verified=True)
+    return _content(reference, entry_digest, config, files, None, _oci_sizes(manifest, config))
+
+
+def _oci_sizes(manifest: Dict[str, Any], config: Dict[str, Any]) -> ImageSizes:
+    """An OCI layout's sizes: its layer blobs are compressed unless every one is plain tar
+    (``podman save --format oci-archive`` writes gzip layers; ``--uncompressed`` does not)."""
+    kinds = [str(as_object(layer).get("mediaType", "")) for layer in manifest.get("layers") or []]
+    plain = bool(kinds) and all(kind.endswith(".tar") for kind in kinds)
+    return from_manifest(manifest, config, compressed=not plain)
 
 
 def _read_docker_archive(source: Any, reference: str) -> ImageContent:
@@ -281,7 +303,11 @@ def _read_docker_archive(source: Any, reference: str) -> ImageContent:
     names = [config_name, *layers]
     if not all(isinstance(n, str) and ".." not in Path(n).parts and not n.startswith("/") for n in names):
         raise UsageError(f"{reference}: manifest.json names a file outside the archive")
-    return _content(reference, None, _json(source, config_name), _files(source, layers), None)
+    config = _json(source, config_name)
+    # a docker-archive's layers are plain tar: their sizes in the archive are the unpacked ones
+    listing = {"layers": [{"size": source.size(name)} for name in layers]}
+    sizes = from_manifest(listing, config, compressed=False)
+    return _content(reference, None, config, _files(source, layers), None, sizes)
 
 
 def _files(source: Any, layers: Iterable[str], *, verified: bool = False) -> Dict[str, bytes]:

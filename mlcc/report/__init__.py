@@ -17,6 +17,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 from urllib.parse import quote
 
 import mlcc
+from mlcc.image.sizes import human
 from mlcc.matrix import CPU, CellResult, row
 from mlcc.report.templating import environment
 
@@ -34,6 +35,7 @@ class GridCell(NamedTuple):
     seconds: Optional[float]
     digest: Optional[str]
     log: Optional[str]  # a link, relative to the report when it can be
+    size: str = ""  # "devel: 2.1 GiB pulled, 5.8 GiB unpacked", when the history knows it
 
 
 def column_of(found: Dict[str, Any]) -> str:
@@ -78,9 +80,22 @@ def grid(
                 seconds=(history or {}).get("seconds"),
                 digest=(history or {}).get("image_digest"),
                 log=_link((history or {}).get("log_path"), report),
+                size=_size_line(history or {}),
             )
         )
     return cells
+
+
+def _size_line(history: Dict[str, Any]) -> str:
+    """The flavour and sizes of a cell's latest build, as the history recorded them."""
+    if not history.get("size") and not history.get("uncompressed"):
+        return ""
+    figures = [
+        f"{human(value)} {what}"
+        for value, what in ((history.get("size"), "pulled"), (history.get("uncompressed"), "unpacked"))
+        if value
+    ]
+    return f"{history.get('flavour') or 'devel'}: " + ", ".join(figures)
 
 
 def _link(path: Optional[str], report: Path) -> Optional[str]:

@@ -67,6 +67,32 @@ def _backend_env(world: World, backend: str) -> Dict[str, str]:
     return {}
 
 
+def _sizes_are_the_registrys(
+    world: World, built: str, inspected: Dict[str, object], ref: str, backend: str
+) -> None:
+    """What build, inspect and history say an image weighs is what the registry serves."""
+    raw = subprocess.run(
+        ["skopeo", "inspect", "--raw", "--tls-verify=false", f"docker://{ref}"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **world.env},
+        check=True,
+    )
+    manifest = json.loads(raw.stdout)
+    served = manifest["config"]["size"] + sum(layer["size"] for layer in manifest["layers"])
+    sizes = inspected["sizes"]
+    assert isinstance(sizes, dict) and sizes["compressed"] == served
+    assert sizes["layers"] == len(manifest["layers"])
+    largest = sizes["largest_layers"]
+    assert largest and largest[0]["compressed"] == max(layer["size"] for layer in manifest["layers"])
+    assert "size: " in built and "compressed" in built
+    rows = json.loads(mlcc(world, "history", "--json", "--limit", "1").out)
+    assert rows[0]["size"] == served and rows[0]["flavour"] == "devel" and rows[0]["largest_layers"]
+    if backend in ("buildah", "podman"):  # podman's history gives the unpacked bytes
+        assert rows[0]["uncompressed"] is not None and rows[0]["uncompressed"] > 0
+        assert "uncompressed" in built
+
+
 @pytest.mark.parametrize("backend", sorted(BACKENDS))
 def test_every_backend_builds_pushes_inspects_verifies_and_skips(world: World, backend: str) -> None:
     env = _backend_env(world, backend)
@@ -94,6 +120,7 @@ def test_every_backend_builds_pushes_inspects_verifies_and_skips(world: World, b
     assert recorded["nvcc"].startswith("12.6")
     table = mlcc(world, "inspect", str(readable), "--no-tls-verify")
     assert table.code == 0 and "NCCL" in table.out and "2.23.4-1+cuda12.6" in table.out
+    _sizes_are_the_registrys(world, first.out, document, str(readable), backend)
 
     verified = mlcc(world, "verify", str(readable), "--no-tls-verify")
     assert verified.code == 0, verified.out + verified.err
@@ -297,7 +324,12 @@ def test_inspect_reads_local_storage(world: World) -> None:
     local = _tag(built.out)
     shown = mlcc(world, "inspect", f"local:{local}", "--backend", "podman", "--json")
     assert shown.code == 0, shown.err
-    assert json.loads(shown.out)["stack"]["benchmark"]["name"] == "e2e-probe"
+    document = json.loads(shown.out)
+    assert document["stack"]["benchmark"]["name"] == "e2e-probe"
+    # the saved archive gives the compressed layers, the engine's history the unpacked ones
+    sizes = document["sizes"]
+    assert sizes["compressed"] > 0 and sizes["uncompressed"] > 0 and sizes["layers"] > 1
+    assert all(layer["uncompressed"] is not None for layer in sizes["largest_layers"])
 
 
 def _closed_port() -> int:

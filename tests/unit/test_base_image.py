@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mlcc.history import COLUMNS, History, Record
+from mlcc.history import COLUMNS, SCHEMA_VERSION, History, Record
 from mlcc.image.base import ResolvedBase, mismatch, parse_os_release
 
 UBI8 = (
@@ -90,7 +90,8 @@ def test_history_tells_the_base_a_build_last_used(tmp_path: Path) -> None:
 
 def test_a_format_1_history_is_upgraded_in_place(tmp_path: Path) -> None:
     path = tmp_path / "old.sqlite"
-    old_columns = [c for c in COLUMNS if c not in ("inputs_digest", "base_digest")]
+    later = ("inputs_digest", "base_digest", "uncompressed", "flavour", "largest_layers")  # formats 2, 3
+    old_columns = [c for c in COLUMNS if c not in later]
     connection = sqlite3.connect(str(path))
     connection.executescript(
         "CREATE TABLE builds (id INTEGER PRIMARY KEY AUTOINCREMENT, "
@@ -108,4 +109,4 @@ def test_a_format_1_history_is_upgraded_in_place(tmp_path: Path) -> None:
     history.record(_record("sha256:" + "1" * 64))
     rows = history.rows()
     assert len(rows) == 2 and rows[1]["base_digest"] is None and rows[0]["base_digest"].endswith("1" * 64)
-    assert sqlite3.connect(str(path)).execute("PRAGMA user_version").fetchone()[0] == 2
+    assert sqlite3.connect(str(path)).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import threading
 from html.parser import HTMLParser
@@ -156,9 +157,26 @@ def test_history_cli(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-de
     assert empty.code == 0 and "no builds recorded" in empty.out and not path.exists()
     History(path).record(_record(7, image_digest="sha256:" + "b" * 64, size=12_345_678))
     table = cli("history", "--history", str(path))
-    assert "ssd" in table.out and "12.3 MB" in table.out and "7.0 s" in table.out
+    # 12,345,678 bytes in binary units; a row from before sizes were recorded says no flavour
+    assert "ssd" in table.out and "11.8 MiB" in table.out and "7.0 s" in table.out
+    History(path).record(
+        _record(
+            8,
+            size=3 * 2**30,
+            uncompressed=7 * 2**30,
+            flavour="runtime",
+            largest_layers='[{"compressed": 5,'
+            ' "uncompressed": 9, "instruction": "RUN pip install torch"}, {"instruction": 3}]',
+        )
+    )
+    table = cli("history", "--history", str(path))
+    assert re.search(r"runtime\s+3\.0 GiB\s+7\.0 GiB", table.out), table.out
     rows = json.loads(cli("history", "--history", str(path), "--json").out)
-    assert rows[0]["benchmark"] == "ssd" and rows[0]["size"] == 12_345_678
+    assert rows[1]["benchmark"] == "ssd" and rows[1]["size"] == 12_345_678 and rows[1]["flavour"] is None
+    # the largest layers read back checked: the entry whose instruction is not text is dropped
+    assert rows[0]["uncompressed"] == 7 * 2**30 and rows[0]["largest_layers"] == [
+        {"compressed": 5, "uncompressed": 9, "instruction": "RUN pip install torch"}
+    ]
     assert cli("history", "--history", str(path), "--limit", "0").code == 2
 
 
