@@ -556,13 +556,7 @@ class Registry:
 
 def _json_object(body: bytes, what: str) -> Dict[str, Any]:
     """A registry's JSON document, checked: untrusted bytes never reach a KeyError or a traceback."""
-    try:
-        loaded = json.loads(body)
-    except (ValueError, RecursionError):
-        raise RegistryError(f"the registry sent a {what} that is not JSON") from None
-    if not isinstance(loaded, dict):
-        raise RegistryError(f"the registry sent a {what} that is not a JSON object")
-    return loaded
+    return untrusted.json_object(body, f"the registry's {what}", RegistryError)
 
 
 def _digest_of(body: bytes, algorithm_of: str) -> str:

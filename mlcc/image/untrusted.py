@@ -52,6 +52,24 @@ def loads(data: bytes, what: str, error: ErrorFactory) -> Any:
         raise error(f"{what} is not JSON") from None
 
 
+def json_object(data: bytes, what: str, error: ErrorFactory) -> Dict[str, Any]:
+    """``data`` parsed as one JSON object, else ``error`` naming ``what``: the one reader of
+    a JSON document a peer sent (a registry's manifest, a cluster API's answer).
+
+    Args:
+        data: The bytes as received (already bounded by the caller).
+        what: The document, for the message.
+        error: The error class of the caller's stage (RegistryError, ClusterError ...).
+
+    Returns:
+        The object.
+
+    Raises:
+        MlccError: ``error``: the bytes are not JSON, or not an object.
+    """
+    return obj(loads(data, what, error), what, error)
+
+
 def as_object(value: Any) -> Dict[str, Any]:
     """``value`` when it is an object, else an empty one (for optional nested records)."""
     return value if isinstance(value, dict) else {}

@@ -19,7 +19,6 @@ of pods are bounded, and node and GPU counts must be counts a cluster can have.
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
@@ -29,6 +28,7 @@ from urllib3.exceptions import HTTPError
 
 from mlcc import kubeconfig
 from mlcc.errors import RegistryError, UsageError
+from mlcc.image import untrusted
 from mlcc.render.openshift.run import GPU
 from mlcc.results.parse import LogFile, parse_stream
 from mlcc.ui.safe_text import printable
@@ -113,13 +113,7 @@ class Cluster:
             data = _Bounded(response, what, MAX_OBJECT_BYTES, OBJECT_DEADLINE).read_all()
         finally:
             response.release_conn()
-        try:
-            document = json.loads(data)
-        except (ValueError, RecursionError):
-            raise ClusterError(f"{what}: the API server's answer is not JSON") from None
-        if not isinstance(document, dict):
-            raise ClusterError(f"{what}: the API server's answer is not a JSON object")
-        return document
+        return untrusted.json_object(data, f"{what}: the API server's answer", ClusterError)
 
     def job(self, kind: str, name: str) -> Dict[str, Any]:
         if kind == "job":
