@@ -61,6 +61,8 @@ def test_openshift_chains_the_same_stages_the_local_engines_build() -> None:
         (s.stage, (s.repository, s.tag), s.dockerfile, s.digest) for s in stages
     ]
     assert specs[-1].dockerfile == benchmark_stage(rendered, stages[-1].reference).dockerfile
+    # each image names its own stage; the final one is not taken for the framework it is built on
+    assert [dict(spec.labels)["io.mlcc.stage"] for spec in specs] == ["stack", "framework", "benchmark"]
 
 
 def test_a_stage_image_is_named_by_its_dockerfile_and_everything_under_it() -> None:

@@ -383,7 +383,9 @@ def chain_specs(
             files=files,
             source=parent,
             output=(stream, rendered.variant),
-            labels=stamped_labels(rendered),
+            # the image is built FROM the framework stage, whose io.mlcc.stage it would
+            # inherit: it names its own stage, as the local engines' chained builds do
+            labels=(*stamped_labels(rendered), ("io.mlcc.stage", "benchmark")),
             digest=rendered.digest,
             compiles=compiles(rendered, ("benchmark",)),
         )
