@@ -165,7 +165,7 @@ def run_job(
             if moved:
                 log(f"mlcc: {moved}: rebuilding")
             if policy.chain and isinstance(engine, ImageEngine):
-                job = build_stages(engine, job, policy, log)
+                job = build_stages(engine, job, policy, log, history)
             result = engine.build(job, policy, log)
             result = result._replace(reason=f"{moved}; {result.reason}") if moved else result
         else:
@@ -214,7 +214,9 @@ def pin_base(engine: Engine, job: BuildJob, policy: BuildPolicy, log: Log) -> Bu
     return job._replace(base=base)
 
 
-def build_stages(engine: ImageEngine, job: BuildJob, policy: BuildPolicy, log: Log) -> BuildJob:
+def build_stages(
+    engine: ImageEngine, job: BuildJob, policy: BuildPolicy, log: Log, history: Optional[History] = None
+) -> BuildJob:
     """``--chain``: find or build each shared stage image, each FROM the one before.
 
     A stage already built where images go (the registry with ``--push``, else the engine's
@@ -226,6 +228,9 @@ def build_stages(engine: ImageEngine, job: BuildJob, policy: BuildPolicy, log: L
         job: The variant, its base pinned.
         policy: Where images go and how they are built.
         log: Told which stage is taken and which is built.
+        history: Where each stage built or taken is recorded (benchmark ``mlcc-stack`` or
+            ``mlcc-framework``, variant the stage's tag), so that the hours a shared stage
+            takes, and what it weighs, show in ``mlcc history``; None records nothing.
 
     Returns:
         The job with ``parent`` set to the last stage image: its build is the benchmark
@@ -241,15 +246,48 @@ def build_stages(engine: ImageEngine, job: BuildJob, policy: BuildPolicy, log: L
         stage = stage._replace(parent=parent)
         what = f"{stage.stage.stage} stage {stage.readable.tag}"
         with content_lock(stage.digest, log):  # two jobs on one stage: the second takes it
+            start = time.monotonic()
             found = None if policy.force else engine.stage_image(stage, policy)
             if found is None:
                 log(f"mlcc: building the {what} ({stage.content})")
                 found = engine.build_stage(stage, policy, log)
+                status, reason = "built", f"built with {engine.name}"
             else:
                 log(f"mlcc: the {what} is built already: building FROM {found}")
+                status, reason = "skipped", f"{stage.content} is built already"
+            if history is not None:
+                seconds = time.monotonic() - start
+                history.record(_stage_record(engine, job, stage, status, reason, seconds, found))
         parent = found
     log(f"mlcc: building the benchmark stage FROM {parent}")
     return job._replace(parent=parent)
+
+
+def _stage_record(
+    engine: ImageEngine, job: BuildJob, stage: StageJob, status: str, reason: str, seconds: float, image: str
+) -> Record:
+    """The history row of a shared stage built or taken for ``job``."""
+    stack = job.rendered.stack
+    sizes = engine.layer_sizes(str(stage.content)) if status == "built" else None
+    return Record(
+        benchmark=f"mlcc-{stage.stage.stage}",
+        variant=stage.readable.tag or stage.stage.tag,
+        content_digest=stage.digest,
+        backend=engine.name,
+        status=status,
+        seconds=round(seconds, 3),
+        arch=stack.arch.name,
+        cuda=stack.cuda.version if stack.cuda else "cpu",
+        base=stack.base.name,
+        cell=job.label,
+        image_digest=image.rpartition("@")[2] if "@" in image else None,
+        mlcc_version=mlcc.__version__,
+        reason=reason,
+        reference=str(stage.readable),
+        uncompressed=sizes.uncompressed if sizes else None,
+        flavour="devel",
+        largest_layers=_largest_json(sizes),
+    )
 
 
 def base_moved(job: BuildJob, history: Optional[History]) -> Optional[str]:

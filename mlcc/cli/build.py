@@ -26,7 +26,7 @@ from mlcc.engines.base import BuildJob, BuildPolicy, BuildResult, EngineSettings
 from mlcc.errors import UsageError
 from mlcc.flags import given
 from mlcc.history import History
-from mlcc.image.sizes import ImageSizes, human, summary_line
+from mlcc.image.sizes import ImageSizes, human, layer_lines, summary_line
 from mlcc.render.openshift import ClusterOptions, check_cluster_options
 from mlcc.resolve.pins import Pins
 from mlcc.ui.safe_text import echo
@@ -278,13 +278,8 @@ def _echo_sizes(sizes: ImageSizes, indent: str) -> None:
     """The image's totals and largest layers (an image's instructions are untrusted text:
     echo escapes them)."""
     echo(f"{indent}size: {summary_line(sizes)}")
-    for layer in sizes.largest():
-        figures = ", ".join(
-            f"{human(value)} {what}"
-            for value, what in ((layer.compressed, "compressed"), (layer.uncompressed, "uncompressed"))
-            if value is not None
-        )
-        echo(f"{indent}  {figures}: {layer.instruction or '(no instruction recorded)'}")
+    for line in layer_lines(sizes):
+        echo(f"{indent}  {line}")
 
 
 def log_path(logs: Path, job: BuildJob) -> Path:

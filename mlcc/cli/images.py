@@ -19,7 +19,7 @@ from mlcc.app.images import (
 )
 from mlcc.cli.context import complete_arch
 from mlcc.image.content import ImageContent
-from mlcc.image.sizes import human, summary_line
+from mlcc.image.sizes import layer_lines, summary_line
 from mlcc.ui.safe_text import echo
 from mlcc.ui.table import render
 
@@ -104,13 +104,8 @@ def _say_sizes(content: ImageContent) -> None:
     _say(f"  size: {summary_line(sizes)}" + (f"  (flavour {flavour})" if flavour else ""))
     if sizes is None:
         return
-    for layer in sizes.largest():
-        figures = ", ".join(
-            f"{human(value)} {what}"
-            for value, what in ((layer.compressed, "compressed"), (layer.uncompressed, "uncompressed"))
-            if value is not None
-        )
-        _say(f"    {figures}: {layer.instruction or '(no instruction recorded)'}")
+    for line in layer_lines(sizes):
+        _say(f"    {line}")
 
 
 @click.command("diff")

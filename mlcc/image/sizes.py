@@ -227,6 +227,29 @@ def summary_line(sizes: Optional[ImageSizes]) -> str:
     return ", ".join(parts)
 
 
+def layer_lines(sizes: ImageSizes) -> List[str]:
+    """One line per largest layer: ``1.2 GiB compressed, 3.4 GiB uncompressed: RUN ...``.
+
+    The instruction is the image's own text: print the lines through
+    :func:`mlcc.ui.safe_text.echo`, which escapes control characters.
+
+    Args:
+        sizes: The image's sizes.
+
+    Returns:
+        The lines, heaviest layer first.
+    """
+    lines = []
+    for layer in sizes.largest():
+        figures = ", ".join(
+            f"{human(value)} {what}"
+            for value, what in ((layer.compressed, "compressed"), (layer.uncompressed, "uncompressed"))
+            if value is not None
+        )
+        lines.append(f"{figures}: {layer.instruction or '(no instruction recorded)'}")
+    return lines
+
+
 def _instruction(text: str) -> str:
     one_line = " ".join(text.split()).removeprefix("/bin/sh -c #(nop) ")
     return one_line if len(one_line) <= MAX_INSTRUCTION else one_line[: MAX_INSTRUCTION - 1] + "…"

@@ -494,6 +494,10 @@ def test_chain_shares_the_stack_stage_with_another_storage_through_the_registry(
     with urllib.request.urlopen(f"http://{registry.split('/')[0]}/v2/chained/mlcc-stack/tags/list") as answer:
         tags = json.load(answer)["tags"]
     assert any(tag.startswith("mlcc-") for tag in tags) and any(tag.startswith("cuda12.6-") for tag in tags)
+    # the stage build is in the history with its time and what it unpacks to
+    stage_rows = json.loads(mlcc(world, "history", "mlcc-stack", "--json").out)
+    assert stage_rows[0]["status"] == "built" and stage_rows[0]["variant"].startswith("cuda12.6-")
+    assert stage_rows[0]["seconds"] > 0 and stage_rows[0]["uncompressed"] > 0
 
     # the second machine: its own, empty container storage; the same registry
     machine = fx.containers_environment(tmp_path / "machine2", [world.registry.host])
@@ -512,6 +516,8 @@ def test_chain_shares_the_stack_stage_with_another_storage_through_the_registry(
     text = second_log.read_text()
     assert "mlcc: building the stack stage" not in text
     assert f"is built already: building FROM {registry}/mlcc-stack@sha256:" in text
+    taken = json.loads(mlcc(world, "history", "mlcc-stack", "--json").out)[0]
+    assert taken["status"] == "skipped" and taken["image_digest"].startswith("sha256:")
     executed = [prefix[-1] for prefix, ran in run_steps(text) if ran]
     own = {prefix[-1] for prefix, _ in run_steps(_section(text, "mlcc: building the benchmark stage"))}
     seconds = [re.findall(r"built in ([0-9.]+) s", out) for out in (first.out, second.out)]
