@@ -88,7 +88,9 @@ class _Doc:
         ids = entry.get("source", inherited.get("source_ids"))
         if ids is None:
             raise self.error(path, "missing required key 'source'")
-        sources = self.data["sources"]
+        # A release may define sources of its own: a block appended later cites its evidence
+        # without adding lines above older entries (their origins are in published files).
+        sources = {**self.data["sources"], **inherited.get("own_sources", {}), **entry.get("sources", {})}
         for index, source_id in enumerate(ids):
             if source_id not in sources:
                 raise self.error(
@@ -717,6 +719,7 @@ def _framework_build(
         build,
         b_path,
         source_ids=release["source"],
+        own_sources=release.get("sources", {}),
         verified=release["verified"] and build.get("verified", True),
         unverified_fields=release.get("unverified_fields", ()),
         note=release.get("note"),

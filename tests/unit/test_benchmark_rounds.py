@@ -51,7 +51,7 @@ def test_a_name_in_two_rounds_defaults_to_v0_6(two_rounds: KnowledgeBase) -> Non
     assert find_benchmark(two_rounds, "maskrcnn") == "maskrcnn"
     assert find_benchmark(two_rounds, "maskrcnn", "v0.6") == "maskrcnn"
     assert find_benchmark(two_rounds, "maskrcnn", "v9.9") == "maskrcnn-v9.9"
-    assert two_rounds.rounds_of("maskrcnn") == ("v0.6", "v9.9")
+    assert two_rounds.rounds_of("maskrcnn") == ("v0.6", "v2.1", "v9.9")
 
 
 def test_a_name_in_one_round_needs_no_flag(two_rounds: KnowledgeBase) -> None:
@@ -74,7 +74,7 @@ def test_an_unknown_round_lists_the_rounds(two_rounds: KnowledgeBase) -> None:
     with pytest.raises(UsageError) as caught:
         find_benchmark(two_rounds, "maskrcnn", "v1.0")
     assert "unknown round 'v1.0'" in str(caught.value)
-    assert "v0.6, v9.9" in (caught.value.hint or "")
+    assert "v0.6, v2.1, v9.9" in (caught.value.hint or "")
 
 
 def test_the_later_round_keeps_its_own_helper_scripts(two_rounds: KnowledgeBase) -> None:
