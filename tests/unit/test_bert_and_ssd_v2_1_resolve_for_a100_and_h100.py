@@ -1,4 +1,4 @@
-"""bert's MLPerf v2.1 recipe: NGC 22.09's stack, resolved for A100 and H100 (issue 27's done-when)."""
+"""bert and ssd (RetinaNet) MLPerf v2.1 recipes: NGC 22.09's stack, resolved for A100 and H100 (issue 27)."""
 
 from __future__ import annotations
 
@@ -35,3 +35,16 @@ def test_mlperf_logging_and_mlperf_common_are_at_full_commits(kb: KnowledgeBase)
     text = str(bench.build)
     assert "logging.git@62cb0761014922532ff1a4d35d8c2c4021f2e123" in text
     assert "mlperf-common.git@7112e7b73951dcde8e89934e8b5392348bcad198" in text
+
+
+@pytest.mark.parametrize("gpu", ["a100", "h100"])
+def test_ssd_v2_1_is_retinanet_on_cuda_for_the_gpu(kb: KnowledgeBase, resolver, gpu: str) -> None:  # type: ignore[no-untyped-def]
+    stack = resolver.resolve(build_request(kb, "ssd", round_="v2.1", gpu=gpu))
+    assert stack.benchmark.name == "ssd-v2.1" and stack.benchmark.round == "v2.1"
+    assert stack.cuda is not None and stack.cuda.version == "11.8.0"
+    assert stack.framework is not None and stack.framework.version == "1.13.0a0+d0d6b1f"
+
+
+def test_ssd_without_a_round_stays_v0_6(kb: KnowledgeBase, resolver) -> None:  # type: ignore[no-untyped-def]
+    stack = resolver.resolve(build_request(kb, "ssd"))
+    assert stack.benchmark.name == "ssd" and stack.benchmark.round == "v0.6"
