@@ -111,7 +111,9 @@ def list_rows(kb: KnowledgeBase, what: str) -> List[Dict[str, Any]]:
     if what == "benchmarks":
         return [
             {
-                "name": b.name,
+                "name": b.base_name,
+                "round": b.round,
+                "id": b.name,  # what stack files, images and tags carry (maskrcnn-v2.1)
                 "title": b.title,
                 "suite": b.suite,
                 "framework": (f"{b.framework.name} {b.framework.versions}" if b.framework else None),
@@ -121,7 +123,7 @@ def list_rows(kb: KnowledgeBase, what: str) -> List[Dict[str, Any]]:
                 "gpus": {"min": b.gpus_min, "reference": b.gpus_reference},
                 **_provenance(b.prov),
             }
-            for b in kb.benchmarks.values()
+            for b in sorted(kb.benchmarks.values(), key=lambda b: (b.base_name, b.name))
         ]
     if what == "bases":
         return [

@@ -50,6 +50,7 @@ def collect_results(
     source: StackSource,
     placement: Optional[Placement] = None,
     history_file: Optional[str] = None,
+    round_name: Optional[str] = None,
 ) -> CollectedRuns:
     """Read the finished job's pod logs and store their runs with the stack they ran on.
 
@@ -63,6 +64,8 @@ def collect_results(
         source: The image or stack.json the runs ran on.
         placement: The system, GPUs and nodes, where they override the job's.
         history_file: ``--history FILE``, or None for the default database.
+        round_name: ``--round``: the MLPerf round whose rules score the runs (default: the
+            round the log format implies), as ``mlcc results add`` takes it.
 
     Returns:
         What the cluster gave, how many runs, and what was stored.
@@ -93,7 +96,7 @@ def collect_results(
         placement.nodes if placement.nodes is not None else found.nodes,
         placement.gpus if placement.gpus is not None else found.gpus,
     )
-    added, history = store_runs(kb, runs, stack, placement, history_file)
+    added, history = store_runs(kb, runs, stack, placement, history_file, round_name)
     notes: List[str] = log_problems(found.logs)
     return CollectedRuns(found, len(runs), Stored(added, stack, history, notes))
 

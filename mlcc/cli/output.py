@@ -9,7 +9,7 @@ from mlcc.resolve.stack import Stack, pinned
 from mlcc.ui.table import render
 
 _LIST_COLUMNS: Dict[str, Sequence[str]] = {
-    "benchmarks": ("name", "framework", "arches", "accelerators", "title"),
+    "benchmarks": ("name", "round", "framework", "arches", "accelerators", "title"),
     "bases": ("name", "image", "package_manager", "arches", "pythons", "gcc"),
     "cuda": ("version", "label", "min_driver", "host_gcc", "repos"),
     "cudnn": ("version", "cuda", "repo_distro", "arches", "method"),

@@ -10,7 +10,7 @@ import click
 
 from mlcc.app.results_collect import CollectTarget, collect_results
 from mlcc.cli.context import kb_of
-from mlcc.cli.results import report_added, source_of, stack_source
+from mlcc.cli.results import ROUND_HELP, report_added, source_of, stack_source
 from mlcc.cli.values import PATH
 from mlcc.errors import UsageError
 from mlcc.results.collect import Cluster
@@ -34,6 +34,7 @@ from mlcc.ui.safe_text import echo
 @click.option("--context", metavar="NAME", help="The kubeconfig context (default: the current one).")
 @click.option("--container", metavar="NAME", help="The container whose log to read (default: the first).")
 @stack_source
+@click.option("--round", "round_name", metavar="ROUND", help=ROUND_HELP)
 @click.pass_context
 def collect_command(
     ctx: click.Context,
@@ -52,6 +53,7 @@ def collect_command(
     nodes: Any,
     gpus: Any,
     history_file: Any,
+    round_name: Any,
 ) -> None:
     """Read the logs of a finished Job's or MPIJob's pods through the Kubernetes API and
     store their runs as mlcc results add does. Nodes and GPUs come from the job (pod
@@ -73,6 +75,7 @@ def collect_command(
         source_of(image, stack_file, tls_verify, image_arch, backend),
         Placement(system, nodes, gpus),
         history_file,
+        round_name,
     )
     found = collected.found
     echo(f"{target.title} {found.outcome}: {len(found.logs)} pod log(s), {collected.runs} run(s)")

@@ -21,8 +21,9 @@ from packaging.version import InvalidVersion, Version
 import mlcc
 from mlcc.errors import RecipeError
 from mlcc.kb import pip_locks, schema_check
-from mlcc.kb.layout import OTHER_FILES
+from mlcc.kb.layout import OTHER_FILES, ROUND_FOLDER
 from mlcc.kb.model import (
+    DEFAULT_ROUND,
     HOST_MIRRORS,
     Arch,
     Base,
@@ -58,6 +59,7 @@ from mlcc.kb.model import (
     SourceBuild,
     SourceRef,
     Toolset,
+    benchmark_id,
 )
 from mlcc.kb.text_rules import check_text
 from mlcc.kb.yamlsrc import LineMap, PathKey, line_of, load_yaml
@@ -86,7 +88,9 @@ class _Doc:
         ids = entry.get("source", inherited.get("source_ids"))
         if ids is None:
             raise self.error(path, "missing required key 'source'")
-        sources = self.data["sources"]
+        # A release may define sources of its own: a block appended later cites its evidence
+        # without adding lines above older entries (their origins are in published files).
+        sources = {**self.data["sources"], **inherited.get("own_sources", {}), **entry.get("sources", {})}
         for index, source_id in enumerate(ids):
             if source_id not in sources:
                 raise self.error(
@@ -715,6 +719,7 @@ def _framework_build(
         build,
         b_path,
         source_ids=release["source"],
+        own_sources=release.get("sources", {}),
         verified=release["verified"] and build.get("verified", True),
         unverified_fields=release.get("unverified_fields", ()),
         note=release.get("note"),
@@ -805,6 +810,14 @@ def _benchmarks(
         stem = Path(doc.display).stem
         if name != stem:
             raise doc.error(("name",), f"name {name!r} must match the file name {stem!r}")
+        round_ = _benchmark_round(doc)
+        key = benchmark_id(name, round_)
+        if key in benchmarks:
+            raise doc.error(
+                ("name",),
+                f"benchmark {name!r} is defined twice in round {round_ or DEFAULT_ROUND}",
+                hint=f"the other is {benchmarks[key].prov.origin}",
+            )
         constraints = data["constraints"]
         c_path: PathKey = ("constraints",)
         _check_arches(doc, (*c_path, "arches"), constraints["arches"], arches)
@@ -838,8 +851,10 @@ def _benchmarks(
             )
             if key in constraints
         }
-        benchmarks[name] = Benchmark(
-            name=name,
+        benchmarks[key] = Benchmark(
+            name=key,
+            recipe_name=name,
+            round=round_,
             title=data["title"],
             suite=data["suite"],
             accelerators=tuple(constraints["accelerators"]),
@@ -859,8 +874,28 @@ def _benchmarks(
             build=_benchmark_build(doc, data["build"]) if "build" in data else None,
             reference_stack=_reference_stack(doc, data.get("reference_stack")),
         )
-        _check_sources_cover(doc, benchmarks[name], frameworks)
+        _check_sources_cover(doc, benchmarks[key], frameworks)
     return dict(sorted(benchmarks.items()))
+
+
+def _benchmark_round(doc: _Doc) -> Optional[str]:
+    """The recipe's ``round:``, which must agree with its folder: recipes/benchmarks/<round>/
+    holds that round alone; the top level holds the default round and non-MLPerf tools."""
+    round_: Optional[str] = doc.data.get("round")
+    folder = Path(doc.display).parent.name
+    in_round_folder = bool(ROUND_FOLDER.match(folder))
+    if in_round_folder and round_ != folder:
+        raise doc.error(
+            ("round",) if round_ else ("name",),
+            f"a recipe in benchmarks/{folder}/ must say round: {folder} (it says {round_!r})",
+        )
+    if not in_round_folder and round_ not in (None, DEFAULT_ROUND):
+        raise doc.error(
+            ("round",),
+            f"round {round_!r} recipes live in recipes/benchmarks/{round_}/",
+            hint=f"the top level holds round {DEFAULT_ROUND} and tools outside MLPerf",
+        )
+    return round_
 
 
 def _check_arches_missing(
@@ -1024,7 +1059,7 @@ def _mpi(data: Optional[Dict[str, Any]]) -> Optional[MpiLaunch]:
 
 def _scripts(doc: _Doc, steps: Sequence[Dict[str, Any]]) -> Tuple[Tuple[str, str], ...]:
     """The helper scripts script steps name, read from recipes/benchmarks/<name>.d/."""
-    folder = Path(doc.root) / "benchmarks" / f"{doc.data['name']}.d"
+    folder = Path(doc.root) / Path(doc.display).parent.relative_to("recipes") / f"{doc.data['name']}.d"
     found = []
     for index, step in enumerate(steps):
         if "script" not in step:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 import mlcc
 from mlcc.errors import RecipeError, UsageError
-from mlcc.kb.layout import FOLDERS, OTHER_FILES, SCHEMA_DIR, SINGLE_FILES
+from mlcc.kb.layout import FOLDERS, OTHER_FILES, ROUND_FOLDER, SCHEMA_DIR, SINGLE_FILES
 from mlcc.kb.model import KnowledgeBase
 from mlcc.kb.pip_locks import LOCK_DIR, lock_file_names
 
@@ -87,6 +87,11 @@ def recipe_files(root: str) -> List[RecipeFile]:
             if name.endswith((".yaml", ".yml")):
                 found.append((f"{folder}/{name}", kind))
                 expected.add(f"{folder}/{name}")
+            elif kind == "benchmark" and ROUND_FOLDER.match(name) and os.path.isdir(f"{directory}/{name}"):
+                for inner in sorted(os.listdir(f"{directory}/{name}")):
+                    if inner.endswith((".yaml", ".yml")):
+                        found.append((f"{folder}/{name}/{inner}", kind))
+                        expected.add(f"{folder}/{name}/{inner}")
     for rel in _all_yaml(root):
         if rel not in expected:
             raise RecipeError(
@@ -103,9 +108,14 @@ def recipe_files(root: str) -> List[RecipeFile]:
 
 def _helper_files(root: str) -> List[str]:
     """Scripts benchmarks ship beside their recipe (recipes/benchmarks/<name>.d/*)."""
-    folder = os.path.join(root, "benchmarks")
+    top = os.path.join(root, "benchmarks")
+    folders = [top]
+    if os.path.isdir(top):
+        folders += [os.path.join(top, n) for n in sorted(os.listdir(top)) if ROUND_FOLDER.match(n)]
     found: List[str] = []
-    if os.path.isdir(folder):
+    for folder in folders:
+        if not os.path.isdir(folder):
+            continue
         for name in sorted(os.listdir(folder)):
             helper_dir = os.path.join(folder, name)
             if name.endswith(".d") and os.path.isdir(helper_dir):

@@ -502,6 +502,15 @@ class Benchmark(NamedTuple):
     links: Tuple[str, ...] = ()
     # (arch, why the benchmark cannot run there): the arch's refusal names the cause
     arches_missing: Tuple[Tuple[str, str], ...] = ()
+    # The MLPerf round the recipe implements (v0.6, v2.1); None for tools outside MLPerf.
+    round: Optional[str] = None
+    # The name the recipe file gives; ``name`` is the id, unique across rounds (see benchmark_id)
+    recipe_name: str = ""
+
+    @property
+    def base_name(self) -> str:
+        """The benchmark's name without its round (``maskrcnn`` for ``maskrcnn-v2.1``)."""
+        return self.recipe_name or self.name
 
     def why_not_on(self, arch: str) -> Optional[str]:
         """The recorded cause of the benchmark not running on ``arch``, if the recipe gives one."""
@@ -510,6 +519,18 @@ class Benchmark(NamedTuple):
     def origin_of(self, key: str) -> str:
         """Where the rule ``key`` (arches, python, framework ...) is written."""
         return dict(self.origins).get(key, self.prov.origin)
+
+
+# The round a name means when it exists in several: v0.6 keeps every command and published
+# file it had before later rounds joined (the seed command `mlcc gen maskrcnn --cuda 10.1`).
+DEFAULT_ROUND = "v0.6"
+
+
+def benchmark_id(name: str, round_: Optional[str]) -> str:
+    """A benchmark's id: its name for the default round and for tools outside MLPerf, else
+    ``name-round`` (``maskrcnn-v2.1``), so images, files and tags of two rounds never collide
+    and every v0.6 name stays as it was."""
+    return name if round_ in (None, DEFAULT_ROUND) else f"{name}-{round_}"
 
 
 class NvidiaRepo(NamedTuple):
@@ -656,6 +677,16 @@ class KnowledgeBase(NamedTuple):
     pip_locks: LockFiles = LockFiles()  # recipes/locks/, parsed
     nccl_profiles: Tuple[NcclProfile, ...] = ()  # recipes/nccl-profiles.yaml, in file order
 
+    def rounds(self) -> Tuple[str, ...]:
+        """Every MLPerf round some benchmark recipe belongs to, oldest first."""
+        found = {b.round for b in self.benchmarks.values() if b.round is not None}
+        return tuple(sorted(found, key=_round_key))
+
+    def rounds_of(self, name: str) -> Tuple[str, ...]:
+        """The rounds holding a benchmark called ``name`` (its base name), oldest first."""
+        found = {b.round for b in self.benchmarks.values() if b.base_name == name and b.round is not None}
+        return tuple(sorted(found, key=_round_key))
+
     def packaging(self, package_format: str) -> Family:
         """The family whose packages have ``package_format`` (a cuDNN/NCCL build's method)."""
         for family in self.families.values():
@@ -674,3 +705,8 @@ class KnowledgeBase(NamedTuple):
             if release.version == version:
                 return release
         raise KeyError(version)
+
+
+def _round_key(round_: str) -> Tuple[int, ...]:
+    """``v2.1`` -> (2, 1): rounds sort by number, so v0.6 comes before v2.1 and v10.0 last."""
+    return tuple(int(part) for part in round_.lstrip("v").split("."))

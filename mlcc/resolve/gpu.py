@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
-from mlcc.kb.model import CudaRelease, KnowledgeBase
+from mlcc.kb.model import CudaRelease, KnowledgeBase, benchmark_id
 from mlcc.resolve.stages import Failure
 from mlcc.resolve.view import ResolverView
 from mlcc.versions import parse_version
@@ -46,7 +46,23 @@ def cause(resolver: ResolverView, request: Request) -> Failure:
     free = resolver.try_resolve(request._replace(gpu=None))
     if free is not None and free.cuda is not None:
         message += f"; without --gpu, {request.benchmark} resolves to CUDA {free.cuda.version}"
+    message += _other_round(resolver, request)
     return Failure("cuda-gpu", message, gpu.prov.origin)
+
+
+def _other_round(resolver: ResolverView, request: Request) -> str:
+    """ "; --round v2.1 has a stack for it" when another round of the benchmark serves the GPU:
+    a later round's frameworks reach the CUDA a newer GPU needs."""
+    kb = resolver.kb
+    asked = kb.benchmarks[request.benchmark]
+    for round_ in reversed(kb.rounds_of(asked.base_name)):
+        if round_ == asked.round:
+            continue
+        other = benchmark_id(asked.base_name, round_)
+        found = resolver.try_resolve(request._replace(benchmark=other))
+        if found is not None and found.cuda is not None:
+            return f"; --round {round_} resolves {asked.base_name} for it (CUDA {found.cuda.version})"
+    return ""
 
 
 def nearest_first(kb: KnowledgeBase, name: str) -> List[str]:

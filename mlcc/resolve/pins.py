@@ -74,6 +74,13 @@ class Pins:
         metavar="NAME",
     )
 
+    round: Optional[str] = flag(
+        "--round",
+        "MLPerf round of the benchmark: v0.6 or v2.1 (a name in several rounds means v0.6).",
+        default=None,
+        metavar="ROUND",
+    )
+
     def __bool__(self) -> bool:
         return bool(given(self))
 
@@ -99,6 +106,7 @@ class Pins:
             with_=self.with_,
             newest=self.newest,
             gpu=self.gpu,
+            round_=self.round,
         )
 
     def matches(self, kb: KnowledgeBase, stack: Stack) -> bool:

@@ -10,7 +10,7 @@ import re
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.errors import UsageError
-from mlcc.kb.model import KnowledgeBase
+from mlcc.kb.model import DEFAULT_ROUND, KnowledgeBase, benchmark_id
 from mlcc.versions import VersionPin, is_valid_version, parse_pin
 
 # Components `--with NAME=VERSION` may name besides the frameworks.
@@ -115,13 +115,10 @@ def build_request(
     with_: Sequence[str] = (),
     newest: bool = False,
     gpu: Optional[str] = None,
+    round_: Optional[str] = None,
 ) -> Request:
     """Validate the command line's values and turn them into a :class:`Request`."""
-    if benchmark not in kb.benchmarks:
-        raise UsageError(
-            f"unknown benchmark {benchmark!r}",
-            hint=did_you_mean(benchmark, kb.benchmarks) or f"benchmarks: {', '.join(kb.benchmarks)}",
-        )
+    benchmark = find_benchmark(kb, benchmark, round_)
     given: Dict[str, Tuple[str, str]] = {}  # component -> (raw value, flag that gave it)
     for flag, name, value in (
         ("--cuda", "cuda", cuda),
@@ -178,6 +175,31 @@ def build_request(
         gpu=_gpu_name(kb, gpu),
         **pins,
     )
+
+
+def find_benchmark(kb: KnowledgeBase, name: str, round_: Optional[str] = None) -> str:
+    """The id of benchmark ``name`` in ``round_`` (``--round``): a name in one round needs no
+    round; a name in several means the default round (v0.6); an id (``maskrcnn-v2.1``) is
+    accepted as it is, since messages and stack files name benchmarks by id."""
+    if round_ is not None and round_ not in kb.rounds():
+        raise UsageError(f"--round: unknown round {round_!r}", hint=f"rounds: {', '.join(kb.rounds())}")
+    if name in kb.benchmarks and round_ in (None, kb.benchmarks[name].round):
+        return name
+    rounds = kb.rounds_of(name)
+    if not rounds:
+        names = sorted({b.base_name for b in kb.benchmarks.values()})
+        raise UsageError(
+            f"unknown benchmark {name!r}",
+            hint=did_you_mean(name, names) or f"benchmarks: {', '.join(names)}",
+        )
+    if round_ is None:
+        round_ = DEFAULT_ROUND if DEFAULT_ROUND in rounds else rounds[0]
+    if round_ not in rounds:
+        raise UsageError(
+            f"benchmark {name!r} is not in round {round_}",
+            hint=f"{name} exists in round {', '.join(rounds)}: pass --round {rounds[-1]}",
+        )
+    return benchmark_id(name, round_)
 
 
 def _same_pin(kb: KnowledgeBase, name: str, first: Tuple[str, str], second: Tuple[str, str]) -> bool:

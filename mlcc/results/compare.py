@@ -27,6 +27,8 @@ class StackScore(NamedTuple):
     state: str  # complete, partial, no score
     notes: Tuple[str, ...]
     round: Optional[str] = None  # the MLPerf round whose rules scored the runs
+    # the reference of the stack's own round (maskrcnn v2.1's on A100 beside v0.6's on DGX-1)
+    reference: Optional[PublishedResult] = None
 
     @property
     def runs(self) -> int:
@@ -66,6 +68,7 @@ class BenchmarkComparison(NamedTuple):
 
 def _stack_json(stack: StackScore, reference: Optional[PublishedResult]) -> Dict[str, Any]:
     score = stack.score_minutes
+    reference = stack.reference or reference
     return {
         "stack": stack.stack,
         "round": stack.round,
@@ -79,6 +82,11 @@ def _stack_json(stack: StackScore, reference: Optional[PublishedResult]) -> Dict
         "state": stack.state,
         "spread_percent": None if stack.spread_percent is None else round(stack.spread_percent, 2),
         "vs_reference": round(score / reference.minutes, 4) if score is not None and reference else None,
+        "reference": (
+            {"minutes": reference.minutes, "system": reference.system, "round": reference.round}
+            if reference
+            else None
+        ),
         "notes": list(stack.notes),
         "results": [
             {
@@ -109,6 +117,7 @@ def compare(
     rows: Sequence[Mapping[str, Any]],
     references: Mapping[str, PublishedResult],
     rules: Optional[ScoringRules] = None,
+    by_round: Optional[Mapping[Tuple[str, Optional[str]], PublishedResult]] = None,
 ) -> List[BenchmarkComparison]:
     """Group stored runs (mlcc.results.store.stored_runs) by benchmark, then by stack and
     round; with ``rules``, each group is scored by its round's rules (runs required, runs
@@ -121,7 +130,12 @@ def compare(
     for benchmark in sorted(groups):
         reference = references.get(benchmark)
         stacks = [
-            _stack_score(stack, members, reference, _rule(rules, round_name, benchmark))
+            _stack_score(
+                stack,
+                members,
+                (by_round or {}).get((benchmark, round_name or None), reference),
+                _rule(rules, round_name, benchmark),
+            )
             for (stack, round_name), members in groups[benchmark].items()
         ]
         stacks.sort(key=lambda s: (s.score_minutes is None, s.score_minutes or 0.0, s.stack, s.round or ""))
@@ -169,6 +183,7 @@ def _stack_score(
         state="no score" if value is None else ("partial" if partial else "complete"),
         notes=tuple(notes),
         round=rule.round,
+        reference=reference,
     )
 
 

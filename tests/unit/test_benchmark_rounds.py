@@ -1,0 +1,110 @@
+"""A benchmark belongs to an MLPerf round: lookup by (name, round), --round, the folder rule."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mlcc.errors import RecipeError, UsageError
+from mlcc.kb import load
+from mlcc.kb.model import KnowledgeBase, benchmark_id
+from mlcc.resolve.request import build_request, find_benchmark
+
+
+def _add_round(recipes: Path, name: str, round_: str) -> None:
+    """A copy of the v0.6 recipe ``name`` filed under ``round_`` (a stand-in later round)."""
+    folder = recipes / "benchmarks" / round_
+    folder.mkdir(exist_ok=True)
+    text = (recipes / "benchmarks" / f"{name}.yaml").read_text()
+    (folder / f"{name}.yaml").write_text(text.replace("round: v0.6", f"round: {round_}", 1))
+    helpers = recipes / "benchmarks" / f"{name}.d"
+    if helpers.is_dir():
+        shutil.copytree(helpers, folder / f"{name}.d")
+
+
+@pytest.fixture
+def two_rounds(recipes_copy: Path) -> KnowledgeBase:
+    _add_round(recipes_copy, "maskrcnn", "v9.9")
+    _add_round(recipes_copy, "ssd", "v9.9")
+    (recipes_copy / "benchmarks" / "ssd.yaml").unlink()  # ssd now exists in v9.9 alone
+    (recipes_copy / "benchmarks" / "v2.1" / "ssd.yaml").unlink(missing_ok=True)  # lane v21pt added ssd v2.1
+    return load(str(recipes_copy), use_cache=False)
+
+
+def test_every_mlperf_recipe_names_its_round_and_tools_none(kb: KnowledgeBase) -> None:
+    rounds = {b.name: b.round for b in kb.benchmarks.values()}
+    assert rounds["maskrcnn"] == "v0.6"
+    assert rounds["ssd"] == "v0.6"
+    assert rounds["nccl-tests"] is None
+    assert rounds["tf_cnn_benchmarks"] is None
+
+
+def test_the_default_round_keeps_plain_names() -> None:
+    assert benchmark_id("maskrcnn", "v0.6") == "maskrcnn"
+    assert benchmark_id("nccl-tests", None) == "nccl-tests"
+    assert benchmark_id("maskrcnn", "v2.1") == "maskrcnn-v2.1"
+
+
+def test_a_name_in_two_rounds_defaults_to_v0_6(two_rounds: KnowledgeBase) -> None:
+    assert find_benchmark(two_rounds, "maskrcnn") == "maskrcnn"
+    assert find_benchmark(two_rounds, "maskrcnn", "v0.6") == "maskrcnn"
+    assert find_benchmark(two_rounds, "maskrcnn", "v9.9") == "maskrcnn-v9.9"
+    assert two_rounds.rounds_of("maskrcnn") == ("v0.6", "v2.1", "v9.9")
+
+
+def test_a_name_in_one_round_needs_no_flag(two_rounds: KnowledgeBase) -> None:
+    assert find_benchmark(two_rounds, "ssd") == "ssd-v9.9"
+    assert build_request(two_rounds, "ssd").benchmark == "ssd-v9.9"
+
+
+def test_an_id_is_accepted_as_it_is(two_rounds: KnowledgeBase) -> None:
+    assert find_benchmark(two_rounds, "maskrcnn-v9.9") == "maskrcnn-v9.9"
+
+
+def test_a_name_not_in_the_round_asked_names_the_rounds_it_has(two_rounds: KnowledgeBase) -> None:
+    with pytest.raises(UsageError) as caught:
+        find_benchmark(two_rounds, "ssd", "v0.6")
+    assert "not in round v0.6" in str(caught.value)
+    assert "--round v9.9" in (caught.value.hint or "")
+
+
+def test_an_unknown_round_lists_the_rounds(two_rounds: KnowledgeBase) -> None:
+    with pytest.raises(UsageError) as caught:
+        find_benchmark(two_rounds, "maskrcnn", "v1.0")
+    assert "unknown round 'v1.0'" in str(caught.value)
+    assert "v0.6, v2.1, v9.9" in (caught.value.hint or "")
+
+
+def test_the_later_round_keeps_its_own_helper_scripts(two_rounds: KnowledgeBase) -> None:
+    later = two_rounds.benchmarks["maskrcnn-v9.9"]
+    assert later.recipe_name == "maskrcnn" and later.base_name == "maskrcnn"
+    assert later.round == "v9.9"
+    first = two_rounds.benchmarks["maskrcnn"].build
+    assert later.build is not None and first is not None
+    assert later.build.scripts == first.scripts and later.build.scripts
+    assert later.prov.origin.startswith("recipes/benchmarks/v9.9/maskrcnn.yaml")
+
+
+def test_a_round_folder_recipe_must_say_its_round(recipes_copy: Path) -> None:
+    _add_round(recipes_copy, "maskrcnn", "v9.9")
+    path = recipes_copy / "benchmarks" / "v9.9" / "maskrcnn.yaml"
+    path.write_text(path.read_text().replace("round: v9.9", "round: v0.6"))
+    with pytest.raises(RecipeError, match=re.escape("must say round: v9.9")):
+        load(str(recipes_copy), use_cache=False)
+
+
+def test_a_later_round_at_the_top_level_is_refused(recipes_copy: Path) -> None:
+    path = recipes_copy / "benchmarks" / "ssd.yaml"
+    path.write_text(path.read_text().replace("round: v0.6", "round: v2.1", 1))
+    with pytest.raises(RecipeError, match=re.escape("live in recipes/benchmarks/v2.1/")):
+        load(str(recipes_copy), use_cache=False)
+
+
+def test_round_flag_reaches_resolve_and_list(cli) -> None:  # type: ignore[no-untyped-def]
+    refused = cli("resolve", "maskrcnn", "--round", "v1.0")
+    assert refused.code == 2 and "unknown round" in refused.err
+    listed = cli("list", "benchmarks")
+    assert listed.code == 0 and "round" in listed.out.splitlines()[0]
