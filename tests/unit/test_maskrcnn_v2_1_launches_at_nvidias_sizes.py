@@ -47,7 +47,8 @@ def test_the_v2_1_recipe_carries_nvidias_four_files_with_their_sources(kb: Knowl
     assert sorted(by_file) == sorted(name for _, name in FILES)
     for implementation, name in FILES:
         config = by_file[name]
-        assert config.source == f"github:mlcommons/training_results_v2.1 @{COMMIT} {FOLDER / implementation / name}"
+        upstream = FOLDER / implementation / name
+        assert config.source == f"github:mlcommons/training_results_v2.1 @{COMMIT} {upstream}"
         nvidia = sourced(DATA / FOLDER / implementation / name)
         assert (config.nodes, config.gpus_per_node) == (
             int(str(nvidia["DGXNNODES"].value)),
