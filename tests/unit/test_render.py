@@ -25,6 +25,7 @@ from mlcc.lint.dockerfile import lint_dockerfile
 from mlcc.render import FORMATS, render
 from mlcc.render import digest as digests
 from mlcc.render.plan import build_plan
+from tests.conftest import REPO
 
 SCHEMA = Path(__file__).resolve().parents[2] / "mlcc" / "stackfile" / "stack.schema.json"
 
@@ -49,8 +50,17 @@ def test_published_set_covers_every_benchmark_on_ubi8_x86_64(kb, published) -> N
     missing = set(kb.benchmarks) - on_ubi8
     # minigo and ncf's reference CUDA 10.0 has no RHEL 8 packages: they publish on UBI 7
     # (and say so in recipes/matrix.yaml), every other benchmark has a UBI 8 x86_64 cell.
-    assert missing <= {"minigo"}, missing
-    assert {g.rendered.stack.benchmark.name for g in published} == set(kb.benchmarks)
+    # v2.1's recipes that say they are INCOMPLETE (their images would not run the benchmark) stay
+    # out of the published set (recipes/matrix.yaml says so); one that is complete must join it
+    unfinished = {
+        name
+        for name, bench in kb.benchmarks.items()
+        if bench.round == "v2.1"
+        and "INCOMPLETE" in (REPO / "recipes" / "benchmarks" / "v2.1" / f"{bench.base_name}.yaml").read_text()
+    }
+    assert unfinished >= {"maskrcnn-v2.1", "bert-v2.1", "ssd-v2.1"} or not unfinished
+    assert missing - unfinished <= {"minigo"}, missing
+    assert {g.rendered.stack.benchmark.name for g in published} == set(kb.benchmarks) - unfinished
     assert any(g.folder == "maskrcnn/cuda10.1-cudnn7-ubi8-x86_64" for g in published)
     ppc = {g.rendered.stack.benchmark.name for g in published if g.rendered.stack.arch.name == "ppc64le"}
     assert ppc >= {"ssd", "gnmt", "transformer", "ncf", "tf_cnn_benchmarks", "nccl-tests"}

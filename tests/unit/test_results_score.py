@@ -36,8 +36,8 @@ def test_real_logs_reproduce_the_published_v06_results(cli, logs: Path, kb) -> N
     checked = 0
     for name, benchmark in kb.benchmarks.items():
         reference = benchmark.build.reference if benchmark.build else None
-        if reference is None:
-            continue
+        if reference is None or benchmark.round != "v0.6":
+            continue  # these logs are v0.6's; v2.1's references are checked on v2.1's logs
         entry = found[(reference.log_name or name, "NVIDIA")]
         assert round(entry["score_minutes"], 2) == reference.minutes, name
         assert entry["runs"] == reference.runs and entry["state"] == "complete"
