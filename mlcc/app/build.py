@@ -730,16 +730,17 @@ def flavour_of(job: BuildJob) -> str:
 
 
 class FlavourTotal(NamedTuple):
-    """What the images of one flavour weigh together (unknown figures left out)."""
+    """What the images of one flavour weigh together; a figure some image lacks is None
+    (a sum of the known ones would understate what the nodes pull)."""
 
     flavour: str
     images: int
-    compressed: int
-    uncompressed: int
+    compressed: Optional[int]
+    uncompressed: Optional[int]
 
 
 def totals_by_flavour(jobs: Sequence[BuildJob], results: Sequence[BuildResult]) -> List[FlavourTotal]:
-    """Per flavour: how many images have sizes, and their summed compressed and
+    """Per flavour: how many images were built or found, and their summed compressed and
     uncompressed bytes (the matrix summary's last lines).
 
     Args:
@@ -747,19 +748,24 @@ def totals_by_flavour(jobs: Sequence[BuildJob], results: Sequence[BuildResult]) 
         results: Their results, in the same order.
 
     Returns:
-        One total per flavour that has an image with a known size, by flavour name.
+        One total per flavour of a job that did not fail, by flavour name; a sum is None
+        when any of its images lacks that figure (an image not pushed has no compressed size).
     """
-    sums: Dict[str, Tuple[int, int, int]] = {}
+    found: Dict[str, List[Optional[ImageSizes]]] = {}
     for job, result in zip(jobs, results):
-        if result.sizes is None:
-            continue
-        images, compressed, uncompressed = sums.get(flavour_of(job), (0, 0, 0))
-        sums[flavour_of(job)] = (
-            images + 1,
-            compressed + (result.sizes.compressed or 0),
-            uncompressed + (result.sizes.uncompressed or 0),
+        if result.status != "failed":
+            found.setdefault(flavour_of(job), []).append(result.sizes)
+    return [
+        FlavourTotal(
+            name, len(found[name]), *(_sum(found[name], field) for field in ("compressed", "uncompressed"))
         )
-    return [FlavourTotal(name, *sums[name]) for name in sorted(sums)]
+        for name in sorted(found)
+    ]
+
+
+def _sum(sizes: Sequence[Optional[ImageSizes]], field: str) -> Optional[int]:
+    values = [getattr(size, field) if size is not None else None for size in sizes]
+    return None if any(value is None for value in values) else sum(v for v in values if v is not None)
 
 
 def _largest_json(sizes: Optional[ImageSizes]) -> Optional[str]:

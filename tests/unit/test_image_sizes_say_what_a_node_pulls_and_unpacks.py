@@ -15,8 +15,15 @@ from typing import Any, Dict, Iterator, List
 
 import pytest
 
+from mlcc.api import request_for
+from mlcc.app.build import FlavourTotal, totals_by_flavour
+from mlcc.engines.base import BuildPolicy, BuildResult, job_for
 from mlcc.history import History, Record
 from mlcc.image.sizes import ImageSizes, LayerSize, combined, from_engine_history, from_manifest, human
+from mlcc.kb import load
+from mlcc.render import render
+from mlcc.resolve import Resolver
+from mlcc.resolve.pins import Pins
 
 RANDOM_BYTES = 300_000  # random data: gzip cannot shrink it
 ZERO_BYTES = 200_000  # zeros: gzip shrinks them to almost nothing
@@ -219,3 +226,20 @@ def test_the_report_shows_a_cells_flavour_and_sizes(cli, tmp_path: Path) -> None
     page = tmp_path / "report.html"
     assert cli("report", "--html", str(page), "--history", str(history.path)).code == 0
     assert '<div class="size">devel: 2.0 GiB pulled, 5.0 GiB unpacked</div>' in page.read_text()
+
+
+def test_the_matrix_summary_sums_a_flavour_only_where_every_image_has_the_figure() -> None:
+    kb = load()
+    request = request_for(kb, "ssd", Pins(cuda="10.1"))
+    rendered = render(Resolver(kb).resolve(request), request=request)
+    job = job_for(rendered, BuildPolicy(registry="quay.io/acme"), "ssd")
+    pushed = ImageSizes(3 * 2**30, 8 * 2**30)
+    local = ImageSizes(None, 5 * 2**30)  # built, not pushed: nothing says what a node would pull
+    results = [
+        BuildResult(job, "built", "", 1.0, sizes=pushed),
+        BuildResult(job, "skipped", "", 0.0, sizes=local),
+        BuildResult(job, "failed", "", 0.0),
+    ]
+    # every image today is devel; the failed one weighs nothing and is not counted
+    assert totals_by_flavour([job] * 3, results) == [FlavourTotal("devel", 2, None, 13 * 2**30)]
+    assert totals_by_flavour([job], results[:1]) == [FlavourTotal("devel", 1, 3 * 2**30, 8 * 2**30)]
