@@ -288,8 +288,18 @@ def _families(doc: _Doc) -> Dict[str, Family]:
             recorder_flag=entry["recorder_flag"],
             cuda_packages=entry["cuda_packages"],
             prov=doc.prov(entry, path),
+            devel_package=_regex(doc, entry["devel_package"], (*path, "devel_package")),
+            runtime_packages=tuple(entry["runtime_packages"]),
         )
     return families
+
+
+def _regex(doc: _Doc, text: str, path: PathKey) -> str:
+    try:
+        re.compile(text)
+    except re.error as error:
+        raise doc.error(path, f"not a regular expression: {error}") from None
+    return text
 
 
 # A named placeholder in a shell line of recipes/families.yaml ({packages}, {baseurl}),
@@ -616,9 +626,25 @@ def _cuda(doc: _Doc, arches: Dict[str, Arch]) -> Tuple[CudaRelease, ...]:
                     (a, tuple(names)) for a, names in entry.get("packages_not_on", {}).items()
                 ),
                 prov=doc.prov(entry, path),
+                runtime_packages=_runtime_names(doc, entry, path, "runtime_packages", "packages"),
+                apt_runtime_packages=_runtime_names(doc, entry, path, "apt_runtime_packages", "apt_packages"),
             )
         )
     return tuple(sorted(releases, key=lambda r: parse_version(r.version), reverse=True))
+
+
+def _runtime_names(doc: _Doc, entry: Dict[str, Any], path: PathKey, key: str, of: str) -> Tuple[str, ...]:
+    """A runtime list names packages of the release's own list (their versions come from it)."""
+    names = tuple(entry.get(key, ()))
+    known = {package[0] for package in entry.get(of, ())}
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise doc.error(
+            (*path, key),
+            f"CUDA {entry['version']}: {', '.join(unknown)} not in its {of}",
+            hint=f"a runtime package is one of the release's {of}, named without its version",
+        )
+    return names
 
 
 def _libs(
@@ -953,7 +979,28 @@ def _benchmark_build(doc: _Doc, data: Dict[str, Any]) -> BenchmarkBuild:
         scripts=_scripts(doc, data["steps"]),
         mpi=_mpi(data.get("mpi")),
         launch=_launch(doc, data.get("launch")),
+        flavour=data.get("flavour", "runtime"),
+        flavour_reason=_flavour_reason(doc, data),
+        runtime_packages=tuple(
+            sorted(
+                (family, tuple(names))
+                for family, names in data.get("runtime", {}).get("packages", {}).items()
+            )
+        ),
+        runtime_copy=tuple(data.get("runtime", {}).get("copy", ())),
     )
+
+
+def _flavour_reason(doc: _Doc, data: Dict[str, Any]) -> Optional[str]:
+    """A benchmark whose images are devel by default says why (it compiles at run time)."""
+    reason = data.get("flavour_reason")
+    if data.get("flavour") == "devel" and not reason:
+        raise doc.error(
+            ("build", "flavour"),
+            "flavour: devel needs flavour_reason",
+            hint="say what the benchmark compiles at run time, e.g. a JIT-built extension",
+        )
+    return None if reason is None else " ".join(reason.split())
 
 
 def _launch(doc: _Doc, data: Optional[Dict[str, Any]]) -> Optional[Launch]:

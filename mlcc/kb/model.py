@@ -9,6 +9,7 @@ exact line a rule comes from.
 
 from __future__ import annotations
 
+import re
 from typing import Dict, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 from mlcc.kb.pip_locks import LockFiles
@@ -92,6 +93,14 @@ class Family(NamedTuple):
     recorder_flag: str
     cuda_packages: str  # which package list of a CudaRelease the family installs
     prov: Provenance
+    # a package name that holds headers and static libraries, for building only (-devel)
+    devel_package: str = "$^"
+    # what a runtime image installs from the base's repositories (TLS roots, archives)
+    runtime_packages: Tuple[str, ...] = ()
+
+    def is_devel(self, name: str) -> bool:
+        """True for a package a runtime image leaves out: headers and static libraries."""
+        return re.search(self.devel_package, name) is not None
 
     def pin(self, package: PinnedPackage) -> str:
         return self.pin_format.format(name=package.name, version=package.version)
@@ -168,6 +177,10 @@ class CudaRelease(NamedTuple):
     prov: Provenance
     apt_packages: Tuple[PinnedPackage, ...] = ()
     packages_not_on: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    # the names of ``packages`` / ``apt_packages`` NVIDIA's base and runtime images install
+    # (no compiler, no headers); empty where no such image of this release is known
+    runtime_packages: Tuple[str, ...] = ()
+    apt_runtime_packages: Tuple[str, ...] = ()
 
     @property
     def minor(self) -> str:
@@ -188,6 +201,18 @@ class CudaRelease(NamedTuple):
         chosen = {"packages": self.packages, "apt_packages": self.apt_packages}[family.cuda_packages]
         missing = dict(self.packages_not_on).get(arch, ())
         return tuple(p for p in chosen if p.name not in missing)
+
+    def runtime_packages_for(self, family: Family, arch: str) -> Optional[Tuple[PinnedPackage, ...]]:
+        """The runtime subset of :meth:`packages_for`; None when no runtime list is known."""
+        names = self.runtime_packages if family.cuda_packages == "packages" else self.apt_runtime_packages
+        if not names:
+            return None
+        return tuple(p for p in self.packages_for(family, arch) if p.name in names)
+
+
+# What an image carries: "runtime" (a multi-stage build whose final stage gets what the
+# build made) or "devel" (one stage: the build's compilers, headers and sources stay).
+FLAVOURS = ("runtime", "devel")
 
 
 # A bundled library known to be brought by a framework build whose version no source
@@ -453,9 +478,21 @@ class BenchmarkBuild(NamedTuple):
     scripts: Tuple[Tuple[str, str], ...] = ()  # (file name, content) used by script steps
     mpi: Optional[MpiLaunch] = None
     launch: Optional[Launch] = None
+    flavour: str = "runtime"  # the default flavour of its images
+    flavour_reason: Optional[str] = None  # why devel, when it is
+    # (base family, names) a runtime image installs; empty: packages without the devel ones
+    runtime_packages: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    runtime_copy: Tuple[str, ...] = ()  # paths the build stage made, besides the environment
 
     def packages_for(self, family: str) -> Tuple[str, ...]:
         return dict(self.packages).get(family, ())
+
+    def runtime_packages_for(self, family: Family) -> Tuple[str, ...]:
+        """The system packages a runtime image of the benchmark installs."""
+        named = dict(self.runtime_packages)
+        if family.name in named:
+            return named[family.name]
+        return tuple(p for p in self.packages_for(family.name) if not family.is_devel(p))
 
     def source_for(self, framework_version: Optional[str]) -> Optional[SourceRef]:
         """The source commit for a framework version: the first whose range holds it."""
