@@ -28,7 +28,7 @@ import platform
 from functools import lru_cache
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from mlcc.errors import ConflictError, RecipeError
+from mlcc.errors import ConflictError, RecipeError, UsageError
 from mlcc.kb import pip_locks
 from mlcc.kb.model import (
     UNCONFIRMED,
@@ -45,6 +45,7 @@ from mlcc.kb.model import (
 from mlcc.kb.pip_locks import PipLocks
 from mlcc.resolve import gpu as gpu_rule
 from mlcc.resolve.explain import explain_conflict
+from mlcc.resolve.flavour import flavoured
 from mlcc.resolve.reasons import Defaults, departures, explain_choices
 from mlcc.resolve.request import Request
 from mlcc.resolve.stack import Compiler, Installer, Stack
@@ -161,15 +162,21 @@ class Resolver:
         tracker = Tracker()
         bare = self._search(request, tracker)
         self._bare[request] = bare
-        stack = self._results[request] = self._finished(bare)
-        if stack is not None:
+        finished = self._finished(bare)
+        if finished is not None:
+            stack = self._results[request] = flavoured(finished, request.flavour)
             return stack
+        self._results[request] = None
         raise self._conflict(request, tracker)
 
     def try_resolve(self, request: Request) -> Optional[Stack]:
         """Like :meth:`resolve` without the explanation; memoised."""
         if request not in self._results:
-            self._results[request] = self._finished(self._bare_stack(request))
+            finished = self._finished(self._bare_stack(request))
+            try:
+                self._results[request] = None if finished is None else flavoured(finished, request.flavour)
+            except UsageError:
+                self._results[request] = None  # runtime asked for, and this stack has none
         return self._results[request]
 
     def _bare_stack(self, request: Request) -> Optional[Stack]:

@@ -81,6 +81,14 @@ class Pins:
         metavar="ROUND",
     )
 
+    flavour: Optional[str] = flag(
+        "--flavour",
+        "Image flavour: runtime (multi-stage, carries what runs) or devel (the build's compilers"
+        " stay); default: the benchmark's.",
+        default=None,
+        metavar="FLAVOUR",
+    )
+
     def __bool__(self) -> bool:
         return bool(given(self))
 
@@ -107,6 +115,7 @@ class Pins:
             newest=self.newest,
             gpu=self.gpu,
             round_=self.round,
+            flavour=self.flavour,
         )
 
     def matches(self, kb: KnowledgeBase, stack: Stack) -> bool:

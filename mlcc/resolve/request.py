@@ -10,7 +10,7 @@ import re
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.errors import UsageError
-from mlcc.kb.model import DEFAULT_ROUND, KnowledgeBase, benchmark_id
+from mlcc.kb.model import DEFAULT_ROUND, FLAVOURS, KnowledgeBase, benchmark_id
 from mlcc.versions import VersionPin, is_valid_version, parse_pin
 
 # Components `--with NAME=VERSION` may name besides the frameworks.
@@ -35,6 +35,7 @@ class Request(NamedTuple):
     # the newest compatible stack instead of the one nearest the benchmark's reference run
     newest: bool = False
     gpu: Optional[str] = None  # a recipes/gpus.yaml name: the stack must run on it
+    flavour: Optional[str] = None  # "devel" | "runtime"; None: the benchmark's default
 
     def framework_pin(self, name: str) -> Optional[VersionPin]:
         return dict(self.frameworks).get(name)
@@ -46,7 +47,7 @@ class Request(NamedTuple):
             pin = getattr(self, name)
             if pin is not None:
                 shown[name] = str(pin)
-        for name in ("base", "arch", "driver", "gpu"):
+        for name in ("base", "arch", "driver", "gpu", "flavour"):
             value = getattr(self, name)
             if value is not None:
                 shown[name] = value
@@ -65,7 +66,7 @@ class Request(NamedTuple):
             value = quote(raw)
             if name in ("cpu", "newest"):
                 parts.append(f"--{name}")
-            elif name in VERSION_COMPONENTS or name in OTHER_COMPONENTS or name == "gpu":
+            elif name in VERSION_COMPONENTS or name in OTHER_COMPONENTS or name in ("gpu", "flavour"):
                 parts.append(f"--{name} {value}")
             else:
                 parts.append(f"--with {name}={value}")
@@ -116,6 +117,7 @@ def build_request(
     newest: bool = False,
     gpu: Optional[str] = None,
     round_: Optional[str] = None,
+    flavour: Optional[str] = None,
 ) -> Request:
     """Validate the command line's values and turn them into a :class:`Request`."""
     benchmark = find_benchmark(kb, benchmark, round_)
@@ -173,7 +175,17 @@ def build_request(
         frameworks=tuple(sorted(frameworks.items())),
         newest=newest,
         gpu=_gpu_name(kb, gpu),
+        flavour=_flavour(flavour),
         **pins,
+    )
+
+
+def _flavour(flavour: Optional[str]) -> Optional[str]:
+    if flavour is None or flavour in FLAVOURS:
+        return flavour
+    raise UsageError(
+        f"--flavour: unknown flavour {flavour!r}",
+        hint="runtime (a multi-stage image that carries what runs) or devel (compilers and sources stay)",
     )
 
 

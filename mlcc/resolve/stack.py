@@ -29,7 +29,7 @@ STACK_FORMAT = 1
 
 # How the variant name spells a departure from the default stack (a framework by its
 # name, a GPU by its sm_XY name).
-_VARIANT_SUFFIX = {"python": "py", "gpu": ""}
+_VARIANT_SUFFIX = {"python": "py", "gpu": "", "flavour": ""}
 
 
 class Choice(NamedTuple):
@@ -120,6 +120,14 @@ class Stack(NamedTuple):
     # and the knowledge base, not of a request: pinning a component to the version the
     # default stack has changes nothing, pinning another one is a departure.
     departures: Tuple[Tuple[str, str], ...] = ()
+    # What the image carries: "devel" (the build's compilers, headers and sources stay) or
+    # "runtime" (a second stage on the runtime stack gets what the build made, nothing else).
+    flavour: str = "devel"
+
+    @property
+    def runtime(self) -> bool:
+        """True for a multi-stage image whose final stage carries what runs."""
+        return self.flavour == "runtime"
 
     @property
     def accelerator(self) -> str:
@@ -192,6 +200,7 @@ class Stack(NamedTuple):
                 else None
             ),
             "driver_min": self.driver_min,
+            "flavour": self.flavour,
             "reference": self.reference,
             "verified": self.verified,
             "components": [c.to_dict() for c in self.choices],
