@@ -51,6 +51,7 @@ from mlcc.kb.model import KnowledgeBase
 from mlcc.matrix import cell_flags
 from mlcc.render import Options, render
 from mlcc.render.manifest import labels as stack_labels
+from mlcc.render.stages import RUNTIME
 from mlcc.resolve import Resolver
 from mlcc.resolve.pins import Pins
 
@@ -241,9 +242,11 @@ def build_stages(
         BuildError: A stage's build failed.
         RegistryError: A registry could not be reached or refused.
     """
-    parent = job.base.pinned if job.base is not None else job.rendered.plan.base_image
+    base = job.base.pinned if job.base is not None else job.rendered.plan.base_image
+    parent = base
+    runtime_parent: Optional[str] = None
     for stage in stage_jobs(job, policy):
-        stage = stage._replace(parent=parent)
+        stage = stage._replace(parent=base if stage.stage.stage == RUNTIME else parent)
         what = f"{stage.stage.stage} stage {stage.readable.tag}"
         with content_lock(stage.digest, log):  # two jobs on one stage: the second takes it
             start = time.monotonic()
@@ -258,9 +261,15 @@ def build_stages(
             if history is not None:
                 seconds = time.monotonic() - start
                 history.record(_stage_record(engine, job, stage, status, reason, seconds, found))
-        parent = found
-    log(f"mlcc: building the benchmark stage FROM {parent}")
-    return job._replace(parent=parent)
+        if stage.stage.stage == RUNTIME:
+            runtime_parent = found
+        else:
+            parent = found
+    if runtime_parent is not None:
+        log(f"mlcc: building the benchmark stage FROM {parent}, its runtime stage FROM {runtime_parent}")
+    else:
+        log(f"mlcc: building the benchmark stage FROM {parent}")
+    return job._replace(parent=parent, runtime_parent=runtime_parent)
 
 
 def _stage_record(
@@ -285,7 +294,7 @@ def _stage_record(
         reason=reason,
         reference=str(stage.readable),
         uncompressed=sizes.uncompressed if sizes else None,
-        flavour="devel",
+        flavour="runtime" if stage.stage.stage == RUNTIME else "devel",
         largest_layers=_largest_json(sizes),
     )
 

@@ -33,7 +33,7 @@ from mlcc.render import Rendered
 from mlcc.render.canonical_json import dumps
 from mlcc.render.digest import stamp
 from mlcc.render.openshift import ClusterOptions
-from mlcc.render.stages import SharedStage, benchmark_stage, shared_stages
+from mlcc.render.stages import RUNTIME, SharedStage, benchmark_stage, shared_stages
 from mlcc.stackfile.document import StackManifest
 
 LOCAL_REGISTRY = "localhost/mlcc"
@@ -153,6 +153,9 @@ class BuildJob(NamedTuple):
     # --chain: the last shared stage image, pinned (``<registry>/mlcc-framework@sha256:...``);
     # the build is then the benchmark stage's steps FROM it. None: the whole Dockerfile.
     parent: Optional[str] = None
+    # --chain of a runtime image: its runtime stage image, pinned, which the final stage is
+    # FROM (the RUNTIME_IMAGE build arg).
+    runtime_parent: Optional[str] = None
 
     @property
     def variant(self) -> str:
@@ -178,8 +181,12 @@ class BuildJob(NamedTuple):
         """The build args, ``BASE_IMAGE`` naming the base by digest once it is pinned (with
         ``parent``: the stage image, and only the mirror args the benchmark stage declares)."""
         if self.parent is not None:
-            declared = {"NVIDIA_MIRROR", *(name for name, _ in benchmark_stage(self.rendered, "").build_args)}
-            return stage_build_args(self.rendered.build_args, self.parent, declared)
+            final = benchmark_stage(self.rendered, self.parent, self.runtime_parent)
+            declared = {"NVIDIA_MIRROR", *(name for name, _ in final.build_args)}
+            args = stage_build_args(self.rendered.build_args, self.parent, declared)
+            if final.runtime_parent is not None:
+                args += (("RUNTIME_IMAGE", final.runtime_parent),)
+            return args
         if self.base is None:
             return self.rendered.build_args
         return tuple(
@@ -205,7 +212,10 @@ class BuildJob(NamedTuple):
         with ``parent``, the Dockerfile is the benchmark stage's (its digest label stamped)."""
         files = self.rendered.files
         if self.parent is not None:
-            final = stamp(benchmark_stage(self.rendered, self.parent).dockerfile, self.rendered.digest)
+            final = stamp(
+                benchmark_stage(self.rendered, self.parent, self.runtime_parent).dockerfile,
+                self.rendered.digest,
+            )
             files = tuple((n, final if n == self.rendered.main_file else c) for n, c in files)
         if self.base is None:
             return files
@@ -310,7 +320,8 @@ def stage_jobs(job: BuildJob, policy: BuildPolicy) -> List[StageJob]:
     # the stage is built on, so a mirror serving the same manifest shares the stage
     for stage in shared_stages(job.rendered, job.rendered.stack.base.ref):
         repository = f"{policy.repository_root}/{stage.repository}"
-        found.append(StageJob(stage, repository, job.rendered.platform, under, job.rendered.build_args))
+        on = job.base.digest if stage.stage == RUNTIME else under  # the runtime stack is FROM the base
+        found.append(StageJob(stage, repository, job.rendered.platform, on, job.rendered.build_args))
         under = found[-1].digest
     return found
 

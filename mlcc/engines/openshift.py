@@ -18,6 +18,7 @@ image, once its label shows it is this build's.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -181,9 +182,14 @@ class OpenShift(Engine):
             BuildError: An object could not be applied, the build not started, or it ended
                 other than Complete (with the end of its log).
         """
-        objects = list(render_openshift(job.rendered, self.settings.cluster).build_objects)
+        # a runtime image's BuildConfig names its build stage's parent by its pull spec,
+        # which names the namespace: the one this connection works in
+        options = dataclasses.replace(self.settings.cluster, namespace=self.namespace)
+        objects = list(render_openshift(job.rendered, options).build_objects)
         configs = [o["metadata"]["name"] for o in objects if o["kind"] == "BuildConfig"]
         if self.settings.cluster.chain:
+            for config in _runtime_stages(objects):  # FROM the base: no other stage triggers it
+                build_on_cluster(self, objects, config, log)
             # the first stage only: the later ones follow through their ImageChange triggers
             result = build_on_cluster(self, objects, configs[0], log)
             reason = (
@@ -449,6 +455,16 @@ def _chunks(response: Any) -> Any:
         return response.stream(4096)
     except Exception:
         return [response.data or b""]
+
+
+def _runtime_stages(objects: List[Obj]) -> List[str]:
+    """The BuildConfigs of a runtime image's runtime stack stage among ``objects``."""
+    return [
+        o["metadata"]["name"]
+        for o in objects
+        if o["kind"] == "BuildConfig"
+        and o["metadata"]["labels"].get("app.kubernetes.io/name") == "mlcc-runtime"
+    ]
 
 
 def build_on_cluster(cluster: OpenShift, objects: List[Obj], build_config: str, log: Log) -> ClusterBuild:

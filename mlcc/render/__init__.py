@@ -24,6 +24,7 @@ from mlcc.render.formats import Context, apptainer, dockerfile, script
 from mlcc.render.manifest import stack_text
 from mlcc.render.mirror import PIP_SETTINGS
 from mlcc.render.plan import DEFAULT_OPTIONS, Options, Plan, build_plan
+from mlcc.resolve.flavour import as_devel
 from mlcc.resolve.stack import Stack
 
 if TYPE_CHECKING:
@@ -121,6 +122,10 @@ def render(
     digest hashes as a placeholder: every request for one stack builds one image."""
     if fmt not in FORMATS:
         raise UsageError(f"unknown format {fmt!r}", hint=f"formats: {', '.join(FORMATS)}")
+    if fmt != "dockerfile":
+        # install.sh sets up a host, and an Apptainer file here builds in one stage: both
+        # keep the build (a runtime image is a multi-stage Dockerfile)
+        stack = as_devel(stack)
     plan = build_plan(stack, options)
     files = _files(stack, plan, fmt)
     build_args = _build_args(plan)

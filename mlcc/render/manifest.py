@@ -78,6 +78,7 @@ def labels(stack: Stack) -> Tuple[Tuple[str, str], ...]:
         "io.mlcc.framework.version": stack.framework.version if stack.framework else None,
         "io.mlcc.framework.variant": stack.framework.variant if stack.framework else None,
         "io.mlcc.driver.min": stack.driver_min,
+        "io.mlcc.flavour": stack.flavour,
     }
     found.update({k: v for k, v in optional.items() if v is not None})
     return tuple(sorted(found.items()))
@@ -135,6 +136,32 @@ def cuda_packages(cuda: CudaRelease, family: Family, arch: str) -> Tuple[PinnedP
     return cuda.packages_for(family, arch)
 
 
+def image_cuda_packages(stack: Stack) -> Tuple[PinnedPackage, ...]:
+    """The CUDA packages the stack's image holds: the runtime list in a runtime image."""
+    cuda = stack.cuda
+    assert cuda is not None
+    family = stack.base.packaging
+    if stack.runtime:
+        runtime = cuda.runtime_packages_for(family, stack.arch.name)
+        if runtime is not None:  # the resolver makes no runtime stack without one
+            return runtime
+    return cuda_packages(cuda, family, stack.arch.name)
+
+
+def image_library_packages(stack: Stack, lib: LibBuild) -> Tuple[PinnedPackage, ...]:
+    """A cuDNN or NCCL build's packages in the stack's image: no -devel in a runtime image."""
+    family = stack.base.packaging
+    return tuple(p for p in lib.packages if not (stack.runtime and family.is_devel(p.name)))
+
+
+def image_python_packages(stack: Stack) -> Tuple[str, ...]:
+    """The base's Python packages in the stack's image: no -devel in a runtime image."""
+    python = stack.python
+    assert python is not None
+    family = stack.base.packaging
+    return tuple(p for p in python.packages if not (stack.runtime and family.is_devel(p)))
+
+
 def benchmark_python(stack: Stack) -> Optional[str]:
     """The interpreter that runs the benchmark, as stack.json names it.
 
@@ -152,13 +179,13 @@ def benchmark_python(stack: Stack) -> Optional[str]:
     return python.executable
 
 
-def _lib(lib: Optional[LibBuild], family: Family, fetch: Callable[[str], str]) -> Optional[LibraryRecord]:
+def _lib(lib: Optional[LibBuild], stack: Stack, fetch: Callable[[str], str]) -> Optional[LibraryRecord]:
     if lib is None:
         return None
     return LibraryRecord(
         version=lib.version,
         method=lib.method,
-        packages=pinned(family, lib.packages),
+        packages=pinned(stack.base.packaging, image_library_packages(stack, lib)),
         url=fetch(lib.url) if lib.url else None,
         for_cuda=lib.cuda,
     )
@@ -185,16 +212,18 @@ def stack_manifest(stack: Stack, *, base_image: str, mirror: str, fetches: Fetch
         cuda=(
             CudaRecord(
                 version=cuda.version,
-                packages=pinned(family, cuda_packages(cuda, family, stack.arch.name)),
+                packages=pinned(family, image_cuda_packages(stack)),
                 min_driver=cuda.min_driver,
             )
             if cuda
             else None
         ),
-        cudnn=_lib(stack.cudnn, family, fetch),
-        nccl=_lib(stack.nccl, family, fetch),
+        cudnn=_lib(stack.cudnn, stack, fetch),
+        nccl=_lib(stack.nccl, stack, fetch),
         python=(
-            PythonRecord(python.version, tuple(python.packages), benchmark_python(stack) or python.executable)
+            PythonRecord(
+                python.version, image_python_packages(stack), benchmark_python(stack) or python.executable
+            )
             if python
             else None
         ),
@@ -250,6 +279,7 @@ def stack_manifest(stack: Stack, *, base_image: str, mirror: str, fetches: Fetch
             ]
         ),
         fetches=fetches,
+        flavour=stack.flavour,
     )
 
 

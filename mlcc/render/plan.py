@@ -21,7 +21,15 @@ from mlcc.kb.lock_ids import environment_id, install_id
 from mlcc.kb.model import CONDA, GIT, BuildStep, LibBuild, PackageManager, PinnedPackage
 from mlcc.kb.pip_locks import LockedInstall, LockTarget, PipInstall
 from mlcc.render import fetches
-from mlcc.render.manifest import CONDA_ENV, cuda_packages, labels, pinned
+from mlcc.render.manifest import (
+    CONDA_ENV,
+    cuda_packages,
+    image_cuda_packages,
+    image_library_packages,
+    image_python_packages,
+    labels,
+    pinned,
+)
 from mlcc.render.mirror import (
     MIRROR_NAME,
     MIRROR_VAR,
@@ -64,6 +72,8 @@ LOCAL_SOURCE_NO_DEPS = (
 # The stages of a build, in order. "stack" is the prefix every benchmark on the same base +
 # CUDA + cuDNN + NCCL + Python shares; chained OpenShift builds make one image per stage.
 STAGES = ("stack", "framework", "benchmark")
+# The name of a runtime image's first stage, which its final stage copies from.
+BUILD_STAGE = "build"
 
 
 class Step(NamedTuple):
@@ -85,6 +95,8 @@ class Step(NamedTuple):
     # What install.sh runs on a bare-metal host instead, when that differs from an image's
     # step (None: the same): an image's OpenShift permissions have no place on a host.
     host: Optional[Step] = None
+    # The build stage the copies come from (a runtime image's final stage), None: the context.
+    from_stage: Optional[str] = None
 
     @property
     def shared(self) -> bool:
@@ -113,6 +125,12 @@ class Plan(NamedTuple):
     # bytes fetched through it are verified (see mlcc.render.verified): what the content
     # digest sees of a mirror.
     mirrors: Tuple[MirrorUse, ...] = ()
+    # A runtime image's build stage (BUILD_STAGE): what it compiles and installs, on the devel
+    # stack; ``steps`` are then the final stage's, on the runtime stack. Empty: one stage.
+    build_steps: Tuple[Step, ...] = ()
+    # What a runtime image's final stage is FROM when that is not the build stage's base: a
+    # chained build's runtime stage image (the RUNTIME_IMAGE build arg). None: BASE_IMAGE.
+    runtime_base: Optional[str] = None
 
     @property
     def runtime_env(self) -> Tuple[Tuple[str, str], ...]:
@@ -134,6 +152,9 @@ class Plan(NamedTuple):
             mirror=values.get(MIRROR_NAME) or self.mirror,
             build_args=args(self.build_args),
             steps=tuple(step._replace(args=args(step.args)) if step.args else step for step in self.steps),
+            build_steps=tuple(
+                step._replace(args=args(step.args)) if step.args else step for step in self.build_steps
+            ),
             mirrors=tuple(m._replace(value=values[m.var]) if m.var in values else m for m in self.mirrors),
         )
 
@@ -204,6 +225,8 @@ class _Planner:
         self.fetched: List[FetchRecord] = []
         # fetches through a mirror that no record describes: (build argument, why unverified)
         self.unrecorded: List[Tuple[str, str]] = []
+        # planning a runtime image's final stage: runtime packages, nothing built
+        self.runtime_stage = False
 
     # helpers ------------------------------------------------------------------
 
@@ -310,6 +333,27 @@ class _Planner:
     # sections -----------------------------------------------------------------
 
     def plan(self) -> Plan:
+        self.runtime_stack()
+        self.compiler()
+        if self.stack.framework is not None:
+            self.framework()
+        self.benchmark()
+        if not self.stack.runtime:
+            self.manifest()
+            return self.finish()
+        # The final stage: the same leading steps on runtime packages, then what the build made.
+        built = tuple(self.steps)
+        self.steps = []
+        self.library_path = []
+        self.runtime_stage = True
+        self.runtime_stack()
+        self.runtime_benchmark()
+        self.manifest()
+        return self.finish(built)
+
+    def runtime_stack(self) -> None:
+        """Base packages, NVIDIA repositories, CUDA, cuDNN, NCCL, Python: the steps every
+        benchmark on the stack shares (devel packages, or runtime ones in a final stage)."""
         self.system()
         if self.stack.cuda is not None:
             self.nvidia_repositories()
@@ -320,14 +364,15 @@ class _Planner:
                 self.nccl(self.stack.nccl)
         if self.stack.python is not None:
             self.python()
-        self.compiler()
-        if self.stack.framework is not None:
-            self.framework()
-        self.benchmark()
-        self.manifest()
-        return self.finish()
 
     def system(self) -> None:
+        if self.runtime_stage:
+            self.add(
+                "System packages a runtime image needs (versions follow the base image's release)",
+                self.install(list(self.base.packaging.runtime_packages)),
+                stage="stack",
+            )
+            return
         names = list(self.base.build_packages) + list(self.base.gcc_packages)
         self.add(
             "System packages for the build (versions follow the base image's release)",
@@ -348,9 +393,10 @@ class _Planner:
             command = self.base.packaging.nvidia_repo_command(name, baseurl, gpgkey)
             commands.append(command)
             # fetched by the package manager (rpm) or the command (apt): no sourced sha256
-            self.fetched.append(
-                fetches.download(f"nvidia-key:{name}", gpgkey, None, repo.key_sha256_unavailable)
-            )
+            if not self.runtime_stage:  # the build stage recorded the same fetch
+                self.fetched.append(
+                    fetches.download(f"nvidia-key:{name}", gpgkey, None, repo.key_sha256_unavailable)
+                )
             # families whose command downloads the key itself (apt) say why it is unchecked
             if command.startswith("curl ") and repo.key_sha256_unavailable:
                 reason = " ".join(repo.key_sha256_unavailable.split())
@@ -366,7 +412,12 @@ class _Planner:
     def cuda(self) -> None:
         cuda = self.stack.cuda
         assert cuda is not None
-        packages = self.pinned(cuda_packages(cuda, self.base.packaging, self.arch))
+        listed = (
+            image_cuda_packages(self.stack)
+            if self.runtime_stage
+            else cuda_packages(cuda, self.base.packaging, self.arch)
+        )
+        packages = self.pinned(listed)
         commands = [
             *self.install(packages),
             f"ln -sfn cuda-{cuda.minor} /usr/local/cuda",
@@ -383,14 +434,18 @@ class _Planner:
             ("NVIDIA_DRIVER_CAPABILITIES", "compute,utility"),
             ("NVIDIA_REQUIRE_CUDA", f"cuda>={cuda.minor}"),
         ]
-        self.add(f"CUDA {cuda.version} ({cuda.label}) development packages", commands, env, stage="stack")
+        if self.runtime_stage:  # the stubs link programs at build time; nothing links here
+            env = [item for item in env if item[0] != "LIBRARY_PATH"]
+        kind = "runtime" if self.runtime_stage else "development"
+        self.add(f"CUDA {cuda.version} ({cuda.label}) {kind} packages", commands, env, stage="stack")
 
     def _tarball(self, lib: LibBuild, target: str, strip: int) -> List[str]:
         assert lib.url is not None
         url = mirrored(lib.url, self.stack.download_host)
         name = "/tmp/" + lib.url.rsplit("/", 1)[1]
         commands = [f"curl -fsSL -o {shlex.quote(name)} {_url_word(url)}"]
-        self.fetched.append(fetches.download(lib.library, url, lib.sha256, lib.sha256_unavailable))
+        if not self.runtime_stage:  # the build stage recorded the same fetch
+            self.fetched.append(fetches.download(lib.library, url, lib.sha256, lib.sha256_unavailable))
         if lib.sha256:
             commands.append(_sha256_check(lib.sha256, name))
         commands += [
@@ -413,7 +468,7 @@ class _Planner:
             commands = [*self._tarball(lib, "/usr/local/cuda", 1), "ldconfig"]
             include, libdir = "/usr/local/cuda/include", "/usr/local/cuda/lib64"
         else:
-            commands = list(self.install(self.pinned(lib.packages)))
+            commands = list(self.install(self.pinned(self.library_packages(lib))))
             include = "/usr/include"
             libdir = self.base.packaging.libraries(self.stack.arch.gnu_triplet)
         env = [("CUDNN_VERSION", lib.version), ("CUDNN_INCLUDE_DIR", include), ("CUDNN_LIB_DIR", libdir)]
@@ -431,15 +486,21 @@ class _Planner:
             home = NCCL_TARBALL_HOME
             env = [("NCCL_HOME", home), self.add_library_path(f"{home}/lib")]
         else:
-            commands = list(self.install(self.pinned(lib.packages)))
+            commands = list(self.install(self.pinned(self.library_packages(lib))))
             home = "/usr"
             env = [("NCCL_HOME", home)]
         env += [("NCCL_VERSION", lib.version), ("NCCL_ROOT_DIR", home)]
         self.add(f"NCCL {lib.version} ({lib.method})", commands, env, stage="stack", notes=self._waiver(lib))
 
+    def library_packages(self, lib: LibBuild) -> Tuple[PinnedPackage, ...]:
+        return image_library_packages(self.stack, lib) if self.runtime_stage else lib.packages
+
     def python(self) -> None:
         python = self.stack.python
         assert python is not None
+        if self.runtime_stage:
+            self.runtime_python()
+            return
         tooling = _required(self.stack.python_tooling, f"pip/setuptools/wheel for Python {python.version}")
         commands = [
             *self.install(list(python.setup_packages)),
@@ -455,6 +516,79 @@ class _Planner:
         if python.prefix:
             env.append(self.add_library_path(f"{python.prefix}/lib64"))
         self.add(f"Python {python.version} in a virtual environment ({VENV})", commands, env, stage="stack")
+
+    def runtime_python(self) -> None:
+        """The interpreter alone: the environment the build stage made is copied onto it."""
+        python = self.stack.python
+        assert python is not None
+        commands = [
+            *self.install(list(python.setup_packages)),
+            *self.install(list(image_python_packages(self.stack))),
+        ]
+        env = [("VIRTUAL_ENV", VENV), ("PATH", f"{VENV}/bin:${{PATH}}")]
+        if python.prefix:
+            env.append(self.add_library_path(f"{python.prefix}/lib64"))
+        self.add(
+            f"Python {python.version} (its environment comes from the build stage)",
+            commands,
+            env,
+            stage="stack",
+        )
+
+    def runtime_benchmark(self) -> None:
+        """The final stage's own steps: the benchmark's runtime packages, what the build
+        stage made (the Python environment, the work directory, the recipe's paths), its
+        environment and the folders it writes."""
+        bench = self.stack.benchmark
+        build = bench.build
+        assert build is not None  # the resolver makes no runtime stack without one
+        family = self.base.packaging
+        packages = list(build.runtime_packages_for(family))
+        if build.mpi is not None:
+            packages += [p for p in build.mpi.packages_for(self.base.family) if p not in packages]
+        self.add(f"{bench.name}: system packages it runs with", self.install(packages))
+        if build.mpi is not None:
+            self.sshd()
+        copied: List[str] = []
+        env: List[Tuple[str, str]] = []
+        fw = self.stack.framework
+        if fw is not None and fw.install.method == "conda":
+            copied.append(CONDA_ROOT)
+            env += [("PATH", f"{CONDA_ENV}/bin:${{PATH}}"), *fw.install.build_env]
+        elif self.stack.python is not None:
+            copied.append(VENV)
+        copied += [build.workdir, *[p for p in build.runtime_copy if p not in copied]]
+        self.steps.append(
+            Step(
+                f"{bench.name}: what the build stage made",
+                copies=tuple((path, path) for path in copied),
+                env=tuple(env),
+                from_stage=BUILD_STAGE,
+            )
+        )
+        self.add(f"{bench.name}: environment", env=[*self.gpu_arch(build.env), ("HOME", MLCC_HOME)])
+        # the copies keep the build stage's group and modes: only the folders not copied
+        writable = [p for p in [*build.writable, MLCC_HOME] if p not in copied]
+        self.add(
+            f"{bench.name}: writable by OpenShift's arbitrary UID (group 0)",
+            [
+                f"mkdir -p {' '.join(writable)}",
+                f"chgrp -R 0 {' '.join(writable)}",
+                f"chmod -R g=u {' '.join(writable)}",
+            ],
+        )
+
+    def sshd(self) -> None:
+        self.add(
+            f"{self.stack.benchmark.name}: sshd and ssh for MPIJob launchers and workers (mpi-operator)",
+            [
+                "ssh-keygen -A",
+                "mkdir -p /run/sshd",
+                "sed -i 's/^#\\?StrictModes .*/StrictModes no/' /etc/ssh/sshd_config",
+                "printf '%s\\n' 'Host *' '    StrictHostKeyChecking no'"
+                " '    UserKnownHostsFile /dev/null' >> /etc/ssh/ssh_config",
+            ],
+        )
 
     def compiler(self) -> None:
         toolset = self.stack.gcc.toolset
@@ -622,16 +756,7 @@ class _Planner:
             packages += [p for p in build.mpi.packages_for(self.base.family) if p not in packages]
         self.add(f"{bench.name}: system packages", self.install(packages))
         if build.mpi is not None:
-            self.add(
-                f"{bench.name}: sshd and ssh for MPIJob launchers and workers (mpi-operator)",
-                [
-                    "ssh-keygen -A",
-                    "mkdir -p /run/sshd",
-                    "sed -i 's/^#\\?StrictModes .*/StrictModes no/' /etc/ssh/sshd_config",
-                    "printf '%s\\n' 'Host *' '    StrictHostKeyChecking no'"
-                    " '    UserKnownHostsFile /dev/null' >> /etc/ssh/ssh_config",
-                ],
-            )
+            self.sshd()
         env = [*self.gpu_arch(build.env), ("HOME", MLCC_HOME)]
         self.add(f"{bench.name}: environment", env=env)
         if build.source is None:
@@ -768,9 +893,15 @@ class _Planner:
             copies=[("stack.json", f"{MANIFEST_DIR}/stack.json"), ("mlcc-record", RECORDER)],
         )
 
-    def finish(self) -> Plan:
+    def finish(self, built: Tuple[Step, ...] = ()) -> Plan:
+        """The plan of the steps planned; ``built``: a runtime image's build stage before them.
+
+        Each stage declares the mirror build args it uses itself (a Dockerfile ARG is scoped
+        to its stage), so the plan's build args are both stages' in their order."""
         build = self.stack.benchmark.build
-        steps, build_args = place_args(self.steps, self.options, self.hosts)
+        build_steps, first_args = place_args(built, self.options, self.hosts) if built else ((), ())
+        steps, final_args = place_args(self.steps, self.options, self.hosts)
+        build_args = _merged_args(first_args, final_args)
         mirror = (self.options.mirror or self.stack.download_host).rstrip("/")
         nvidia = self.stack.download_host
         return Plan(
@@ -785,11 +916,12 @@ class _Planner:
             pip_installs=tuple(self.pip_installs),
             fetches=tuple(self.fetched),
             build_args=build_args,
+            build_steps=build_steps,
             mirrors=mirror_uses(
                 self.fetched,
                 self.pip_installs,
                 self.unrecorded,
-                "\n".join(["\n".join(step.commands) for step in self.steps]),
+                "\n".join(["\n".join(step.commands) for step in (*build_steps, *self.steps)]),
                 declared(mirror, nvidia, build_args, self.hosts),
                 nvidia,
                 self.hosts,
@@ -835,6 +967,14 @@ def place_args(
         placed.append(step._replace(args=tuple(first)) if first or step.args else step)
     order = [var for _token, var, _value in routes] + [var for var, _value in pip]
     return tuple(placed), tuple((var, declared[var]) for var in order if var in declared)
+
+
+def _merged_args(
+    first: Tuple[Tuple[str, Optional[str]], ...], then: Tuple[Tuple[str, Optional[str]], ...]
+) -> Tuple[Tuple[str, Optional[str]], ...]:
+    """Two stages' mirror args as one list: each name once, the first stage's first."""
+    seen = dict(first)
+    return (*first, *[(name, value) for name, value in then if name not in seen])
 
 
 def _sha256_check(sha256: str, path: str) -> str:
@@ -932,8 +1072,9 @@ def recorder_args(stack: Stack) -> List[str]:
     args: List[str] = []
     kind = stack.base.packaging.recorder_flag
     if stack.cuda is not None:
-        args += ["--nvcc", "/usr/local/cuda/bin/nvcc"]
-        for package in cuda_packages(stack.cuda, stack.base.packaging, stack.arch.name):
+        if not stack.runtime:  # a runtime image has no nvcc (mlcc verify checks so)
+            args += ["--nvcc", "/usr/local/cuda/bin/nvcc"]
+        for package in image_cuda_packages(stack):
             args += [kind, package.name]
     for lib, header in ((stack.cudnn, "cudnn"), (stack.nccl, "nccl")):
         if lib is None:
@@ -944,7 +1085,7 @@ def recorder_args(stack: Stack) -> List[str]:
             base = "/usr/local/cuda/include" if header == "cudnn" else f"{NCCL_TARBALL_HOME}/include"
             args += ["--header", f"{header}={base}"]
         else:
-            for package in lib.packages:
+            for package in image_library_packages(stack, lib):
                 args += [kind, package.name]
     if stack.python is not None:
         args += ["--python", "python"]

@@ -448,6 +448,9 @@ class StackManifest(NamedTuple):
     # said what the stack is whatever the request carry it; mlcc writes none (the request
     # is no part of the image, and two requests for one stack build one image).
     pins: Pairs = ()
+    # runtime: a multi-stage image whose final stage carries what runs; documents written
+    # before flavours existed are devel images (the key is absent in them)
+    flavour: str = "devel"
 
     def to_json(self) -> Json:
         found: Json = {
@@ -464,6 +467,7 @@ class StackManifest(NamedTuple):
             "verified": self.verified,
             "choices": [c.to_json() for c in self.choices],
         }
+        found["flavour"] = self.flavour
         if self.pins:
             found["pins"] = dict(self.pins)
         if self.fetches is not None:
@@ -498,6 +502,7 @@ class StackManifest(NamedTuple):
             tuple(ChoiceRecord.of(c) for c in data["choices"]),
             Fetches.of(data["fetches"]) if "fetches" in data else None,
             _pairs(data.get("pins", {})),
+            data.get("flavour", "devel"),
         )
 
     def with_base_digest(self, digest: str) -> StackManifest:

@@ -7,7 +7,7 @@ from typing import List
 import mlcc
 from mlcc.render.escaping import assignments, exec_form, literal_assignments
 from mlcc.render.formats import Context, header
-from mlcc.render.plan import Plan, Step
+from mlcc.render.plan import BUILD_STAGE, Plan, Step
 
 DOCKERFILE = "Dockerfile"
 DESCRIBED = "# The stack is described in /etc/mlcc/stack.json inside the image.\n"
@@ -23,7 +23,19 @@ def write(plan: Plan, context: Context) -> str:
         out.append(DESCRIBED)
     # The base and the mirror are build arguments: an air-gapped site overrides them
     # with --build-arg without regenerating.
-    out.append(f"ARG BASE_IMAGE={plan.base_image}\nFROM ${{BASE_IMAGE}}\nARG NVIDIA_MIRROR={plan.mirror}\n")
+    out.append(f"ARG BASE_IMAGE={plan.base_image}\n")
+    final_base = "${BASE_IMAGE}"
+    if plan.runtime_base is not None:  # a chained runtime image: its runtime stage image
+        out.append(f"ARG RUNTIME_IMAGE={plan.runtime_base}\n")
+        final_base = "${RUNTIME_IMAGE}"
+    if plan.build_steps:
+        # A runtime image: the build stage compiles on the devel stack; the final stage,
+        # on the same base, takes only what that stage made (COPY --from).
+        out.append(f"FROM ${{BASE_IMAGE}} AS {BUILD_STAGE}\nARG NVIDIA_MIRROR={plan.mirror}\n")
+        for step in plan.build_steps:
+            _step(step, out)
+        out.append("\n# The runtime stage: runtime packages, and what the build stage made\n")
+    out.append(f"FROM {final_base}\nARG NVIDIA_MIRROR={plan.mirror}\n")
     for step in plan.steps:
         _step(step, out)
     out.append("\n")
@@ -46,8 +58,9 @@ def _step(step: Step, out: List[str]) -> None:
         out.append(f"# {note}\n")
     for name, value in step.args:  # mirrors, declared where first used (plan.place_args)
         out.append(f"ARG {name}\n" if value is None else f"ARG {name}={value}\n")
+    source_stage = f"--from={step.from_stage} " if step.from_stage else ""
     for source, target in step.copies:
-        out.append(f"COPY {source} {target}\n")
+        out.append(f"COPY {source_stage}{source} {target}\n")
     if step.workdir:
         out.append(f"WORKDIR {step.workdir}\n")
     if step.commands:

@@ -18,7 +18,7 @@ from mlcc.render import Rendered
 from mlcc.render.digest import stamp
 from mlcc.render.openshift import names
 from mlcc.render.openshift.options import ClusterOptions
-from mlcc.render.stages import benchmark_stage, shared_stages, stage_readable
+from mlcc.render.stages import RUNTIME, benchmark_stage, shared_stages, stage_readable
 
 if TYPE_CHECKING:
     Obj = Dict[str, Any]
@@ -139,6 +139,10 @@ class BuildConfigSpec(NamedTuple):
     digest: str
     git_context: Optional[str] = None  # contextDir, when building from Git
     compiles: str = ""  # "framework-source", "extensions" or "" (what the build compiles)
+    # A runtime image's build stage parent, which `from` (the last FROM's) cannot name: the
+    # BASE_IMAGE build arg, an ImageStreamTag's pull spec in the internal registry, and an
+    # ImageChange trigger on that tag. None: one FROM (or the base, by its ARG default).
+    build_stage_from: Optional[Source] = None
 
 
 def context_configmaps(spec: BuildConfigSpec, labels: Dict[str, str], options: ClusterOptions) -> List[Obj]:
@@ -173,6 +177,12 @@ def build_config(spec: BuildConfigSpec, labels: Dict[str, str], options: Cluster
     # No ConfigChange trigger: applying the objects starts no build of its own, so `mlcc build`
     # (or `oc start-build`) starts exactly one. ImageChange rebuilds when the base moves.
     triggers: List[Obj] = [{"type": "ImageChange", "imageChange": {}}]
+    if spec.build_stage_from is not None and spec.build_stage_from != spec.source:
+        # A chained runtime image: its build stage's parent (the framework stage, the end of
+        # the chain from the base) is what rebuilds it; the runtime stage, FROM the base
+        # too, is built before that chain starts (mlcc build starts it first).
+        stage_parent = {"kind": "ImageStreamTag", "name": spec.build_stage_from.name}
+        triggers = [{"type": "ImageChange", "imageChange": {"from": stage_parent}}]
     secret = {"secretReference": {"name": options.webhook_secret}}
     if spec.git_context is not None:
         triggers.append({"type": "GitHub", "github": dict(secret)})
@@ -188,7 +198,10 @@ def build_config(spec: BuildConfigSpec, labels: Dict[str, str], options: Cluster
     output["imageLabels"] = [{"name": name, "value": value} for name, value in spec.labels]
     docker: Obj = {
         "from": {"kind": "ImageStreamTag", "name": spec.source.name},
-        "buildArgs": [{"name": name, "value": value} for name, value in _mirror_args(spec.dockerfile)],
+        "buildArgs": [
+            {"name": name, "value": value}
+            for name, value in (*_stage_from(spec, options), *_mirror_args(spec.dockerfile))
+        ],
         "noCache": False,
         "forcePull": False,
     }
@@ -257,18 +270,42 @@ def _source(spec: BuildConfigSpec, options: ClusterOptions) -> Obj:
     return source
 
 
+def _stage_from(spec: BuildConfigSpec, options: ClusterOptions) -> List[Tuple[str, str]]:
+    """BASE_IMAGE for a runtime image's build stage: the pull spec of its ImageStreamTag."""
+    if spec.build_stage_from is None:
+        return []
+    return [("BASE_IMAGE", internal_pull_spec(spec.build_stage_from, options))]
+
+
+def internal_pull_spec(source: Source, options: ClusterOptions) -> str:
+    """An ImageStreamTag as a build pulls it from the cluster's internal registry.
+
+    Raises:
+        UsageError: No namespace is given (the pull spec names it).
+    """
+    if not options.namespace:
+        raise UsageError(
+            "a runtime image's build stage is FROM an ImageStreamTag that the BuildConfig's"
+            " `from` cannot name (it replaces the last FROM): its pull spec names the namespace",
+            hint="give --namespace NS, or --flavour devel",
+        )
+    return f"{INTERNAL_REGISTRY[options.openshift]}/{options.namespace}/{source.name}"
+
+
 def _mirror_args(dockerfile: str) -> List[Tuple[str, str]]:
-    """The mirror build arguments the Dockerfile declares with a value (NVIDIA_MIRROR first):
-    a cluster's own mirrors are one edit of these away. pip's PIP_INDEX_URL without one is
+    """The mirror build arguments the Dockerfile declares with a value (NVIDIA_MIRROR first),
+    each once (a multi-stage Dockerfile declares them in each stage that uses them): a
+    cluster's own mirrors are one edit of these away. pip's PIP_INDEX_URL without one is
     left out: an empty value would be an empty index."""
-    found = [
-        tuple(line[len("ARG ") :].split("=", 1))
-        for line in dockerfile.splitlines()
-        if line.startswith("ARG ") and "=" in line and not line.startswith("ARG BASE_IMAGE=")
-    ]
-    if not found or found[0][0] != "NVIDIA_MIRROR":
+    found: Dict[str, str] = {}
+    for line in dockerfile.splitlines():
+        if line.startswith("ARG ") and "=" in line:
+            name, value = line[len("ARG ") :].split("=", 1)
+            if name not in ("BASE_IMAGE", "RUNTIME_IMAGE"):
+                found.setdefault(name, value)
+    if not found or next(iter(found)) != "NVIDIA_MIRROR":
         raise AssertionError("every mlcc Dockerfile declares NVIDIA_MIRROR first")
-    return [(name, value) for name, value in found]
+    return list(found.items())
 
 
 # ----------------------------------------------------------------------------- sizes
@@ -342,6 +379,9 @@ def flat_spec(
         digest=rendered.digest,
         git_context=git_context,
         compiles=compiles(rendered, ("framework", "benchmark")),
+        # both stages of a runtime image are FROM the base; `from` replaces the last FROM,
+        # so the first takes the same ImageStreamTag through its build arg
+        build_stage_from=source if rendered.plan.build_steps and options.namespace else None,
     )
 
 
@@ -358,22 +398,29 @@ def chain_specs(
         raise UsageError("--chain builds from inline Dockerfiles; it does not combine with --git-uri")
     specs: List[BuildConfigSpec] = []
     parent = base
+    runtime: Optional[Source] = None
     for stage in shared_stages(rendered, parent.name):  # the BuildConfig's `from` replaces it
+        on = base if stage.stage == RUNTIME else parent  # the runtime stack is FROM the base
         specs.append(
             BuildConfigSpec(
                 name=names.object_name(stage.stage, _short(rendered, stage.stage), stage.digest[7:15]),
                 component=stage.stage,
                 dockerfile=stage.dockerfile,
                 files=(),
-                source=parent,
+                source=on,
                 output=(stage.repository, stage.tag),
                 labels=(*stage.labels, ("io.mlcc.stage.digest", stage.digest)),
                 digest=stage.digest,
                 compiles=compiles(rendered, (stage.stage,)),
             )
         )
-        parent = Source(stage.repository, stage.tag)
-    final = benchmark_stage(rendered, parent.name)  # the BuildConfig's `from` replaces it
+        if stage.stage == RUNTIME:
+            runtime = Source(stage.repository, stage.tag)
+        else:
+            parent = Source(stage.repository, stage.tag)
+    # the BuildConfig's `from` replaces the last FROM: the benchmark stage's parent, or a
+    # runtime image's runtime stage (its build stage's parent is then a build arg)
+    final = benchmark_stage(rendered, parent.name, runtime.name if runtime else None)
     files = tuple((n, c) for n, c in rendered.files if n != rendered.main_file)
     specs.append(
         BuildConfigSpec(
@@ -381,7 +428,8 @@ def chain_specs(
             component="benchmark",
             dockerfile=final.dockerfile,
             files=files,
-            source=parent,
+            source=runtime or parent,
+            build_stage_from=parent if runtime else None,
             output=(stream, rendered.variant),
             # the image is built FROM the framework stage, whose io.mlcc.stage it would
             # inherit: it names its own stage, as the local engines' chained builds do
@@ -397,7 +445,9 @@ def _short(rendered: Rendered, stage: str) -> str:
     """A BuildConfig name part short enough for build pod names (the tag keeps the rest)."""
     readable = stage_readable(rendered, stage)
     return (
-        "-".join(p for p in readable.split("-") if not p.startswith("nccl")) if stage == "stack" else readable
+        "-".join(p for p in readable.split("-") if not p.startswith("nccl"))
+        if stage in ("stack", RUNTIME)
+        else readable
     )
 
 
