@@ -24,7 +24,7 @@ import threading
 import time
 import urllib.request
 from pathlib import Path
-from typing import Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Dict, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 DEBIAN_MIRROR = os.environ.get("MLCC_E2E_DEBIAN_MIRROR", "http://deb.debian.org/debian")
 DEBIAN_ARCH = {"x86_64": "amd64", "ppc64le": "ppc64el", "aarch64": "arm64"}
@@ -168,9 +168,13 @@ class FakePackage(NamedTuple):
     version: str
     release: str = "1"
     files: Tuple[Tuple[str, str, int], ...] = ()  # (path, content, mode)
+    tree: Optional[Path] = None  # a directory whose files and links it carries, at / (real programs)
 
 
 SPEC = """\
+%define _binaries_in_noarch_packages_terminate_build 0
+%define __os_install_post %{{nil}}
+%define _build_id_links none
 Name: {name}
 Version: {version}
 Release: {release}
@@ -203,6 +207,9 @@ def build_rpms(packages: Sequence[FakePackage], out: Path, work: Path) -> List[P
             source.write_text(content)
             install.append(f"install -D -m {mode:o} {source} %{{buildroot}}{path}")
             listed.append(path)
+        if package.tree is not None:
+            install.insert(0, f"mkdir -p %{{buildroot}} && cp -a {package.tree}/. %{{buildroot}}/")
+            listed += _tree_files(package.tree, skip=set(listed))
         spec = top / f"{package.name}.spec"
         spec.parent.mkdir(parents=True, exist_ok=True)
         spec.write_text(
@@ -228,6 +235,40 @@ def build_rpms(packages: Sequence[FakePackage], out: Path, work: Path) -> List[P
         )
         built.append(out / f"{package.name}-{package.version}-{package.release}.noarch.rpm")
     return built
+
+
+def _tree_files(tree: Path, skip: Set[str]) -> List[str]:
+    """The files and links under ``tree`` as a spec's %files lists them (directories are
+    left unowned: /usr/include is the base's too)."""
+    found = []
+    for path in sorted(tree.rglob("*")):
+        if path.is_symlink() or path.is_file():
+            name = "/" + str(path.relative_to(tree))
+            if name not in skip:
+                found.append(f'"{name}"')
+    return found
+
+
+def toolchain_tree(cache: Path, arch: str) -> Path:
+    """A real C compiler for the build stage of the e2e images: Debian's tcc, with the C
+    library's headers and start files it compiles and links against (libc6-dev,
+    linux-libc-dev), unpacked from Debian's packages without installing them
+    (mmdebstrap --variant=extract). Only usr/ is kept."""
+    out = cache / f"toolchain-{arch}"
+    if out.exists():
+        return out
+    cache.mkdir(parents=True, exist_ok=True)
+    archive = cache / f"toolchain-{arch}.tar"
+    args = ["mmdebstrap", "--quiet", "--variant=extract", "--mode=root", "--format=tar"]
+    args += [f"--architectures={DEBIAN_ARCH[arch]}", "--include=tcc,libc6-dev,linux-libc-dev"]
+    run(*args, "bookworm", str(archive), DEBIAN_MIRROR, timeout=1800)
+    partial = out.with_suffix(".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir()
+    run("tar", "-xf", str(archive), "-C", str(partial), "./usr")
+    archive.unlink()
+    partial.rename(out)
+    return out
 
 
 class SigningKey(NamedTuple):

@@ -69,9 +69,12 @@ def _recipes(root: Path) -> Path:
 
 
 def _packages(
-    recipes: Path, arches: Sequence[str], pins: Sequence[Dict[str, str]]
+    recipes: Path, arches: Sequence[str], pins: Sequence[Dict[str, str]], toolchain: Optional[Path] = None
 ) -> Tuple[List[fx.FakePackage], List[fx.FakePackage], Set[Tuple[str, str]]]:
-    """(base packages, NVIDIA packages, mirror paths) that the probe's Dockerfiles install."""
+    """(base packages, NVIDIA packages, mirror paths) that the probe's Dockerfiles install.
+
+    ``toolchain`` (:func:`fx.toolchain_tree`) makes the base's gcc package a real compiler,
+    for the benchmarks that compile in their build stage (e2e-compiled)."""
     from mlcc.api import Pins, request_for
     from mlcc.kb import load
     from mlcc.resolve import Resolver
@@ -84,14 +87,21 @@ def _packages(
     for arch in arches:
         for extra in pins:
             stack = resolver.resolve(request_for(kb, "e2e-probe", Pins(base="ubi8", arch=arch, **extra)))
-            names = [*stack.base.build_packages, *stack.base.gcc_packages, "probe-tools", "probe-mpi"]
+            names = [
+                *stack.base.build_packages,
+                *stack.base.gcc_packages,
+                *stack.base.packaging.runtime_packages,
+                "probe-tools",
+                "probe-mpi",
+            ]
             for name in names:
                 files: Tuple[Tuple[str, str, int], ...] = ()
-                if name == "gcc":
-                    script = (
-                        f'#!/bin/sh\ncase "$1" in -dump*) echo {stack.gcc.version} ;; *) echo gcc ;; esac\n'
-                    )
+                tree = None
+                if name == "gcc":  # mlcc-record asks gcc -dumpversion; the rest is tcc's work
+                    answer = f"-dump*) echo {stack.gcc.version} ;;"
+                    script = f'#!/bin/sh\ncase "$1" in {answer} *) exec tcc "$@" ;; esac\n'
                     files = (("/usr/bin/gcc", script, 0o755),)
+                    tree = toolchain
                 if name == "probe-tools":
                     files = (("/usr/local/bin/probe", "#!/bin/sh\ncat /etc/mlcc/installed.json\n", 0o755),)
                 if name == "probe-mpi":  # what the MPIJob's sshd step touches (e2e-launch)
@@ -101,7 +111,7 @@ def _packages(
                         ("/etc/ssh/sshd_config", "#StrictModes yes\n", 0o644),
                         ("/etc/ssh/ssh_config", "", 0o644),
                     )
-                base[name] = fx.FakePackage(name, "1.0", "1", files)
+                base[name] = fx.FakePackage(name, "1.0", "1", files, tree)
             cuda = stack.cuda
             assert cuda is not None and stack.nccl is not None
             packages = list(cuda.packages_for(stack.base.packaging, arch))
@@ -260,7 +270,11 @@ def open_world(root: Path, arches: Sequence[str]) -> Iterator[World]:
     with fx.environment(env):
         try:
             recipes = _recipes(root)
-            base_packages, nvidia_packages, paths = _packages(recipes, arches, [{}, {"cuda": "12.4"}])
+            cache = Path(os.environ.get("MLCC_E2E_CACHE", root / "cache"))
+            toolchain = fx.toolchain_tree(cache, "x86_64") if "x86_64" in arches else None
+            base_packages, nvidia_packages, paths = _packages(
+                recipes, arches, [{}, {"cuda": "12.4"}], toolchain
+            )
             key = fx.signing_key(root)
             base_repo = root / "base-repo"
             fx.build_rpms(base_packages, base_repo, root / "work")
