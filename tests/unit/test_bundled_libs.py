@@ -146,8 +146,9 @@ def _wmlce_image(
         "os": {"id": "rhel", "version_id": "7.9"},
         "packages": packages,
         "headers": {},
-        "nvcc": "10.1.243",
-        "gcc": "8.3.1",
+        "nvcc": None,  # a runtime image: no compiler
+        "compilers": [],
+        "gcc": None,
         "python": "3.6.8",
         "modules": {"torch": {"version": torch, "cuda": rendered_runtime(stack), **libraries}},
     }

@@ -318,7 +318,7 @@ def _stages(rendered: Rendered) -> Dict[str, Tuple[str, str, str]]:
     from mlcc.render.openshift.build import variant_build_objects
 
     found = {}
-    for obj in variant_build_objects(rendered, ClusterOptions(chain=True)):
+    for obj in variant_build_objects(rendered, ClusterOptions(chain=True, namespace="mlperf")):
         if obj["kind"] == "BuildConfig":
             stream, tag = obj["spec"]["output"]["to"]["name"].rsplit(":", 1)
             stage = {"mlcc-stack": "stack", "mlcc-framework": "framework"}.get(stream, "benchmark")

@@ -47,8 +47,14 @@ def test_renderers_spell_what_the_family_data_says(kb, resolver, base: str, fami
         assert f" {spelled}" in dockerfile
         assert re.search(facts.pinned, spelled)
     assert f"{facts.recorder_flag} {cuda_packages[0].name}" in dockerfile
+    # the image is a runtime one: its final stage installs, records and describes the runtime list
+    runtime = stack.cuda.runtime_packages_for(facts, stack.arch.name)
+    assert stack.runtime and runtime
+    final = dockerfile.split("\nFROM ${BASE_IMAGE}\n", 1)[1]
+    for package in runtime:
+        assert f" {facts.pin(package)}" in final and f"{facts.recorder_flag} {package.name}" in final
     document = json.loads(rendered.content("stack.json"))
-    assert document["components"]["cuda"]["packages"] == [facts.pin(p) for p in cuda_packages]
+    assert document["components"]["cuda"]["packages"] == [facts.pin(p) for p in runtime]
 
 
 def test_library_dir_comes_from_the_data(recipes_copy: Path) -> None:

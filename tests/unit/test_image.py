@@ -125,12 +125,12 @@ def test_read_an_oci_archive(tmp_path: Path) -> None:
 # ----------------------------------------------------------------------------- verify
 
 
-def _image(kb, resolver, **changes: Any) -> ImageContent:  # type: ignore[no-untyped-def]
+def _image(kb, resolver, flavour: str = "devel", **changes: Any) -> ImageContent:  # type: ignore[no-untyped-def]
     """An image as mlcc would build it for maskrcnn --cuda 10.1, with a perfect record."""
     from mlcc.api import Pins, request_for
     from mlcc.render import render
 
-    rendered = render(resolver.resolve(request_for(kb, "maskrcnn", Pins(cuda="10.1"))))
+    rendered = render(resolver.resolve(request_for(kb, "maskrcnn", Pins(cuda="10.1", flavour=flavour))))
     stack = json.loads(rendered.content("stack.json"))
     labels = dict(
         __import__("dockerfile_parse")
@@ -147,8 +147,9 @@ def _image(kb, resolver, **changes: Any) -> ImageContent:  # type: ignore[no-unt
         "os": {"id": "rhel", "version_id": "8.10"},
         "packages": packages,
         "headers": {"cudnn": "7.6.5", "nccl": "2.8.4"},
-        "nvcc": "10.1.243",
-        "gcc": "8.5.0",
+        "nvcc": "10.1.243" if flavour == "devel" else None,
+        "gcc": "8.5.0" if flavour == "devel" else None,
+        "compilers": ["/usr/bin/gcc", "/usr/local/cuda/bin/nvcc"] if flavour == "devel" else [],
         "python": "3.6.8",
         "modules": {"torch": {"version": "1.1.0a0+828a6a3", "cuda": "10.1.243"}},
     }
@@ -280,3 +281,18 @@ def test_recorder_probes_a_real_framework(tmp_path: Path) -> None:
     assert torch_record["cudnn"] is None and torch.backends.cudnn.version() is None
     assert torch_record["nccl"] is None
     assert record["modules"]["no_such_module"]["error"].startswith("ModuleNotFoundError")
+
+
+def test_verify_wants_no_compiler_in_a_runtime_image(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    assert verify(_image(kb, resolver, "runtime")) == []
+    with_gcc = verify(_image(kb, resolver, "runtime", compilers=["/usr/bin/gcc"]))
+    assert [(m.component, m.expected, m.found) for m in with_gcc] == [
+        ("compilers", "none (a runtime image)", "/usr/bin/gcc")
+    ]
+    unrecorded = _image(kb, resolver, "runtime")
+    record = json.loads(unrecorded.files[INSTALLED_FILE])
+    del record["compilers"]
+    files = {**unrecorded.files, INSTALLED_FILE: json.dumps(record).encode()}
+    assert [m.found for m in verify(unrecorded._replace(files=files))] == ["not recorded"]
+    # a devel image is checked for its nvcc and GCC, and may hold compilers
+    assert [m.component for m in verify(_image(kb, resolver, nvcc=None))] == ["CUDA nvcc"]

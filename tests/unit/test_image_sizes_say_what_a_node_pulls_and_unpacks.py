@@ -240,6 +240,13 @@ def test_the_matrix_summary_sums_a_flavour_only_where_every_image_has_the_figure
         BuildResult(job, "skipped", "", 0.0, sizes=local),
         BuildResult(job, "failed", "", 0.0),
     ]
-    # every image today is devel; the failed one weighs nothing and is not counted
-    assert totals_by_flavour([job] * 3, results) == [FlavourTotal("devel", 2, None, 13 * 2**30)]
-    assert totals_by_flavour([job], results[:1]) == [FlavourTotal("devel", 1, 3 * 2**30, 8 * 2**30)]
+    # ssd's image is runtime (its label says so); the failed one weighs nothing and is not counted
+    assert totals_by_flavour([job] * 3, results) == [FlavourTotal("runtime", 2, None, 13 * 2**30)]
+    assert totals_by_flavour([job], results[:1]) == [FlavourTotal("runtime", 1, 3 * 2**30, 8 * 2**30)]
+    devel_request = request_for(kb, "ssd", Pins(cuda="10.1", flavour="devel"))
+    devel = job_for(render(Resolver(kb).resolve(devel_request)), BuildPolicy(registry="quay.io/acme"), "ssd")
+    both = totals_by_flavour([devel, job], [results[0]._replace(job=devel), results[0]])
+    assert both == [
+        FlavourTotal("devel", 1, 3 * 2**30, 8 * 2**30),
+        FlavourTotal("runtime", 1, 3 * 2**30, 8 * 2**30),
+    ]

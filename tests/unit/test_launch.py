@@ -209,7 +209,7 @@ def test_source_builds_size_memory_and_max_jobs_together(kb, resolver) -> None: 
     assert _size(flat) == ("64Gi", "6")
     stages = {
         c["metadata"]["name"].split("-")[0]: c
-        for c in _build_configs(kb, resolver, "maskrcnn", source, chain=True)
+        for c in _build_configs(kb, resolver, "maskrcnn", source, chain=True, namespace="mlperf")
     }
     assert _size(stages["stack"]) == ("8Gi", None)  # packages only: nothing to compile
     assert _size(stages["framework"]) == ("16Gi", "4")

@@ -228,7 +228,9 @@ def store():  # type: ignore[no-untyped-def]
     return schema_store()
 
 
-@pytest.mark.parametrize("cluster", [{}, {"chain": True}, {"openshift": "3.11"}], ids=["4", "chain", "3.11"])
+@pytest.mark.parametrize(
+    "cluster", [{}, {"chain": True, "namespace": "mlperf"}, {"openshift": "3.11"}], ids=["4", "chain", "3.11"]
+)
 def test_buildconfigs_with_every_mirror_validate_against_the_real_schemas(
     kb, resolver, store, cluster: Dict[str, object]
 ) -> None:  # type: ignore[no-untyped-def]

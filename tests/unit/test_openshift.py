@@ -14,6 +14,7 @@ import yaml
 from dockerfile_parse import DockerfileParser
 
 from mlcc.api import Pins, request_for
+from mlcc.errors import UsageError
 from mlcc.lint.kube import SchemaStore
 from mlcc.render import render
 from mlcc.render.openshift import ClusterOptions, check_cluster_options, render_openshift
@@ -53,7 +54,7 @@ def _errors(obj: Obj, store: SchemaStore, openshift: str = "4") -> List[str]:
 VARIATIONS: Dict[str, Dict[str, Any]] = {
     "default": {},
     "openshift-3.11": {"openshift": "3.11", "namespace": "mlperf"},
-    "chain": {"chain": True},
+    "chain": {"chain": True, "namespace": "mlperf"},
     "push": {"push_to": "quay.io/acme/bench", "push_secret": "quay-push"},
     "git": {"git_uri": "https://github.com/acme/benchmarks.git", "git_ref": "v1"},
     "hostpath-4gpus": {"data_hostpath": "/mnt/datasets", "gpus": 4},
@@ -85,8 +86,6 @@ def test_generated_objects_validate_against_the_real_schemas(
     options = check_cluster_options(ClusterOptions(**VARIATIONS[variation]))
     rendered = _rendered(kb, resolver, benchmark, **pins)
     if options.nodes and benchmark == "minigo":  # no multi-node launch known: refused
-        from mlcc.errors import UsageError
-
         with pytest.raises(UsageError, match="--nodes 3"):
             render_openshift(rendered, options)
         return
@@ -220,7 +219,7 @@ def test_git_source_and_push_to_an_external_registry(kb, resolver) -> None:  # t
 
 
 def test_chain_wires_stack_framework_benchmark_by_image_change(kb, resolver) -> None:  # type: ignore[no-untyped-def]
-    rendered = _rendered(kb, resolver, "maskrcnn", cuda="10.1")
+    rendered = _rendered(kb, resolver, "maskrcnn", cuda="10.1", flavour="devel")
     objects = _objects(render_openshift(rendered, ClusterOptions(chain=True)))
     configs = _by_kind(objects, "BuildConfig")
     assert [c["metadata"]["name"].split("-")[0] for c in configs[:2]] == ["stack", "framework"]
@@ -242,7 +241,9 @@ def test_chain_wires_stack_framework_benchmark_by_image_change(kb, resolver) -> 
         staged += [(i["instruction"], i["value"]) for i in parsed if i["instruction"] in ("RUN", "COPY")]
     assert staged == [(i["instruction"], i["value"]) for i in flat if i["instruction"] in ("RUN", "COPY")]
     # the stack stage is shared: another benchmark on the same stack (gnmt: same CUDA, cuDNN, NCCL) names it
-    other = _objects(render_openshift(_rendered(kb, resolver, "gnmt"), ClusterOptions(chain=True)))
+    other = _objects(
+        render_openshift(_rendered(kb, resolver, "gnmt", flavour="devel"), ClusterOptions(chain=True))
+    )
     assert configs[0]["metadata"]["name"] in {c["metadata"]["name"] for c in _by_kind(other, "BuildConfig")}
 
 
@@ -408,3 +409,27 @@ def test_lint_cli_validates_yaml_with_a_schema_dir(cli, tmp_path: Path) -> None:
     assert f"{mpijob}:" in bad.out and "KS001" in bad.out
     missing = cli("lint", "--schema-dir", str(tmp_path / "nope"), str(mpijob))
     assert missing.code == 2 and "--schema-dir" in missing.err
+
+
+def test_a_chained_runtime_image_is_built_from_its_runtime_stage_and_triggered_by_the_framework(
+    kb,
+    resolver,  # type: ignore[no-untyped-def]
+) -> None:
+    rendered = _rendered(kb, resolver, "maskrcnn", cuda="10.1")
+    assert rendered.stack.runtime
+    objects = _objects(render_openshift(rendered, ClusterOptions(chain=True, namespace="mlperf")))
+    stack, framework, runtime, final = _by_kind(objects, "BuildConfig")
+    outputs = {c["metadata"]["name"]: c["spec"]["output"]["to"]["name"] for c in (stack, framework, runtime)}
+    strategy = final["spec"]["strategy"]["dockerStrategy"]
+    assert runtime["spec"]["strategy"]["dockerStrategy"]["from"]["name"] == "mlcc-base-ubi8:8.10"
+    assert strategy["from"]["name"] == outputs[runtime["metadata"]["name"]]  # the last FROM
+    args = {a["name"]: a["value"] for a in strategy["buildArgs"]}
+    framework_tag = outputs[framework["metadata"]["name"]]
+    assert args["BASE_IMAGE"] == f"image-registry.openshift-image-registry.svc:5000/mlperf/{framework_tag}"
+    assert final["spec"]["triggers"][0] == {
+        "type": "ImageChange",
+        "imageChange": {"from": {"kind": "ImageStreamTag", "name": framework_tag}},
+    }
+    with pytest.raises(UsageError) as error:
+        render_openshift(rendered, ClusterOptions(chain=True))
+    assert "--namespace" in (error.value.hint or "")

@@ -99,12 +99,16 @@ def test_unauthorized_says_log_in_again(cli, cluster) -> None:  # type: ignore[n
     assert "oc login" in result.err and TOKEN not in result.err
 
 
-def test_chain_starts_the_first_stage_only(cli, cluster) -> None:  # type: ignore[no-untyped-def]
+def test_chain_starts_the_runtime_stage_then_the_first_stage_only(cli, cluster) -> None:  # type: ignore[no-untyped-def]
+    """The runtime stage is FROM the base, so no stage's ImageChange starts it; the rest of
+    the chain follows the stack stage through its triggers."""
     state, kubeconfig = cluster
     result = _build(cli, kubeconfig, "--chain")
     assert result.code == 0, result.err
     started = [r.path for r in state.requests if r.path.endswith("/instantiate")]
-    assert len(started) == 1 and "/buildconfigs/stack-" in started[0]
+    assert (
+        len(started) == 2 and "/buildconfigs/runtime-" in started[0] and "/buildconfigs/stack-" in started[1]
+    )
     assert "follow through their ImageChange triggers" in result.out
 
 

@@ -92,8 +92,9 @@ def _conda_image(kb, resolver, recorded_python: str) -> ImageContent:  # type: i
         "os": {"id": "rhel", "version_id": "7.9"},
         "packages": packages,
         "headers": {},
-        "nvcc": "10.1.243",
-        "gcc": "8.3.1",
+        "nvcc": None,  # a runtime image: no compiler
+        "compilers": [],
+        "gcc": None,
         "python": "3.6.10",
         "python_executable": recorded_python,
         "modules": {

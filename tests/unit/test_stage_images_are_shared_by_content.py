@@ -26,9 +26,14 @@ BASE_DIGEST = "sha256:" + "1" * 64
 
 
 def _job(
-    kb: KnowledgeBase, benchmark: str, options: Optional[Options] = None, digest: str = BASE_DIGEST
+    kb: KnowledgeBase,
+    benchmark: str,
+    options: Optional[Options] = None,
+    digest: str = BASE_DIGEST,
+    flavour: str = "devel",
 ) -> BuildJob:
-    request = request_for(kb, benchmark, Pins(cuda="10.1") if benchmark != "nccl-tests" else Pins())
+    cuda = "10.1" if benchmark != "nccl-tests" else None
+    request = request_for(kb, benchmark, Pins(cuda=cuda, flavour=flavour))
     rendered = render(Resolver(kb).resolve(request), options=options or Options(), request=request)
     base = ResolvedBase(rendered.plan.base_image, digest, rendered.stack.arch.name, ("rhel",), "8.10")
     return job_for(rendered, POLICY, benchmark)._replace(base=base)
@@ -56,6 +61,18 @@ def test_openshift_chains_the_same_stages_the_local_engines_build() -> None:
     rendered = _job(kb, "maskrcnn").rendered
     base = Source("mlcc-base-ubi8", "8.10")
     specs = chain_specs(rendered, "maskrcnn-x", "maskrcnn", base, ClusterOptions(chain=True))
+    runtime = chain_specs(
+        _job(kb, "maskrcnn", flavour="runtime").rendered,
+        "maskrcnn-r",
+        "maskrcnn",
+        base,
+        ClusterOptions(chain=True, namespace="mlperf"),
+    )
+    # a runtime image chains from the very devel stages, and from a runtime stage on the base
+    assert [s.digest for s in runtime[:2]] == [s.digest for s in specs[:2]]
+    assert runtime[2].component == "runtime" and runtime[2].source == base
+    assert runtime[-1].source == Source(*runtime[2].output)
+    assert runtime[-1].build_stage_from == Source(*specs[1].output)
     stages = shared_stages(rendered, base.name)
     assert [(s.component, s.output, s.dockerfile, s.digest) for s in specs[:-1]] == [
         (s.stage, (s.repository, s.tag), s.dockerfile, s.digest) for s in stages
@@ -163,3 +180,25 @@ def test_a_cold_chained_ci_plan_builds_each_framework_stage_in_one_job() -> None
     assert sum(s["used_by"] for s in sources) > len(sources)  # cells share the PyTorch source builds
     assert max(level for level in levels if level is not None) < building.GITHUB_LEVELS
     building.github_levels(plan)  # fits the workflow's level jobs
+
+
+def test_a_chained_runtime_image_ends_from_its_runtime_stage() -> None:
+    kb = load()
+    devel, runtime = _job(kb, "maskrcnn"), _job(kb, "maskrcnn", flavour="runtime")
+    stack, framework, runtime_stage = stage_jobs(runtime, POLICY)
+    assert [stack.content, framework.content] == [s.content for s in stage_jobs(devel, POLICY)]
+    assert runtime_stage.stage.stage == "runtime" and runtime_stage.under == BASE_DIGEST
+    assert str(runtime_stage.content).startswith("quay.io/acme/mlcc-runtime:mlcc-")
+    parent = "quay.io/acme/mlcc-framework@sha256:" + "3" * 64
+    ends_on = "quay.io/acme/mlcc-runtime@sha256:" + "4" * 64
+    chained = runtime._replace(parent=parent, runtime_parent=ends_on)
+    assert chained.content == runtime.content and chained.content != devel.content
+    args = dict(chained.build_args)
+    assert args["BASE_IMAGE"] == parent and args["RUNTIME_IMAGE"] == ends_on
+    dockerfile = dict(chained.files)["Dockerfile"]
+    assert "FROM ${BASE_IMAGE} AS build\n" in dockerfile and "\nFROM ${RUNTIME_IMAGE}\n" in dockerfile
+    final = dockerfile.split("\nFROM ${RUNTIME_IMAGE}\n", 1)[1]
+    assert (
+        "COPY --from=build /opt/mlcc/venv /opt/mlcc/venv" in final
+        and "cuda-libraries-10-1-10.1.243" not in final
+    )

@@ -248,7 +248,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "cuda",
-      "origin": "recipes/cuda.yaml:256",
+      "origin": "recipes/cuda.yaml:267",
       "reason": "CUDA release nearest maskrcnn's reference run (NVIDIA's MLPerf v0.6 submission, NGC 19.05 on DGX-1: cuda 10.1.163) (--newest for the newest), of the lines pytorch 1.1.0a0+828a6a3 (ngc19.05-src) was built for (10.1, 10.2) with x86_64 packages for rhel8",
       "sources": [
         "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html (table 'CUDA Toolkit and Corresponding Driver Versions')",
@@ -261,7 +261,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "driver",
-      "origin": "recipes/cuda.yaml:256",
+      "origin": "recipes/cuda.yaml:267",
       "reason": "CUDA 10.1.243 needs a host driver >= 418.39 (NVIDIA's toolkit/driver table)",
       "sources": [
         "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html (table 'CUDA Toolkit and Corresponding Driver Versions')",
@@ -330,7 +330,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "gcc",
-      "origin": "recipes/cuda.yaml:256",
+      "origin": "recipes/cuda.yaml:267",
       "reason": "the system GCC of ubi8 (CUDA 10.1.243 on x86_64 accepts <9; maskrcnn accepts >=5; pytorch 1.1.0a0+828a6a3 (ngc19.05-src) accepts >=5)",
       "sources": [
         "https://catalog.redhat.com/software/base-images (UBI 7/8/9 images and their arches); the arches of each image as multi-arch manifests show them: https://github.com/adoptium/installer/pull/642 (UBI 7: x86_64, ppc64le, s390x, no aarch64), https://github.com/kiali/kiali/pull/2532 (UBI 7: no aarch64), https://github.com/IBM/ibm-iam-operator/pull/277 (ubi8-minimal: x86_64, aarch64, ppc64le, s390x), https://github.com/kanisterio/kanister/pull/618 (UBI 8: x86_64, aarch64, ppc64le, s390x), https://github.com/sclorg/s2i-python-container/issues/659 (ubi9/python-311: x86_64, aarch64 and more)",
@@ -344,6 +344,22 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
       "unverified_fields": [],
       "verified": true,
       "version": "8.5.0"
+    },
+    {
+      "component": "flavour",
+      "origin": "recipes/benchmarks/maskrcnn.yaml:1",
+      "reason": "asked for (--flavour devel); by default: runtime",
+      "sources": [
+        "github:mlcommons/training_results_v0.6 @f312518c2d6107eec983750eed23950f1f0c8a0e NVIDIA/benchmarks/maskrcnn/implementations/pytorch (Dockerfile, requirements.txt, setup.py, config_DGX1.sh, run.sub)",
+        "github:mlcommons/training_results_v0.6 @f312518c2d6107eec983750eed23950f1f0c8a0e NVIDIA/results/dgx1_ngc19.05_*/maskrcnn (olympic mean recomputed from the result logs)",
+        "github:openshift-psap/mlperf_v0.6_resources @0ffa4b8d86449b87ae6a96c83379000adc3c1516 (maskrcnn_dockerfile_ubi8, maskrcnn_dockerfile_rhel)",
+        "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_19-05.html",
+        "PyPI file lists of opencv-python (3.4.1.15: manylinux1/macOS/Windows wheels for x86 only, no sdist; no release has a ppc64le wheel) and Pillow 6.0.0 (no ppc64le wheel; the sdist needs libjpeg and zlib headers), read with mlcc kb check: https://pypi.org/simple/opencv-python/ and https://pypi.org/simple/pillow/",
+        "github:IBM/powerai issue 268 (2020, a WML CE 1.6.1 environment on linux-ppc64le with the powerai 1.6.1 metapackage from https://public.dhe.ibm.com/ibmdl/export/pub/software/server/ibm-ai/conda: 'py-opencv 3.4.2 py36_644.g...', a Python 3.6 build whose build string has the <number>.g<hash> form of IBM's own packages there (powerai 511.g0f4acb3, protobuf py36_504.g85ad89d); the channel column of that line was not read, so that it is IBM's build is an inference). open-ce/opencv-feedstock recipe/meta.yaml builds libopencv/py-opencv per Open-CE environment (its own Python, numpy and protobuf pins), for Open-CE's PyTorch 1.6 and later, not for WML CE 1.6.x. IBM's channel repodata is not reachable from here"
+      ],
+      "unverified_fields": [],
+      "verified": true,
+      "version": "devel"
     }
   ],
   "components": {
@@ -678,6 +694,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
       }
     ]
   },
+  "flavour": "devel",
   "format": 2,
   "generator": {
     "name": "mlcc",
@@ -685,7 +702,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
   },
   "mirror": "https://developer.download.nvidia.com",
   "reference": true,
-  "variant": "cuda10.1-cudnn7-ubi8-x86_64",
+  "variant": "cuda10.1-cudnn7-ubi8-x86_64-devel",
   "verified": false
 }
 MLCC_FILE_EOF
@@ -833,6 +850,22 @@ fi
 printf '  "nvcc": %s,\n' "$(printf '%s\n' "$nvcc_version" | json)"
 gcc_version=$(gcc -dumpfullversion 2>/dev/null || gcc -dumpversion 2>/dev/null) || gcc_version=""
 printf '  "gcc": %s,\n' "$(printf '%s\n' "$gcc_version" | json)"
+
+# Compilers the image holds, on PATH or where CUDA and RHEL's toolsets put them: a runtime
+# image has none (mlcc verify), a devel image lists its own.
+found_compilers=$(
+  for tool in cc c++ gcc g++ clang nvcc gfortran; do command -v "$tool" 2>/dev/null; done
+  for path in /usr/local/cuda/bin/nvcc /usr/local/cuda-*/bin/nvcc /opt/rh/*/root/usr/bin/gcc; do
+    if [ -x "$path" ]; then printf '%s\n' "$path"; fi
+  done
+)
+printf '  "compilers": ['
+sep=""
+for path in $(printf '%s\n' "$found_compilers" | sort -u); do
+  printf '%s%s' "$sep" "$(printf '%s\n' "$path" | json)"
+  sep=", "
+done
+printf '],\n'
 
 if [ -n "$python" ] && command -v "$python" >/dev/null 2>&1; then
   printf '  "python": %s,\n' "$("$python" -c 'import platform; print(platform.python_version())' | json)"
