@@ -291,11 +291,14 @@ def verify(content: ImageContent) -> List[Mismatch]:
     problems: List[Mismatch] = []
     problems += _labels(stack, content.labels)
     problems += _platform(stack, installed, content)
-    problems += _cuda(components.cuda, installed)
+    problems += _cuda(components.cuda, installed, runtime=stack.flavour == "runtime")
     problems += _library("cuDNN", components.cudnn, installed, "cudnn")
     problems += _library("NCCL", components.nccl, installed, "nccl")
     problems += _python(components.python, installed)
-    problems += _gcc(components.gcc, installed)
+    if stack.flavour == "runtime":
+        problems += _no_compilers(installed)
+    else:
+        problems += _gcc(components.gcc, installed)
     problems += _framework(components.framework, installed)
     problems += _framework_libraries(components, installed)
     problems += _pip_locked(stack.fetches, installed)
@@ -470,10 +473,12 @@ def _packages(component: str, pins: Sequence[str], installed: Dict[str, Any]) ->
     return problems
 
 
-def _cuda(cuda: Optional[CudaRecord], installed: Dict[str, Any]) -> List[Mismatch]:
+def _cuda(cuda: Optional[CudaRecord], installed: Dict[str, Any], runtime: bool = False) -> List[Mismatch]:
     if not cuda:
         return []
     problems = _packages("CUDA", cuda.packages, installed)
+    if runtime:  # nvcc is a compiler: _no_compilers wants none
+        return problems
     nvcc = installed.get("nvcc")
     minor = ".".join(cuda.version.split(".")[:2])
     if not nvcc:
@@ -514,6 +519,18 @@ def _python_executable(python: PythonRecord, installed: Dict[str, Any]) -> List[
     if not found or found == python.executable:
         return []
     return [Mismatch("Python executable", python.executable, found, "installed.json (python on PATH)")]
+
+
+def _no_compilers(installed: Dict[str, Any]) -> List[Mismatch]:
+    """A runtime image holds no compiler: mlcc-record lists cc, c++, gcc, g++, clang, nvcc
+    and gfortran on PATH, and nvcc and RHEL toolsets' gcc where they install."""
+    found = installed.get("compilers")
+    if not isinstance(found, list):
+        return [Mismatch("compilers", "none (a runtime image)", "not recorded", "installed.json")]
+    paths = [_text(path) for path in found]
+    if paths:
+        return [Mismatch("compilers", "none (a runtime image)", ", ".join(paths), "installed.json")]
+    return []
 
 
 def _gcc(gcc: GccRecord, installed: Dict[str, Any]) -> List[Mismatch]:
