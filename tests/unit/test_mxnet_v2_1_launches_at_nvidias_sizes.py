@@ -79,9 +79,10 @@ def test_the_v2_1_recipe_carries_nvidias_files_with_their_sources(kb: KnowledgeB
         assert shape.name == ("DGXH100" if "H100" in name else "DGXA100")
         assert shape.socket_cores == int(str(nvidia["DGXSOCKETCORES"].value))
         assert shape.sockets == int(str(nvidia["DGXNSOCKET"].value))
-    assert max(c.nodes * c.gpus_per_node for c in launch.configs) == {"resnet50-v2.1": 4216, "unet3d-v2.1": 768}[
-        benchmark
-    ]
+    assert (
+        max(c.nodes * c.gpus_per_node for c in launch.configs)
+        == {"resnet50-v2.1": 4216, "unet3d-v2.1": 768}[benchmark]
+    )
 
 
 @pytest.mark.parametrize(("benchmark", "implementation", "file"), FILES)

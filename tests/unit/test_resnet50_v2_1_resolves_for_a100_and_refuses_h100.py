@@ -28,7 +28,9 @@ def test_resnet50_round_v2_1_on_a100_is_ngc_22_04s_cuda_cudnn_and_nccl(kb: Knowl
     assert stack.gpu_capability == "8.0"
 
 
-def test_the_mxnet_build_on_cuda_11_6_is_an_inference_that_says_which_gpus_it_runs_on(kb: KnowledgeBase) -> None:
+def test_the_mxnet_build_on_cuda_11_6_is_an_inference_that_says_which_gpus_it_runs_on(
+    kb: KnowledgeBase,
+) -> None:
     build = next(
         b for b in kb.frameworks["mxnet"].builds if b.version == "1.9.1" and b.variant == "cu112-cuda11.6"
     )
@@ -64,7 +66,9 @@ def test_the_reference_minutes_are_what_mlcc_scores_on_nvidias_a100_runs(kb: Kno
     bench = kb.benchmarks["resnet50-v2.1"]
     assert bench.build is not None and bench.build.reference is not None
     reference = bench.build.reference
-    folder = REPO / "tests" / "data" / "mlperf-v2.1" / "NVIDIA" / "results" / "dgxa100_ngc22.04_mxnet" / "resnet"
+    folder = (
+        REPO / "tests" / "data" / "mlperf-v2.1" / "NVIDIA" / "results" / "dgxa100_ngc22.04_mxnet" / "resnet"
+    )
     scored = score_logs(kb, [str(folder)])
     assert len(scored.scores) == 1
     score = scored.scores[0].as_json()
