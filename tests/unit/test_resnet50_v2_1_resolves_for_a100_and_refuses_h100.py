@@ -80,3 +80,23 @@ def test_the_reference_minutes_are_what_mlcc_scores_on_nvidias_a100_runs(kb: Kno
 def test_mlperf_logging_is_installed_at_the_full_commit_of_nvidias_tag(kb: KnowledgeBase) -> None:
     build = kb.benchmarks["resnet50-v2.1"].build
     assert "logging.git@4272f73c952d9b22c735aef88640699700d5a0b8" in str(build)
+
+
+def test_the_recorded_wheel_links_what_the_cuda_11_6_build_claims(kb: KnowledgeBase) -> None:
+    """mlcc kb check's own rule on the wheel kb check read (recipes/wheel-files.json): CUDA 11
+    keeps one runtime soname, libcudart.so.11.0, so a claim of CUDA 11.6 agrees with the cu112
+    wheel; and the cuDNN range admits only the cuDNN 8 it links."""
+    from mlcc.app.kb_bundles import ERROR
+    from mlcc.app.kb_offline import load_wheel_record
+    from mlcc.app.kb_wheels import linked_findings
+
+    record = load_wheel_record(str(REPO / "recipes"))
+    assert record is not None
+    facts = record["mxnet_cu112-1.9.1-py3-none-manylinux2014_x86_64.whl"]
+    assert "libcudart.so.11.0" in facts["needed"]["mxnet/libmxnet.so"]
+    build = next(
+        b for b in kb.frameworks["mxnet"].builds if b.version == "1.9.1" and b.variant == "cu112-cuda11.6"
+    )
+    assert [f for f in linked_findings(build, kb, facts, set()) if f.severity == ERROR] == []
+    wrong = build._replace(cuda=("10.2",))
+    assert [f for f in linked_findings(wrong, kb, facts, set()) if f.severity == ERROR]
