@@ -121,6 +121,7 @@ def list_rows(kb: KnowledgeBase, what: str) -> List[Dict[str, Any]]:
                 "accelerators": list(b.accelerators),
                 "requires": list(b.requires),
                 "gpus": {"min": b.gpus_min, "reference": b.gpus_reference},
+                "unavailable": b.unavailable,  # why no stack can be built (None: one can)
                 **_provenance(b.prov),
             }
             for b in sorted(kb.benchmarks.values(), key=lambda b: (b.base_name, b.name))

@@ -42,6 +42,11 @@ def list_table(what: str, rows: List[Dict[str, Any]]) -> str:
     weak = sum(1 for row in rows if not row.get("verified", True))
     if weak:
         table += f"\n\n* rests on unconfirmed evidence ({weak} of {len(rows)}); see the recipe's note"
+    unavailable = [row for row in rows if row.get("unavailable")]
+    if unavailable:
+        table += "\n\nNo stack can be built for:"
+        for row in unavailable:
+            table += f"\n  {row['name']} ({row['round']}): {row['unavailable']}"
     return table
 
 

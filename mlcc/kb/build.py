@@ -877,6 +877,14 @@ def _benchmarks(
             )
             if key in constraints
         }
+        if "unavailable" in data:
+            if "build" in data:
+                raise doc.error(
+                    ("unavailable",),
+                    "a benchmark that is unavailable has no build",
+                    hint="drop build:, or drop unavailable: once a stack can be built",
+                )
+            origins["unavailable"] = doc.where(("unavailable",))
         benchmarks[key] = Benchmark(
             name=key,
             recipe_name=name,
@@ -899,6 +907,7 @@ def _benchmarks(
             origins=tuple(sorted(origins.items())),
             build=_benchmark_build(doc, data["build"]) if "build" in data else None,
             reference_stack=_reference_stack(doc, data.get("reference_stack")),
+            unavailable=" ".join(data["unavailable"].split()) if "unavailable" in data else None,
         )
         _check_sources_cover(doc, benchmarks[key], frameworks)
     return dict(sorted(benchmarks.items()))

@@ -543,6 +543,8 @@ class Benchmark(NamedTuple):
     round: Optional[str] = None
     # The name the recipe file gives; ``name`` is the id, unique across rounds (see benchmark_id)
     recipe_name: str = ""
+    # Why no stack of it can be built on the bases mlcc knows: resolving refuses with this cause
+    unavailable: Optional[str] = None
 
     @property
     def base_name(self) -> str:

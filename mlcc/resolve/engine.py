@@ -288,6 +288,14 @@ class Resolver:
 
     def benchmark_failures(self, bench: Benchmark, req: Request) -> List[Failure]:
         failures: List[Failure] = []
+        if bench.unavailable is not None:
+            failures.append(
+                Failure(
+                    "benchmark-unavailable",
+                    f"mlcc can build no stack for {bench.name}: {bench.unavailable}",
+                    bench.origin_of("unavailable"),
+                )
+            )
         accelerator = "cpu" if req.cpu else "cuda"
         if accelerator not in bench.accelerators:
             failures.append(

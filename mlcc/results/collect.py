@@ -273,7 +273,8 @@ def collect(cluster: Cluster, kind: str, name: str, container: Optional[str] = N
         )
     if kind == "job":
         pods = cluster.pods(f"job-name={name}")
-        placed = {_mapping(p.get("spec"), f"pod {_pod_name(p)}: spec").get("nodeName") for p in pods}
+        # a list, not a set: a hostile API may send an unhashable nodeName, which counts as none
+        placed = [_mapping(p.get("spec"), f"pod {_pod_name(p)}: spec").get("nodeName") for p in pods]
         nodes: Optional[int] = len({n for n in placed if isinstance(n, str) and n}) or None
         gpus: Optional[int] = (
             sum(
