@@ -395,6 +395,10 @@ class NodeShape(NamedTuple):
     sockets: int
     socket_cores: int
     hyperthreads: int
+    # The GPU generation the machine carries (a name in recipes/gpus.yaml) and its compute
+    # capability: a stack resolved for that GPU (--gpu) starts from this machine's files.
+    gpu: Optional[str] = None
+    gpu_capability: Optional[str] = None
 
 
 class LaunchConfig(NamedTuple):
