@@ -952,7 +952,13 @@ def _benchmark_build(doc: _Doc, data: Dict[str, Any], gpus: Dict[str, Gpu]) -> B
         cmd=tuple(data.get("cmd", ())),
         shm=data.get("shm"),
         run_as_root=data.get("run_as_root", False),
-        reference=ReferenceRun(**data["reference"]) if "reference" in data else None,
+        reference=_reference(doc, ("build", "reference"), data["reference"], gpus)
+        if "reference" in data
+        else None,
+        gpu_references=tuple(
+            _reference(doc, ("build", "gpu_references", i), r, gpus)
+            for i, r in enumerate(data.get("gpu_references", ()))
+        ),
         run_args=tuple(sorted((acc, tuple(args)) for acc, args in data.get("run_args", {}).items())),
         scripts=_scripts(doc, data["steps"]),
         mpi=_mpi(data.get("mpi")),
@@ -980,6 +986,17 @@ def _launch(doc: _Doc, data: Optional[Dict[str, Any]], gpus: Dict[str, Gpu]) -> 
         source=data["source"],
         scale=tuple(data.get("scale", ())),
     )
+
+
+def _reference(doc: _Doc, path: PathKey, data: Dict[str, Any], gpus: Dict[str, Gpu]) -> ReferenceRun:
+    """A published result; the GPU it names must be one mlcc knows."""
+    if data.get("gpu") is not None and data["gpu"] not in gpus:
+        raise doc.error(
+            (*path, "gpu"),
+            f"reference on GPU {data['gpu']!r}: not in recipes/gpus.yaml",
+            hint=f"use one of {', '.join(sorted(gpus))}",
+        )
+    return ReferenceRun(**data)
 
 
 def _node_shape(doc: _Doc, path: PathKey, name: str, data: Dict[str, Any], gpus: Dict[str, Gpu]) -> NodeShape:

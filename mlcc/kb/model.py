@@ -369,6 +369,7 @@ class ReferenceRun(NamedTuple):
     system: str
     runs: Optional[int] = None
     log_name: Optional[str] = None  # the name MLPerf logs use (submission_benchmark), if different
+    gpu: Optional[str] = None  # the GPU generation it ran on (recipes/gpus.yaml), where the recipe says
 
 
 class MpiLaunch(NamedTuple):
@@ -457,6 +458,9 @@ class BenchmarkBuild(NamedTuple):
     scripts: Tuple[Tuple[str, str], ...] = ()  # (file name, content) used by script steps
     mpi: Optional[MpiLaunch] = None
     launch: Optional[Launch] = None
+    # NVIDIA's results of the same round on other GPU generations (v2.1: DGX H100 beside the
+    # DGX A100 reference): each names its GPU; results compare sets runs on that GPU beside it.
+    gpu_references: Tuple[ReferenceRun, ...] = ()
 
     def packages_for(self, family: str) -> Tuple[str, ...]:
         return dict(self.packages).get(family, ())
