@@ -28,7 +28,7 @@ from mlcc.output import write_tree
 from mlcc.report.results import render_results_html
 from mlcc.results.compare import BenchmarkComparison, compare
 from mlcc.results.parse import LogFile, Run, parse_file
-from mlcc.results.reference import published_by_round, published_results
+from mlcc.results.reference import published_by_gpu, published_by_round, published_results
 from mlcc.results.rules import scoring_rules
 from mlcc.results.score import BenchmarkScore, log_files, score
 from mlcc.results.store import Added, Placement, StackInfo, add_runs, stack_info, stored_runs
@@ -320,7 +320,8 @@ def compare_results(
     names = {ref.recipe: ref.log_name for ref in references.values()}
     wanted = [names.get(b, b) for b in filters.benchmarks]
     rows = stored_runs(history, benchmarks=wanted, stacks=filters.stacks, systems=filters.systems)
-    return Compared(compare(rows, references, scoring_rules(), published_by_round(kb)), history)
+    compared = compare(rows, references, scoring_rules(), published_by_round(kb), published_by_gpu(kb))
+    return Compared(compared, history)
 
 
 def write_results_page(html_file: str, comparisons: Sequence[BenchmarkComparison], title: str) -> None:

@@ -8,7 +8,7 @@ Loaded only when ``mlcc results`` runs. Parses flags and prints; the use cases a
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from typing import Any, List, Sequence
 
 import click
 
@@ -275,6 +275,21 @@ def compare_command(
         echo(f"wrote {html_file}: {len(comparisons)} plot(s)")
 
 
+def _other_references(comparison: Any) -> List[Any]:
+    """The references the stacks stand beside other than the benchmark's own (another round's,
+    another GPU's), each once, in the order of the stacks."""
+    found: List[Any] = []
+    for stack in comparison.stacks:
+        if stack.reference and stack.reference != comparison.reference and stack.reference not in found:
+            found.append(stack.reference)
+    return found
+
+
+def _reference_label(reference: Any) -> str:
+    gpu = f" {reference.gpu.upper()}" if reference.gpu else ""
+    return f"{reference.round or '-'}{gpu}"
+
+
 def _print_comparisons(comparisons: Sequence[Any]) -> None:
 
     for index, comparison in enumerate(comparisons):
@@ -285,12 +300,16 @@ def _print_comparisons(comparisons: Sequence[Any]) -> None:
         if reference:
             line += f"  reference {reference.minutes:.2f} min ({reference.system})"
         echo(line)
+        for other in _other_references(comparison):
+            echo(f"  {_reference_label(other)} reference {other.minutes:.2f} min ({other.system})")
         rows = []
         for stack in comparison.stacks:
             score = f"{stack.score_minutes:.2f}" if stack.score_minutes is not None else "no score"
+            # each stack beside the reference of its own round and GPU, as the lines above say
+            own = stack.reference or reference
             ratio = (
-                f"{stack.score_minutes / reference.minutes:.2f}x"
-                if reference and stack.score_minutes is not None
+                f"{stack.score_minutes / own.minutes:.2f}x"
+                if own and stack.score_minutes is not None
                 else "-"
             )
             where = f"{', '.join(stack.systems) or '-'}; {'/'.join(map(str, stack.gpus)) or '-'} GPUs"

@@ -150,7 +150,8 @@ def build(root: str, files: Sequence[Tuple[str, str]]) -> KnowledgeBase:
     cudnn = _libs(docs["cudnn"][0], "cudnn", arches, cuda)
     nccl = _libs(docs["nccl"][0], "nccl", arches, cuda)
     frameworks = _frameworks(docs.get("framework", []), arches, cuda)
-    benchmarks = _benchmarks(docs.get("benchmark", []), arches, frameworks)
+    gpus = _gpus(docs["gpus"][0])
+    benchmarks = _benchmarks(docs.get("benchmark", []), arches, frameworks, gpus)
     cuda_doc = docs["cuda"][0]
     tooling, downloads = _tools(docs["tools"][0], arches)
     for base in bases:
@@ -180,7 +181,7 @@ def build(root: str, files: Sequence[Tuple[str, str]]) -> KnowledgeBase:
         files=tuple(f"recipes/{rel}" for rel, _ in files),
         source_builds=_source_builds(docs["tools"][0]),
         sdist_requires=_sdist_requires(docs["tools"][0]),
-        gpus=_gpus(docs["gpus"][0]),
+        gpus=gpus,
         hosts=_hosts(docs["hosts"][0]),
         pip_locks=pip_locks.read_lock_files(root),
         nccl_profiles=_nccl_profiles(docs["nccl_profiles"][0]),
@@ -827,7 +828,10 @@ def _wheels(
 
 
 def _benchmarks(
-    docs: Sequence[_Doc], arches: Dict[str, Arch], frameworks: Dict[str, Framework]
+    docs: Sequence[_Doc],
+    arches: Dict[str, Arch],
+    frameworks: Dict[str, Framework],
+    generations: Dict[str, Gpu],
 ) -> Dict[str, Benchmark]:
     benchmarks: Dict[str, Benchmark] = {}
     for doc in docs:
@@ -905,7 +909,7 @@ def _benchmarks(
             gpus_reference=constraints["gpus"]["reference"],
             prov=doc.prov(data, ()),
             origins=tuple(sorted(origins.items())),
-            build=_benchmark_build(doc, data["build"]) if "build" in data else None,
+            build=_benchmark_build(doc, data["build"], generations) if "build" in data else None,
             reference_stack=_reference_stack(doc, data.get("reference_stack")),
             unavailable=" ".join(data["unavailable"].split()) if "unavailable" in data else None,
         )
@@ -964,7 +968,7 @@ def _reference_stack(doc: _Doc, data: Optional[Dict[str, Any]]) -> Optional[Refe
     )
 
 
-def _benchmark_build(doc: _Doc, data: Dict[str, Any]) -> BenchmarkBuild:
+def _benchmark_build(doc: _Doc, data: Dict[str, Any], gpus: Dict[str, Gpu]) -> BenchmarkBuild:
     path: PathKey = ("build",)
     source = data.get("source")
     return BenchmarkBuild(
@@ -983,11 +987,17 @@ def _benchmark_build(doc: _Doc, data: Dict[str, Any]) -> BenchmarkBuild:
         cmd=tuple(data.get("cmd", ())),
         shm=data.get("shm"),
         run_as_root=data.get("run_as_root", False),
-        reference=ReferenceRun(**data["reference"]) if "reference" in data else None,
+        reference=_reference(doc, ("build", "reference"), data["reference"], gpus)
+        if "reference" in data
+        else None,
+        gpu_references=tuple(
+            _reference(doc, ("build", "gpu_references", i), r, gpus)
+            for i, r in enumerate(data.get("gpu_references", ()))
+        ),
         run_args=tuple(sorted((acc, tuple(args)) for acc, args in data.get("run_args", {}).items())),
         scripts=_scripts(doc, data["steps"]),
         mpi=_mpi(data.get("mpi")),
-        launch=_launch(doc, data.get("launch")),
+        launch=_launch(doc, data.get("launch"), gpus),
         flavour=data.get("flavour", "runtime"),
         flavour_reason=_flavour_reason(doc, data),
         runtime_packages=tuple(
@@ -1012,18 +1022,12 @@ def _flavour_reason(doc: _Doc, data: Dict[str, Any]) -> Optional[str]:
     return None if reason is None else " ".join(reason.split())
 
 
-def _launch(doc: _Doc, data: Optional[Dict[str, Any]]) -> Optional[Launch]:
+def _launch(doc: _Doc, data: Optional[Dict[str, Any]], gpus: Dict[str, Gpu]) -> Optional[Launch]:
     if data is None:
         return None
     path: PathKey = ("build", "launch")
     shapes = tuple(
-        NodeShape(
-            name=name,
-            gpus=shape["gpus"],
-            sockets=shape["sockets"],
-            socket_cores=shape["socket_cores"],
-            hyperthreads=shape["hyperthreads"],
-        )
+        _node_shape(doc, (*path, "node_shapes", name), name, shape, gpus)
         for name, shape in data["node_shapes"].items()
     )
     configs = tuple(
@@ -1037,6 +1041,37 @@ def _launch(doc: _Doc, data: Optional[Dict[str, Any]]) -> Optional[Launch]:
         configs=configs,
         source=data["source"],
         scale=tuple(data.get("scale", ())),
+    )
+
+
+def _reference(doc: _Doc, path: PathKey, data: Dict[str, Any], gpus: Dict[str, Gpu]) -> ReferenceRun:
+    """A published result; the GPU it names must be one mlcc knows."""
+    if data.get("gpu") is not None and data["gpu"] not in gpus:
+        raise doc.error(
+            (*path, "gpu"),
+            f"reference on GPU {data['gpu']!r}: not in recipes/gpus.yaml",
+            hint=f"use one of {', '.join(sorted(gpus))}",
+        )
+    return ReferenceRun(**data)
+
+
+def _node_shape(doc: _Doc, path: PathKey, name: str, data: Dict[str, Any], gpus: Dict[str, Gpu]) -> NodeShape:
+    """A machine NVIDIA ran on, with the compute capability of the GPU it names."""
+    gpu = data.get("gpu")
+    if gpu is not None and gpu not in gpus:
+        raise doc.error(
+            (*path, "gpu"),
+            f"node shape {name}: GPU {gpu!r} is not in recipes/gpus.yaml",
+            hint=f"use one of {', '.join(sorted(gpus))}",
+        )
+    return NodeShape(
+        name=name,
+        gpus=data["gpus"],
+        sockets=data["sockets"],
+        socket_cores=data["socket_cores"],
+        hyperthreads=data["hyperthreads"],
+        gpu=gpu,
+        gpu_capability=gpus[gpu].compute_capability if gpu is not None else None,
     )
 
 

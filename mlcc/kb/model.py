@@ -394,6 +394,7 @@ class ReferenceRun(NamedTuple):
     system: str
     runs: Optional[int] = None
     log_name: Optional[str] = None  # the name MLPerf logs use (submission_benchmark), if different
+    gpu: Optional[str] = None  # the GPU generation it ran on (recipes/gpus.yaml), where the recipe says
 
 
 class MpiLaunch(NamedTuple):
@@ -420,6 +421,10 @@ class NodeShape(NamedTuple):
     sockets: int
     socket_cores: int
     hyperthreads: int
+    # The GPU generation the machine carries (a name in recipes/gpus.yaml) and its compute
+    # capability: a stack resolved for that GPU (--gpu) starts from this machine's files.
+    gpu: Optional[str] = None
+    gpu_capability: Optional[str] = None
 
 
 class LaunchConfig(NamedTuple):
@@ -483,6 +488,9 @@ class BenchmarkBuild(NamedTuple):
     # (base family, names) a runtime image installs; empty: packages without the devel ones
     runtime_packages: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
     runtime_copy: Tuple[str, ...] = ()  # paths the build stage made, besides the environment
+    # NVIDIA's results of the same round on other GPU generations (v2.1: DGX H100 beside the
+    # DGX A100 reference): each names its GPU; results compare sets runs on that GPU beside it.
+    gpu_references: Tuple[ReferenceRun, ...] = ()
 
     def packages_for(self, family: str) -> Tuple[str, ...]:
         return dict(self.packages).get(family, ())

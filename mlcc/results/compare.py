@@ -2,7 +2,9 @@
 them, beside the published reference result its recipe records.
 
 Runs of different MLPerf rounds (v0.6's DGX-1 beside v2.1's A100 and H100) are scored
-apart, each by its round's rules, and every row names its round.
+apart, each by its round's rules, and every row names its round. Where a round's recipe
+records a reference per GPU generation (v2.1: DGX A100 and DGX H100), a stack's runs on H100
+stand beside NVIDIA's H100 result, on A100 beside its A100 one.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-from mlcc.results.reference import PublishedResult
+from mlcc.results.reference import GpuReferences, PublishedResult
 from mlcc.results.rules import ScoringRules
 from mlcc.results.score import NO_START, SUCCESS, UNFINISHED, RunResult, olympic_mean
 
@@ -27,7 +29,8 @@ class StackScore(NamedTuple):
     state: str  # complete, partial, no score
     notes: Tuple[str, ...]
     round: Optional[str] = None  # the MLPerf round whose rules scored the runs
-    # the reference of the stack's own round (maskrcnn v2.1's on A100 beside v0.6's on DGX-1)
+    # the reference of the stack's own round and GPU (maskrcnn v2.1's on A100 or on H100
+    # beside v0.6's on DGX-1)
     reference: Optional[PublishedResult] = None
 
     @property
@@ -83,7 +86,12 @@ def _stack_json(stack: StackScore, reference: Optional[PublishedResult]) -> Dict
         "spread_percent": None if stack.spread_percent is None else round(stack.spread_percent, 2),
         "vs_reference": round(score / reference.minutes, 4) if score is not None and reference else None,
         "reference": (
-            {"minutes": reference.minutes, "system": reference.system, "round": reference.round}
+            {
+                "minutes": reference.minutes,
+                "system": reference.system,
+                "round": reference.round,
+                "gpu": reference.gpu,
+            }
             if reference
             else None
         ),
@@ -118,10 +126,12 @@ def compare(
     references: Mapping[str, PublishedResult],
     rules: Optional[ScoringRules] = None,
     by_round: Optional[Mapping[Tuple[str, Optional[str]], PublishedResult]] = None,
+    by_gpu: Optional[GpuReferences] = None,
 ) -> List[BenchmarkComparison]:
     """Group stored runs (mlcc.results.store.stored_runs) by benchmark, then by stack and
     round; with ``rules``, each group is scored by its round's rules (runs required, runs
-    dropped, failed runs allowed), else by v0.6's olympic rule."""
+    dropped, failed runs allowed), else by v0.6's olympic rule. Each group stands beside the
+    reference of its round on its GPU (``by_gpu``), else of its round, else ``references``'."""
     groups: Dict[str, Dict[Tuple[str, str], List[Mapping[str, Any]]]] = {}
     for row in rows:
         key = (str(row["stack"]), str(row.get("round") or ""))
@@ -133,7 +143,8 @@ def compare(
             _stack_score(
                 stack,
                 members,
-                (by_round or {}).get((benchmark, round_name or None), reference),
+                (by_gpu.reference(benchmark, round_name or None, members) if by_gpu else None)
+                or (by_round or {}).get((benchmark, round_name or None), reference),
                 _rule(rules, round_name, benchmark),
             )
             for (stack, round_name), members in groups[benchmark].items()

@@ -284,18 +284,27 @@ def test_results_compare_shows_maskrcnn_v06_dgx1_beside_v21_a100_and_h100(cli: A
     assert result.code == 0, result.err
     lines = result.out.splitlines()
     assert lines[0].startswith("maskrcnn  reference 207.48 min")
-    assert lines[1].split()[:2] == ["stack", "round"]
+    # v2.1's references on each GPU, each on its own line (the recipe's reference and
+    # gpu_references), the H100 one first as its stack is the fastest
+    assert lines[1] == "  v2.1 H100 reference 20.35 min (NVIDIA DGX H100 (8x H100-SXM5-80GB), preview)"
+    assert lines[2] == "  v2.1 A100 reference 40.13 min (NVIDIA DGX A100 (8x A100-SXM4-80GB), NGC 22.09)"
+    assert lines[3].split()[:2] == ["stack", "round"]
     rows = [line for line in lines if "NVIDIA v" in line]
-    assert [r.split(")  ")[1].split()[:2] for r in rows] == [
-        ["v2.1", "20.35"],
-        ["v2.1", "40.13"],
-        ["v0.6", "207.48"],
+    # (round, score, vs the reference of the row's own round and GPU): NVIDIA's own runs are
+    # their references, so 1.00x each; H100's beside A100's would read 0.51x
+    ratios = [
+        next(w for w in r.split() if w.endswith("x") and w[:-1].replace(".", "").isdigit()) for r in rows
+    ]
+    assert [[*r.split(")  ")[1].split()[:2], ratio] for r, ratio in zip(rows, ratios)] == [
+        ["v2.1", "20.35", "1.00x"],
+        ["v2.1", "40.13", "1.00x"],
+        ["v0.6", "207.48", "1.00x"],
     ]
     compared = json.loads(cli("results", "compare", "--json", "--history", str(history.path)).out)
-    assert {(s["stack"], s["round"], s["runs"]) for s in compared[0]["stacks"]} == {
-        ("NGC 19.05 PyTorch (NVIDIA v0.6)", "v0.6", 5),
-        ("NGC 22.09 PyTorch (NVIDIA v2.1)", "v2.1", 5),
-        ("H100 preview PyTorch (NVIDIA v2.1)", "v2.1", 5),
+    assert {(s["stack"], s["round"], s["runs"], s["reference"]["gpu"]) for s in compared[0]["stacks"]} == {
+        ("NGC 19.05 PyTorch (NVIDIA v0.6)", "v0.6", 5, None),
+        ("NGC 22.09 PyTorch (NVIDIA v2.1)", "v2.1", 5, "a100"),
+        ("H100 preview PyTorch (NVIDIA v2.1)", "v2.1", 5, "h100"),
     }
 
 
@@ -335,3 +344,18 @@ def test_a_history_from_before_the_round_column_reads_as_v06(tmp_path: Path) -> 
     add_runs(history, more, StackInfo("new", "maskrcnn", None, None, None, None, None), Placement(), "test")
     assert [row["round"] for row in stored_runs(history)] == ["v0.6", "v2.1"]
     assert not math.isnan(stored_runs(history)[1]["minutes"])
+
+
+def test_a_stacks_gpu_is_read_from_its_variant_tag_or_its_system() -> None:
+    """Runs of a stack resolved with --gpu h100 carry the variant tag sm90; NVIDIA's logs name
+    the GPU in submission_platform. Runs naming two GPUs, or none, get no GPU reference."""
+    from mlcc.results.reference import published_by_gpu
+
+    by_gpu = published_by_gpu(load())
+    assert by_gpu.gpu_of([{"variant": "cuda11.8-cudnn8-ubi8-x86_64-sm90", "system": None}]) == "h100"
+    assert by_gpu.gpu_of([{"variant": None, "system": "1xNVIDIA DGX A100"}]) == "a100"
+    assert by_gpu.gpu_of([{"system": "1xNVIDIA DGX A100"}, {"system": "1xNVIDIA DGX H100"}]) is None
+    assert by_gpu.gpu_of([{"variant": "cuda10.1-cudnn7-ubi8-x86_64", "system": "dgx1"}]) is None
+    bert = by_gpu.reference("bert", "v2.1", [{"system": "1xNVIDIA DGX H100"}])
+    assert bert is not None and (bert.minutes, bert.runs, bert.recipe) == (6.38, 10, "bert-v2.1")
+    assert by_gpu.reference("bert", "v0.6", [{"system": "1xNVIDIA DGX H100"}]) is None

@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from mlcc.errors import RegistryError
+from mlcc.image import untrusted
+from mlcc.results.collect import ClusterError
 from tests.kube_schemas import SCHEMAS
 
 BOMB = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
@@ -129,3 +132,17 @@ def test_broken_schema_file_is_a_usage_error(cli, tmp_path: Path) -> None:  # ty
     result = cli("lint", "--schema-dir", str(schemas), str(REPO / "buildconfigs" / "ssd"))
     _no_crash(result)
     assert result.code == 2 and "buildconfig-build-v1.json is not a usable JSON Schema" in result.err
+
+
+@pytest.mark.parametrize("error_class", [RegistryError, ClusterError])
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [(b"{not json", "is not JSON"), (b"[1, 2]", "is not a JSON object"), (b"[" * 100_000, "is not JSON")],
+)
+def test_a_json_object_from_outside_is_checked_with_the_callers_error(
+    error_class: type, body: bytes, problem: str
+) -> None:
+    # one check for registries and API servers: each gets its own error class (its exit code)
+    with pytest.raises(error_class, match=f"^the answer {problem}$"):
+        untrusted.json_object(body, "the answer", error_class)
+    assert untrusted.json_object(b'{"a": 1}', "the answer", error_class) == {"a": 1}

@@ -12,6 +12,12 @@ that count, whatever the node shape asked, and keeps its DL parameters. Between 
 NVIDIA ran it starts from the nearest file and scales the settings the recipe marks as linear
 in the GPU count (maskrcnn's global batch and learning rate). The file written names the file
 it started from and every value it changed.
+
+Where NVIDIA tuned the same size on two GPU generations (v2.1: DGX A100 and DGX H100, each
+node shape naming its GPU), the stack's GPU picks among them: a stack resolved with
+``--gpu h100`` starts from the DGX H100 files, ``--gpu a100`` from the DGX A100 ones, and the
+nearest size is sought among that GPU's files only. Without ``--gpu``, or for a GPU NVIDIA
+ran none of the files on, every file counts, as before.
 """
 
 from __future__ import annotations
@@ -45,35 +51,51 @@ class ConfigChoice(NamedTuple):
     sockets: int  # DGXNSOCKET: the sockets the GPUs of a node are bound to
 
 
-def start_config(launch: Launch, total: int, gpus: int) -> LaunchConfig:
-    """NVIDIA's file for ``total`` GPUs if it has one (of the node shape asked if there are
-    several, else the recipe's first), else the one whose GPU count is nearest by ratio."""
-    same_total = [c for c in launch.configs if c.gpus == total]
+def configs_for_gpu(launch: Launch, capability: Optional[str]) -> Tuple[LaunchConfig, ...]:
+    """NVIDIA's files that ran on the GPU of ``capability`` (the stack's --gpu), or every file
+    when no GPU is asked or none of the files ran on it."""
+    if capability is None:
+        return launch.configs
+    on_gpu = tuple(c for c in launch.configs if launch.shape(c.node_shape).gpu_capability == capability)
+    return on_gpu or launch.configs
+
+
+def start_config(launch: Launch, total: int, gpus: int, capability: Optional[str] = None) -> LaunchConfig:
+    """Among the files for the stack's GPU (:func:`configs_for_gpu`): NVIDIA's file for
+    ``total`` GPUs if it has one (of the node shape asked if there are several, else the
+    recipe's first), else the one whose GPU count is nearest by ratio."""
+    candidates = configs_for_gpu(launch, capability)
+    same_total = [c for c in candidates if c.gpus == total]
     if same_total:
         return next((c for c in same_total if c.gpus_per_node == gpus), same_total[0])
-    return min(launch.configs, key=lambda c: (abs(math.log(total / c.gpus)), c.gpus))
+    return min(candidates, key=lambda c: (abs(math.log(total / c.gpus)), c.gpus))
 
 
 def node_shape(launch: Launch, start: LaunchConfig, gpus: int) -> NodeShape:
     """The machine a node of ``gpus`` GPUs is taken to be: the one the starting file ran on
-    when it ran as many GPUs per node, else the smallest machine that holds them."""
+    when it ran as many GPUs per node, else the smallest machine that holds them (among
+    those, one with the starting file's GPU)."""
+    started_on = launch.shape(start.node_shape)
     if start.gpus_per_node == gpus:
-        return launch.shape(start.node_shape)
-    return min((s for s in launch.node_shapes if s.gpus >= gpus), key=lambda s: (s.gpus, s.name))
+        return started_on
+    return min(
+        (s for s in launch.node_shapes if s.gpus >= gpus),
+        key=lambda s: (s.gpus, s.gpu != started_on.gpu, s.name),
+    )
 
 
 def _sockets(shape: NodeShape, gpus: int) -> int:
     return 1 if gpus == 1 else shape.sockets
 
 
-def choose(launch: Launch, size: Size, benchmark: str) -> ConfigChoice:
+def choose(launch: Launch, size: Size, benchmark: str, capability: Optional[str] = None) -> ConfigChoice:
     """The starting file and node for ``size``, or a clear error for a size NVIDIA's
     launcher cannot bind.
 
     bind_launch gives every socket ``gpus // sockets`` processes and binds local rank r to NUMA
     node ``r // (gpus // sockets)``: with a GPU count that is not a multiple of the socket count
     the last ranks land on NUMA nodes the machine lacks, and below it the division is by zero.
-    One GPU runs on one socket.
+    One GPU runs on one socket. ``capability`` is the stack's GPU (:func:`configs_for_gpu`).
     """
     if size.gpus > launch.max_gpus:
         largest = max(launch.node_shapes, key=lambda s: s.gpus)
@@ -82,7 +104,7 @@ def choose(launch: Launch, size: Size, benchmark: str) -> ConfigChoice:
             hint=f"NVIDIA's largest node for it is a {largest.name} ({largest.gpus} GPUs);"
             " use --nodes for more",
         )
-    start = start_config(launch, size.total, size.gpus)
+    start = start_config(launch, size.total, size.gpus, capability)
     shape = node_shape(launch, start, size.gpus)
     sockets = _sockets(shape, size.gpus)
     if size.gpus % sockets:
@@ -94,10 +116,16 @@ def choose(launch: Launch, size: Size, benchmark: str) -> ConfigChoice:
     return ConfigChoice(start, shape, sockets)
 
 
-def check_size(launch: Optional[Launch], size: Size, benchmark: str, can_mpi: bool) -> None:
+def check_size(
+    launch: Optional[Launch],
+    size: Size,
+    benchmark: str,
+    can_mpi: bool,
+    capability: Optional[str] = None,
+) -> None:
     """Refuse a size the benchmark cannot run at, before anything is written."""
     if launch is not None:
-        choose(launch, size, benchmark)
+        choose(launch, size, benchmark, capability)
     if size.nodes > 1 and not (can_mpi and (launch is None or launch.multi_node)):
         raise UsageError(
             f"--nodes {size.nodes}: mlcc knows no multi-node launch for {benchmark}",
@@ -218,9 +246,9 @@ def header(
     return [*lines, "# Changed from it: nothing (DGXSYSTEM aside): NVIDIA's values."]
 
 
-def config_file(launch: Launch, size: Size, benchmark: str) -> str:
-    """The text of config_<system>.sh for ``size``."""
-    chosen = choose(launch, size, benchmark)
+def config_file(launch: Launch, size: Size, benchmark: str, capability: Optional[str] = None) -> str:
+    """The text of config_<system>.sh for ``size`` on the GPU of ``capability``."""
+    chosen = choose(launch, size, benchmark, capability)
     settings = scaled_settings(launch, chosen.start, size, benchmark)
     lines = [*header(launch, size, chosen, settings), "", "## DL params"]
     for name, value in settings:
@@ -248,11 +276,11 @@ def config_file(launch: Launch, size: Size, benchmark: str) -> str:
     return "\n".join(lines)
 
 
-def bind_file(launch: Launch, size: Size, benchmark: str) -> str:
+def bind_file(launch: Launch, size: Size, benchmark: str, capability: Optional[str] = None) -> str:
     """ompi_bind_<system>.sh for per-GPU launches: numactl binding by Open MPI's local rank,
     computed for the node the way NVIDIA's ompi_bind_DGX1.sh and ompi_bind_DGX2.sh lay out a
     DGX-1 and a DGX-2."""
-    chosen = choose(launch, size, benchmark)
+    chosen = choose(launch, size, benchmark, capability)
     gpus, sockets, shape = size.gpus, chosen.sockets, chosen.shape
     per_socket = gpus // sockets
     cores = shape.socket_cores * shape.sockets // sockets // per_socket
@@ -278,11 +306,13 @@ def bind_file(launch: Launch, size: Size, benchmark: str) -> str:
     return "\n".join(lines)
 
 
-def files(launch: Launch, size: Size, benchmark: str) -> List[Tuple[str, str]]:
+def files(
+    launch: Launch, size: Size, benchmark: str, capability: Optional[str] = None
+) -> List[Tuple[str, str]]:
     """(file name in the work directory, content): what the run's ConfigMap carries."""
-    found = [(f"config_{launch.system}.sh", config_file(launch, size, benchmark))]
+    found = [(f"config_{launch.system}.sh", config_file(launch, size, benchmark, capability))]
     if launch.style == "per-gpu":
-        found.append((f"ompi_bind_{launch.system}.sh", bind_file(launch, size, benchmark)))
+        found.append((f"ompi_bind_{launch.system}.sh", bind_file(launch, size, benchmark, capability)))
     return found
 
 

@@ -71,7 +71,13 @@ def run_size(rendered: Rendered, options: ClusterOptions, nodes: int) -> Size:
     assert build is not None
     size = Size(nodes, gpu_count(rendered, options))
     can_mpi = build.mpi is not None and rendered.stack.cuda is not None
-    launching.check_size(build.launch if size.gpus else None, size, bench.name, can_mpi)
+    launching.check_size(
+        build.launch if size.gpus else None,
+        size,
+        bench.name,
+        can_mpi,
+        rendered.stack.gpu_capability,
+    )
     return size
 
 
@@ -104,7 +110,9 @@ def launch_configmap(rendered: Rendered, options: ClusterOptions, size: Size) ->
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": metadata(name, labels, options),
-        "data": dict(launching.files(build.launch, size, rendered.stack.benchmark.name)),
+        "data": dict(
+            launching.files(build.launch, size, rendered.stack.benchmark.name, rendered.stack.gpu_capability)
+        ),
     }
 
 
@@ -114,7 +122,7 @@ def _launch_mounts(rendered: Rendered, size: Size) -> Tuple[List[Obj], List[Obj]
     assert build is not None
     if build.launch is None or not size.gpus:
         return [], []
-    found = launching.files(build.launch, size, rendered.stack.benchmark.name)
+    found = launching.files(build.launch, size, rendered.stack.benchmark.name, rendered.stack.gpu_capability)
     volume = {
         "name": LAUNCH_VOLUME,
         "configMap": {"name": launch_config_name(rendered, size), "defaultMode": 0o755},

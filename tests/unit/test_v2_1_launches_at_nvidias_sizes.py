@@ -1,0 +1,176 @@
+"""At every size NVIDIA ran a v2.1 benchmark, mlcc's config_MLCC.sh holds NVIDIA's values, and
+the stack's GPU picks NVIDIA's file for that GPU.
+
+NVIDIA's v2.1 files (tests/data/mlperf-v2.1/NVIDIA/benchmarks, byte for byte; tests/data/README.md
+lists them) and the file mlcc writes for the same size and GPU are both sourced by a real bash;
+every variable NVIDIA's file sets must come out with the same value. Mask R-CNN: DGX A100 at 1 and
+48 nodes, DGX H100 at 1 and 4. BERT: DGX A100 at 1 and 8 nodes, DGX H100 at 1 and 4. SSD
+(RetinaNet): DGX A100 at 1, 8, 160 and 256 nodes, DGX H100 at 1 and 4.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+import pytest
+import yaml
+
+from mlcc.kb.model import KnowledgeBase, Launch
+from mlcc.render.openshift.launch import Size, config_file
+from tests.conftest import REPO
+from tests.nvidia_configs import Variable, sourced
+
+COMMIT = "158189d4cbfbee366c10da1f0f086c85d8f15b5f"
+DATA = REPO / "tests" / "data" / "mlperf-v2.1"
+BENCHMARKS = Path("NVIDIA/benchmarks")
+# (benchmark, implementation folder, file): every file the v2.1 recipes carry.
+FILES: List[Tuple[str, str, str]] = [
+    ("maskrcnn", "pytorch-22.09", "config_DGXA100.sh"),
+    ("maskrcnn", "pytorch-22.09", "config_DGXA100_multi.sh"),
+    ("maskrcnn", "pytorch-preview", "config_DGXH100.sh"),
+    ("maskrcnn", "pytorch-preview", "config_DGXH100_multi_4x8x4.sh"),
+    ("bert", "pytorch-22.09", "config_DGXA100_1x8x56x1.sh"),
+    ("bert", "pytorch-22.09", "config_DGXA100_8x8x48x1.sh"),
+    ("bert", "pytorch-preview", "config_DGXH100_1x8x48x1_pack.sh"),
+    ("bert", "pytorch-preview", "config_DGXH100_4x8x48x1_pack.sh"),
+    ("ssd", "pytorch-22.09", "config_DGXA100_001x08x032.sh"),
+    ("ssd", "pytorch-22.09", "config_DGXA100_008x08x004.sh"),
+    ("ssd", "pytorch-22.09", "config_DGXA100_160x08x001.sh"),
+    ("ssd", "pytorch-22.09", "config_DGXA100_256x08x001.sh"),
+    ("ssd", "pytorch-preview", "config_DGXH100_001x08x032.sh"),
+    ("ssd", "pytorch-preview", "config_DGXH100_004x08x008.sh"),
+]
+# Slurm's (WALLTIME and the minutes it is made of), the file's own name (DGXSYSTEM), and the
+# paths of NVIDIA's clusters: BERT's DATADIR_PHASE2 is the host directory docker mounts (the
+# OpenShift run mounts the dataset volume), SSD's MLPERF_LOGIN_HOST and MLPERF_HOST_CONFIG look
+# up a data-path file by the login host's name.
+NOT_COMPARED = {
+    "DGXSYSTEM",
+    "WALLTIME",
+    "WALLTIME_MINUTES",
+    "DATADIR_PHASE2",
+    "MLPERF_LOGIN_HOST",
+    "MLPERF_HOST_CONFIG",
+}
+# NVIDIA's v2.1 files export the system shape, mlcc's file sets it for run_and_time.sh, which
+# sources it in the same shell: the value counts, not the export.
+VALUE_ONLY = {"DGXNNODES", "DGXNGPU", "DGXSOCKETCORES", "DGXNSOCKET", "DGXHT"}
+MLCC_ONLY = {"DGXIBDEVICES", "BIND_LAUNCH"}
+GPU_OF_SHAPE = {"DGXA100": "a100", "DGXH100": "h100"}
+
+
+def _launch(kb: KnowledgeBase, benchmark: str) -> Launch:
+    launch = kb.benchmarks[f"{benchmark}-v2.1"].build.launch
+    assert launch is not None
+    return launch
+
+
+def _nvidia(benchmark: str, implementation: str, file: str) -> Dict[str, Variable]:
+    return sourced(DATA / BENCHMARKS / benchmark / "implementations" / implementation / file)
+
+
+def _capability(kb: KnowledgeBase, file: str) -> str:
+    return kb.gpus["h100" if "H100" in file else "a100"].compute_capability
+
+
+def _started_from(text: str) -> str:
+    line = next(x for x in text.splitlines() if x.startswith("# Started from NVIDIA's "))
+    return line.split()[4]
+
+
+@pytest.mark.parametrize("benchmark", sorted({b for b, _, _ in FILES}))
+def test_each_v2_1_recipe_carries_nvidias_files_with_their_sources(kb: KnowledgeBase, benchmark: str) -> None:
+    launch = _launch(kb, benchmark)
+    by_file = {config.file: config for config in launch.configs}
+    ours = [(implementation, file) for b, implementation, file in FILES if b == benchmark]
+    assert sorted(by_file) == sorted(file for _, file in ours)
+    for implementation, name in ours:
+        config = by_file[name]
+        upstream = BENCHMARKS / benchmark / "implementations" / implementation / name
+        assert config.source == f"github:mlcommons/training_results_v2.1 @{COMMIT} {upstream}"
+        nvidia = _nvidia(benchmark, implementation, name)
+        assert (config.nodes, config.gpus_per_node) == (
+            int(str(nvidia["DGXNNODES"].value)),
+            int(str(nvidia["DGXNGPU"].value)),
+        )
+        shape = launch.shape(config.node_shape)
+        assert shape.name == ("DGXH100" if "H100" in name else "DGXA100")
+        assert shape.gpu == GPU_OF_SHAPE[shape.name]
+        assert shape.gpu_capability == kb.gpus[GPU_OF_SHAPE[shape.name]].compute_capability
+        assert shape.socket_cores == int(str(nvidia["DGXSOCKETCORES"].value))
+        assert shape.sockets == int(str(nvidia["DGXNSOCKET"].value))
+
+
+@pytest.mark.parametrize(("benchmark", "implementation", "file"), FILES)
+def test_at_every_v2_1_size_nvidia_ran_mlcc_writes_nvidias_values(
+    kb: KnowledgeBase, tmp_path: Path, benchmark: str, implementation: str, file: str
+) -> None:
+    nvidia = _nvidia(benchmark, implementation, file)
+    size = Size(nodes=int(str(nvidia["DGXNNODES"].value)), gpus=int(str(nvidia["DGXNGPU"].value)))
+    text = config_file(_launch(kb, benchmark), size, benchmark, _capability(kb, file))
+    assert _started_from(text) == file
+    written = tmp_path / "config_MLCC.sh"
+    written.write_text(text)
+    ours = sourced(written)
+    compared = set(nvidia) - NOT_COMPARED
+    assert compared <= set(ours), sorted(compared - set(ours))
+    for name in sorted(compared):
+        if name in VALUE_ONLY:
+            assert ours[name].value == nvidia[name].value, name
+        else:
+            assert ours[name] == nvidia[name], name
+    assert set(ours) - set(nvidia) <= MLCC_ONLY, sorted(set(ours) - set(nvidia))
+    assert {"BATCHSIZE", "EXTRA_PARAMS"} & set(ours)
+
+
+# (benchmark, --gpu, --nodes): the file the run manifests start from.
+BY_GPU: List[Tuple[str, str, int, str]] = [
+    ("bert", "a100", 1, "config_DGXA100_1x8x56x1.sh"),
+    ("bert", "h100", 1, "config_DGXH100_1x8x48x1_pack.sh"),
+    ("maskrcnn", "a100", 1, "config_DGXA100.sh"),
+    ("maskrcnn", "h100", 1, "config_DGXH100.sh"),
+    ("ssd", "a100", 1, "config_DGXA100_001x08x032.sh"),
+    ("ssd", "h100", 1, "config_DGXH100_001x08x032.sh"),
+    # 4 nodes: H100 has NVIDIA's file for 32 GPUs; A100's nearest is its 8-node file (64 GPUs).
+    ("ssd", "h100", 4, "config_DGXH100_004x08x008.sh"),
+    ("ssd", "a100", 4, "config_DGXA100_008x08x004.sh"),
+]
+
+
+@pytest.mark.parametrize(("benchmark", "gpu", "nodes", "file"), BY_GPU)
+def test_the_gpu_of_the_stack_picks_nvidias_file_for_that_gpu(
+    kb: KnowledgeBase, benchmark: str, gpu: str, nodes: int, file: str
+) -> None:
+    capability = kb.gpus[gpu].compute_capability
+    text = config_file(_launch(kb, benchmark), Size(nodes=nodes, gpus=8), benchmark, capability)
+    assert _started_from(text) == file
+    machine = "DGXH100" if gpu == "h100" else "DGXA100"
+    assert f" on {machine} nodes:" in text.splitlines()[1]
+
+
+def test_without_a_gpu_the_recipes_first_file_for_the_size_is_kept(kb: KnowledgeBase) -> None:
+    """No --gpu: the choice is by size alone, as for v0.6 (the recipe's first file of that size)."""
+    text = config_file(_launch(kb, "bert"), Size(nodes=1, gpus=8), "bert", None)
+    assert _started_from(text) == "config_DGXA100_1x8x56x1.sh"
+
+
+@pytest.mark.parametrize(
+    ("gpu", "file", "batch"),
+    [("a100", "config_DGXA100_1x8x56x1.sh", "56"), ("h100", "config_DGXH100_1x8x48x1_pack.sh", "48")],
+)
+def test_mlcc_gen_run_manifests_for_a_gpu_start_from_that_gpus_file(
+    cli, tmp_path: Path, gpu: str, file: str, batch: str
+) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "bc"
+    result = cli(
+        "gen", "bert", "--gpu", gpu, "--gpus", "8", "--nodes", "1",
+        "--only", "openshift", "--openshift-output", str(out),
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    [launch] = out.rglob("launch-1x8.yaml")
+    text = yaml.safe_load(launch.read_text())["data"]["config_MLCC.sh"]
+    assert _started_from(text) == file
+    written = tmp_path / "config_MLCC.sh"
+    written.write_text(text)
+    assert sourced(written)["BATCHSIZE"].value == batch
