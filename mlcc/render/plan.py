@@ -649,6 +649,7 @@ class _Planner:
                     *_git_checkout(src.repository + ".git", src.commit, self.hosts),
                     f"mkdir -p {build.workdir}",
                     f"cp -a {shlex.quote(folder)}/. {build.workdir}/",
+                    *_copy_also(checkout, build.workdir, src.also),
                     f"rm -rf {checkout} {build.workdir}/.git",
                 ],
                 workdir=checkout,
@@ -712,7 +713,8 @@ class _Planner:
                 workdir=step.dest,
             )
         elif step.kind == "install":
-            flag = "-e ." if step.install == "editable" else "."
+            folder = shlex.quote(step.install_dir) if step.install_dir else "."
+            flag = f"-e {folder}" if step.install == "editable" else folder
             # pip hashes files, not a directory: the source itself is the pinned checkout
             reason = LOCAL_SOURCE_NO_DEPS if step.no_deps else LOCAL_SOURCE
             self.record_pip(
@@ -720,7 +722,9 @@ class _Planner:
             )
             no_deps = " --no-deps" if step.no_deps else ""
             self.add(
-                f"{bench}: its own package ({step.install})",
+                f"{bench}: its own package ({step.install})"
+                if step.install_dir is None
+                else f"{bench}: {step.install_dir} ({step.install})",
                 [_env_prefix(step.env) + f"python -m pip install --no-cache-dir{no_deps} {flag}"],
                 workdir=workdir,
                 notes=[f"mlcc: DF011 waived: {reason}"],
@@ -835,6 +839,20 @@ def place_args(
         placed.append(step._replace(args=tuple(first)) if first or step.args else step)
     order = [var for _token, var, _value in routes] + [var for var, _value in pip]
     return tuple(placed), tuple((var, declared[var]) for var in order if var in declared)
+
+
+def _copy_also(checkout: str, workdir: str, also: Sequence[Tuple[str, str]]) -> List[str]:
+    """Copy further folders of the benchmark's checkout into the work directory, before the
+    checkout is removed: the code a Dockerfile clones beside the benchmark, where the pinned
+    commit keeps a copy of it (one fetch, one commit, checked like the benchmark's own)."""
+    commands = []
+    for path, dest in also:
+        target = f"{workdir}/{dest}"
+        commands += [
+            f"mkdir -p {shlex.quote(target)}",
+            f"cp -a {shlex.quote(f'{checkout}/{path}')}/. {shlex.quote(target)}/",
+        ]
+    return commands
 
 
 def _sha256_check(sha256: str, path: str) -> str:
