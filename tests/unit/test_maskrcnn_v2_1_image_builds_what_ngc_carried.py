@@ -61,8 +61,40 @@ def test_apex_builds_where_maskrcnn_compiles_against_it_before_maskrcnn(a100: st
         "--fused_conv_bias_relu",
     ):
         assert option in runs[apex]
+    check = _index(runs, "bash /opt/mlcc/scripts/apex-extensions.sh")
     maskrcnn = _index(runs, "pip install --no-cache-dir --no-deps -e maskrcnn")
-    assert apex < maskrcnn
+    assert apex < check < maskrcnn
+
+
+def _extensions_check(tmp_path: Path, modules: List[str]) -> subprocess.CompletedProcess[str]:
+    for name in modules:
+        (tmp_path / f"{name}.py").write_text("")
+    return subprocess.run(
+        ["bash", str(SCRIPTS / "apex-extensions.sh")],
+        cwd=tmp_path,
+        env={**_python_on_path(tmp_path), "PYTHONPATH": str(tmp_path)},
+        capture_output=True,
+        text=True,
+    )
+
+
+def test_a_build_whose_apex_skipped_a_module_maskrcnn_imports_fails(tmp_path: Path) -> None:
+    # apex skips fast_bottleneck and fused_conv_bias_relu with a warning when cuDNN looks too old
+    result = _extensions_check(tmp_path, ["apex_C", "amp_C", "peer_memory_cuda", "nccl_p2p_cuda"])
+    assert result.returncode != 0
+    assert "fast_bottleneck, fused_conv_bias_relu" in result.stderr
+
+
+def test_a_build_with_every_module_passes_the_check(tmp_path: Path) -> None:
+    modules = [
+        "apex_C",
+        "amp_C",
+        "fast_bottleneck",
+        "peer_memory_cuda",
+        "nccl_p2p_cuda",
+        "fused_conv_bias_relu",
+    ]
+    assert _extensions_check(tmp_path, modules).returncode == 0
 
 
 def test_nvidias_cocoapi_comes_from_the_pinned_checkout_and_is_built_here(a100: str) -> None:
@@ -171,7 +203,7 @@ def _edit(path: Path, old: str, new: str) -> None:
     ("old", "new", "field"),
     [
         ("dest: cocoapi}", "dest: ../cocoapi}", "also[0].dest"),
-        ("dir: cocoapi/PythonAPI", "dir: ../PythonAPI", "steps[7].dir"),
+        ("dir: cocoapi/PythonAPI", "dir: ../PythonAPI", "steps[8].dir"),
         ("--nccl_p2p,", "--nccl-p2p,", "steps[1].setup[4]"),
     ],
 )
