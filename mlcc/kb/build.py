@@ -1134,7 +1134,16 @@ def _sources(doc: _Doc, data: Any) -> Tuple[SourceRef, ...]:
                 "only the last of several sources may omit 'framework'",
                 hint="say which framework versions each commit serves, e.g. framework: '>=1.14,<2.2'",
             )
-    return tuple(SourceRef(e["repository"], e["commit"], e.get("path"), e.get("framework")) for e in entries)
+    return tuple(
+        SourceRef(
+            e["repository"],
+            e["commit"],
+            e.get("path"),
+            e.get("framework"),
+            tuple((a["path"], a["dest"]) for a in e.get("also", ())),
+        )
+        for e in entries
+    )
 
 
 def _mpi(data: Optional[Dict[str, Any]]) -> Optional[MpiLaunch]:
@@ -1191,7 +1200,12 @@ def _build_step(doc: _Doc, data: Dict[str, Any], path: PathKey) -> BuildStep:
             setup_options=tuple(data.get("setup", ())),
         )
     if "install" in data:
-        return step._replace(kind="install", install=data["install"], no_deps=data.get("no_deps", False))
+        return step._replace(
+            kind="install",
+            install=data["install"],
+            install_dir=data.get("dir"),
+            no_deps=data.get("no_deps", False),
+        )
     if "make" in data:
         return step._replace(kind="make", make_args=tuple(data["make"]))
     return step._replace(script=data["script"])

@@ -345,6 +345,8 @@ class SourceRef(NamedTuple):
     commit: str
     path: Optional[str] = None
     framework: Optional[str] = None  # the framework versions this commit serves (None: any)
+    # further folders of the same checkout: (path in the repository, folder under the workdir)
+    also: Tuple[Tuple[str, str], ...] = ()
 
     @property
     def archive_url(self) -> str:
@@ -368,6 +370,7 @@ class BuildStep(NamedTuple):
     dest: Optional[str] = None
     setup_options: Tuple[str, ...] = ()
     install: Optional[str] = None
+    install_dir: Optional[str] = None  # install: the workdir's folder holding setup.py (None: the workdir)
     make_args: Tuple[str, ...] = ()
     script: Optional[str] = None  # a file in recipes/benchmarks/<benchmark>.d/
     arches: Tuple[str, ...] = ()  # empty: every arch

@@ -774,6 +774,7 @@ class _Planner:
                     *_git_checkout(src.repository + ".git", src.commit, self.hosts),
                     f"mkdir -p {build.workdir}",
                     f"cp -a {shlex.quote(folder)}/. {build.workdir}/",
+                    *_copy_also(checkout, build.workdir, src.also),
                     f"rm -rf {checkout} {build.workdir}/.git",
                 ],
                 workdir=checkout,
@@ -837,7 +838,8 @@ class _Planner:
                 workdir=step.dest,
             )
         elif step.kind == "install":
-            flag = "-e ." if step.install == "editable" else "."
+            folder = shlex.quote(step.install_dir) if step.install_dir else "."
+            flag = f"-e {folder}" if step.install == "editable" else folder
             # pip hashes files, not a directory: the source itself is the pinned checkout
             reason = LOCAL_SOURCE_NO_DEPS if step.no_deps else LOCAL_SOURCE
             self.record_pip(
@@ -845,7 +847,9 @@ class _Planner:
             )
             no_deps = " --no-deps" if step.no_deps else ""
             self.add(
-                f"{bench}: its own package ({step.install})",
+                f"{bench}: its own package ({step.install})"
+                if step.install_dir is None
+                else f"{bench}: {step.install_dir} ({step.install})",
                 [_env_prefix(step.env) + f"python -m pip install --no-cache-dir{no_deps} {flag}"],
                 workdir=workdir,
                 notes=[f"mlcc: DF011 waived: {reason}"],
@@ -975,6 +979,20 @@ def _merged_args(
     """Two stages' mirror args as one list: each name once, the first stage's first."""
     seen = dict(first)
     return (*first, *[(name, value) for name, value in then if name not in seen])
+
+
+def _copy_also(checkout: str, workdir: str, also: Sequence[Tuple[str, str]]) -> List[str]:
+    """Copy further folders of the benchmark's checkout into the work directory, before the
+    checkout is removed: the code a Dockerfile clones beside the benchmark, where the pinned
+    commit keeps a copy of it (one fetch, one commit, checked like the benchmark's own)."""
+    commands = []
+    for path, dest in also:
+        target = f"{workdir}/{dest}"
+        commands += [
+            f"mkdir -p {shlex.quote(target)}",
+            f"cp -a {shlex.quote(f'{checkout}/{path}')}/. {shlex.quote(target)}/",
+        ]
+    return commands
 
 
 def _sha256_check(sha256: str, path: str) -> str:

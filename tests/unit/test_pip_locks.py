@@ -135,8 +135,10 @@ def test_published_set_every_pip_install_is_hash_locked_or_waived_with_a_reason(
     assert locked > len(files)  # the venv's pip tooling at least, in every file
     # 80 locked / 43 waived before the Cython and numpy sdists and minigo's set were locked,
     # 84 / 39 before NCF's ppc64le set (scipy 1.2.1 by its sdist_requires); maskrcnn v2.1 adds
-    # three waivers (its two VCS checkouts and NGC's torchvision 0.14.0a0, which PyPI never had)
-    assert locked >= 85 and 0 < waived <= 41, (locked, waived)
+    # four waivers: its two VCS checkouts (mlcommons/logging, NVIDIA/mlperf-common) and its two
+    # packages built from the pinned source checkout (NVIDIA's cocoapi, maskrcnn itself); its
+    # torchvision 0.14.0 (PyPI) is hash-locked
+    assert locked >= 85 and 0 < waived <= 42, (locked, waived)
 
 
 def test_published_set_waives_no_buildable_sdist_and_no_resolution_conflict() -> None:
