@@ -1208,7 +1208,7 @@ def _build_step(doc: _Doc, data: Dict[str, Any], path: PathKey) -> BuildStep:
         )
     if "make" in data:
         return step._replace(kind="make", make_args=tuple(data["make"]))
-    return step._replace(script=data["script"])
+    return step._replace(script=data["script"], runtime=data.get("runtime", False))
 
 
 def _framework_rule(

@@ -378,6 +378,10 @@ class BuildStep(NamedTuple):
     env: Tuple[Tuple[str, str], ...] = ()
     note: Optional[str] = None
     origins: Tuple[str, ...] = ()  # file:line of each of ``packages`` (mlcc kb check)
+    # a script that sets up what runs outside the work directory (a link, a system file): a
+    # runtime image's final stage, which copies only the environment and the work
+    # directory from the build stage, runs it too
+    runtime: bool = False
 
     def applies_to(self, arch: str, family: str) -> bool:
         return (not self.arches or arch in self.arches) and (not self.families or family in self.families)

@@ -567,6 +567,9 @@ class _Planner:
             )
         )
         self.add(f"{bench.name}: environment", env=[*self.gpu_arch(build.env), ("HOME", MLCC_HOME)])
+        for step in build.steps:  # what the build set up outside the copies: again, here
+            if step.kind == "script" and step.runtime and step.applies_to(self.arch, self.base.family):
+                self.build_step(build.workdir, step)
         # the copies keep the build stage's group and modes: only the folders not copied
         writable = [p for p in [*build.writable, MLCC_HOME] if p not in copied]
         self.add(

@@ -62,6 +62,12 @@ def test_a_runtime_image_installs_cuda_runtime_packages_and_copies_what_the_buil
     assert "COPY --from=build /opt/mlcc/venv /opt/mlcc/venv" in final
     assert "COPY --from=build /workspace/object_detection /workspace/object_detection" in final
     assert "/opt/src/pytorch" in build and "/opt/src/pytorch" not in final  # the source tree stays behind
+    # a script that sets up what runs outside the work directory (maskrcnn's /coco link) runs in both
+    assert (
+        "RUN bash /opt/mlcc/scripts/link-coco.sh" in build
+        and "RUN bash /opt/mlcc/scripts/link-coco.sh" in final
+    )
+    assert "COPY scripts/link-coco.sh /opt/mlcc/scripts/link-coco.sh" in final
     assert 'io.mlcc.flavour="runtime"' in final and "--nvcc" not in final
     document = json.loads(rendered.content("stack.json"))
     assert document["flavour"] == "runtime"
