@@ -553,7 +553,8 @@ class _Planner:
         env: List[Tuple[str, str]] = []
         fw = self.stack.framework
         if fw is not None and fw.install.method == "conda":
-            copied.append(CONDA_ROOT)
+            # the environment the framework lives in, not the installer's base it was made with
+            copied.append(CONDA_ENV)
             env += [("PATH", f"{CONDA_ENV}/bin:${{PATH}}"), *fw.install.build_env]
         elif self.stack.python is not None:
             copied.append(VENV)

@@ -207,3 +207,13 @@ def test_the_openshift_objects_of_a_runtime_image_build_both_stages_from_the_bas
     assert list(args).count("NVIDIA_MIRROR") == 1
     dockerfile = config["spec"]["source"]["dockerfile"]
     assert dockerfile.count("\nFROM ${BASE_IMAGE}") == 2
+
+
+def test_a_conda_framework_runtime_image_copies_the_environment_it_runs_in(kb: KnowledgeBase) -> None:
+    rendered = _rendered(kb, "ssd", arch="ppc64le")
+    assert rendered.stack.runtime and rendered.stack.framework is not None
+    assert rendered.stack.framework.install.method == "conda"
+    build, final = _stages(rendered.content("Dockerfile"))
+    assert "conda create -y -p /opt/mlcc/conda" in build
+    assert "COPY --from=build /opt/mlcc/conda /opt/mlcc/conda" in final and "/opt/conda " not in final
+    assert "/opt/mlcc/conda/bin:" in final  # PATH: its python runs the benchmark
