@@ -17,6 +17,9 @@ from typing import NamedTuple, Optional
 from mlcc.errors import UsageError
 from mlcc.resolve.stack import Choice, Stack
 
+# Build steps that install Python packages (into the stack's environment, when it has one).
+PYTHON_STEPS = ("pip", "git", "install")
+
 
 class Flavour(NamedTuple):
     name: str
@@ -25,8 +28,14 @@ class Flavour(NamedTuple):
 
 def runtime_unavailable(stack: Stack) -> Optional[str]:
     """Why the stack cannot make a runtime image, or None when it can."""
-    if stack.benchmark.build is None:
+    build = stack.benchmark.build
+    if build is None:
         return f"{stack.benchmark.name} builds nothing of its own to carry into a runtime stage"
+    if stack.python is None and any(step.kind in PYTHON_STEPS for step in build.steps):
+        return (
+            f"{stack.benchmark.name} has no Python of its own (python: none): its build steps install"
+            " into the base's interpreter, which a runtime image does not copy"
+        )
     cuda = stack.cuda
     if cuda is not None and cuda.runtime_packages_for(stack.base.packaging, stack.arch.name) is None:
         return (

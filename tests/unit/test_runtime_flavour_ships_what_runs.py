@@ -217,3 +217,21 @@ def test_a_conda_framework_runtime_image_copies_the_environment_it_runs_in(kb: K
     assert "conda create -y -p /opt/mlcc/conda" in build
     assert "COPY --from=build /opt/mlcc/conda /opt/mlcc/conda" in final and "/opt/conda " not in final
     assert "/opt/mlcc/conda/bin:" in final  # PATH: its python runs the benchmark
+
+
+def test_a_stack_without_its_own_python_that_pip_installs_stays_devel(tmp_path: object) -> None:
+    """Its packages go into the base's interpreter, which a runtime image does not copy."""
+    import shutil
+    from pathlib import Path
+
+    root = Path(str(tmp_path)) / "recipes"
+    shutil.copytree(RECIPES, root)
+    recipe = root / "benchmarks" / "nccl-tests.yaml"
+    text = recipe.read_text()
+    assert "  steps:\n" in text
+    recipe.write_text(text.replace("  steps:\n", "  steps:\n    - pip: [six==1.16.0]\n", 1))
+    kb = load(str(root))
+    stack = Resolver(kb).resolve(request_for(kb, "nccl-tests", Pins()))
+    assert stack.python is None and stack.flavour == "devel"
+    reasons = [c.reason for c in stack.choices if c.component == "flavour"]
+    assert reasons and "python: none" in reasons[0]
