@@ -5,7 +5,8 @@ and a final stage on the runtime stack (recipes/cuda.yaml's runtime packages, cu
 NCCL without -devel, the interpreter) gets what it made. They are devel where the recipe
 says the benchmark needs its build at run time (``build.flavour: devel`` with the
 reason), and where the stack has no runtime to stand on: a CUDA release NVIDIA published
-no runtime image of has no sourced runtime package list. ``--flavour`` asks for the other
+no runtime image of has no sourced runtime package list, and a stack without a Python of its
+own installs its packages where the final stage copies nothing. ``--flavour`` asks for the other
 one; the variant name then spells it (``-devel``, ``-runtime``), so the two images of one
 stack never share a name.
 """
