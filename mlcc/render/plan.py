@@ -909,7 +909,7 @@ class _Planner:
         build = self.stack.benchmark.build
         build_steps, first_args = place_args(built, self.options, self.hosts) if built else ((), ())
         steps, final_args = place_args(self.steps, self.options, self.hosts)
-        build_args = _merged_args(first_args, final_args)
+        build_args = merged_args(first_args, final_args)
         mirror = (self.options.mirror or self.stack.download_host).rstrip("/")
         nvidia = self.stack.download_host
         return Plan(
@@ -977,7 +977,7 @@ def place_args(
     return tuple(placed), tuple((var, declared[var]) for var in order if var in declared)
 
 
-def _merged_args(
+def merged_args(
     first: Tuple[Tuple[str, Optional[str]], ...], then: Tuple[Tuple[str, Optional[str]], ...]
 ) -> Tuple[Tuple[str, Optional[str]], ...]:
     """Two stages' mirror args as one list: each name once, the first stage's first."""

@@ -26,7 +26,7 @@ from typing import List, NamedTuple, Optional, Tuple
 
 from mlcc.render import Rendered, render_dockerfile
 from mlcc.render.mirror import routes
-from mlcc.render.plan import STAGES, Plan, Step, place_args
+from mlcc.render.plan import STAGES, Plan, Step, merged_args, place_args
 
 # Every shared stage lives in an image repository of this name beside the benchmarks'
 # (an ImageStream on OpenShift, <registry>/mlcc-stack with --registry).
@@ -144,7 +144,7 @@ def benchmark_stage(rendered: Rendered, parent: str, runtime_parent: Optional[st
         steps, then = place_args(
             tuple(s for s in plan.steps if s.stage == benchmark), rendered.options, hosts
         )
-        build_args = (*first, *[(n, v) for n, v in then if n not in dict(first)])
+        build_args = merged_args(first, then)
         runtime = runtime_parent or shared_stages(rendered, rendered.stack.base.ref)[-1].reference
         final_plan = plan._replace(
             base_image=parent, steps=steps, build_steps=built, build_args=build_args, runtime_base=runtime
