@@ -1102,6 +1102,7 @@ def _launch_config(
         settings=tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in data["settings"].items()),
         exports=tuple(data.get("exports", {}).items()),
         source=data["source"],
+        image_lacks=data.get("image_lacks"),
     )
 
 

@@ -444,6 +444,9 @@ class LaunchConfig(NamedTuple):
     settings: Tuple[Tuple[str, Union[str, Tuple[str, ...]]], ...]  # NAME=value or NAME=( ... )
     exports: Tuple[Tuple[str, str], ...] = ()
     source: str = ""  # where the file is: github:owner/repo @commit path
+    # What the file needs that the benchmark's image does not carry (another implementation's
+    # flags, a library mlcc cannot source): mlcc keeps NVIDIA's values but starts no run from it.
+    image_lacks: Optional[str] = None
 
     @property
     def gpus(self) -> int:

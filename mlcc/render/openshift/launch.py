@@ -18,12 +18,19 @@ node shape naming its GPU), the stack's GPU picks among them: a stack resolved w
 ``--gpu h100`` starts from the DGX H100 files, ``--gpu a100`` from the DGX A100 ones, and the
 nearest size is sought among that GPU's files only. Without ``--gpu``, or for a GPU NVIDIA
 ran none of the files on, every file counts, as before.
+
+A file that needs what the image does not carry (the recipe's ``image_lacks``: v2.1's DGX H100
+files pass flags only NVIDIA's unpublished preview code accepts) stays in the recipe with its
+values, but no run starts from it: a run would stop at its first line. Where every file NVIDIA
+ran on the GPU asked is such a file, the run starts from the files of another GPU (as for a GPU
+NVIDIA ran none on), and config_MLCC.sh says which files it passed over and what they need.
 """
 
 from __future__ import annotations
 
 import math
 import shlex
+import textwrap
 from typing import List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from mlcc.errors import UsageError
@@ -49,22 +56,55 @@ class ConfigChoice(NamedTuple):
     start: LaunchConfig  # NVIDIA's file it starts from
     shape: NodeShape  # the machine each node is taken to be
     sockets: int  # DGXNSOCKET: the sockets the GPUs of a node are bound to
+    # NVIDIA's files for the GPU asked, each needing what the image lacks (:func:`passed_over`)
+    passed_over: Tuple[LaunchConfig, ...] = ()
 
 
-def configs_for_gpu(launch: Launch, capability: Optional[str]) -> Tuple[LaunchConfig, ...]:
-    """NVIDIA's files that ran on the GPU of ``capability`` (the stack's --gpu), or every file
-    when no GPU is asked or none of the files ran on it."""
+def runnable(launch: Launch) -> Tuple[LaunchConfig, ...]:
+    """NVIDIA's files the image can run: those the recipe marks no ``image_lacks`` on."""
+    return tuple(c for c in launch.configs if c.image_lacks is None)
+
+
+def passed_over(launch: Launch, capability: Optional[str]) -> Tuple[LaunchConfig, ...]:
+    """NVIDIA's files for the GPU of ``capability`` when the image can run none of them (each
+    needs what it lacks): the run then starts from another GPU's file, and says why."""
     if capability is None:
-        return launch.configs
+        return ()
     on_gpu = tuple(c for c in launch.configs if launch.shape(c.node_shape).gpu_capability == capability)
-    return on_gpu or launch.configs
+    return on_gpu if all(c.image_lacks is not None for c in on_gpu) else ()
 
 
-def start_config(launch: Launch, total: int, gpus: int, capability: Optional[str] = None) -> LaunchConfig:
+def configs_for_gpu(
+    launch: Launch, capability: Optional[str], benchmark: str = ""
+) -> Tuple[LaunchConfig, ...]:
+    """NVIDIA's files the image can run (:func:`runnable`) that ran on the GPU of
+    ``capability`` (the stack's --gpu), or every file it can run when no GPU is asked or it can
+    run none of that GPU's files.
+
+    Raises:
+        UsageError: the image can run none of NVIDIA's files.
+    """
+    candidates = runnable(launch)
+    if not candidates:
+        first = launch.configs[0]
+        raise UsageError(
+            f"{benchmark or 'the benchmark'}: NVIDIA's files need what its image lacks:"
+            f" {first.file}: {first.image_lacks}",
+            hint="the recipe's launch note says what a run of them needs",
+        )
+    if capability is None:
+        return candidates
+    on_gpu = tuple(c for c in candidates if launch.shape(c.node_shape).gpu_capability == capability)
+    return on_gpu or candidates
+
+
+def start_config(
+    launch: Launch, total: int, gpus: int, capability: Optional[str] = None, benchmark: str = ""
+) -> LaunchConfig:
     """Among the files for the stack's GPU (:func:`configs_for_gpu`): NVIDIA's file for
     ``total`` GPUs if it has one (of the node shape asked if there are several, else the
     recipe's first), else the one whose GPU count is nearest by ratio."""
-    candidates = configs_for_gpu(launch, capability)
+    candidates = configs_for_gpu(launch, capability, benchmark)
     same_total = [c for c in candidates if c.gpus == total]
     if same_total:
         return next((c for c in same_total if c.gpus_per_node == gpus), same_total[0])
@@ -104,7 +144,7 @@ def choose(launch: Launch, size: Size, benchmark: str, capability: Optional[str]
             hint=f"NVIDIA's largest node for it is a {largest.name} ({largest.gpus} GPUs);"
             " use --nodes for more",
         )
-    start = start_config(launch, size.total, size.gpus, capability)
+    start = start_config(launch, size.total, size.gpus, capability, benchmark)
     shape = node_shape(launch, start, size.gpus)
     sockets = _sockets(shape, size.gpus)
     if size.gpus % sockets:
@@ -113,7 +153,7 @@ def choose(launch: Launch, size: Size, benchmark: str, capability: Optional[str]
             f"--gpus {size.gpus}: {benchmark}'s launcher binds GPUs evenly to {sockets} CPU sockets",
             hint=f"give one of {allowed} GPUs per node",
         )
-    return ConfigChoice(start, shape, sockets)
+    return ConfigChoice(start, shape, sockets, passed_over(launch, capability))
 
 
 def check_size(
@@ -221,13 +261,21 @@ def header(
     if start.gpus == size.total:
         why = [f"# NVIDIA's file for {size.total} GPUs."]
     else:
-        ran = ", ".join(str(n) for n in sorted({c.gpus for c in launch.configs}))
+        ran = ", ".join(str(n) for n in sorted({c.gpus for c in runnable(launch)}))
         why = [
             f"# NVIDIA ran no {size.total}-GPU configuration ({ran} GPUs); this is the nearest.",
             f"# Scaled by {size.total}/{start.gpus}: "
             + (", ".join(launch.scale) or "nothing (the recipe marks no setting linear in the GPU count)")
             + ".",
         ]
+    if chosen.passed_over:
+        machine = chosen.passed_over[0].node_shape
+        why.append(
+            f"# NVIDIA's {machine} files need what this image lacks, so this starts from another GPU's:"
+        )
+        for config in chosen.passed_over:
+            text = f"{config.file}: {config.image_lacks}"
+            why += textwrap.wrap(text, width=98, initial_indent="#   ", subsequent_indent="#     ")
     before = system_settings(start.nodes, start.gpus_per_node, launch.shape(start.node_shape))
     after = system_settings(size.nodes, size.gpus, chosen.shape)
     changed = _changes(start.settings, settings) + _changes(before, after)
