@@ -10,12 +10,14 @@ every variable NVIDIA's file sets must come out with the same value. Mask R-CNN:
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Dict, List, Tuple
 
 import pytest
 import yaml
 
+from mlcc.errors import UsageError
 from mlcc.kb.model import KnowledgeBase, Launch
 from mlcc.render.openshift.launch import Size, config_file
 from tests.conftest import REPO
@@ -108,7 +110,17 @@ def test_at_every_v2_1_size_nvidia_ran_mlcc_writes_nvidias_values(
 ) -> None:
     nvidia = _nvidia(benchmark, implementation, file)
     size = Size(nodes=int(str(nvidia["DGXNNODES"].value)), gpus=int(str(nvidia["DGXNGPU"].value)))
-    text = config_file(_launch(kb, benchmark), size, benchmark, _capability(kb, file))
+    launch = _launch(kb, benchmark)
+    text = config_file(launch, size, benchmark, _capability(kb, file))
+    config = next(c for c in launch.configs if c.file == file)
+    if config.image_lacks is not None:
+        # kept with NVIDIA's values, but the image cannot run it: the run starts elsewhere and
+        # says so
+        assert _started_from(text) != file
+        assert f"#   {file}: " in text and "# Passed over: " in text
+        for name, value in config.exports:
+            assert nvidia[name].value == value, name
+        return
     assert _started_from(text) == file
     written = tmp_path / "config_MLCC.sh"
     written.write_text(text)
@@ -127,11 +139,13 @@ def test_at_every_v2_1_size_nvidia_ran_mlcc_writes_nvidias_values(
 # (benchmark, --gpu, --nodes): the file the run manifests start from.
 BY_GPU: List[Tuple[str, str, int, str]] = [
     ("bert", "a100", 1, "config_DGXA100_1x8x56x1.sh"),
-    ("bert", "h100", 1, "config_DGXH100_1x8x48x1_pack.sh"),
+    # NVIDIA's DGX H100 file for that size needs what the image lacks (image_lacks): the same
+    # size's DGX A100 file, on DGX H100 nodes
+    ("bert", "h100", 1, "config_DGXA100_1x8x56x1.sh"),
     ("maskrcnn", "a100", 1, "config_DGXA100.sh"),
     ("maskrcnn", "h100", 1, "config_DGXH100.sh"),
     ("ssd", "a100", 1, "config_DGXA100_001x08x032.sh"),
-    ("ssd", "h100", 1, "config_DGXH100_001x08x032.sh"),
+    ("ssd", "h100", 1, "config_DGXA100_001x08x032.sh"),
     # 4 nodes: H100 has NVIDIA's file for 32 GPUs; A100's nearest is its 8-node file (64 GPUs).
     ("ssd", "h100", 4, "config_DGXH100_004x08x008.sh"),
     ("ssd", "a100", 4, "config_DGXA100_008x08x004.sh"),
@@ -157,7 +171,7 @@ def test_without_a_gpu_the_recipes_first_file_for_the_size_is_kept(kb: Knowledge
 
 @pytest.mark.parametrize(
     ("gpu", "file", "batch"),
-    [("a100", "config_DGXA100_1x8x56x1.sh", "56"), ("h100", "config_DGXH100_1x8x48x1_pack.sh", "48")],
+    [("a100", "config_DGXA100_1x8x56x1.sh", "56"), ("h100", "config_DGXA100_1x8x56x1.sh", "56")],
 )
 def test_mlcc_gen_run_manifests_for_a_gpu_start_from_that_gpus_file(
     cli, tmp_path: Path, gpu: str, file: str, batch: str
@@ -174,3 +188,11 @@ def test_mlcc_gen_run_manifests_for_a_gpu_start_from_that_gpus_file(
     written = tmp_path / "config_MLCC.sh"
     written.write_text(text)
     assert sourced(written)["BATCHSIZE"].value == batch
+
+
+def test_a_launch_whose_every_file_needs_what_the_image_lacks_is_refused(kb: KnowledgeBase) -> None:
+    launch = _launch(kb, "bert")
+    lacking = launch._replace(configs=tuple(c._replace(image_lacks="a flag") for c in launch.configs))
+    refusal = re.escape("need what its image lacks: config_DGXA100_1x8x56x1.sh: a flag")
+    with pytest.raises(UsageError, match=refusal):
+        config_file(lacking, Size(nodes=1, gpus=8), "bert", None)

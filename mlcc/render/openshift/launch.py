@@ -21,9 +21,11 @@ ran none of the files on, every file counts, as before.
 
 A file that needs what the image does not carry (the recipe's ``image_lacks``: v2.1's DGX H100
 files pass flags only NVIDIA's unpublished preview code accepts) stays in the recipe with its
-values, but no run starts from it: a run would stop at its first line. Where every file NVIDIA
-ran on the GPU asked is such a file, the run starts from the files of another GPU (as for a GPU
-NVIDIA ran none on), and config_MLCC.sh says which files it passed over and what they need.
+values, but no run starts from it: a run would stop at its first line, or run otherwise than
+NVIDIA's. Where NVIDIA's file for the size on the GPU asked is such a file, the run starts from
+the same size's file of another GPU (else the nearest the image runs); where every file of that
+GPU is, from the files of the others (as for a GPU NVIDIA ran none on). config_MLCC.sh names the
+files it passed over and what they need.
 """
 
 from __future__ import annotations
@@ -65,13 +67,17 @@ def runnable(launch: Launch) -> Tuple[LaunchConfig, ...]:
     return tuple(c for c in launch.configs if c.image_lacks is None)
 
 
-def passed_over(launch: Launch, capability: Optional[str]) -> Tuple[LaunchConfig, ...]:
-    """NVIDIA's files for the GPU of ``capability`` when the image can run none of them (each
-    needs what it lacks): the run then starts from another GPU's file, and says why."""
+def passed_over(launch: Launch, capability: Optional[str], total: int) -> Tuple[LaunchConfig, ...]:
+    """NVIDIA's files for the GPU of ``capability`` that a run would start from but for what
+    they need and the image lacks: its files for ``total`` GPUs when it can run none of them,
+    else every file of that GPU when it can run none at all."""
     if capability is None:
         return ()
     on_gpu = tuple(c for c in launch.configs if launch.shape(c.node_shape).gpu_capability == capability)
-    return on_gpu if all(c.image_lacks is not None for c in on_gpu) else ()
+    for files in (tuple(c for c in on_gpu if c.gpus == total), on_gpu):
+        if files:
+            return files if all(c.image_lacks is not None for c in files) else ()
+    return ()
 
 
 def configs_for_gpu(
@@ -106,6 +112,10 @@ def start_config(
     recipe's first), else the one whose GPU count is nearest by ratio."""
     candidates = configs_for_gpu(launch, capability, benchmark)
     same_total = [c for c in candidates if c.gpus == total]
+    if not same_total and passed_over(launch, capability, total):
+        # the file NVIDIA tuned for this size on this GPU needs what the image lacks: the same
+        # size tuned on another GPU is nearer to it than another size of this GPU
+        same_total = [c for c in runnable(launch) if c.gpus == total]
     if same_total:
         return next((c for c in same_total if c.gpus_per_node == gpus), same_total[0])
     return min(candidates, key=lambda c: (abs(math.log(total / c.gpus)), c.gpus))
@@ -146,6 +156,9 @@ def choose(launch: Launch, size: Size, benchmark: str, capability: Optional[str]
         )
     start = start_config(launch, size.total, size.gpus, capability, benchmark)
     shape = node_shape(launch, start, size.gpus)
+    lacking = passed_over(launch, capability, size.total)
+    if lacking and launch.shape(lacking[0].node_shape).gpus >= size.gpus:
+        shape = launch.shape(lacking[0].node_shape)  # the nodes are the GPU's asked, whatever file
     sockets = _sockets(shape, size.gpus)
     if size.gpus % sockets:
         allowed = ", ".join(["1", *(str(n) for n in range(sockets, launch.max_gpus + 1, sockets))])
@@ -153,7 +166,7 @@ def choose(launch: Launch, size: Size, benchmark: str, capability: Optional[str]
             f"--gpus {size.gpus}: {benchmark}'s launcher binds GPUs evenly to {sockets} CPU sockets",
             hint=f"give one of {allowed} GPUs per node",
         )
-    return ConfigChoice(start, shape, sockets, passed_over(launch, capability))
+    return ConfigChoice(start, shape, sockets, lacking)
 
 
 def check_size(
@@ -269,13 +282,12 @@ def header(
             + ".",
         ]
     if chosen.passed_over:
-        machine = chosen.passed_over[0].node_shape
-        why.append(
-            f"# NVIDIA's {machine} files need what this image lacks, so this starts from another GPU's:"
-        )
+        why.append("# Passed over: NVIDIA's files that need what this image lacks:")
         for config in chosen.passed_over:
             text = f"{config.file}: {config.image_lacks}"
-            why += textwrap.wrap(text, width=98, initial_indent="#   ", subsequent_indent="#     ")
+            why += textwrap.wrap(
+                text, width=98, initial_indent="#   ", subsequent_indent="#     ", break_on_hyphens=False
+            )
     before = system_settings(start.nodes, start.gpus_per_node, launch.shape(start.node_shape))
     after = system_settings(size.nodes, size.gpus, chosen.shape)
     changed = _changes(start.settings, settings) + _changes(before, after)
