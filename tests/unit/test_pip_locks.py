@@ -137,8 +137,9 @@ def test_published_set_every_pip_install_is_hash_locked_or_waived_with_a_reason(
     # 84 / 39 before NCF's ppc64le set (scipy 1.2.1 by its sdist_requires); maskrcnn v2.1 adds
     # four waivers: its two VCS checkouts (mlcommons/logging, NVIDIA/mlperf-common) and its two
     # packages built from the pinned source checkout (NVIDIA's cocoapi, maskrcnn itself); its
-    # torchvision 0.14.0 (PyPI) is hash-locked
-    assert locked >= 85 and 0 < waived <= 42, (locked, waived)
+    # torchvision 0.14.0 (PyPI) is hash-locked; ssd v2.1 adds three: the same two VCS checkouts
+    # and NVIDIA's cocoapi from its pinned source checkout
+    assert locked >= 85 and 0 < waived <= 45, (locked, waived)
 
 
 def test_published_set_waives_no_buildable_sdist_and_no_resolution_conflict() -> None:
