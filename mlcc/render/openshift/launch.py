@@ -275,8 +275,15 @@ def header(
         why = [f"# NVIDIA's file for {size.total} GPUs."]
     else:
         ran = ", ".join(str(n) for n in sorted({c.gpus for c in runnable(launch)}))
+        lacking = [c.file for c in launch.configs if c.gpus == size.total and c.image_lacks is not None]
+        nearest = (
+            f"# NVIDIA's {size.total}-GPU files need what this image lacks ({', '.join(lacking)});"
+            f" of those it runs ({ran} GPUs) this is the nearest."
+            if lacking
+            else f"# NVIDIA ran no {size.total}-GPU configuration ({ran} GPUs); this is the nearest."
+        )
         why = [
-            f"# NVIDIA ran no {size.total}-GPU configuration ({ran} GPUs); this is the nearest.",
+            nearest,
             f"# Scaled by {size.total}/{start.gpus}: "
             + (", ".join(launch.scale) or "nothing (the recipe marks no setting linear in the GPU count)")
             + ".",
