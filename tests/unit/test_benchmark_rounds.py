@@ -30,7 +30,7 @@ def two_rounds(recipes_copy: Path) -> KnowledgeBase:
     _add_round(recipes_copy, "maskrcnn", "v9.9")
     _add_round(recipes_copy, "ssd", "v9.9")
     (recipes_copy / "benchmarks" / "ssd.yaml").unlink()  # ssd now exists in v9.9 alone
-    (recipes_copy / "benchmarks" / "v2.1" / "ssd.yaml").unlink(missing_ok=True)  # lane v21pt added ssd v2.1
+    (recipes_copy / "benchmarks" / "v2.1" / "ssd.yaml").unlink(missing_ok=True)  # and not in v2.1
     return load(str(recipes_copy), use_cache=False)
 
 

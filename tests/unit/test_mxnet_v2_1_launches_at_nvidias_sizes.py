@@ -49,8 +49,8 @@ NOT_COMPARED = {"DGXSYSTEM", "WALLTIME", "WALLTIME_MINUTES"}
 VALUE_ONLY = {"DGXNNODES", "DGXNGPU", "DGXSOCKETCORES", "DGXNSOCKET", "DGXHT"}
 MLCC_ONLY = {"DGXIBDEVICES", "BIND_LAUNCH"}
 # One DGX H100 and one DGX A100 are the same size (1 x 8): mlcc starts from a file by size, so
-# 1 x 8 starts from the DGX A100 file until a launch is picked by GPU as well (lane v21launch's
-# work). The DGX H100 files' values are still checked in the recipe (the test below it).
+# 1 x 8 starts from the DGX A100 file when no GPU is asked (a launch picks by GPU only for a
+# stack resolved with --gpu). The DGX H100 files' values are still checked in the recipe (the test below it).
 BY_SIZE = [entry for entry in FILES if entry[2] not in ("config_DGXH100.sh", "config_DGXH100_1x8x7.sh")]
 
 

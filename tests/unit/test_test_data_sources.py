@@ -76,9 +76,9 @@ def test_every_v21_log_is_listed_and_is_the_upstream_file_less_the_named_keys() 
     rows = _table(DATA_README, "mlperf-v2.1/")
     files = {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()}
     configs = {f for f in files if f.startswith("NVIDIA/benchmarks/")}  # NVIDIA's config files
-    # NVIDIA's config files: Mask R-CNN's 4, BERT's and SSD's 12 (lane v21launch), ResNet-50's 6
+    # NVIDIA's config files: Mask R-CNN's 4, BERT's and SSD's 12, ResNet-50's 6
     # and the common file each of its two folders sources, 3D U-Net's 5, RNN-T's 5 with the 10
-    # hyperparameter and common files they source (lane v21rnnt); RNN-T's logs are 2 folders of 10
+    # hyperparameter and common files they source; RNN-T's logs are 2 folders of 10
     assert len(files - configs) == 26 + 20 and len(configs) == 4 + 12 + 8 + 5 + 15 and set(rows) == files
     dropped = {
         "no iteration stats": ("tracked_stats", "throughput"),
