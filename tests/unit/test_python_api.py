@@ -38,7 +38,7 @@ def test_every_field_of_pins_is_a_keyword_and_nothing_else_is(kb) -> None:  # ty
     for field in fields_of(Pins):
         value = field.fresh_default()
         assert Pins().updated(**{field.name: value}) == Pins()
-    with pytest.raises(TypeError, match="unknown pin.*cudaa.*the pins are cuda, cudnn"):
+    with pytest.raises(TypeError, match=r"unknown pin.*cudaa.*the pins are cuda, cudnn"):
         api.resolve("maskrcnn", kb=kb, cudaa="10.1")
 
 
