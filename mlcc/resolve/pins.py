@@ -1,10 +1,11 @@
 """The pins: what a user may fix about a stack, declared once.
 
 :class:`Pins` is the single list. The click options of every stack-producing command
-(resolve, gen, build) derive from its fields, :meth:`Pins.request` turns it into the
-resolver's :class:`~mlcc.resolve.Request`, and :meth:`Pins.matches` tests a resolved stack
-against it -- so ``--cuda '>=10.1'`` means the same in ``mlcc resolve`` and in
-``mlcc build --matrix``.
+(resolve, gen, build) and the keyword pins of :mod:`mlcc.api` (:meth:`Pins.updated`) derive
+from its fields, :meth:`Pins.request` turns it into the resolver's
+:class:`~mlcc.resolve.Request`, and :meth:`Pins.matches` tests a resolved stack against it
+-- so ``--cuda '>=10.1'`` means the same in ``mlcc resolve``, in ``mlcc build --matrix``
+and in ``mlcc.api.resolve(..., cuda=">=10.1")``.
 """
 
 from __future__ import annotations
