@@ -49,6 +49,7 @@ class Assembler:
         nccl: Optional[LibBuild],
         compiler: Compiler,
     ) -> Stack:
+        """The stack of the chosen components, with what they bring along."""
         bench = _with_source_for(bench, build)
         stack = Stack(
             benchmark=bench,

@@ -83,6 +83,7 @@ class Candidates:
     def framework_builds(
         self, bench: Benchmark, arch: str, accelerator: str, req: Request, t: Optional[Tracker]
     ) -> Tuple[Any, ...]:
+        """The benchmark's framework builds the rules and pins allow, in preference order."""
         if bench.framework is None:
             return (None,)
         key = ("framework", bench.name, arch, accelerator, req.newest)
@@ -108,6 +109,7 @@ class Candidates:
 
     @lru_cache(maxsize=64)  # noqa: B019 - the resolver lives as long as its knowledge base
     def ordered_builds(self, benchmark: str, newest: bool = False) -> Tuple[FrameworkBuild, ...]:
+        """The benchmark framework's builds in the order the resolver tries them."""
         bench = self.kb.benchmarks[benchmark]
         assert bench.framework is not None
         prefer = bench.framework.prefer
@@ -140,6 +142,7 @@ class Candidates:
         req: Request,
         t: Optional[Tracker],
     ) -> Tuple[Any, ...]:
+        """The CUDA releases the rules and pins allow for a build, in preference order."""
         if accelerator == "cpu":
             return (None,)
         key = ("cuda", bench.name, id(build), arch, req.newest)
@@ -174,6 +177,7 @@ class Candidates:
     def bases(
         self, arch: str, release: Optional[CudaRelease], req: Request, t: Optional[Tracker]
     ) -> Tuple[Any, ...]:
+        """The bases the rules and pins allow for a CUDA release, in preference order."""
         key = ("base", arch, id(release))
         ruled = self._filtered.get(key)
         if ruled is None:
@@ -240,6 +244,7 @@ class Candidates:
         return cached
 
     def lib_candidates(self, library: str, cuda: CudaRelease, distro: str, arch: str) -> Tuple[LibBuild, ...]:
+        """The cuDNN or NCCL builds for a CUDA release on a distro and arch, preferred first."""
         return tuple(b for b in self._libs.get((library, distro, arch), ()) if b.fits_cuda(cuda.version))
 
 

@@ -44,6 +44,8 @@ class Picks:
         return pick
 
     def python(self, bench: Benchmark, req: Request, build: Optional[FrameworkBuild], base: Base) -> _Pick:
+        """The newest Python the base offers that the build, benchmark and pin accept."""
+
         def compute() -> _Pick:
             if not bench.needs_python:
                 return _Pick(None)
@@ -86,6 +88,8 @@ class Picks:
         base: Base,
         arch: str,
     ) -> _Pick:
+        """The cuDNN or NCCL of the stack: the framework's own copy, or the preferred
+        system build for the CUDA release, distro and arch (none when nothing needs it)."""
         pin = getattr(req, library)
 
         def compute() -> _Pick:
@@ -134,6 +138,8 @@ class Picks:
         base: Base,
         arch: str,
     ) -> _Pick:
+        """The base's system GCC when every bound accepts it, else its newest fitting toolset."""
+
         def compute() -> _Pick:
             bounds = self.rules.gcc_bounds(bench, build, cuda, arch)
             options = [Compiler(base.gcc_system)] + [
