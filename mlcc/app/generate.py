@@ -94,7 +94,7 @@ class OutputFlags:
         "Dockerfile, a bash script for bare-metal installs, or an Apptainer definition "
         "(the last two write no OpenShift objects unless --only openshift).",
         default="dockerfile",
-        choices=("dockerfile", "script", "singularity"),
+        choices=tuple(FORMATS),  # one module per format under mlcc/render/formats/
         show_default=True,
     )
 

@@ -3,46 +3,51 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from mlcc.app.kb_offline import (
-    RECORD_FILE,
-    load_record,
-    load_wheel_record,
-    offline_pin_errors,
-    unrecorded_pages,
-)
 from mlcc.errors import LintError, UsageError
-from mlcc.kb import load
 from mlcc.lint import RULES, Finding, lint_paths
 
 DEFAULT_TARGETS = (Path("dockerfiles"), Path("buildconfigs"))
 
-__all__ = ["RULES", "Finding", "lint", "lint_error", "lint_report"]
+__all__ = ["RULES", "Finding", "RecipesCheck", "lint", "lint_error", "lint_report"]
+
+# What lints a recipes folder: its pins against the record the knowledge base's maintainer
+# tools keep (mlcc.kbtools.offline.lint_pins, which `mlcc lint` passes). A parameter, not an
+# import: the user-facing API does not depend on the maintainer tools.
+RecipesCheck = Callable[[Path], List[Finding]]
 
 # The --json document's schema name: bumped when a field changes meaning or goes away
 # (fields may be added within a version).
 JSON_SCHEMA = "mlcc-lint/1"
 
 
-def lint(paths: Sequence[str], *, schema_dir: Optional[str], openshift: Optional[str]) -> List[Finding]:
+def lint(
+    paths: Sequence[str],
+    *,
+    schema_dir: Optional[str],
+    openshift: Optional[str],
+    recipes_check: Optional[RecipesCheck] = None,
+) -> List[Finding]:
     """Lint the paths given, or dockerfiles/ and buildconfigs/ where they exist.
 
-    A folder holding ``matrix.yaml`` is a recipes folder: its pins are checked offline
-    (:func:`lint_pins`).
+    A folder holding ``matrix.yaml`` is a recipes folder: ``recipes_check`` lints it.
 
     Args:
         paths: Files and folders; empty: the default targets.
         schema_dir: A folder of JSON Schemas for the YAML (kubeconform layout), or None.
         openshift: The OpenShift version to check against (``3.11``, ``4``), or None for
             the one each object was written for.
+        recipes_check: What lints a recipes folder (``mlcc lint`` passes
+            :func:`mlcc.kbtools.offline.lint_pins`, its pins checked offline); None: a
+            recipes folder is refused.
 
     Returns:
         Every finding, errors and warnings (:func:`lint_error` decides whether they fail).
 
     Raises:
-        UsageError: Nothing to lint, a path that does not exist, or ``schema_dir`` not a
-            folder.
+        UsageError: Nothing to lint, a path that does not exist, ``schema_dir`` not a
+            folder, or a recipes folder without ``recipes_check``.
         RecipeError: A recipes folder given does not load.
     """
     targets = [Path(p) for p in paths] or [p for p in DEFAULT_TARGETS if p.exists()]
@@ -55,46 +60,16 @@ def lint(paths: Sequence[str], *, schema_dir: Optional[str], openshift: Optional
     if schemas is not None and not schemas.is_dir():
         raise UsageError(f"--schema-dir: {schema_dir} is not a folder", hint="a folder of JSON Schemas")
     knowledge = [p for p in targets if (p / "matrix.yaml").is_file()]
+    if knowledge and recipes_check is None:
+        raise UsageError(
+            f"{knowledge[0]} is a recipes folder: its pins are checked by the knowledge base's tools",
+            hint="pass recipes_check=mlcc.kbtools.offline.lint_pins (what mlcc lint does)",
+        )
     found = lint_paths([p for p in targets if p not in knowledge], schema_dir=schemas, openshift=openshift)
-    for recipes in knowledge:
-        found += lint_pins(recipes)
+    if recipes_check is not None:
+        for recipes in knowledge:
+            found += recipes_check(recipes)
     return found
-
-
-def lint_pins(recipes: Path) -> List[Finding]:
-    """A recipes folder's pins against the index record ``mlcc kb check --record`` keeps there.
-
-    Offline; without a record, one warning.
-
-    Args:
-        recipes: The recipes folder.
-
-    Returns:
-        KB001 findings at the recipe lines of pins the index never offered for the stack.
-
-    Raises:
-        RecipeError: The recipes do not load.
-    """
-    data = load_record(str(recipes))
-    if data is None:
-        message = f"no {RECORD_FILE}: pins are checked online only (mlcc kb check --record writes it)"
-        return [Finding(str(recipes / RECORD_FILE), 0, "KB001", message, warning=True)]
-    kb = load(str(recipes))
-    findings = []
-    missing = unrecorded_pages(kb, data)
-    if missing:
-        message = (
-            f"{len(missing)} pinned project(s) not in the record, not checked offline "
-            f"({', '.join(missing[:3])} ...): run mlcc kb check --record"
-        )
-        findings.append(Finding(str(recipes / RECORD_FILE), 0, "KB001", message, warning=True))
-    for fact in offline_pin_errors(kb, data, load_wheel_record(str(recipes))):
-        path, _, line = fact.origin.rpartition(":")
-        where = path if path else fact.origin
-        findings.append(
-            Finding(where, int(line) if line.isdigit() else 0, "KB001", f"{fact.subject}: {fact.message}")
-        )
-    return findings
 
 
 def lint_error(findings: Sequence[Finding]) -> Optional[LintError]:

@@ -8,17 +8,6 @@ from typing import Any, Callable, Optional, TypeVar
 
 import click
 
-from mlcc.app.kb_check import published_stacks, run, sampled_stacks
-from mlcc.app.kb_lock import lock, matrix_stacks, verify, write
-from mlcc.app.kb_offline import (
-    RECORD_FILE,
-    WHEEL_RECORD_FILE,
-    checked_pins,
-    load_wheel_record,
-    wheel_record,
-    write_record,
-)
-from mlcc.app.kb_offline import record as record_of
 from mlcc.cli import StrictGroup
 from mlcc.cli.context import kb_of
 from mlcc.cli.values import COUNT, HOURS
@@ -26,6 +15,17 @@ from mlcc.errors import FactError
 from mlcc.kb.index import IndexClient
 from mlcc.kb.loader import recipes_root
 from mlcc.kb.wheel import WheelReader
+from mlcc.kbtools.check import published_stacks, run, sampled_stacks
+from mlcc.kbtools.lock import lock, matrix_stacks, verify, write
+from mlcc.kbtools.offline import (
+    RECORD_FILE,
+    WHEEL_RECORD_FILE,
+    checked_pins,
+    load_wheel_record,
+    wheel_record,
+    write_record,
+)
+from mlcc.kbtools.offline import record as record_of
 from mlcc.ui.safe_text import echo
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -1,6 +1,6 @@
 """Hash locks of the pip installs in generated images (recipes/locks/pip-*.json).
 
-``mlcc kb lock`` (mlcc/app/kb_lock.py) resolves, for every stack the matrix resolves,
+``mlcc kb lock`` (mlcc/kbtools/lock.py) resolves, for every stack the matrix resolves,
 what each pip install of its image downloads (the requirements the recipes pin and
 their dependencies) for that stack's Python, CPU arch and C library, and records the
 sha256 of the one file pip takes. The renderers then install with ``--require-hashes``:

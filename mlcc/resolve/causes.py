@@ -106,8 +106,8 @@ def _builds(resolver: ResolverView, request: Request, bench: Benchmark) -> List[
     pin = request.framework_pin(bench.framework.name)
     return [
         build
-        for build in resolver.ordered_builds(bench.name, request.newest)
-        if not resolver.framework_rule_failures(bench, build, arch, accelerator)
+        for build in resolver.candidates.ordered_builds(bench.name, request.newest)
+        if not resolver.rules.framework_rule_failures(bench, build, arch, accelerator)
         and (pin is None or pin.matches(build.version))
     ]
 
@@ -200,7 +200,7 @@ def _line_of(version: str) -> str:
 
 
 def _last_release_note(resolver: ResolverView, arch: str) -> str:
-    last = resolver.last_cuda_on(arch)
+    last = resolver.rules.last_cuda_on(arch)
     if last is None:
         return f"NVIDIA publishes no {arch} CUDA packages"
     return f"NVIDIA publishes {arch} packages up to CUDA {last} only"

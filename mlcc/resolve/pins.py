@@ -1,16 +1,17 @@
 """The pins: what a user may fix about a stack, declared once.
 
 :class:`Pins` is the single list. The click options of every stack-producing command
-(resolve, gen, build) derive from its fields, :meth:`Pins.request` turns it into the
-resolver's :class:`~mlcc.resolve.Request`, and :meth:`Pins.matches` tests a resolved stack
-against it -- so ``--cuda '>=10.1'`` means the same in ``mlcc resolve`` and in
-``mlcc build --matrix``.
+(resolve, gen, build) and the keyword pins of :mod:`mlcc.api` (:meth:`Pins.updated`) derive
+from its fields, :meth:`Pins.request` turns it into the resolver's
+:class:`~mlcc.resolve.Request`, and :meth:`Pins.matches` tests a resolved stack against it
+-- so ``--cuda '>=10.1'`` means the same in ``mlcc resolve``, in ``mlcc build --matrix``
+and in ``mlcc.api.resolve(..., cuda=">=10.1")``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Optional, Tuple
+from dataclasses import dataclass, replace
+from typing import Any, Optional, Tuple
 
 from mlcc.flags import fields_of, flag, given
 from mlcc.kb.model import KnowledgeBase
@@ -89,8 +90,50 @@ class Pins:
         metavar="FLAVOUR",
     )
 
+    def __post_init__(self) -> None:
+        """Refuse a value of the wrong type (the CLI's values are strings, flags bools, and
+        ``--with`` repeated); a list for ``with_`` is taken as the tuple it means."""
+        for item in fields_of(self):
+            value = getattr(self, item.name)
+            spec = item.flag
+            if spec is not None and spec.multiple:
+                if isinstance(value, str) or not all(isinstance(v, str) for v in value):
+                    raise TypeError(
+                        f"Pins.{item.name}: a sequence of strings, e.g. ({value!r},)"
+                        if isinstance(value, str)
+                        else f"Pins.{item.name}: a sequence of strings, not {value!r}"
+                    )
+                object.__setattr__(self, item.name, tuple(value))
+            elif isinstance(item.default, bool):
+                if not isinstance(value, bool):
+                    raise TypeError(f"Pins.{item.name}: True or False, not {value!r}")
+            elif value is not None and not isinstance(value, str):
+                shown = spec.name if spec else item.name
+                raise TypeError(f"Pins.{item.name}: a string (as {shown} takes it), not {value!r}")
+
     def __bool__(self) -> bool:
         return bool(given(self))
+
+    def updated(self, **values: Any) -> Pins:
+        """These pins with some fields set by name (``round="v2.1"``, ``with_=["pytorch=1.1"]``).
+
+        The names are the fields of :class:`Pins` (the flags without their dashes; ``--with``
+        is ``with_``), so a keyword interface never keeps a list of its own.
+
+        Args:
+            **values: Field name to value.
+
+        Returns:
+            The new pins.
+
+        Raises:
+            TypeError: A name that is not a pin, or a value of the wrong type.
+        """
+        known = [item.name for item in fields_of(self)]
+        unknown = sorted(set(values) - set(known))
+        if unknown:
+            raise TypeError(f"unknown pin(s) {', '.join(unknown)}: the pins are {', '.join(known)}")
+        return replace(self, **values)
 
     def names_given(self) -> Tuple[str, ...]:
         """The flags set, as the user typed them (``--cuda``, ``--with``)."""

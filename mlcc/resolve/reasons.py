@@ -176,7 +176,7 @@ def _base(resolver: ResolverView, stack: Stack, default: Optional[Stack]) -> Cho
         for other in resolver.kb.bases:
             if other.name == base.name:
                 break
-            failures = resolver.base_failures(other, stack.cuda, stack.arch.name, policy)
+            failures = resolver.rules.base_failures(other, stack.cuda, stack.arch.name, policy)
             message = failures[0].message if failures else "a later component did not fit on it"
             skipped.append(f"{other.name}: {message}")
         why = "first base by preference that fits"
@@ -248,7 +248,7 @@ def _lib(stack: Stack, library: str, core: Optional[Stack]) -> List[Choice]:
 
 
 def _gcc(resolver: ResolverView, stack: Stack, core: Optional[Stack]) -> Choice:
-    bounds = resolver.gcc_bounds(stack.benchmark, stack.framework, stack.cuda, stack.arch.name)
+    bounds = resolver.rules.gcc_bounds(stack.benchmark, stack.framework, stack.cuda, stack.arch.name)
     limits = "; ".join(f"{who} accepts {spec}" for spec, who, _ in bounds) or "no bound applies"
     toolset = stack.gcc.toolset
     if toolset is None:

@@ -309,7 +309,7 @@ def test_without_links_resnet50_would_take_the_frameworks_nccl(recipes_copy) -> 
 
 
 def test_a_static_claim_the_wheel_cannot_show_is_a_note(kb) -> None:  # type: ignore[no-untyped-def]
-    from mlcc.app.kb_bundles import NOTE, Evidence, judge
+    from mlcc.kbtools.bundles import NOTE, Evidence, judge
 
     [build] = [b for b in kb.frameworks["mxnet"].builds if b.version == "1.5.1" and b.variant == "cu101"]
     # what the PyPI mxnet-cu101 1.5.1 wheel shows: no libcudnn / libnccl file of its own

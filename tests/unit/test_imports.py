@@ -208,3 +208,29 @@ def test_one_name_one_meaning() -> None:
                     defined.setdefault(name, []).append(_module_name(path))
     twice = {name: modules for name, modules in defined.items() if len(modules) > 1}
     assert twice == {}
+
+
+def _reachable(edges: Dict[str, Set[str]], start: str) -> Set[str]:
+    seen: Set[str] = set()
+    todo = [start]
+    while todo:
+        for target in edges.get(todo.pop(), ()):
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return seen
+
+
+def _is_kbtools(module: str) -> bool:
+    return module == "mlcc.kbtools" or module.startswith("mlcc.kbtools.")
+
+
+def test_the_product_api_reaches_no_maintainer_tool() -> None:
+    """mlcc/app is what a user (and the CLI) asks mlcc to do; the knowledge base's maintainer
+    tools (mlcc.kbtools: kb check, kb lock, the wheel and index records) sit beside it, so
+    no module of mlcc/app imports them, directly or through another module."""
+    edges = _edges()
+    assert any(map(_is_kbtools, _reachable(edges, "mlcc.cli.kb")))  # the graph sees kbtools
+    product = [m for m in edges if m == "mlcc.app" or m.startswith("mlcc.app.")]
+    reaching = {m: sorted(filter(_is_kbtools, _reachable(edges, m))) for m in product}
+    assert {m: found for m, found in reaching.items() if found} == {}

@@ -10,9 +10,9 @@ from typing import Iterator
 
 import pytest
 
-from mlcc.app.kb_bundles import ERROR, NOTE, WARNING, Evidence, bundle_findings, judge, wheel_evidence
 from mlcc.kb.index import IndexClient
 from mlcc.kb.wheel import WheelReader
+from mlcc.kbtools.bundles import ERROR, NOTE, WARNING, Evidence, bundle_findings, judge, wheel_evidence
 
 from .simple_index import IndexServer, serve
 
@@ -157,7 +157,7 @@ def test_kb_check_reports_a_contradicted_claim_at_its_recipe_line(index: IndexSe
 
 
 def test_conda_claims_are_reported_as_unchecked_not_silently_passed(kb, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from mlcc.app.kb_bundles import bundle_findings
+    from mlcc.kbtools.bundles import bundle_findings
 
     wmlce = [b for b in kb.frameworks["pytorch"].builds if b.variant.startswith("wmlce")]
     # no request is made: the channel is named, and the unverified builds make it a note

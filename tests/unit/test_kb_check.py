@@ -10,9 +10,9 @@ from typing import Iterator, List
 import pytest
 from packaging.tags import Tag
 
-from mlcc.app.kb_check import ERROR, NOTE, WARNING, Checker, Pin, Target, supported_tags
 from mlcc.cli import run as cli_run
 from mlcc.kb.index import IndexClient
+from mlcc.kbtools.check import ERROR, NOTE, WARNING, Checker, Pin, Target, supported_tags
 
 from .simple_index import IndexServer
 

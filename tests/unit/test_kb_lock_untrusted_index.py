@@ -23,11 +23,11 @@ from typing import Callable, Dict, Iterator, List
 
 import pytest
 
-from mlcc.app import kb_lock
-from mlcc.app.kb_lock import EMPTY, STATIC_SOURCE, Locker, Unlockable
 from mlcc.errors import FactError, IndexUnreachable
 from mlcc.kb.index import MAX_PAGE_BYTES, IndexClient, read_url, without_credentials
 from mlcc.kb.pip_locks import LockTarget, PipInstall
+from mlcc.kbtools import lock as kb_lock
+from mlcc.kbtools.lock import EMPTY, STATIC_SOURCE, Locker, Unlockable
 
 from .simple_index import IndexServer, serve
 from .test_pip_locks import _publish, _wheel

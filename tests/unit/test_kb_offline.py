@@ -8,8 +8,10 @@ from typing import Any, Dict
 
 import pytest
 
-from mlcc.app.kb_check import Pin, Target
-from mlcc.app.kb_offline import (
+from mlcc.errors import IndexUnreachable
+from mlcc.kb.index import IndexClient, IndexFile, Page
+from mlcc.kbtools.check import Pin, Target
+from mlcc.kbtools.offline import (
     RECORD_FILE,
     RecordedIndex,
     checked_pins,
@@ -17,8 +19,6 @@ from mlcc.app.kb_offline import (
     offline_pin_errors,
     record,
 )
-from mlcc.errors import IndexUnreachable
-from mlcc.kb.index import IndexClient, IndexFile, Page
 
 PYPI = "https://pypi.org/simple/"
 

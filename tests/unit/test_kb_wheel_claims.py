@@ -20,14 +20,13 @@ import pytest
 from elftools.elf.dynamic import DynamicSegment
 from elftools.elf.elffile import ELFFile
 
-from mlcc.app.kb_bundles import ERROR, NOTE
-from mlcc.app.kb_check import run
-from mlcc.app.kb_offline import RecordedIndex, load_record, load_wheel_record
-from mlcc.app.kb_wheels import linked_findings
-from mlcc.app.lint import lint_pins
 from mlcc.kb import load
 from mlcc.kb.model import FrameworkBuild, KnowledgeBase
 from mlcc.kb.wheel import WheelReader
+from mlcc.kbtools.bundles import ERROR, NOTE
+from mlcc.kbtools.check import run
+from mlcc.kbtools.offline import RecordedIndex, lint_pins, load_record, load_wheel_record
+from mlcc.kbtools.wheels import linked_findings
 
 from ..conftest import RECIPES
 from .simple_index import IndexServer, serve

@@ -19,8 +19,12 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from mlcc.app.kb_check import NOTE, WARNING, Checker, Pin, Target
-from mlcc.app.kb_lock import (
+from mlcc.errors import IndexUnreachable
+from mlcc.kb.index import IndexClient
+from mlcc.kb.model import Provenance, SdistRequires
+from mlcc.kb.pip_locks import LOCK_FORMAT, LockTarget, PipInstall, parse_install
+from mlcc.kbtools.check import NOTE, WARNING, Checker, Pin, Target
+from mlcc.kbtools.lock import (
     EMPTY,
     NO_REQUIRES_SOURCE,
     Locker,
@@ -33,10 +37,6 @@ from mlcc.app.kb_lock import (
     stale_installs,
     verify,
 )
-from mlcc.errors import IndexUnreachable
-from mlcc.kb.index import IndexClient
-from mlcc.kb.model import Provenance, SdistRequires
-from mlcc.kb.pip_locks import LOCK_FORMAT, LockTarget, PipInstall, parse_install
 from mlcc.lint.dockerfile import lint_dockerfile
 from mlcc.render.plan import locked_pip_command
 

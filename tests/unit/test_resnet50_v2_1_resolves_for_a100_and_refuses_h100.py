@@ -86,9 +86,9 @@ def test_the_recorded_wheel_links_what_the_cuda_11_6_build_claims(kb: KnowledgeB
     """mlcc kb check's own rule on the wheel kb check read (recipes/wheel-files.json): CUDA 11
     keeps one runtime soname, libcudart.so.11.0, so a claim of CUDA 11.6 agrees with the cu112
     wheel; and the cuDNN range admits only the cuDNN 8 it links."""
-    from mlcc.app.kb_bundles import ERROR
-    from mlcc.app.kb_offline import load_wheel_record
-    from mlcc.app.kb_wheels import linked_findings
+    from mlcc.kbtools.bundles import ERROR
+    from mlcc.kbtools.offline import load_wheel_record
+    from mlcc.kbtools.wheels import linked_findings
 
     record = load_wheel_record(str(REPO / "recipes"))
     assert record is not None

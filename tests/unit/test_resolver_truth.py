@@ -114,7 +114,7 @@ def test_python_limit_of_the_framework_comes_first(kb, resolver) -> None:  # typ
 
 def test_arch_without_packages_names_its_last_release(kb, resolver) -> None:  # type: ignore[no-untyped-def]
     found = conflict(kb, resolver, "nccl-tests", arch="ppc64le", cuda="12.6")
-    last = resolver.last_cuda_on("ppc64le")
+    last = resolver.rules.last_cuda_on("ppc64le")
     assert last == "12.4.1"
     assert f"up to CUDA {last}" in _lines(found)[0]
     assert any(f"packages end at CUDA {last}" in line for line in _lines(found))
@@ -187,7 +187,7 @@ def test_default_is_the_stack_nearest_the_reference_run(kb, resolver) -> None:  
 
 
 def test_nearness_prefers_the_reference_line_then_the_nearest_newer() -> None:
-    from mlcc.resolve.engine import nearness
+    from mlcc.resolve.candidates import nearness
 
     versions = ["10.0.130", "10.1.105", "10.1.243", "10.2.89", "11.0.3", "9.2.148"]
     ordered = sorted(versions, key=lambda v: nearness(v, "10.1.163"))

@@ -9,7 +9,7 @@ and glibc, against the package index:
 - otherwise the newest release the specifiers allow (a pre-release only when the
   specifier names one or no final release has a file, as pip), whose Requires-Python
   admits the target, with a file for the target: the wheel whose tag pip ranks highest
-  (:func:`mlcc.app.kb_check.supported_tags`), else the sdist;
+  (:func:`mlcc.kbtools.check.supported_tags`), else the sdist;
 - a wheel's dependencies come from its core metadata as the index serves it beside the
   file (PEP 658/714), else from its METADATA read by range requests; an sdist's are read
   from its files as data and nothing in it is ever run: its PKG-INFO when the metadata
@@ -94,12 +94,12 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
-from mlcc.app import kb_check
 from mlcc.errors import FactError, IndexUnreachable
 from mlcc.kb import pip_locks
 from mlcc.kb.index import MAX_FILE_BYTES, Fetched, IndexClient, IndexFile, without_credentials
 from mlcc.kb.model import KnowledgeBase, SdistRequires
 from mlcc.kb.pip_locks import LOCK_DIR, LOCK_FORMAT, LockTarget, PipInstall
+from mlcc.kbtools import check as kb_check
 from mlcc.matrix import evaluate, expand, load_matrix
 from mlcc.render.plan import build_plan
 from mlcc.resolve import Stack

@@ -45,7 +45,11 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
-from mlcc.app.kb_bundles import (
+from mlcc.errors import IndexUnreachable
+from mlcc.kb.index import IndexClient, IndexFile
+from mlcc.kb.model import UNCONFIRMED, FrameworkBuild, KnowledgeBase
+from mlcc.kb.wheel import SHARED_LIBRARY, WheelReader
+from mlcc.kbtools.bundles import (
     _BUNDLED_FILES,
     _VERSION_FILES,
     ERROR,
@@ -56,10 +60,6 @@ from mlcc.app.kb_bundles import (
     framework_wheel,
     wheel_evidence,
 )
-from mlcc.errors import IndexUnreachable
-from mlcc.kb.index import IndexClient, IndexFile
-from mlcc.kb.model import UNCONFIRMED, FrameworkBuild, KnowledgeBase
-from mlcc.kb.wheel import SHARED_LIBRARY, WheelReader
 
 _LINKED = {
     "cuda_runtime": re.compile(r"^libcudart\.so\.([0-9]+(?:\.[0-9]+)?)$"),
@@ -109,7 +109,7 @@ def wheel_facts(reader: WheelReader, url: str, project: str) -> Dict[str, Any]:
 
 
 class FactsReader:
-    """Answers :func:`~mlcc.app.kb_bundles.wheel_evidence`'s questions from recorded facts."""
+    """Answers :func:`~mlcc.kbtools.bundles.wheel_evidence`'s questions from recorded facts."""
 
     requests = 0
 

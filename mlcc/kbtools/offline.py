@@ -9,7 +9,7 @@ versions only, per page the check read; no URLs or hashes (the hash locks are an
 file's job). Pins whose page is not in the record are not judged offline.
 
 Beside it, ``recipes/wheel-files.json`` keeps what the check read inside each framework wheel
-(:func:`mlcc.app.kb_wheels.wheel_facts`: shared-library names, DT_NEEDED sonames, the
+(:func:`mlcc.kbtools.wheels.wheel_facts`: shared-library names, DT_NEEDED sonames, the
 nvidia-* dependencies, torch's CUDA line), so the wheel claims are judged offline too, and an
 online check reuses them instead of downloading a library again.
 """
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
 
 from packaging.utils import (
@@ -28,11 +29,13 @@ from packaging.utils import (
     parse_wheel_filename,
 )
 
-from mlcc.app.kb_bundles import ERROR
-from mlcc.app.kb_check import FactFinding, Pin, framework_pins, pins_of, published_stacks, run
 from mlcc.errors import IndexUnreachable
+from mlcc.kb import load
 from mlcc.kb.index import IndexClient, IndexFile, Page
 from mlcc.kb.model import KnowledgeBase
+from mlcc.kbtools.bundles import ERROR
+from mlcc.kbtools.check import FactFinding, Pin, framework_pins, pins_of, published_stacks, run
+from mlcc.lint import Finding
 
 RECORD_FILE = "index-files.json"
 RECORD_FORMAT = 1
@@ -129,7 +132,7 @@ def wheel_record(wheels: Iterable[Tuple[str, Any]]) -> Dict[str, Any]:
     """What the check read inside the framework wheels, as the JSON ``wheel-files.json`` holds.
 
     Args:
-        wheels: ``(wheel file name, facts)`` pairs (:attr:`mlcc.app.kb_check.Report.wheels`).
+        wheels: ``(wheel file name, facts)`` pairs (:attr:`mlcc.kbtools.check.Report.wheels`).
 
     Returns:
         The record.
@@ -323,3 +326,39 @@ def checked_pins(kb: KnowledgeBase, stacks: Iterable[Any]) -> List[Pin]:
         The pins, the stacks' first.
     """
     return [pin for stack in stacks for pin in pins_of(stack, kb)] + list(framework_pins(kb))
+
+
+def lint_pins(recipes: Path) -> List[Finding]:
+    """A recipes folder's pins against the index record ``mlcc kb check --record`` keeps there.
+
+    Offline; without a record, one warning.
+
+    Args:
+        recipes: The recipes folder.
+
+    Returns:
+        KB001 findings at the recipe lines of pins the index never offered for the stack.
+
+    Raises:
+        RecipeError: The recipes do not load.
+    """
+    data = load_record(str(recipes))
+    if data is None:
+        message = f"no {RECORD_FILE}: pins are checked online only (mlcc kb check --record writes it)"
+        return [Finding(str(recipes / RECORD_FILE), 0, "KB001", message, warning=True)]
+    kb = load(str(recipes))
+    findings = []
+    missing = unrecorded_pages(kb, data)
+    if missing:
+        message = (
+            f"{len(missing)} pinned project(s) not in the record, not checked offline "
+            f"({', '.join(missing[:3])} ...): run mlcc kb check --record"
+        )
+        findings.append(Finding(str(recipes / RECORD_FILE), 0, "KB001", message, warning=True))
+    for fact in offline_pin_errors(kb, data, load_wheel_record(str(recipes))):
+        path, _, line = fact.origin.rpartition(":")
+        where = path if path else fact.origin
+        findings.append(
+            Finding(where, int(line) if line.isdigit() else 0, "KB001", f"{fact.subject}: {fact.message}")
+        )
+    return findings

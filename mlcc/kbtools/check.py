@@ -38,12 +38,12 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
-from mlcc.app.kb_bundles import ERROR, NOTE, WARNING, bundle_findings
-from mlcc.app.kb_wheels import WheelSource, wheel_findings
 from mlcc.errors import ConflictError, IndexUnreachable, UsageError
 from mlcc.kb.index import IndexClient, IndexFile, Page
 from mlcc.kb.model import FrameworkBuild, KnowledgeBase
 from mlcc.kb.wheel import WheelReader
+from mlcc.kbtools.bundles import ERROR, NOTE, WARNING, bundle_findings
+from mlcc.kbtools.wheels import WheelSource, wheel_findings
 from mlcc.matrix import evaluate, expand, load_matrix
 from mlcc.resolve import Resolver, Stack, build_request
 
@@ -697,7 +697,7 @@ def run(
         wheels: With a wheel reader, also each pip framework build's ``bundles:`` claim
             against its wheel (those the stacks use and every build that claims), and every
             pip framework build's Pythons, arches and linked libraries
-            (:mod:`mlcc.app.kb_wheels`).
+            (:mod:`mlcc.kbtools.wheels`).
         recorded_wheels: The wheel facts ``--record`` kept (``recipes/wheel-files.json``):
             reused for a wheel still at the same URL; without a reader (offline), the only
             facts judged.
