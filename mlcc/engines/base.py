@@ -306,16 +306,17 @@ def stage_jobs(job: BuildJob, policy: BuildPolicy) -> List[StageJob]:
         policy: Where the stage images go: ``<--registry>/mlcc-stack``, ``.../mlcc-framework``.
 
     Returns:
-        The stages of the job's graph (:func:`mlcc.render.chain_graph`): the stack
-        stage, the framework stage when the variant has one, a runtime image's runtime
-        stage; none are built yet (``built`` is filled as the build finds or builds them).
+        The shared stages of the job's graph (``job_for`` renders it with ``--chain``:
+        :func:`mlcc.render.chain_graph`): the stack stage, the framework stage when the
+        variant has one, a runtime image's runtime stage; none for a flat job. None is
+        built yet (``built`` is filled as the build finds or builds them).
 
     Raises:
         UsageError: The base is not pinned yet (a stage's name depends on its digest).
     """
     if job.base is None:
         raise UsageError("a chained build names its stages after the base's digest: pin the base first")
-    graph = job.graph or chain_graph(job.rendered, job.rendered.stack.base.ref)
+    graph = job.stages  # a flat job's graph has no shared stage
     found: List[StageJob] = []
     digests: Dict[str, str] = {BASE: job.base.digest}
     for stage in graph.shared:

@@ -50,7 +50,8 @@ class Stage(NamedTuple):
     labels: Tuple[Tuple[str, str], ...]  # a shared stage: its Dockerfile's LABEL, sorted
     digest: str  # a shared stage: its Dockerfile's; the variant's own: the content digest
     parent: str  # BASE, or the kind of the stage it is FROM (BASE_IMAGE)
-    runtime_parent: Optional[str] = None  # a runtime image's final FROM (RUNTIME_IMAGE)
+    # a runtime image's: the kind its final stage is FROM (RUNTIME_IMAGE when not ``parent``)
+    runtime_parent: Optional[str] = None
     readable: str = ""  # a shared stage's readable name: cuda12.6-nccl2.23-ubi8-x86_64 ...
 
     @property
@@ -128,7 +129,9 @@ class StageGraph(NamedTuple):
         names = {kind: built.get(kind, self.stage(kind).reference) for kind in (s.kind for s in self.shared)}
         names[BASE] = base if base is not None else values["BASE_IMAGE"]
         parent = names[stage.parent]
-        runtime = names[stage.runtime_parent] if stage.runtime_parent else None
+        # a final stage FROM another image than its build stage names it by RUNTIME_IMAGE
+        other = stage.runtime_parent is not None and stage.runtime_parent != stage.parent
+        runtime = names[stage.runtime_parent] if other and stage.runtime_parent else None
         declared = {"NVIDIA_MIRROR", *(name for name, _ in stage.build_args)}
         mirrors = tuple((n, v) for n, v in self.values if n != "BASE_IMAGE" and n in declared)
         args = (("BASE_IMAGE", parent), *mirrors, *((("RUNTIME_IMAGE", runtime),) if runtime else ()))

@@ -142,7 +142,8 @@ def flat_graph(
     build_args: Tuple[Tuple[str, str], ...],
     digest: str,
 ) -> StageGraph:
-    """A flat image: one stage FROM the base, the variant's files as rendered (stamped)."""
+    """A flat image: one stage FROM the base (a runtime image's final stage too), the
+    variant's files as rendered (stamped)."""
     stage = Stage(
         kind=IMAGE,
         repository=stack.benchmark.name,
@@ -153,6 +154,8 @@ def flat_graph(
         labels=tuple((name, digests.stamp(value, digest)) for name, value in plan.labels),
         digest=digest,
         parent=BASE,
+        # a runtime image's two stages, the build and the final one, are both FROM the base
+        runtime_parent=BASE if plan.build_steps else None,
     )
     return StageGraph((stage,), stack.flavour, plan.base_image, build_args, digest)
 

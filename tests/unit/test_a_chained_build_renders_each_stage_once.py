@@ -108,3 +108,20 @@ def test_a_chained_build_renders_each_stage_once(
         assert built[stage.kind]["dockerfile"] == stage.dockerfile
     assert f'io.mlcc.digest="{rendered.digest}"' in built["benchmark"]["dockerfile"]
     assert engine.tags[str(result.job.content)] == f"image{len(kinds)}"
+
+
+@pytest.mark.parametrize("flavour", ["devel", "runtime"])
+def test_a_flat_image_is_a_graph_of_one_stage_from_the_base(flavour: str) -> None:
+    kb = load()
+    request = request_for(kb, "maskrcnn", Pins(cuda="10.1", flavour=flavour))
+    rendered = render(Resolver(kb).resolve(request), request=request)
+    (image,) = rendered.graph.stages
+    assert (image.kind, image.parent, image.tag) == ("image", "base", rendered.variant)
+    assert image.dockerfile == rendered.content("Dockerfile") and "Dockerfile" not in dict(image.files)
+    assert rendered.graph.flavour == flavour and image.digest == rendered.digest
+    # a runtime image's final stage is FROM the base too: BASE_IMAGE names both, no RUNTIME_IMAGE
+    assert image.runtime_parent == ("base" if flavour == "runtime" else None)
+    pinned = "registry.example/ubi8/ubi@sha256:" + "1" * 64
+    bound = rendered.graph.bind(image, base=pinned)
+    assert bound.build_args == (("BASE_IMAGE", pinned), *rendered.build_args[1:])
+    assert bound.dockerfile == image.dockerfile

@@ -375,7 +375,7 @@ def flat_spec(
         compiles=compiles(rendered, ("framework", "benchmark")),
         # both stages of a runtime image are FROM the base; `from` replaces the last FROM,
         # so the first takes the same ImageStreamTag through its build arg
-        build_stage_from=source if rendered.plan.build_steps and options.namespace else None,
+        build_stage_from=source if image.runtime_parent and options.namespace else None,
     )
 
 
