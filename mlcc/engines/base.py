@@ -169,9 +169,10 @@ class BuildJob(NamedTuple):
 
     @property
     def bound(self) -> Bound:
-        """The final stage, bound to the pinned base and the stage images built (data: the
-        stage is rendered once, by ``job_for``)."""
-        graph = self.stages
+        """The image's stage bound to the pinned base: with its stage images built, the
+        chain's benchmark stage FROM them, else the flat image (data: each stage was
+        rendered once, by ``render`` and ``job_for``)."""
+        graph = self.stages if self.built else self.rendered.graph
         base = self.base.pinned if self.base is not None else None
         return graph.bind(graph.final, base=base, built=dict(self.built))
 

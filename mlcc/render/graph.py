@@ -110,7 +110,9 @@ class StageGraph(NamedTuple):
                 return stage
         raise KeyError(kind)
 
-    def bind(self, stage: Stage, base: Optional[str] = None, built: Mapping[str, str] = {}) -> Bound:
+    def bind(
+        self, stage: Stage, base: Optional[str] = None, built: Optional[Mapping[str, str]] = None
+    ) -> Bound:
         """What ``stage`` is built on, as its build args: data, the Dockerfile as rendered.
 
         Args:
@@ -126,7 +128,8 @@ class StageGraph(NamedTuple):
             arg is an engine warning); the variant's own stage has its digest stamped.
         """
         values = dict(self.values)
-        names = {kind: built.get(kind, self.stage(kind).reference) for kind in (s.kind for s in self.shared)}
+        built = built or {}
+        names = {s.kind: built.get(s.kind, s.reference) for s in self.shared}
         names[BASE] = base if base is not None else values["BASE_IMAGE"]
         parent = names[stage.parent]
         # a final stage FROM another image than its build stage names it by RUNTIME_IMAGE
