@@ -27,6 +27,7 @@ from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Se
 from dockerfile_parse import DockerfileParser
 
 import mlcc
+from mlcc import engines
 from mlcc.app.images import attach_sbom, repository_types
 from mlcc.app.matrix import MatrixFilters, cell_results, published
 from mlcc.engines.base import (
@@ -34,6 +35,7 @@ from mlcc.engines.base import (
     BuildPolicy,
     BuildResult,
     Engine,
+    EngineSettings,
     ImageEngine,
     Log,
     StageJob,
@@ -42,6 +44,7 @@ from mlcc.engines.base import (
     stage_jobs,
 )
 from mlcc.errors import BuildError, MlccError, UsageError
+from mlcc.flags import given
 from mlcc.history import History, Record
 from mlcc.image.base import mismatch, resolve_base
 from mlcc.image.reference import Reference, parse_reference
@@ -49,9 +52,15 @@ from mlcc.image.sizes import ImageSizes
 from mlcc.kb.loader import cache_dir
 from mlcc.kb.model import KnowledgeBase
 from mlcc.matrix import cell_flags
-from mlcc.render import Options, render
-from mlcc.render.manifest import labels as stack_labels
-from mlcc.render.stages import RUNTIME
+from mlcc.render import (
+    DEFAULT_CLUSTER,
+    DEFAULT_OPTIONS,
+    RUNTIME,
+    ClusterOptions,
+    Options,
+    check_cluster_options,
+    render,
+)
 from mlcc.resolve import Resolver
 from mlcc.resolve.pins import Pins
 
@@ -127,6 +136,122 @@ def matrix_jobs(
         for cell in cells
         if cell.stack is not None
     ]
+
+
+class Prepared(NamedTuple):
+    """A build checked and ready to run: the engine, its jobs and the policy they build under."""
+
+    engine: Engine
+    jobs: List[BuildJob]
+    policy: BuildPolicy  # with --chain on a local engine, ``chain`` set
+
+
+def prepare(
+    kb: KnowledgeBase,
+    benchmark: Optional[str],
+    pins: Pins,
+    *,
+    backend: Optional[str] = None,
+    policy: Optional[BuildPolicy] = None,
+    options: Options = DEFAULT_OPTIONS,
+    cluster: ClusterOptions = DEFAULT_CLUSTER,
+    connection: Optional[EngineSettings] = None,
+    matrix: Optional[MatrixFilters] = None,
+    dry_run: bool = False,
+) -> Prepared:
+    """What ``mlcc build`` builds, refused before anything runs when the combination is not
+    one mlcc can build: the same refusals for the CLI and a Python caller.
+
+    Args:
+        kb: The knowledge base.
+        benchmark: The benchmark (None only with ``matrix``).
+        pins: The pins (``arch`` may list several arches, comma-separated).
+        backend: The engine's name (``--backend``); None tries the local engines in turn.
+        policy: Where images go and how they are built (default: local storage).
+        options: The render options (base image, mirrors).
+        cluster: The OpenShift options; with a local engine only ``chain`` may be set.
+        connection: The kubeconfig and its context (OpenShift only; default: none).
+        matrix: Build the published matrix cells these filters keep, instead of one benchmark.
+        dry_run: Only plan: several arches on an engine that builds one are not refused.
+
+    Returns:
+        The engine (checked), the jobs and the policy.
+
+    Raises:
+        UsageError: OpenShift options with a local engine, no benchmark and no matrix,
+            ``--chain`` or ``--cache-repo`` on an engine that cannot do it, several arches on
+            an engine that builds one, or what the pins, the matrix filters or the engine's
+            check refuse.
+        ConflictError: An arch has no stack for the pins.
+    """
+    policy, settings = engine_settings(
+        backend, policy or BuildPolicy(), cluster, connection or EngineSettings()
+    )
+    if matrix is not None:
+        todo = matrix_jobs(kb, matrix, policy, options)
+    elif benchmark is None:
+        raise UsageError("name a benchmark (mlcc list benchmarks), or build the published set with --matrix")
+    else:
+        todo = single_jobs(kb, benchmark, pins, policy, options)
+    engine = engines.create(backend, settings)
+    check_engine(engine, policy, todo, several_arches=matrix is None and not dry_run)
+    return Prepared(engine, todo, policy)
+
+
+def engine_settings(
+    backend: Optional[str], policy: BuildPolicy, cluster: ClusterOptions, connection: EngineSettings
+) -> Tuple[BuildPolicy, EngineSettings]:
+    """The policy and engine settings of a build: the cluster options go to OpenShift; a
+    local engine takes only ``--chain`` of them (it builds the stage images itself).
+
+    Args:
+        backend: The engine's name, or None (a local engine).
+        policy: Where images go and how they are built.
+        cluster: The OpenShift options as given.
+        connection: The kubeconfig and context as given.
+
+    Returns:
+        The policy (``chain`` set for a local engine's ``--chain``) and the settings.
+
+    Raises:
+        UsageError: An OpenShift option with a local engine, or a malformed one.
+    """
+    cluster = check_cluster_options(cluster)
+    if backend != "openshift":
+        if given(replace(cluster, chain=False)) or given(connection):
+            raise UsageError(
+                "the OpenShift options (--namespace, --push-to, --git-uri ...) go with --backend openshift"
+            )
+        policy = replace(policy, chain=cluster.chain)
+        cluster = replace(cluster, chain=False)
+    return policy, replace(connection, cluster=cluster)
+
+
+def check_engine(engine: Engine, policy: BuildPolicy, jobs: Sequence[BuildJob], several_arches: bool) -> None:
+    """Refuse what the engine cannot do with these jobs, before any of them runs.
+
+    Args:
+        engine: The engine.
+        policy: Where images go and how they are built (``chain``, ``cache_repo``).
+        jobs: The jobs.
+        several_arches: Whether several jobs are the arches of one image (a manifest list).
+
+    Raises:
+        UsageError: ``--chain`` on an engine that builds no stage images, ``--cache-repo``
+            on one that shares no build steps, several arches on one that builds one.
+    """
+    if policy.chain and not isinstance(engine, ImageEngine):
+        raise UsageError(
+            f"--chain: the {engine.name} engine cannot build stage images",
+            hint="use --backend buildah, podman or docker (or openshift, which chains on the cluster)",
+        )
+    if policy.cache_repo and not engine.registry_cache:
+        raise UsageError(
+            f"--cache-repo: the {engine.name} engine cannot share build steps through a registry",
+            hint="use --backend buildah or --backend podman",
+        )
+    if several_arches and len(jobs) > 1 and not engine.multi_arch:
+        raise UsageError(f"--backend {engine.name} builds one arch per build: give one --arch")
 
 
 # ----------------------------------------------------------------------------- one job
@@ -234,20 +359,18 @@ def build_stages(
             takes, and what it weighs, show in ``mlcc history``; None records nothing.
 
     Returns:
-        The job with ``parent`` set to the last stage image: its build is the benchmark
-        stage's steps FROM it, and the image keeps the job's content tag.
+        The job with ``built`` naming each stage image: its build is the benchmark
+        stage's steps FROM the last devel one, and the image keeps the job's content tag.
 
     Raises:
         UsageError: mlcc's cache folder (the per-content locks) is not writable.
         BuildError: A stage's build failed.
         RegistryError: A registry could not be reached or refused.
     """
-    base = job.base.pinned if job.base is not None else job.rendered.plan.base_image
-    parent = base
-    runtime_parent: Optional[str] = None
+    built: Dict[str, str] = {}  # each stage image found or built, by kind: what the next is FROM
     for stage in stage_jobs(job, policy):
-        stage = stage._replace(parent=base if stage.stage.stage == RUNTIME else parent)
-        what = f"{stage.stage.stage} stage {stage.readable.tag}"
+        stage = stage._replace(built=tuple(built.items()))
+        what = f"{stage.stage.kind} stage {stage.readable.tag}"
         with content_lock(stage.digest, log):  # two jobs on one stage: the second takes it
             start = time.monotonic()
             found = None if policy.force else engine.stage_image(stage, policy)
@@ -261,15 +384,15 @@ def build_stages(
             if history is not None:
                 seconds = time.monotonic() - start
                 history.record(_stage_record(engine, job, stage, status, reason, seconds, found))
-        if stage.stage.stage == RUNTIME:
-            runtime_parent = found
-        else:
-            parent = found
-    if runtime_parent is not None:
-        log(f"mlcc: building the benchmark stage FROM {parent}, its runtime stage FROM {runtime_parent}")
+        built[stage.stage.kind] = found
+    job = job._replace(built=tuple(built.items()))
+    bound = job.bound
+    if bound.runtime_parent is not None:
+        runtime = bound.runtime_parent
+        log(f"mlcc: building the benchmark stage FROM {bound.parent}, its runtime stage FROM {runtime}")
     else:
-        log(f"mlcc: building the benchmark stage FROM {parent}")
-    return job._replace(parent=parent, runtime_parent=runtime_parent)
+        log(f"mlcc: building the benchmark stage FROM {bound.parent}")
+    return job
 
 
 def _stage_record(
@@ -279,7 +402,7 @@ def _stage_record(
     stack = job.rendered.stack
     sizes = engine.layer_sizes(str(stage.content)) if status == "built" else None
     return Record(
-        benchmark=f"mlcc-{stage.stage.stage}",
+        benchmark=stage.stage.repository,
         variant=stage.readable.tag or stage.stage.tag,
         content_digest=stage.digest,
         backend=engine.name,
@@ -294,7 +417,7 @@ def _stage_record(
         reason=reason,
         reference=str(stage.readable),
         uncompressed=sizes.uncompressed if sizes else None,
-        flavour="runtime" if stage.stage.stage == RUNTIME else "devel",
+        flavour="runtime" if stage.stage.kind == RUNTIME else "devel",
         largest_layers=_largest_json(sizes),
     )
 
@@ -629,7 +752,7 @@ def github_levels(plan: Sequence[Planned]) -> Dict[str, Any]:
         }
         if entry.stages:  # --chain: which stage images the registry holds already
             found["stages"] = [
-                {"stage": stage.stage.stage, "content": str(stage.content), "built": where is not None}
+                {"stage": stage.stage.kind, "content": str(stage.content), "built": where is not None}
                 for stage, where in entry.stages
             ]
         return found
@@ -661,7 +784,7 @@ def distinct_stages(plan: Sequence[Planned]) -> List[Dict[str, Any]]:
             item = found.setdefault(
                 stage.digest,
                 {
-                    "stage": stage.stage.stage,
+                    "stage": stage.stage.kind,
                     "readable": str(stage.readable),
                     "content": str(stage.content),
                     "built": where is not None,
@@ -726,8 +849,8 @@ def record_of(result: BuildResult, backend: str, log: Optional[Path]) -> Record:
 
 
 def flavour_of(job: BuildJob) -> str:
-    """The image's flavour: its ``io.mlcc.flavour`` label, else ``devel`` (a single-stage
-    image carries its build tools).
+    """The image's flavour, as its stage graph says (a single-stage image carries its
+    build tools: ``devel``).
 
     Args:
         job: The build job.
@@ -735,7 +858,7 @@ def flavour_of(job: BuildJob) -> str:
     Returns:
         ``devel`` or ``runtime``.
     """
-    return dict(stack_labels(job.rendered.stack)).get("io.mlcc.flavour", "devel")
+    return job.stages.flavour
 
 
 class FlavourTotal(NamedTuple):

@@ -7,7 +7,6 @@ history); this module only turns flags into its arguments and prints what happen
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 from typing import List, Optional, Sequence
 
@@ -22,12 +21,11 @@ from mlcc.cli.context import benchmark_argument, complete_backend, kb_of
 from mlcc.cli.live import LiveView
 from mlcc.cli.options import options
 from mlcc.cli.values import COUNT, PATH
-from mlcc.engines.base import BuildJob, BuildPolicy, BuildResult, EngineSettings, ImageEngine, Log
+from mlcc.engines.base import BuildJob, BuildPolicy, BuildResult, EngineSettings, Log
 from mlcc.errors import UsageError
-from mlcc.flags import given
 from mlcc.history import History
 from mlcc.image.sizes import ImageSizes, human, layer_lines, summary_line
-from mlcc.render.openshift import ClusterOptions, check_cluster_options
+from mlcc.render import ClusterOptions
 from mlcc.resolve.pins import Pins
 from mlcc.ui.safe_text import echo
 from mlcc.ui.table import render
@@ -138,36 +136,19 @@ def build_command(
     """
     if plan_format != "table" and not (dry_run and matrix_build):
         raise UsageError("--format github goes with --dry-run --matrix")
-    render_options = source.options()
-    cluster = check_cluster_options(cluster)
-    if backend != "openshift":
-        # --chain is the one cluster option a local engine takes: it builds the stage images
-        if given(replace(cluster, chain=False)) or given(connection):
-            raise UsageError(
-                "the OpenShift options (--namespace, --push-to, --git-uri ...) go with --backend openshift"
-            )
-        policy = replace(policy, chain=cluster.chain)
-        cluster = replace(cluster, chain=False)
-    settings = replace(connection, cluster=cluster)
-    kb = kb_of(ctx)
-    if matrix_build:
-        filters = MatrixFilters.from_pins(benchmark, pins, matrix_file)
-        todo = building.matrix_jobs(kb, filters, policy, render_options)
-    elif benchmark is None:
-        raise UsageError("name a benchmark (mlcc list benchmarks), or build the published set with --matrix")
-    else:
-        todo = building.single_jobs(kb, benchmark, pins, policy, render_options)
-    engine = engines.create(backend, settings)
-    if policy.chain and not isinstance(engine, ImageEngine):
-        raise UsageError(
-            f"--chain: the {engine.name} engine cannot build stage images",
-            hint="use --backend buildah, podman or docker (or openshift, which chains on the cluster)",
-        )
-    if policy.cache_repo and not engine.registry_cache:
-        raise UsageError(
-            f"--cache-repo: the {engine.name} engine cannot share build steps through a registry",
-            hint="use --backend buildah or --backend podman",
-        )
+    filters = MatrixFilters.from_pins(benchmark, pins, matrix_file) if matrix_build else None
+    engine, todo, policy = building.prepare(
+        kb_of(ctx),
+        benchmark,
+        pins,
+        backend=backend,
+        policy=policy,
+        options=source.options(),
+        cluster=cluster,
+        connection=connection,
+        matrix=filters,
+        dry_run=dry_run,
+    )
     if dry_run:
         plan = building.plan_jobs(engine, todo, policy)
         if plan_format == "github":
@@ -179,8 +160,6 @@ def build_command(
     if matrix_build:
         _build_matrix(engine, todo, policy, jobs, Path(logs), history)
         return
-    if len(todo) > 1 and not engine.multi_arch:
-        raise UsageError(f"--backend {engine.name} builds one arch per build: give one --arch")
     log = building.file_log(Path(log_file)) if log_file else _stderr_log(quiet)
 
     def started(index: int, job: BuildJob) -> None:

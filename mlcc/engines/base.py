@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import collections
 import hashlib
-import json
 import re
 import tempfile
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, ClassVar, Deque, List, NamedTuple, Optional, Set, Tuple
+from typing import Any, Callable, ClassVar, Deque, Dict, List, NamedTuple, Optional, Tuple
 
 from mlcc.errors import BuildError, MlccError, RegistryError, UsageError
 from mlcc.flags import flag
@@ -29,12 +28,7 @@ from mlcc.image.reference import Reference, parse_reference, parse_repository
 from mlcc.image.registry import Registry
 from mlcc.image.sizes import ImageSizes, combined, from_manifest
 from mlcc.output import write_tree
-from mlcc.render import Rendered
-from mlcc.render.canonical_json import dumps
-from mlcc.render.digest import stamp
-from mlcc.render.openshift import ClusterOptions
-from mlcc.render.stages import RUNTIME, SharedStage, benchmark_stage, shared_stages
-from mlcc.stackfile.document import StackManifest
+from mlcc.render import BASE, Bound, Rendered, Stage, StageGraph, chain_graph, with_base_digest
 
 LOCAL_REGISTRY = "localhost/mlcc"
 CONTENT_PREFIX = "mlcc-"
@@ -117,7 +111,7 @@ class BuildPolicy:
         default=None,
         metavar="REGISTRY/REPO",
     )
-    # --chain on a local engine (the flag is ClusterOptions', which OpenShift reads itself):
+    # --chain on a local engine (the flag is the cluster options', which OpenShift reads itself):
     # the shared stages are images of their own in --registry (mlcc.app.build.build_stages)
     chain: bool = False
 
@@ -150,17 +144,37 @@ class BuildJob(NamedTuple):
     # build pulls exactly it, and it is part of the content digest.
     base: Optional[ResolvedBase] = None
     pins: str = ""  # a matrix cell's pins as flags (``--base ubi8 --arch x86_64``), for CI
-    # --chain: the last shared stage image, pinned (``<registry>/mlcc-framework@sha256:...``);
-    # the build is then the benchmark stage's steps FROM it. None: the whole Dockerfile.
-    parent: Optional[str] = None
-    # --chain of a runtime image: its runtime stage image, pinned, which the final stage is
-    # FROM (the RUNTIME_IMAGE build arg).
-    runtime_parent: Optional[str] = None
+    # The images the build makes: the rendering's one stage, or with --chain on a local
+    # engine the chained stages (job_for renders them once, here)
+    graph: Optional[StageGraph] = None
+    # --chain: each shared stage image built or found, pinned by kind
+    # (``{"framework": "<registry>/mlcc-framework@sha256:..."}``); the build is then the
+    # benchmark stage's steps FROM them. Empty: the whole Dockerfile.
+    built: Tuple[Tuple[str, str], ...] = ()
 
     @property
     def variant(self) -> str:
         """The variant's name, e.g. ``cuda10.1-cudnn7-ubi8-x86_64``."""
         return self.rendered.variant
+
+    @property
+    def stages(self) -> StageGraph:
+        """The stage graph the job builds (the rendering's own when none was given)."""
+        return self.graph if self.graph is not None else self.rendered.graph
+
+    @property
+    def parent(self) -> Optional[str]:
+        """--chain, once its stages are built: the stage image the final stage is FROM."""
+        return self.bound.parent if self.built else None
+
+    @property
+    def bound(self) -> Bound:
+        """The image's stage bound to the pinned base: with its stage images built, the
+        chain's benchmark stage FROM them, else the flat image (data: each stage was
+        rendered once, by ``render`` and ``job_for``)."""
+        graph = self.stages if self.built else self.rendered.graph
+        base = self.base.pinned if self.base is not None else None
+        return graph.bind(graph.final, base=base, built=dict(self.built))
 
     @property
     def digest(self) -> str:
@@ -179,20 +193,11 @@ class BuildJob(NamedTuple):
     @property
     def build_args(self) -> Tuple[Tuple[str, str], ...]:
         """The build args, ``BASE_IMAGE`` naming the base by digest once it is pinned (with
-        ``parent``: the stage image, and only the mirror args the benchmark stage declares)."""
-        if self.parent is not None:
-            final = benchmark_stage(self.rendered, self.parent, self.runtime_parent)
-            declared = {"NVIDIA_MIRROR", *(name for name, _ in final.build_args)}
-            args = stage_build_args(self.rendered.build_args, self.parent, declared)
-            if final.runtime_parent is not None:
-                args += (("RUNTIME_IMAGE", final.runtime_parent),)
-            return args
-        if self.base is None:
+        its stages built: the stage image, and only the mirror args the benchmark stage
+        declares)."""
+        if not self.built and self.base is None:
             return self.rendered.build_args
-        return tuple(
-            (name, self.base.pinned if name == "BASE_IMAGE" else value)
-            for name, value in self.rendered.build_args
-        )
+        return self.bound.build_args
 
     @property
     def labels(self) -> Tuple[Tuple[str, str], ...]:
@@ -202,20 +207,18 @@ class BuildJob(NamedTuple):
         found: Tuple[Tuple[str, str], ...] = ()
         if self.base is not None:
             found = (("org.opencontainers.image.base.digest", self.base.digest),)
-        if self.parent is not None:
+        if self.built:
             found += (("io.mlcc.stage", "benchmark"),)
         return found
 
     @property
     def files(self) -> Tuple[Tuple[str, str], ...]:
         """The build context: the generated files, stack.json naming the base's digest;
-        with ``parent``, the Dockerfile is the benchmark stage's (its digest label stamped)."""
+        with its stages built, the Dockerfile is the benchmark stage's (its digest label
+        stamped)."""
         files = self.rendered.files
-        if self.parent is not None:
-            final = stamp(
-                benchmark_stage(self.rendered, self.parent, self.runtime_parent).dockerfile,
-                self.rendered.digest,
-            )
+        if self.built:
+            final = self.bound.dockerfile
             files = tuple((n, final if n == self.rendered.main_file else c) for n, c in files)
         if self.base is None:
             return files
@@ -246,19 +249,16 @@ def job_for(rendered: Rendered, policy: BuildPolicy, label: str, pins: str = "")
         pins: A matrix cell's pins as flags (``--base ubi8 --arch x86_64``), for CI plans.
 
     Returns:
-        The job, its repository ``<registry>/<benchmark>`` (``_`` becomes ``-``); the base is
-        not pinned yet (:func:`mlcc.app.build.pin_base` does that).
+        The job, its repository ``<registry>/<benchmark>`` (``_`` becomes ``-``), with
+        ``policy.chain`` its chained stages; the base is not pinned yet
+        (:func:`mlcc.app.build.pin_base` does that).
     """
     benchmark = rendered.stack.benchmark.name.replace("_", "-")
-    return BuildJob(rendered, f"{policy.repository_root}/{benchmark}", label, pins=pins)
-
-
-def stage_build_args(
-    args: Tuple[Tuple[str, str], ...], parent: str, declared: Set[str]
-) -> Tuple[Tuple[str, str], ...]:
-    """A stage's build args: ``BASE_IMAGE`` = ``parent``, and of the variant's others those
-    the stage's Dockerfile declares (a build arg it does not declare is an engine warning)."""
-    return (("BASE_IMAGE", parent), *((n, v) for n, v in args if n != "BASE_IMAGE" and n in declared))
+    # --chain renders the stages once: what the stage images are FROM is the stack's own
+    # base reference, whatever --base-image names (a mirror serving the same manifest
+    # shares them); the build binds the pinned base
+    graph = chain_graph(rendered, rendered.stack.base.ref) if policy.chain else None
+    return BuildJob(rendered, f"{policy.repository_root}/{benchmark}", label, pins=pins, graph=graph)
 
 
 class StageJob(NamedTuple):
@@ -269,12 +269,13 @@ class StageJob(NamedTuple):
     framework stage. Two jobs that share it build it once; a machine that finds it in the
     registry pulls it instead of building it."""
 
-    stage: SharedStage
+    stage: Stage
+    graph: StageGraph
     repository: str  # <registry>[/<namespace>]/mlcc-<stage>
     platform: str
     under: str  # what it is built on: the base's manifest digest, or the stage before's digest
-    build_args: Tuple[Tuple[str, str], ...]  # the variant's, BASE_IMAGE replaced when it is built
-    parent: str = ""  # the image it is built FROM, pinned; set once that one is found or built
+    base: str  # the base as the build pulls it (pinned by digest)
+    built: Tuple[Tuple[str, str], ...] = ()  # the stage images it is built on, found or built
 
     @property
     def digest(self) -> str:
@@ -293,36 +294,38 @@ class StageJob(NamedTuple):
         return parse_reference(f"{self.repository}:{self.stage.tag}")
 
     @property
-    def engine_build_args(self) -> Tuple[Tuple[str, str], ...]:
-        declared = {"NVIDIA_MIRROR", *(name for name, _ in self.stage.build_args)}
-        return stage_build_args(self.build_args, self.parent, declared)
+    def bound(self) -> Bound:
+        """The stage bound to the pinned base and the stage images it is built on."""
+        return self.graph.bind(self.stage, base=self.base, built=dict(self.built))
 
 
 def stage_jobs(job: BuildJob, policy: BuildPolicy) -> List[StageJob]:
-    """The shared stage images of a job, in build order, each on the one before.
+    """The shared stage images of a chained job, in build order, each on its parent.
 
     Args:
         job: The variant, its base pinned.
         policy: Where the stage images go: ``<--registry>/mlcc-stack``, ``.../mlcc-framework``.
 
     Returns:
-        The stack stage, and the framework stage when the variant has one; their
-        ``parent`` is empty until the build finds or builds the one before.
+        The shared stages of the job's graph (``job_for`` renders it with ``--chain``:
+        :func:`mlcc.render.chain_graph`): the stack stage, the framework stage when the
+        variant has one, a runtime image's runtime stage; none for a flat job. None is
+        built yet (``built`` is filled as the build finds or builds them).
 
     Raises:
         UsageError: The base is not pinned yet (a stage's name depends on its digest).
     """
     if job.base is None:
         raise UsageError("a chained build names its stages after the base's digest: pin the base first")
+    graph = job.stages  # a flat job's graph has no shared stage
     found: List[StageJob] = []
-    under = job.base.digest
-    # the stack's own base reference, whatever --base-image names: the base's digest is what
-    # the stage is built on, so a mirror serving the same manifest shares the stage
-    for stage in shared_stages(job.rendered, job.rendered.stack.base.ref):
+    digests: Dict[str, str] = {BASE: job.base.digest}
+    for stage in graph.shared:
         repository = f"{policy.repository_root}/{stage.repository}"
-        on = job.base.digest if stage.stage == RUNTIME else under  # the runtime stack is FROM the base
-        found.append(StageJob(stage, repository, job.rendered.platform, on, job.rendered.build_args))
-        under = found[-1].digest
+        found.append(
+            StageJob(stage, graph, repository, job.rendered.platform, digests[stage.parent], job.base.pinned)
+        )
+        digests[stage.kind] = found[-1].digest
     return found
 
 
@@ -355,7 +358,9 @@ class EngineSettings:
     context: Optional[str] = flag(
         "--context", "With --backend openshift: the kubeconfig context.", default=None, metavar="NAME"
     )
-    cluster: ClusterOptions = field(default_factory=ClusterOptions)
+    # A cluster engine's own options, which it reads itself (the OpenShift engine's:
+    # mlcc.render.ClusterOptions); the generic interface does not look into them.
+    cluster: Any = None
 
 
 class EngineBuild(NamedTuple):
@@ -759,10 +764,9 @@ class ImageEngine(Engine):
             BuildError: The build or a tag failed.
             RegistryError: The push failed, or the pushed image is not in the registry.
         """
-        files = (("Dockerfile", stage.stage.dockerfile),)
-        image = self._build_files(
-            files, "Dockerfile", stage.platform, stage.engine_build_args, (), policy, log
-        )
+        bound = stage.bound
+        files = (("Dockerfile", bound.dockerfile),)
+        image = self._build_files(files, "Dockerfile", stage.platform, bound.build_args, (), policy, log)
         self.tag(image, str(stage.content))
         self.tag(image, str(stage.readable))
         if not policy.push:
@@ -787,19 +791,6 @@ def write_context(rendered: Rendered, folder: Path) -> None:
         OutputError: The folder cannot be written.
     """
     write_tree(folder, list(rendered.files))
-
-
-def with_base_digest(stack_json: str, digest: str) -> str:
-    """mlcc's own rendered stack.json, naming the base manifest the build pulls.
-
-    Args:
-        stack_json: The rendered ``stack.json`` text.
-        digest: The base image's manifest digest (``sha256:...``).
-
-    Returns:
-        The same document with ``base.digest`` set, in mlcc's canonical JSON.
-    """
-    return dumps(StackManifest.of(json.loads(stack_json)).with_base_digest(digest).to_json())
 
 
 def registry_for(ref: Reference, policy: BuildPolicy) -> Registry:

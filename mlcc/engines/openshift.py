@@ -41,9 +41,7 @@ from mlcc.engines.base import (
 from mlcc.errors import BuildError, RegistryError, UsageError
 from mlcc.image.reference import Reference, parse_reference
 from mlcc.image.registry import Manifest, Registry
-from mlcc.render.manifest import DIGEST_LABEL
-from mlcc.render.openshift import render_openshift
-from mlcc.render.openshift.names import object_name
+from mlcc.render import DEFAULT_CLUSTER, DIGEST_LABEL, ClusterOptions, object_name, render_openshift
 
 Obj = Dict[str, Any]
 TERMINAL = ("Complete", "Failed", "Error", "Cancelled")
@@ -74,7 +72,8 @@ class OpenShift(Engine):
         super().__init__(settings)
         self.kubeconfig = settings.kubeconfig
         self.context = settings.context
-        self._namespace = settings.cluster.namespace
+        self.cluster: ClusterOptions = settings.cluster if settings.cluster is not None else DEFAULT_CLUSTER
+        self._namespace = self.cluster.namespace
         self.poll_seconds = poll_seconds
         self._client: Any = None
 
@@ -155,7 +154,7 @@ class OpenShift(Engine):
             BuildError: The cluster refused to show the ImageStreamTag.
             RegistryError: The ``--push-to`` registry could not be asked.
         """
-        if self.settings.cluster.push_to:
+        if self.cluster.push_to:
             return self._find_pushed(job, policy)
         stream = object_name(job.rendered.stack.benchmark.name)
         if self.image_digest_label(stream, job.variant) != job.digest:
@@ -184,10 +183,10 @@ class OpenShift(Engine):
         """
         # a runtime image's BuildConfig names its build stage's parent by its pull spec,
         # which names the namespace: the one this connection works in
-        options = dataclasses.replace(self.settings.cluster, namespace=self.namespace)
+        options = dataclasses.replace(self.cluster, namespace=self.namespace)
         objects = list(render_openshift(job.rendered, options).build_objects)
         configs = [o["metadata"]["name"] for o in objects if o["kind"] == "BuildConfig"]
-        if self.settings.cluster.chain:
+        if self.cluster.chain:
             for config in _runtime_stages(objects):  # FROM the base: no other stage triggers it
                 build_on_cluster(self, objects, config, log)
             # the first stage only: the later ones follow through their ImageChange triggers
@@ -198,7 +197,7 @@ class OpenShift(Engine):
             )
             return BuildResult(job, "built", reason, 0.0, image=result.name)
         result = build_on_cluster(self, objects, configs[-1], log)
-        digest = self._tag_pushed(job, policy, log) if self.settings.cluster.push_to else None
+        digest = self._tag_pushed(job, policy, log) if self.cluster.push_to else None
         return BuildResult(job, "built", f"build {result.name}", 0.0, digest=digest, image=result.name)
 
     # ------------------------------------------------------------------ --push-to
@@ -213,10 +212,10 @@ class OpenShift(Engine):
         Returns:
             The reference, or None when the image stays in the cluster's ImageStream.
         """
-        return self._pushed_refs(job)[1] if self.settings.cluster.push_to else None
+        return self._pushed_refs(job)[1] if self.cluster.push_to else None
 
     def is_built(self, job: BuildJob, policy: BuildPolicy) -> Optional[str]:
-        if self.settings.cluster.push_to:
+        if self.cluster.push_to:
             content, readable = self._pushed_refs(job)
             registry = registry_for(content, policy)
             if registry.exists(content.repository, content.tag or "") is not None:
@@ -232,7 +231,7 @@ class OpenShift(Engine):
 
     def _pushed_refs(self, job: BuildJob) -> Tuple[Reference, Reference]:
         """(content tag, readable tag) in the --push-to repository."""
-        repository = self.settings.cluster.push_to
+        repository = self.cluster.push_to
         return (
             parse_reference(f"{repository}:{content_tag(job.digest)}"),
             parse_reference(f"{repository}:{job.variant}"),

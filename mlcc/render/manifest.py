@@ -8,6 +8,7 @@ label, computed over everything else (see :mod:`mlcc.render.digest`).
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from typing import Any, Callable, Dict, Optional, Tuple
@@ -296,3 +297,16 @@ def stack_text(stack: Stack, *, base_image: str, mirror: str, fetches: Fetches) 
 def dumps(document: Dict[str, Any]) -> str:
     """Canonical JSON: sorted keys, two-space indent, trailing newline."""
     return canonical_json.dumps(document) + "\n"
+
+
+def with_base_digest(stack_json: str, digest: str) -> str:
+    """A rendered stack.json naming the base manifest the build pulls.
+
+    Args:
+        stack_json: The rendered ``stack.json`` text.
+        digest: The base image's manifest digest (``sha256:...``).
+
+    Returns:
+        The same document with ``base.digest`` set, in mlcc's canonical JSON.
+    """
+    return canonical_json.dumps(StackManifest.of(json.loads(stack_json)).with_base_digest(digest).to_json())

@@ -16,10 +16,11 @@ from mlcc import engines
 from mlcc.api import request_for
 from mlcc.app import build as building
 from mlcc.app.matrix import MatrixFilters
-from mlcc.engines.base import BuildJob, BuildPolicy, Log, job_for
+from mlcc.engines.base import BuildJob, BuildPolicy, EngineSettings, Log, job_for
+from mlcc.errors import MlccError
 from mlcc.kb import load
 from mlcc.kb.model import KnowledgeBase
-from mlcc.render import Options, render
+from mlcc.render import ClusterOptions, Options, render
 from mlcc.resolve import Resolver
 from mlcc.resolve.pins import Pins
 
@@ -220,3 +221,53 @@ def test_chain_goes_with_an_engine_that_builds_images(cli, ledger: Path) -> None
     assert refused.code == 2 and "--chain: the ledger engine cannot build stage images" in refused.err
     cluster_only = cli("build", "ssd", "--chain", "--namespace", "mlperf", "--backend", "buildah")
     assert cluster_only.code == 2 and "go with --backend openshift" in cluster_only.err
+
+
+REFUSED = [
+    pytest.param(
+        ("ssd", "--chain", "--backend", "ledger"),
+        dict(benchmark="ssd", backend="ledger", cluster=ClusterOptions(chain=True)),
+        id="chain-on-an-engine-without-stage-images",
+    ),
+    pytest.param(
+        ("ssd", "--backend", "ledger", "--cache-repo", "quay.io/me/cache"),
+        dict(benchmark="ssd", backend="ledger", policy=BuildPolicy(cache_repo="quay.io/me/cache")),
+        id="cache-repo-on-an-engine-that-shares-no-steps",
+    ),
+    pytest.param(
+        ("ssd", "--chain", "--namespace", "mlperf", "--backend", "buildah"),
+        dict(benchmark="ssd", backend="buildah", cluster=ClusterOptions(chain=True, namespace="mlperf")),
+        id="openshift-option-on-a-local-engine",
+    ),
+    pytest.param(
+        ("ssd", "--kubeconfig", "kube.yaml", "--backend", "ledger"),
+        dict(benchmark="ssd", backend="ledger", connection=EngineSettings(kubeconfig="kube.yaml")),
+        id="kubeconfig-on-a-local-engine",
+    ),
+    pytest.param(("--backend", "ledger"), dict(benchmark=None, backend="ledger"), id="no-benchmark"),
+    pytest.param(
+        (
+            *("nccl-tests", "--cuda", "12.4", "--arch", "x86_64,ppc64le"),
+            *("--push", "--registry", "quay.io/me", "--backend", "ledger"),
+        ),
+        dict(
+            benchmark="nccl-tests",
+            pins=Pins(cuda="12.4", arch="x86_64,ppc64le"),
+            backend="ledger",
+            policy=BuildPolicy(registry="quay.io/me", push=True),
+        ),
+        id="several-arches-on-an-engine-that-builds-one",
+    ),
+]
+
+
+@pytest.mark.parametrize(("flags", "call"), REFUSED)
+def test_the_api_refuses_what_the_cli_refuses(cli, ledger: Path, flags, call) -> None:  # type: ignore[no-untyped-def]
+    """A Python caller of mlcc.app.build.prepare gets the refusals of `mlcc build`: the same
+    error, exit code and message (the CLI only parses and prints)."""
+    refused = cli("build", *flags)
+    with pytest.raises(MlccError) as raised:
+        building.prepare(load(), call.pop("benchmark"), call.pop("pins", Pins()), **call)
+    message = str(raised.value).splitlines()[0]
+    assert refused.code == raised.value.exit_code == 2
+    assert message and message in refused.err

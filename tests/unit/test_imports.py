@@ -234,3 +234,49 @@ def test_the_product_api_reaches_no_maintainer_tool() -> None:
     product = [m for m in edges if m == "mlcc.app" or m.startswith("mlcc.app.")]
     reaching = {m: sorted(filter(_is_kbtools, _reachable(edges, m))) for m in product}
     assert {m: found for m, found in reaching.items() if found} == {}
+def _public_names(module: Path) -> Set[str]:
+    """A module's ``__all__``, read from its source."""
+    for node in ast.parse(module.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            return {ast.literal_eval(element) for element in node.value.elts}  # type: ignore[attr-defined]
+    return set()
+
+
+def test_engines_import_only_the_renderers_public_result() -> None:
+    """mlcc/engines/ takes from the renderer what it returns (``from mlcc.render import
+    ...``, names in its ``__all__``), never a module inside it: the renderer's insides can
+    change without an engine noticing."""
+    public = _public_names(PACKAGE / "render" / "__init__.py")
+    assert {"Rendered", "StageGraph", "chain_graph"} <= public
+    found: List[str] = []
+    for path in sorted((PACKAGE / "engines").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("mlcc.render"):
+                found += [
+                    f"{path.name}: from {node.module} import {alias.name}"
+                    for alias in node.names
+                    if node.module != "mlcc.render" or alias.name not in public
+                ]
+            elif isinstance(node, ast.Import):
+                found += [
+                    f"{path.name}: import {alias.name}"
+                    for alias in node.names
+                    if alias.name.startswith("mlcc.render")
+                ]
+    assert found == []
+
+
+def test_the_generic_engine_interface_knows_nothing_of_openshift() -> None:
+    text = (PACKAGE / "engines" / "base.py").read_text(encoding="utf-8")
+    tree = ast.parse(text)
+    imported = {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for alias in node.names
+    }
+    modules = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert not {"ClusterOptions", "render_openshift", "object_name"} & imported
+    assert not any("openshift" in (module or "") or "kubernetes" in (module or "") for module in modules)

@@ -15,8 +15,7 @@ from mlcc.api import Pins, request_for
 from mlcc.errors import RecipeError, UsageError
 from mlcc.kb import load
 from mlcc.kb.model import KnowledgeBase
-from mlcc.render import Rendered, render
-from mlcc.render.stages import RUNTIME, benchmark_stage, shared_stages
+from mlcc.render import BASE, RUNTIME, Rendered, chain_graph, render
 from mlcc.resolve import Resolver
 from tests.conftest import RECIPES, run_mlcc
 
@@ -147,12 +146,15 @@ def test_chained_runtime_images_share_the_devel_stages_and_a_runtime_stage(kb: K
     runtime = _rendered(kb, "maskrcnn", cuda="10.1")
     devel = _rendered(kb, "maskrcnn", cuda="10.1", flavour="devel")
     base = runtime.stack.base.ref
-    runtime_stages = shared_stages(runtime, base)
-    devel_stages = shared_stages(devel, base)
-    assert [s.stage for s in runtime_stages] == ["stack", "framework", RUNTIME]
+    graph = chain_graph(runtime, base)
+    runtime_stages = graph.shared
+    devel_stages = chain_graph(devel, base).shared
+    assert [s.kind for s in runtime_stages] == ["stack", "framework", RUNTIME]
     assert [s.dockerfile for s in runtime_stages[:2]] == [s.dockerfile for s in devel_stages]
-    assert runtime_stages[-1].parent == base and "cuda-minimal-build" not in runtime_stages[-1].dockerfile
-    final = benchmark_stage(runtime, runtime_stages[1].reference, runtime_stages[-1].reference)
+    assert runtime_stages[-1].parent == BASE and "cuda-minimal-build" not in runtime_stages[-1].dockerfile
+    assert f"ARG BASE_IMAGE={base}\n" in runtime_stages[-1].dockerfile
+    final = graph.final
+    assert (final.parent, final.runtime_parent) == ("framework", RUNTIME)
     assert final.dockerfile.count("\nFROM ") == 2
     assert f"ARG RUNTIME_IMAGE={runtime_stages[-1].reference}\n" in final.dockerfile
     assert (

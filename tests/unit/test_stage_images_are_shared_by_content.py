@@ -13,15 +13,14 @@ from mlcc.engines.base import BuildJob, BuildPolicy, job_for, stage_jobs
 from mlcc.image.base import ResolvedBase
 from mlcc.kb import load
 from mlcc.kb.model import KnowledgeBase
-from mlcc.render import Options, render
+from mlcc.render import Options, chain_graph, render
 from mlcc.render.digest import DIGEST_PLACEHOLDER
 from mlcc.render.openshift import ClusterOptions
 from mlcc.render.openshift.build import Source, chain_specs
-from mlcc.render.stages import benchmark_stage, shared_stages
 from mlcc.resolve import Resolver
 from mlcc.resolve.pins import Pins
 
-POLICY = BuildPolicy(registry="quay.io/acme", push=True)
+POLICY = BuildPolicy(registry="quay.io/acme", push=True, chain=True)
 BASE_DIGEST = "sha256:" + "1" * 64
 
 
@@ -42,18 +41,19 @@ def _job(
 def test_benchmarks_on_one_stack_and_framework_render_the_same_stages_byte_for_byte() -> None:
     kb = load()
     maskrcnn, gnmt, ssd = (_job(kb, b) for b in ("maskrcnn", "gnmt", "ssd"))
-    stages = [shared_stages(job.rendered, "the-base") for job in (maskrcnn, gnmt, ssd)]
-    assert [s.stage for s in stages[0]] == ["stack", "framework"]
+    stages = [chain_graph(job.rendered, "the-base").shared for job in (maskrcnn, gnmt, ssd)]
+    assert [s.kind for s in stages[0]] == ["stack", "framework"]
     assert stages[0] == stages[1] == stages[2]  # PyTorch from the same source: one framework stage
-    assert shared_stages(maskrcnn.rendered, "the-base") == stages[0]  # deterministic
+    assert chain_graph(maskrcnn.rendered, "the-base").shared == stages[0]  # deterministic
     assert "maskrcnn" not in stages[0][1].dockerfile and "gnmt" not in stages[0][1].dockerfile
     # the framework stage is built FROM the stack stage, by the name that stage goes by
-    assert stages[0][1].parent == stages[0][0].reference == f"mlcc-stack:{stages[0][0].tag}"
+    assert stages[0][1].parent == "stack" and stages[0][0].reference == f"mlcc-stack:{stages[0][0].tag}"
+    assert f"ARG BASE_IMAGE={stages[0][0].reference}\n" in stages[0][1].dockerfile
     assert stages[0][0].tag.startswith("cuda10.1-cudnn7-") and stages[0][0].tag.endswith(
         stages[0][0].digest[7:15]
     )
-    nccl = shared_stages(_job(kb, "nccl-tests").rendered, "the-base")
-    assert [s.stage for s in nccl] == ["stack"] and nccl[0].digest != stages[0][0].digest
+    nccl = chain_graph(_job(kb, "nccl-tests").rendered, "the-base").shared
+    assert [s.kind for s in nccl] == ["stack"] and nccl[0].digest != stages[0][0].digest
 
 
 def test_openshift_chains_the_same_stages_the_local_engines_build() -> None:
@@ -73,11 +73,10 @@ def test_openshift_chains_the_same_stages_the_local_engines_build() -> None:
     assert runtime[2].component == "runtime" and runtime[2].source == base
     assert runtime[-1].source == Source(*runtime[2].output)
     assert runtime[-1].build_stage_from == Source(*specs[1].output)
-    stages = shared_stages(rendered, base.name)
-    assert [(s.component, s.output, s.dockerfile, s.digest) for s in specs[:-1]] == [
-        (s.stage, (s.repository, s.tag), s.dockerfile, s.digest) for s in stages
+    graph = chain_graph(rendered, base.name)
+    assert [(s.component, s.output, s.dockerfile, s.digest) for s in specs] == [
+        (s.kind, (s.repository, s.tag), s.dockerfile, s.digest) for s in graph.stages
     ]
-    assert specs[-1].dockerfile == benchmark_stage(rendered, stages[-1].reference).dockerfile
     # each image names its own stage; the final one is not taken for the framework it is built on
     assert [dict(spec.labels)["io.mlcc.stage"] for spec in specs] == ["stack", "framework", "benchmark"]
 
@@ -102,7 +101,8 @@ def test_the_chained_image_is_the_variants_own_with_its_content_tag() -> None:
     kb = load()
     job = _job(kb, "maskrcnn")
     parent = "quay.io/acme/mlcc-framework@sha256:" + "3" * 64
-    chained = job._replace(parent=parent)
+    stack = "quay.io/acme/mlcc-stack@sha256:" + "2" * 64
+    chained = job._replace(built=(("stack", stack), ("framework", parent)))
     assert chained.content == job.content and chained.digest == job.digest
     dockerfile = dict(chained.files)["Dockerfile"]
     assert DIGEST_PLACEHOLDER not in dockerfile and f'io.mlcc.digest="{job.rendered.digest}"' in dockerfile
@@ -121,7 +121,7 @@ def _planned(
             job,
             "in the registry" if built and index in built else None,
             stages=tuple(
-                (stage, f"{stage.repository}@sha256:..." if stage.stage.stage in built_stages else None)
+                (stage, f"{stage.repository}@sha256:..." if stage.stage.kind in built_stages else None)
                 for stage in stage_jobs(job, POLICY)
             ),
         )
@@ -187,11 +187,11 @@ def test_a_chained_runtime_image_ends_from_its_runtime_stage() -> None:
     devel, runtime = _job(kb, "maskrcnn"), _job(kb, "maskrcnn", flavour="runtime")
     stack, framework, runtime_stage = stage_jobs(runtime, POLICY)
     assert [stack.content, framework.content] == [s.content for s in stage_jobs(devel, POLICY)]
-    assert runtime_stage.stage.stage == "runtime" and runtime_stage.under == BASE_DIGEST
+    assert runtime_stage.stage.kind == "runtime" and runtime_stage.under == BASE_DIGEST
     assert str(runtime_stage.content).startswith("quay.io/acme/mlcc-runtime:mlcc-")
     parent = "quay.io/acme/mlcc-framework@sha256:" + "3" * 64
     ends_on = "quay.io/acme/mlcc-runtime@sha256:" + "4" * 64
-    chained = runtime._replace(parent=parent, runtime_parent=ends_on)
+    chained = runtime._replace(built=(("framework", parent), ("runtime", ends_on)))
     assert chained.content == runtime.content and chained.content != devel.content
     args = dict(chained.build_args)
     assert args["BASE_IMAGE"] == parent and args["RUNTIME_IMAGE"] == ends_on

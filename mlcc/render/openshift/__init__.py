@@ -15,7 +15,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Sequence, Tuple
 
 from mlcc.errors import UsageError
-from mlcc.render import Rendered
 from mlcc.render.openshift.build import dedupe, variant_build_objects
 from mlcc.render.openshift.options import (
     DEFAULT_CLUSTER,
@@ -33,6 +32,7 @@ from mlcc.render.openshift.run import (
     volume_claims,
 )
 from mlcc.render.openshift.yamlout import dumps
+from mlcc.render.variant import Rendered
 
 if TYPE_CHECKING:
     Obj = Dict[str, Any]

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequenc
 
 import mlcc
 from mlcc.errors import UsageError
-from mlcc.render import Rendered
-from mlcc.render.digest import stamp
+from mlcc.render.chain import chain_graph
+from mlcc.render.graph import BASE, RUNTIME, Stage
 from mlcc.render.openshift import names
 from mlcc.render.openshift.options import ClusterOptions
-from mlcc.render.stages import RUNTIME, benchmark_stage, shared_stages, stage_readable
+from mlcc.render.variant import Rendered
 
 if TYPE_CHECKING:
     Obj = Dict[str, Any]
@@ -355,98 +355,86 @@ def compiles(rendered: Rendered, parts: Sequence[str]) -> str:
 # ----------------------------------------------------------------------------- specs
 
 
-def stamped_labels(rendered: Rendered) -> Tuple[Tuple[str, str], ...]:
-    """The image labels with the content digest in place (the plan holds a placeholder)."""
-    return tuple((name, stamp(value, rendered.digest)) for name, value in rendered.plan.labels)
-
-
 def flat_spec(
     rendered: Rendered, name: str, stream: str, source: Source, options: ClusterOptions
 ) -> BuildConfigSpec:
-    """One BuildConfig for the whole variant (the Dockerfile in dockerfiles/)."""
-    bench = rendered.stack.benchmark.name
-    variant = rendered.variant
-    files = tuple((n, c) for n, c in rendered.files if n != rendered.main_file)
-    git_context = f"{options.git_context_root}/{bench}/{variant}" if options.git_uri else None
+    """One BuildConfig for the whole variant (the Dockerfile in dockerfiles/): the graph's
+    one stage."""
+    image = rendered.graph.final
+    git_context = f"{options.git_context_root}/{image.repository}/{image.tag}" if options.git_uri else None
     return BuildConfigSpec(
         name=name,
         component="benchmark",
-        dockerfile=rendered.content(rendered.main_file),
-        files=() if git_context else files,
+        dockerfile=image.dockerfile,
+        files=() if git_context else image.files,
         source=source,
-        output=(stream, variant),
-        labels=stamped_labels(rendered),
-        digest=rendered.digest,
+        output=(stream, image.tag),
+        labels=image.labels,
+        digest=image.digest,
         git_context=git_context,
         compiles=compiles(rendered, ("framework", "benchmark")),
         # both stages of a runtime image are FROM the base; `from` replaces the last FROM,
         # so the first takes the same ImageStreamTag through its build arg
-        build_stage_from=source if rendered.plan.build_steps and options.namespace else None,
+        build_stage_from=source if image.runtime_parent and options.namespace else None,
     )
 
 
 def chain_specs(
     rendered: Rendered, name: str, stream: str, base: Source, options: ClusterOptions
 ) -> List[BuildConfigSpec]:
-    """stack image -> framework image -> benchmark image, each FROM the one before.
+    """One BuildConfig per stage of the chained graph (:func:`mlcc.render.chain.chain_graph`),
+    each FROM the ImageStreamTag of the stage its graph names as its parent.
 
-    The stack and framework stages are named by a digest of their own Dockerfile
-    (:func:`mlcc.render.stages.shared_stages`), so every variant (of any benchmark) that
-    renders the same stage shares one BuildConfig.
+    The stack and framework stages are named by a digest of their own Dockerfile, so every
+    variant (of any benchmark) that renders the same stage shares one BuildConfig.
     """
     if options.git_uri:
         raise UsageError("--chain builds from inline Dockerfiles; it does not combine with --git-uri")
-    specs: List[BuildConfigSpec] = []
-    parent = base
-    runtime: Optional[Source] = None
-    for stage in shared_stages(rendered, parent.name):  # the BuildConfig's `from` replaces it
-        on = base if stage.stage == RUNTIME else parent  # the runtime stack is FROM the base
-        specs.append(
-            BuildConfigSpec(
-                name=names.object_name(stage.stage, _short(rendered, stage.stage), stage.digest[7:15]),
-                component=stage.stage,
-                dockerfile=stage.dockerfile,
-                files=(),
-                source=on,
-                output=(stage.repository, stage.tag),
-                labels=(*stage.labels, ("io.mlcc.stage.digest", stage.digest)),
-                digest=stage.digest,
-                compiles=compiles(rendered, (stage.stage,)),
-            )
+    graph = chain_graph(rendered, base.name)  # the BuildConfig's `from` replaces it
+    sources = {BASE: base, **{s.kind: Source(s.repository, s.tag) for s in graph.shared}}
+    specs = [
+        BuildConfigSpec(
+            name=names.object_name(stage.kind, _short(stage), stage.digest[7:15]),
+            component=stage.kind,
+            dockerfile=stage.dockerfile,
+            files=(),
+            source=sources[stage.parent],
+            output=(stage.repository, stage.tag),
+            labels=(*stage.labels, ("io.mlcc.stage.digest", stage.digest)),
+            digest=stage.digest,
+            compiles=compiles(rendered, (stage.kind,)),
         )
-        if stage.stage == RUNTIME:
-            runtime = Source(stage.repository, stage.tag)
-        else:
-            parent = Source(stage.repository, stage.tag)
+        for stage in graph.shared
+    ]
     # the BuildConfig's `from` replaces the last FROM: the benchmark stage's parent, or a
     # runtime image's runtime stage (its build stage's parent is then a build arg)
-    final = benchmark_stage(rendered, parent.name, runtime.name if runtime else None)
-    files = tuple((n, c) for n, c in rendered.files if n != rendered.main_file)
+    final = graph.final
+    runtime = sources[final.runtime_parent] if final.runtime_parent else None
     specs.append(
         BuildConfigSpec(
             name=name,
             component="benchmark",
             dockerfile=final.dockerfile,
-            files=files,
-            source=runtime or parent,
-            build_stage_from=parent if runtime else None,
-            output=(stream, rendered.variant),
+            files=final.files,
+            source=runtime or sources[final.parent],
+            build_stage_from=sources[final.parent] if runtime else None,
+            output=(stream, final.tag),
             # the image is built FROM the framework stage, whose io.mlcc.stage it would
             # inherit: it names its own stage, as the local engines' chained builds do
-            labels=(*stamped_labels(rendered), ("io.mlcc.stage", "benchmark")),
-            digest=rendered.digest,
+            labels=final.labels,
+            digest=final.digest,
             compiles=compiles(rendered, ("benchmark",)),
         )
     )
     return specs
 
 
-def _short(rendered: Rendered, stage: str) -> str:
+def _short(stage: Stage) -> str:
     """A BuildConfig name part short enough for build pod names (the tag keeps the rest)."""
-    readable = stage_readable(rendered, stage)
+    readable = stage.readable
     return (
         "-".join(p for p in readable.split("-") if not p.startswith("nccl"))
-        if stage in ("stack", RUNTIME)
+        if stage.kind in ("stack", RUNTIME)
         else readable
     )
 

@@ -13,12 +13,12 @@ import shlex
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from mlcc.errors import UsageError
-from mlcc.render import Rendered
 from mlcc.render.openshift import launch as launching
 from mlcc.render.openshift import names
 from mlcc.render.openshift.build import common_labels, image_reference, metadata
 from mlcc.render.openshift.launch import Size
 from mlcc.render.openshift.options import ClusterOptions, nccl_settings
+from mlcc.render.variant import Rendered
 
 if TYPE_CHECKING:
     Obj = Dict[str, Any]

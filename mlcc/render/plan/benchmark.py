@@ -1,0 +1,240 @@
+"""The benchmark's steps: its packages, its recipe's build steps and the scripts they run,
+sshd for multi-node runs, a runtime image's final stage, and the manifest."""
+
+from __future__ import annotations
+
+import shlex
+from typing import List, Tuple
+
+from mlcc.kb.model import BuildStep
+from mlcc.kb.pip_locks import PipInstall
+from mlcc.render import fetches
+from mlcc.render.manifest import CONDA_ENV
+from mlcc.render.mirror import MIRROR_NAME, PIP_SETTINGS, host_mirrored
+from mlcc.render.plan.commands import (
+    _copy_also,
+    _env_prefix,
+    _git_checkout,
+    _requirement_name,
+    _sh,
+    _submodule_update,
+    recorder_args,
+)
+from mlcc.render.plan.model import (
+    BUILD_STAGE,
+    LOCAL_SOURCE,
+    LOCAL_SOURCE_NO_DEPS,
+    MANIFEST_DIR,
+    MLCC_HOME,
+    RECORDER,
+    SCRIPTS,
+    VENV,
+    Step,
+)
+from mlcc.render.plan.writer import StepWriter
+
+
+class BenchmarkSteps(StepWriter):
+    """The benchmark's own steps, and what the image records about itself."""
+
+    def benchmark(self) -> None:
+        bench = self.stack.benchmark
+        build = bench.build
+        if build is None:
+            return
+        packages = list(build.packages_for(self.base.family))
+        if build.mpi is not None:
+            packages += [p for p in build.mpi.packages_for(self.base.family) if p not in packages]
+        self.add(f"{bench.name}: system packages", self.install(packages))
+        if build.mpi is not None:
+            self.sshd()
+        env = [*self.gpu_arch(build.env), ("HOME", MLCC_HOME)]
+        self.add(f"{bench.name}: environment", env=env)
+        if build.source is None:
+            self.add(f"{bench.name}: work directory", [f"mkdir -p {build.workdir}"])
+        else:
+            src = build.source
+            checkout = "/tmp/mlcc-source"
+            folder = f"{checkout}/{src.path}" if src.path else checkout
+            repository = host_mirrored(src.repository + ".git", self.hosts)
+            self.fetched.append(fetches.git(f"source:{bench.name}", repository, src.commit))
+            self.add(
+                f"{bench.name}: source {src.repository} @ {src.commit[:12]}"
+                + (f" ({src.path})" if src.path else ""),
+                [
+                    *_git_checkout(src.repository + ".git", src.commit, self.hosts),
+                    f"mkdir -p {build.workdir}",
+                    f"cp -a {shlex.quote(folder)}/. {build.workdir}/",
+                    *_copy_also(checkout, build.workdir, src.also),
+                    f"rm -rf {checkout} {build.workdir}/.git",
+                ],
+                workdir=checkout,
+            )
+        for step in build.steps:
+            if step.applies_to(self.arch, self.base.family):
+                self.build_step(build.workdir, step)
+        writable = [build.workdir, *build.writable, MLCC_HOME]
+        self.add(
+            f"{bench.name}: writable by OpenShift's arbitrary UID (group 0)",
+            [
+                f"mkdir -p {' '.join(writable)}",
+                f"chgrp -R 0 {' '.join(writable)}",
+                f"chmod -R g=u {' '.join(writable)}",
+            ],
+        )
+        # A host's /data and /results (the dataset, other runs' results) belong to their
+        # owners: install.sh creates the folders and changes no group or mode of anything.
+        self.steps[-1] = self.steps[-1]._replace(
+            host=Step(f"{bench.name}: folders it reads and writes", (f"mkdir -p {' '.join(writable)}",))
+        )
+
+    def runtime_benchmark(self) -> None:
+        """The final stage's own steps: the benchmark's runtime packages, what the build
+        stage made (the Python environment, the work directory, the recipe's paths), its
+        environment and the folders it writes."""
+        bench = self.stack.benchmark
+        build = bench.build
+        assert build is not None  # the resolver makes no runtime stack without one
+        family = self.base.packaging
+        packages = list(build.runtime_packages_for(family))
+        if build.mpi is not None:
+            packages += [p for p in build.mpi.packages_for(self.base.family) if p not in packages]
+        self.add(f"{bench.name}: system packages it runs with", self.install(packages))
+        if build.mpi is not None:
+            self.sshd()
+        copied: List[str] = []
+        env: List[Tuple[str, str]] = []
+        fw = self.stack.framework
+        if fw is not None and fw.install.method == "conda":
+            # the environment the framework lives in, not the installer's base it was made with
+            copied.append(CONDA_ENV)
+            env += [("PATH", f"{CONDA_ENV}/bin:${{PATH}}"), *fw.install.build_env]
+        elif self.stack.python is not None:
+            copied.append(VENV)
+        copied += [build.workdir, *[p for p in build.runtime_copy if p not in copied]]
+        self.steps.append(
+            Step(
+                f"{bench.name}: what the build stage made",
+                copies=tuple((path, path) for path in copied),
+                env=tuple(env),
+                from_stage=BUILD_STAGE,
+            )
+        )
+        self.add(f"{bench.name}: environment", env=[*self.gpu_arch(build.env), ("HOME", MLCC_HOME)])
+        for step in build.steps:  # what the build set up outside the copies: again, here
+            if step.kind == "script" and step.runtime and step.applies_to(self.arch, self.base.family):
+                self.build_step(build.workdir, step)
+        # the copies keep the build stage's group and modes: only the folders not copied
+        writable = [p for p in [*build.writable, MLCC_HOME] if p not in copied]
+        self.add(
+            f"{bench.name}: writable by OpenShift's arbitrary UID (group 0)",
+            [
+                f"mkdir -p {' '.join(writable)}",
+                f"chgrp -R 0 {' '.join(writable)}",
+                f"chmod -R g=u {' '.join(writable)}",
+            ],
+        )
+
+    def sshd(self) -> None:
+        self.add(
+            f"{self.stack.benchmark.name}: sshd and ssh for MPIJob launchers and workers (mpi-operator)",
+            [
+                "ssh-keygen -A",
+                "mkdir -p /run/sshd",
+                "sed -i 's/^#\\?StrictModes .*/StrictModes no/' /etc/ssh/sshd_config",
+                "printf '%s\\n' 'Host *' '    StrictHostKeyChecking no'"
+                " '    UserKnownHostsFile /dev/null' >> /etc/ssh/ssh_config",
+            ],
+        )
+
+    def build_step(self, workdir: str, step: BuildStep) -> None:
+        bench = self.stack.benchmark.name
+        if step.kind == "pip":
+            names = [_requirement_name(r) for r in step.packages]
+            title = f"{bench}: pip install {', '.join(names[:4])}" + (", ..." if len(names) > 4 else "")
+            self.add(
+                title,
+                [
+                    self.pip(
+                        step.packages,
+                        extra_index=step.pip_index,
+                        no_deps=step.no_deps,
+                        env=step.env,
+                        origins=step.origins,
+                    )
+                ],
+            )
+        elif step.kind == "git":
+            assert step.git_url and step.git_ref and step.dest
+            name = step.dest.rsplit("/", 1)[1]
+            self.fetched.append(fetches.git(name, host_mirrored(step.git_url, self.hosts), step.git_ref))
+            commands = [
+                *_git_checkout(step.git_url, step.git_ref, self.hosts),
+                _submodule_update(self.hosts),
+                _env_prefix(step.env) + "python setup.py install " + _sh(step.setup_options),
+                f"rm -rf {step.dest}/build",
+            ]
+            self.add(
+                f"{bench}: {name} @ {step.git_ref[:12]} " + " ".join(step.setup_options),
+                commands,
+                workdir=step.dest,
+            )
+        elif step.kind == "install":
+            folder = shlex.quote(step.install_dir) if step.install_dir else "."
+            flag = f"-e {folder}" if step.install == "editable" else folder
+            # pip hashes files, not a directory: the source itself is the pinned checkout
+            reason = LOCAL_SOURCE_NO_DEPS if step.no_deps else LOCAL_SOURCE
+            self.record_pip(
+                PipInstall((flag,), no_deps=step.no_deps, environment=self.pip_environment, unlockable=reason)
+            )
+            no_deps = " --no-deps" if step.no_deps else ""
+            self.add(
+                f"{bench}: its own package ({step.install})"
+                if step.install_dir is None
+                else f"{bench}: {step.install_dir} ({step.install})",
+                [_env_prefix(step.env) + f"python -m pip install --no-cache-dir{no_deps} {flag}"],
+                workdir=workdir,
+                notes=[f"mlcc: DF011 waived: {reason}"],
+            )
+        elif step.kind == "make":
+            args = " ".join(f'"{a}"' for a in step.make_args)
+            self.add(
+                f"{bench}: make", [_env_prefix(step.env) + f'make -C {workdir} -j"$(nproc)" {args}'.rstrip()]
+            )
+        elif step.kind == "script":
+            assert step.script is not None
+            target = f"{SCRIPTS}/{step.script}"
+            self.script_fetches(step.script)
+            self.add(
+                f"{bench}: {step.script}" + (f" ({step.note})" if step.note else ""),
+                [_env_prefix(step.env) + f"bash {target}"],
+                copies=[(f"scripts/{step.script}", target)],
+                workdir=workdir,
+            )
+
+    def script_fetches(self, name: str) -> None:
+        """A recipe's script fetches by itself: mlcc planned none of it and cannot vouch for
+        what it checks, so each mirror build argument it reads is unverified (pip, which it
+        may run, reads its own)."""
+        build = self.stack.benchmark.build
+        text = dict(build.scripts).get(name, "") if build else ""
+        used = [
+            v for v in (MIRROR_NAME, *[r.var for r in self.hosts]) if f"${{{v}" in text or f"${v}" in text
+        ]
+        if "pip install" in text:
+            used += [p.var for p in PIP_SETTINGS]
+        self.unrecorded += [
+            (var, f"scripts/{name} fetches through {var} by itself: mlcc cannot vouch for what it checks")
+            for var in used
+        ]
+
+    def manifest(self) -> None:
+        self.add(
+            "The stack manifest, and a record of what the build really installed",
+            [
+                f"chmod 0755 {RECORDER}",
+                f"{RECORDER} {_sh(recorder_args(self.stack))} > {MANIFEST_DIR}/installed.json",
+                f"chmod 0644 {MANIFEST_DIR}/stack.json {MANIFEST_DIR}/installed.json",
+            ],
+            copies=[("stack.json", f"{MANIFEST_DIR}/stack.json"), ("mlcc-record", RECORDER)],
+        )
