@@ -20,6 +20,10 @@ def _add_round(recipes: Path, name: str, round_: str) -> None:
     folder.mkdir(exist_ok=True)
     text = (recipes / "benchmarks" / f"{name}.yaml").read_text()
     (folder / f"{name}.yaml").write_text(text.replace("round: v0.6", f"round: {round_}", 1))
+    record = recipes / "rounds" / f"{round_}.yaml"
+    if not record.is_file():  # a round is a record first: its rules, systems and shared sources
+        lines = (recipes / "rounds" / "v2.1.yaml").read_text().replace("name: v2.1", f"name: {round_}", 1)
+        record.write_text(lines.replace("year: 2022", "year: 2099", 1))
     helpers = recipes / "benchmarks" / f"{name}.d"
     if helpers.is_dir():
         shutil.copytree(helpers, folder / f"{name}.d")
@@ -42,10 +46,12 @@ def test_every_mlperf_recipe_names_its_round_and_tools_none(kb: KnowledgeBase) -
     assert rounds["tf_cnn_benchmarks"] is None
 
 
-def test_the_default_round_keeps_plain_names() -> None:
-    assert benchmark_id("maskrcnn", "v0.6") == "maskrcnn"
-    assert benchmark_id("nccl-tests", None) == "nccl-tests"
-    assert benchmark_id("maskrcnn", "v2.1") == "maskrcnn-v2.1"
+def test_the_default_round_keeps_plain_names(kb: KnowledgeBase) -> None:
+    assert kb.default_round == "v0.6"
+    assert kb.benchmark_id("maskrcnn", "v0.6") == "maskrcnn"
+    assert kb.benchmark_id("nccl-tests", None) == "nccl-tests"
+    assert kb.benchmark_id("maskrcnn", "v2.1") == "maskrcnn-v2.1"
+    assert benchmark_id("maskrcnn", "v0.6", "v2.1") == "maskrcnn-v0.6"
 
 
 def test_a_name_in_two_rounds_defaults_to_v0_6(two_rounds: KnowledgeBase) -> None:

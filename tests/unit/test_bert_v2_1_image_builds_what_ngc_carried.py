@@ -16,10 +16,11 @@ import pytest
 from mlcc.kb.model import KnowledgeBase
 from mlcc.render import render
 from mlcc.resolve.request import build_request
-from tests.conftest import REPO
+from tests.conftest import REPO, benchmark_scripts
 
 RECIPE = REPO / "recipes" / "benchmarks" / "v2.1" / "bert.yaml"
 SCRIPTS = REPO / "recipes" / "benchmarks" / "v2.1" / "bert.d"
+ROUND_SCRIPTS = REPO / "recipes" / "benchmarks" / "v2.1" / "scripts"
 APEX = "1d7711100bb58dc761a2fad89f30d41239450f58"
 # setup.py options of apex at APEX and the modules they build that bert imports
 APEX_OPTIONS = (
@@ -124,7 +125,7 @@ def _extensions_check(tmp_path: Path, modules: List[str]) -> subprocess.Complete
     for name in modules:
         (tmp_path / f"{name}.py").write_text("")
     return subprocess.run(
-        ["bash", str(SCRIPTS / "apex-extensions.sh")],
+        ["bash", str(_script(tmp_path, "apex-extensions.sh"))],
         cwd=tmp_path,
         env={**_python_on_path(tmp_path), "PYTHONPATH": str(tmp_path)},
         capture_output=True,
@@ -223,8 +224,13 @@ def test_bert_is_published_and_complete(kb: KnowledgeBase) -> None:
     assert "INCOMPLETE" not in RECIPE.read_text()
 
 
-def test_the_helper_scripts_are_shell_that_parses() -> None:
+def test_the_helper_scripts_are_shell_that_parses(tmp_path: Path) -> None:
     bash = shutil.which("bash")
     assert bash is not None
-    for script in sorted(SCRIPTS.glob("*.sh")):
+    for script in benchmark_scripts("bert-v2.1", tmp_path):
         subprocess.run([bash, "-n", str(script)], check=True)
+
+
+def _script(folder: Path, name: str) -> Path:
+    """The helper script ``name`` as the bert-v2.1 image runs it."""
+    return next(p for p in benchmark_scripts("bert-v2.1", folder) if p.name == name)

@@ -18,10 +18,11 @@ from mlcc.kb import load
 from mlcc.kb.model import KnowledgeBase
 from mlcc.render import render
 from mlcc.resolve.request import build_request
-from tests.conftest import REPO
+from tests.conftest import REPO, benchmark_scripts
 
 RECIPE = REPO / "recipes" / "benchmarks" / "v2.1" / "maskrcnn.yaml"
 SCRIPTS = REPO / "recipes" / "benchmarks" / "v2.1" / "maskrcnn.d"
+ROUND_SCRIPTS = REPO / "recipes" / "benchmarks" / "v2.1" / "scripts"
 APEX = "1d7711100bb58dc761a2fad89f30d41239450f58"
 HPE_COCOAPI = "/tmp/mlcc-source/HPE/benchmarks/maskrcnn/implementations/pytorch/cocoapi/."
 
@@ -70,7 +71,7 @@ def _extensions_check(tmp_path: Path, modules: List[str]) -> subprocess.Complete
     for name in modules:
         (tmp_path / f"{name}.py").write_text("")
     return subprocess.run(
-        ["bash", str(SCRIPTS / "apex-extensions.sh")],
+        ["bash", str(_script(tmp_path, "apex-extensions.sh"))],
         cwd=tmp_path,
         env={**_python_on_path(tmp_path), "PYTHONPATH": str(tmp_path)},
         capture_output=True,
@@ -170,7 +171,10 @@ def test_the_cocoapi_patch_points_setup_py_at_this_images_numpy(tmp_path: Path) 
     numpy = pytest.importorskip("numpy")
     api = _cocoapi_tree(tmp_path)
     subprocess.run(
-        ["bash", str(SCRIPTS / "nvidia-cocoapi.sh")], cwd=tmp_path, env=_python_on_path(tmp_path), check=True
+        ["bash", str(ROUND_SCRIPTS / "nvidia-cocoapi.sh")],
+        cwd=tmp_path,
+        env=_python_on_path(tmp_path),
+        check=True,
     )
     core = os.path.dirname(numpy.get_include())
     setup = (api / "setup.py").read_text()
@@ -187,7 +191,7 @@ def test_the_cocoapi_patch_fails_when_setup_py_is_not_the_expected_one(tmp_path:
     api = _cocoapi_tree(tmp_path)
     (api / "setup.py").write_text("extra_compile_args=['-I/usr/include']\n")
     result = subprocess.run(
-        ["bash", str(SCRIPTS / "nvidia-cocoapi.sh")],
+        ["bash", str(ROUND_SCRIPTS / "nvidia-cocoapi.sh")],
         cwd=tmp_path,
         env=_python_on_path(tmp_path),
         capture_output=True,
@@ -221,8 +225,13 @@ def test_folders_outside_the_work_directory_are_refused(
     assert field in str(caught.value)
 
 
-def test_the_helper_scripts_are_shell_that_parses() -> None:
+def test_the_helper_scripts_are_shell_that_parses(tmp_path: Path) -> None:
     bash = shutil.which("bash")
     assert bash is not None
-    for script in sorted(SCRIPTS.glob("*.sh")):
+    for script in benchmark_scripts("maskrcnn-v2.1", tmp_path):
         subprocess.run([bash, "-n", str(script)], check=True)
+
+
+def _script(folder: Path, name: str) -> Path:
+    """The helper script ``name`` as the maskrcnn-v2.1 image runs it."""
+    return next(p for p in benchmark_scripts("maskrcnn-v2.1", folder) if p.name == name)

@@ -17,10 +17,11 @@ import pytest
 from mlcc.kb.model import KnowledgeBase
 from mlcc.render import render
 from mlcc.resolve.request import build_request
-from tests.conftest import REPO
+from tests.conftest import REPO, benchmark_scripts
 
 RECIPE = REPO / "recipes" / "benchmarks" / "v2.1" / "ssd.yaml"
 SCRIPTS = REPO / "recipes" / "benchmarks" / "v2.1" / "ssd.d"
+ROUND_SCRIPTS = REPO / "recipes" / "benchmarks" / "v2.1" / "scripts"
 APEX = "1d7711100bb58dc761a2fad89f30d41239450f58"
 HPE_COCOAPI = "/tmp/mlcc-source/HPE/benchmarks/maskrcnn/implementations/pytorch/cocoapi/."
 PLUGINS = ("/usr/local/lib/lib_box_iou.so", "/usr/local/lib/lib_proposal_matcher.so")
@@ -67,7 +68,7 @@ def _fake_modules(tmp_path: Path, modules: List[str]) -> subprocess.CompletedPro
     for name in modules:
         (tmp_path / f"{name}.py").write_text("")
     return subprocess.run(
-        ["bash", str(SCRIPTS / "apex-extensions.sh")],
+        ["bash", str(_script(tmp_path, "apex-extensions.sh"))],
         cwd=tmp_path,
         env={**_python_on_path(tmp_path), "PYTHONPATH": str(tmp_path)},
         capture_output=True,
@@ -217,10 +218,15 @@ def _python_on_path(tmp_path: Path) -> Dict[str, str]:
     return {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
 
 
-def test_the_helper_scripts_are_shell_that_parses() -> None:
+def test_the_helper_scripts_are_shell_that_parses(tmp_path: Path) -> None:
     bash = shutil.which("bash")
     assert bash is not None
-    scripts = sorted(SCRIPTS.glob("*.sh"))
+    scripts = benchmark_scripts("ssd-v2.1", tmp_path)
     assert [s.name for s in scripts] == ["apex-extensions.sh", "dali-extensions.sh", "nvidia-cocoapi.sh"]
     for script in scripts:
         subprocess.run([bash, "-n", str(script)], check=True)
+
+
+def _script(folder: Path, name: str) -> Path:
+    """The helper script ``name`` as the ssd-v2.1 image runs it."""
+    return next(p for p in benchmark_scripts("ssd-v2.1", folder) if p.name == name)
