@@ -235,6 +235,10 @@ def _rounds(docs: Sequence[_Doc], gpus: Dict[str, Gpu]) -> Tuple[Round, ...]:
                 systems=tuple(systems),
                 sources=tuple(data["sources"].items()),
                 prov=doc.prov(data, ()),
+                steps=tuple(
+                    (name, _build_step(doc, step, ("steps", name)))
+                    for name, step in data.get("steps", {}).items()
+                ),
             )
         )
     defaults = [r.name for r in found if r.default]
@@ -1070,7 +1074,9 @@ def _benchmark_build(
     return BenchmarkBuild(
         workdir=data["workdir"],
         packages=tuple(sorted((family, tuple(names)) for family, names in data["packages"].items())),
-        steps=tuple(_build_step(doc, step, ("build", "steps", i)) for i, step in enumerate(data["steps"])),
+        steps=tuple(
+            _build_step(doc, step, ("build", "steps", i), record) for i, step in enumerate(data["steps"])
+        ),
         env=tuple(data["env"].items()),
         entrypoint=tuple(data["entrypoint"]),
         writable=tuple(data["writable"]),
@@ -1336,7 +1342,9 @@ def _fill_script(doc: _Doc, path: PathKey, script: Path, text: str, values: Dict
     return template.substitute(filled)
 
 
-def _build_step(doc: _Doc, data: Dict[str, Any], path: PathKey) -> BuildStep:
+def _build_step(doc: _Doc, data: Dict[str, Any], path: PathKey, record: Optional[Round] = None) -> BuildStep:
+    if "round_step" in data:
+        return _round_step(doc, data, path, record)
     step = BuildStep(
         "script",
         arches=tuple(data.get("arches", ())),
@@ -1371,6 +1379,32 @@ def _build_step(doc: _Doc, data: Dict[str, Any], path: PathKey) -> BuildStep:
     if "make" in data:
         return step._replace(kind="make", make_args=tuple(data["make"]))
     return step._replace(script=data["script"], runtime=data.get("runtime", False))
+
+
+def _round_step(doc: _Doc, data: Dict[str, Any], path: PathKey, record: Optional[Round]) -> BuildStep:
+    """A step of the benchmark's round record, with what the benchmark adds: setup options
+    (to a git step), a note, arches, families, env."""
+    shared = dict(record.steps) if record is not None else {}
+    name = data["round_step"]
+    if name not in shared:
+        where = f"round {record.name}'s record" if record is not None else "a benchmark outside MLPerf rounds"
+        raise doc.error(
+            (*path, "round_step"),
+            f"round_step {name!r} is not a step of {where}",
+            hint=f"steps: {', '.join(shared) or '(none)'}",
+        )
+    step = shared[name]
+    if "setup" in data and step.kind != "git":
+        raise doc.error(
+            (*path, "setup"), f"round_step {name!r} is a {step.kind} step; setup is for git steps"
+        )
+    return step._replace(
+        setup_options=tuple(data.get("setup", step.setup_options)),
+        note=data.get("note", step.note),
+        arches=tuple(data.get("arches", step.arches)),
+        families=tuple(data.get("families", step.families)),
+        env=tuple(data.get("env", dict(step.env)).items()),
+    )
 
 
 def _framework_rule(

@@ -641,6 +641,7 @@ class Round(NamedTuple):
     systems: Tuple[RoundSystem, ...]
     sources: Tuple[Tuple[str, str], ...]  # (id, citation) its benchmark recipes may cite
     prov: Provenance
+    steps: Tuple[Tuple[str, BuildStep], ...] = ()  # the build steps its benchmarks share, by name
 
     def system(self, name: str) -> Optional[RoundSystem]:
         return next((s for s in self.systems if s.name == name), None)

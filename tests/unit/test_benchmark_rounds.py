@@ -197,3 +197,30 @@ def test_the_round_scripts_are_one_copy_each_and_filled_per_benchmark(kb: Knowle
     bert = scripts["bert-v2.1"]["apex-extensions.sh"]
     assert 'wanted = (\n    "apex_C",\n    "amp_C",\n' in bert
     assert "${" not in ssd + bert
+
+
+def test_the_rounds_shared_pins_are_steps_of_its_record(kb: KnowledgeBase) -> None:
+    """mlperf-logging, mlperf-common and apex are pinned once, in the v2.1 record; the
+    benchmarks that install them name the record's step and add their own setup options."""
+    shared = dict(kb.round("v2.1").steps)
+    logging = "git+https://github.com/mlcommons/logging.git@62cb0761014922532ff1a4d35d8c2c4021f2e123"
+    assert shared["mlperf-logging-2.1.0-rc1"].packages == (logging,)
+    assert shared["mlperf-logging-2.1.0-rc1"].origins[0].startswith("recipes/rounds/v2.1.yaml:")
+    for name in ("bert-v2.1", "maskrcnn-v2.1", "ssd-v2.1"):
+        build = kb.benchmarks[name].build
+        assert build is not None
+        assert any(step.packages == (logging,) for step in build.steps), name
+        (apex,) = [step for step in build.steps if step.git_url == "https://github.com/NVIDIA/apex.git"]
+        assert apex.git_ref == "1d7711100bb58dc761a2fad89f30d41239450f58", name
+        assert "--cuda_ext" in apex.setup_options and apex.note, name
+    recipes = Path(kb.root) / "benchmarks" / "v2.1"
+    for recipe in recipes.glob("*.yaml"):
+        assert "logging.git@62cb0761" not in recipe.read_text(), recipe.name
+
+
+def test_a_step_the_round_does_not_have_is_refused(recipes_copy: Path) -> None:
+    error = _load_broken(
+        recipes_copy, "benchmarks/v2.1/ssd.yaml", "round_step: apex-2022-09-21", "round_step: apex-1999"
+    )
+    assert "round_step 'apex-1999' is not a step of round v2.1's record" in str(error)
+    assert "apex-2022-09-21" in (error.hint or "")
