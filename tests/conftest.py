@@ -11,11 +11,25 @@ from typing import Iterator, List, NamedTuple
 
 import pytest
 
+from mlcc.kb import load
+
 REPO = Path(__file__).resolve().parents[1]
 RECIPES = REPO / "recipes"
 # Real MLPerf Training v0.6 result logs, at their paths in mlcommons/training_results_v0.6
 # (tests/data/README.md: the commit, each file's blob and the licence).
 MLPERF_V06 = REPO / "tests" / "data" / "mlperf-v0.6"
+
+
+def benchmark_scripts(benchmark: str, folder: Path) -> List[Path]:
+    """The helper scripts ``benchmark``'s script steps run, as the image gets them (a round's
+    shared script filled with the step's values), written to ``folder``."""
+    build = load().benchmarks[benchmark].build
+    assert build is not None
+    written = []
+    for name, text in build.scripts:
+        (folder / name).write_text(text)
+        written.append(folder / name)
+    return sorted(written)
 
 
 def mlperf_v06(submitter: str, system: str, benchmark: str) -> Path:

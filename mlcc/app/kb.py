@@ -21,7 +21,7 @@ from mlcc.resolve.request import Request
 from mlcc.resolve.stack import pinned
 from mlcc.versions import parse_version
 
-LISTABLE = ("benchmarks", "bases", "cuda", "cudnn", "nccl", "frameworks", "arches", "gpus")
+LISTABLE = ("benchmarks", "bases", "cuda", "cudnn", "nccl", "frameworks", "arches", "gpus", "rounds")
 
 
 @dataclass(frozen=True)
@@ -94,13 +94,33 @@ def _provenance(prov: Provenance) -> Dict[str, Any]:
     return {"origin": prov.origin, "verified": prov.verified}
 
 
+def _round_rows(kb: KnowledgeBase) -> List[Dict[str, Any]]:
+    """One row per MLPerf round recipes/rounds/ records, oldest first, with the benchmarks
+    filed under it by name (its ids: the default round's plain, others with the round)."""
+    return [
+        {
+            "name": r.name,
+            "title": r.title,
+            "year": r.year,
+            "default": r.default,  # the round a benchmark name in several rounds means
+            "benchmarks": sorted(b.base_name for b in kb.benchmarks.values() if b.round == r.name),
+            "systems": [s.name for s in r.systems],
+            "log_formats": list(r.scoring.log_formats),
+            "rules": r.scoring.rules,
+            "scaling_json": r.scoring.scaling_json,
+            **_provenance(r.prov),
+        }
+        for r in kb.round_records
+    ]
+
+
 def list_rows(kb: KnowledgeBase, what: str) -> List[Dict[str, Any]]:
     """The facts behind ``mlcc list WHAT`` as JSON-ready rows.
 
     Args:
         kb: The knowledge base.
         what: One of :data:`LISTABLE`: ``benchmarks``, ``bases``, ``cuda``, ``cudnn``,
-            ``nccl``, ``frameworks``, ``arches``.
+            ``nccl``, ``frameworks``, ``arches``, ``gpus``, ``rounds``.
 
     Returns:
         One dict per fact, with its origin and whether it is verified.
@@ -108,6 +128,8 @@ def list_rows(kb: KnowledgeBase, what: str) -> List[Dict[str, Any]]:
     Raises:
         ValueError: ``what`` is not one of them (the CLI offers only those).
     """
+    if what == "rounds":
+        return _round_rows(kb)
     if what == "benchmarks":
         return [
             {

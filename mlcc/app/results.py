@@ -127,7 +127,7 @@ def score_logs(kb: KnowledgeBase, paths: Sequence[str], round_name: Optional[str
     the log's round (:mod:`mlcc.results.rules`: runs required, runs dropped, failed runs).
 
     Args:
-        kb: The knowledge base (kept for the API; the rules table names the runs required).
+        kb: The knowledge base: its round records hold the rules (runs required, dropped, failed).
         paths: Log files and folders.
         round_name: ``--round``: the round whose rules score every log; default: the round
             each log's format implies (``:::MLL`` v0.6, ``:::MLLOG`` v2.1).
@@ -140,7 +140,7 @@ def score_logs(kb: KnowledgeBase, paths: Sequence[str], round_name: Optional[str
             or the round is not in the rules table.
     """
     logs = parse_logs(paths)
-    scores, notes = score(logs, rules=scoring_rules(), round_name=round_name)
+    scores, notes = score(logs, rules=scoring_rules(kb), round_name=round_name)
     if not scores:
         raise UsageError(
             f"no MLPerf runs in {len(logs)} file(s): no :::MLLOG, :::MLL or :::MLPv0.5.0 lines",
@@ -320,7 +320,7 @@ def compare_results(
     names = {ref.recipe: ref.log_name for ref in references.values()}
     wanted = [names.get(b, b) for b in filters.benchmarks]
     rows = stored_runs(history, benchmarks=wanted, stacks=filters.stacks, systems=filters.systems)
-    compared = compare(rows, references, scoring_rules(), published_by_round(kb), published_by_gpu(kb))
+    compared = compare(rows, references, scoring_rules(kb), published_by_round(kb), published_by_gpu(kb))
     return Compared(compared, history)
 
 

@@ -18,6 +18,7 @@ __all__ = [
     "complete_benchmark",
     "complete_gpu",
     "complete_nccl_profile",
+    "complete_round",
     "kb_of",
 ]
 
@@ -60,6 +61,13 @@ def complete_gpu(ctx: click.Context, param: click.Parameter, incomplete: str) ->
         return []
 
 
+def complete_round(ctx: click.Context, param: click.Parameter, incomplete: str) -> List[str]:
+    try:
+        return [name for name in kb_of(ctx).rounds() if name.startswith(incomplete)]
+    except Exception:
+        return []
+
+
 def complete_backend(ctx: click.Context, param: click.Parameter, incomplete: str) -> List[str]:
     try:  # the entry points of installed engines, plugins included
         return [name for name in engines.names() if name.startswith(incomplete)]
@@ -71,6 +79,7 @@ COMPLETERS["--base"] = complete_base
 COMPLETERS["--nccl-profile"] = complete_nccl_profile
 COMPLETERS["--arch"] = complete_arch
 COMPLETERS["--gpu"] = complete_gpu
+COMPLETERS["--round"] = complete_round
 
 
 def benchmark_argument(required: bool = True) -> Callable[[F], F]:

@@ -21,7 +21,8 @@ from mlcc.ui.safe_text import echo
 @click.pass_context
 def list_command(ctx: click.Context, what: str, as_json: bool) -> None:
     """List what the knowledge base knows: benchmarks (default), bases, cuda,
-    cudnn, nccl, frameworks, arches or gpus."""
+    cudnn, nccl, frameworks, arches, gpus or rounds (the MLPerf rounds, each with its
+    benchmarks; default: yes marks the round a name in several rounds means)."""
     rows = list_rows(kb_of(ctx), what)
     if as_json:
         echo(json.dumps(rows, indent=2))

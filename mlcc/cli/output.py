@@ -17,6 +17,7 @@ _LIST_COLUMNS: Dict[str, Sequence[str]] = {
     "frameworks": ("framework", "version", "variant", "arches", "python", "cuda"),
     "arches": ("name", "aliases", "oci", "nvidia_repo", "debian"),
     "gpus": ("name", "title", "architecture", "sm", "min_cuda", "min_driver"),
+    "rounds": ("name", "year", "default", "systems", "benchmarks"),
 }
 
 

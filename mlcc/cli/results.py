@@ -8,7 +8,7 @@ Loaded only when ``mlcc results`` runs. Parses flags and prints; the use cases a
 from __future__ import annotations
 
 import json
-from typing import Any, List, Sequence
+from typing import Any, Callable, List, Sequence, TypeVar
 
 import click
 
@@ -22,9 +22,10 @@ from mlcc.app.results import (
     write_results_page,
 )
 from mlcc.cli import LazyGroup
-from mlcc.cli.context import kb_of
+from mlcc.cli.context import complete_round, kb_of
 from mlcc.cli.history import HISTORY_HELP
 from mlcc.cli.images import image_option_list
+from mlcc.cli.options import KnowledgeHelpOption
 from mlcc.cli.values import COUNT, PATH, POSITIVE
 from mlcc.report.results import spread_text
 from mlcc.results.parse import log_text
@@ -55,6 +56,11 @@ def results_group() -> None:
     """
 
 
+SCORE_ROUND_HELP = (
+    "Score by this MLPerf round's rules (`mlcc list rounds`); default: the round the log format implies."
+)
+
+
 @click.command("score")
 @click.argument("paths", nargs=-1, required=True, type=PATH, metavar="DIR|LOG...")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list, one object per benchmark.")
@@ -62,7 +68,10 @@ def results_group() -> None:
     "--round",
     "round_name",
     metavar="ROUND",
-    help="Score by this MLPerf round's rules (v0.6, v2.1); default: the round the log format implies.",
+    help=SCORE_ROUND_HELP,
+    cls=KnowledgeHelpOption,
+    describe=lambda kb: SCORE_ROUND_HELP.replace("`mlcc list rounds`", ", ".join(kb.rounds())),
+    shell_complete=complete_round,
 )
 @click.pass_context
 def score_command(ctx: click.Context, paths: Sequence[str], as_json: bool, round_name: Any) -> None:
@@ -171,13 +180,28 @@ def report_added(stored: Stored) -> None:
         echo(f"note: {line}", err=True)
 
 
-ROUND_HELP = "The runs' MLPerf round (v0.6, v2.1); default: the round the log format implies."
+F = TypeVar("F", bound=Callable[..., Any])
+
+ROUND_HELP = "The runs' MLPerf round (`mlcc list rounds`); default: the round the log format implies."
+
+
+def round_option() -> Callable[[F], F]:
+    """``--round`` of the commands that store runs: its help lists the recorded rounds."""
+    return click.option(
+        "--round",
+        "round_name",
+        metavar="ROUND",
+        help=ROUND_HELP,
+        cls=KnowledgeHelpOption,
+        describe=lambda kb: ROUND_HELP.replace("`mlcc list rounds`", ", ".join(kb.rounds())),
+        shell_complete=complete_round,
+    )
 
 
 @click.command("add")
 @click.argument("paths", nargs=-1, required=True, type=PATH, metavar="LOG...")
 @stack_source
-@click.option("--round", "round_name", metavar="ROUND", help=ROUND_HELP)
+@round_option()
 @click.pass_context
 def add_command(
     ctx: click.Context,

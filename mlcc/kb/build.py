@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import string
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
@@ -21,9 +22,8 @@ from packaging.version import InvalidVersion, Version
 import mlcc
 from mlcc.errors import RecipeError
 from mlcc.kb import pip_locks, schema_check
-from mlcc.kb.layout import OTHER_FILES, ROUND_FOLDER
+from mlcc.kb.layout import OTHER_FILES, ROUND_FOLDER, ROUND_SCRIPTS
 from mlcc.kb.model import (
-    DEFAULT_ROUND,
     HOST_MIRRORS,
     Arch,
     Base,
@@ -55,11 +55,16 @@ from mlcc.kb.model import (
     PythonTooling,
     ReferenceRun,
     ReferenceStack,
+    Round,
+    RoundCounts,
+    RoundScoring,
+    RoundSystem,
     SdistRequires,
     SourceBuild,
     SourceRef,
     Toolset,
     benchmark_id,
+    round_key,
 )
 from mlcc.kb.text_rules import check_text
 from mlcc.kb.yamlsrc import LineMap, PathKey, line_of, load_yaml
@@ -74,6 +79,8 @@ class _Doc:
     data: Dict[str, Any]
     lines: LineMap
     root: str = ""
+    # the sources of the benchmark's round record (recipes/rounds/), which it may cite by id
+    shared_sources: Optional[Dict[str, str]] = None
 
     def line(self, path: PathKey) -> Optional[int]:
         return line_of(self.lines, path)
@@ -90,7 +97,12 @@ class _Doc:
             raise self.error(path, "missing required key 'source'")
         # A release may define sources of its own: a block appended later cites its evidence
         # without adding lines above older entries (their origins are in published files).
-        sources = {**self.data["sources"], **inherited.get("own_sources", {}), **entry.get("sources", {})}
+        sources = {
+            **(self.shared_sources or {}),
+            **self.data["sources"],
+            **inherited.get("own_sources", {}),
+            **entry.get("sources", {}),
+        }
         for index, source_id in enumerate(ids):
             if source_id not in sources:
                 raise self.error(
@@ -151,7 +163,8 @@ def build(root: str, files: Sequence[Tuple[str, str]]) -> KnowledgeBase:
     nccl = _libs(docs["nccl"][0], "nccl", arches, cuda)
     frameworks = _frameworks(docs.get("framework", []), arches, cuda)
     gpus = _gpus(docs["gpus"][0])
-    benchmarks = _benchmarks(docs.get("benchmark", []), arches, frameworks, gpus)
+    rounds = _rounds(docs.get("round", []), gpus)
+    benchmarks = _benchmarks(docs.get("benchmark", []), arches, frameworks, gpus, rounds)
     cuda_doc = docs["cuda"][0]
     tooling, downloads = _tools(docs["tools"][0], arches)
     for base in bases:
@@ -185,6 +198,68 @@ def build(root: str, files: Sequence[Tuple[str, str]]) -> KnowledgeBase:
         hosts=_hosts(docs["hosts"][0]),
         pip_locks=pip_locks.read_lock_files(root),
         nccl_profiles=_nccl_profiles(docs["nccl_profiles"][0]),
+        round_records=rounds,
+    )
+
+
+def _rounds(docs: Sequence[_Doc], gpus: Dict[str, Gpu]) -> Tuple[Round, ...]:
+    """The round records, oldest first; exactly one is the default when there are any."""
+    found: List[Round] = []
+    for doc in docs:
+        data = doc.data
+        stem = Path(doc.display).stem
+        if data["name"] != stem:
+            raise doc.error(("name",), f"name {data['name']!r} must match the file name {stem!r}")
+        systems = []
+        for name, system in data.get("systems", {}).items():
+            if system["gpu"] not in gpus:
+                raise doc.error(
+                    ("systems", name, "gpu"),
+                    f"system {name}: GPU {system['gpu']!r} is not in recipes/gpus.yaml",
+                    hint=f"use one of {', '.join(sorted(gpus))}",
+                )
+            fields = {k: v for k, v in system.items() if k in RoundSystem._fields}
+            systems.append(
+                RoundSystem(
+                    **{**fields, "name": name, "system_json": tuple(system["system_json"])},
+                    prov=doc.prov(system, ("systems", name)),
+                )
+            )
+        found.append(
+            Round(
+                name=data["name"],
+                title=data["title"],
+                year=data["year"],
+                default=data["default"],
+                scoring=_round_scoring(data["scoring"]),
+                systems=tuple(systems),
+                sources=tuple(data["sources"].items()),
+                prov=doc.prov(data, ()),
+                steps=tuple(
+                    (name, _build_step(doc, step, ("steps", name)))
+                    for name, step in data.get("steps", {}).items()
+                ),
+            )
+        )
+    defaults = [r.name for r in found if r.default]
+    if found and len(defaults) != 1:
+        raise RecipeError(
+            "recipes/rounds/",
+            None,
+            f"{len(defaults)} rounds say default: true ({', '.join(defaults) or 'none'})",
+            hint="exactly one round is the one a benchmark name means when several rounds hold it",
+        )
+    return tuple(sorted(found, key=lambda r: round_key(r.name)))
+
+
+def _round_scoring(data: Dict[str, Any]) -> RoundScoring:
+    return RoundScoring(
+        log_formats=tuple(data["log_formats"]),
+        rules=data["rules"],
+        scaling_json=data["scaling_json"],
+        default=RoundCounts(**data["default"]),
+        benchmarks=tuple((name, RoundCounts(**counts)) for name, counts in data["benchmarks"].items()),
+        note=data.get("note"),
     )
 
 
@@ -832,20 +907,23 @@ def _benchmarks(
     arches: Dict[str, Arch],
     frameworks: Dict[str, Framework],
     generations: Dict[str, Gpu],
+    rounds: Sequence[Round],
 ) -> Dict[str, Benchmark]:
     benchmarks: Dict[str, Benchmark] = {}
+    default_round = next((r.name for r in rounds if r.default), None)
     for doc in docs:
         data = doc.data
         name = data["name"]
         stem = Path(doc.display).stem
         if name != stem:
             raise doc.error(("name",), f"name {name!r} must match the file name {stem!r}")
-        round_ = _benchmark_round(doc)
-        key = benchmark_id(name, round_)
+        record = _benchmark_round(doc, rounds, default_round)
+        round_ = record.name if record is not None else None
+        key = benchmark_id(name, round_, default_round)
         if key in benchmarks:
             raise doc.error(
                 ("name",),
-                f"benchmark {name!r} is defined twice in round {round_ or DEFAULT_ROUND}",
+                f"benchmark {name!r} is defined twice in round {round_ or default_round}",
                 hint=f"the other is {benchmarks[key].prov.origin}",
             )
         constraints = data["constraints"]
@@ -909,7 +987,7 @@ def _benchmarks(
             gpus_reference=constraints["gpus"]["reference"],
             prov=doc.prov(data, ()),
             origins=tuple(sorted(origins.items())),
-            build=_benchmark_build(doc, data["build"], generations) if "build" in data else None,
+            build=_benchmark_build(doc, data["build"], generations, record) if "build" in data else None,
             reference_stack=_reference_stack(doc, data.get("reference_stack")),
             unavailable=" ".join(data["unavailable"].split()) if "unavailable" in data else None,
         )
@@ -917,9 +995,10 @@ def _benchmarks(
     return dict(sorted(benchmarks.items()))
 
 
-def _benchmark_round(doc: _Doc) -> Optional[str]:
-    """The recipe's ``round:``, which must agree with its folder: recipes/benchmarks/<round>/
-    holds that round alone; the top level holds the default round and non-MLPerf tools."""
+def _benchmark_round(doc: _Doc, rounds: Sequence[Round], default_round: Optional[str]) -> Optional[Round]:
+    """The record of the recipe's ``round:``, which must agree with its folder:
+    recipes/benchmarks/<round>/ holds that round alone; the top level holds the default round
+    and non-MLPerf tools. The round's shared sources become citable in the recipe."""
     round_: Optional[str] = doc.data.get("round")
     folder = Path(doc.display).parent.name
     in_round_folder = bool(ROUND_FOLDER.match(folder))
@@ -928,13 +1007,32 @@ def _benchmark_round(doc: _Doc) -> Optional[str]:
             ("round",) if round_ else ("name",),
             f"a recipe in benchmarks/{folder}/ must say round: {folder} (it says {round_!r})",
         )
-    if not in_round_folder and round_ not in (None, DEFAULT_ROUND):
+    if round_ is None:
+        return None
+    record = next((r for r in rounds if r.name == round_), None)
+    if record is None:
+        raise doc.error(
+            ("round",),
+            f"round {round_!r} has no record in recipes/rounds/",
+            hint=f"rounds: {', '.join(r.name for r in rounds) or '(none)'}; a new round needs "
+            f"recipes/rounds/{round_}.yaml",
+        )
+    if not in_round_folder and round_ != default_round:
         raise doc.error(
             ("round",),
             f"round {round_!r} recipes live in recipes/benchmarks/{round_}/",
-            hint=f"the top level holds round {DEFAULT_ROUND} and tools outside MLPerf",
+            hint=f"the top level holds round {default_round} and tools outside MLPerf",
         )
-    return round_
+    shared = dict(record.sources)
+    for source_id in doc.data["sources"]:
+        if source_id in shared:
+            raise doc.error(
+                ("sources", source_id),
+                f"source id {source_id!r} is defined by round {round_}'s record",
+                hint=f"cite the round's (recipes/rounds/{round_}.yaml) or give this one another id",
+            )
+    doc.shared_sources = shared
+    return record
 
 
 def _check_arches_missing(
@@ -968,13 +1066,17 @@ def _reference_stack(doc: _Doc, data: Optional[Dict[str, Any]]) -> Optional[Refe
     )
 
 
-def _benchmark_build(doc: _Doc, data: Dict[str, Any], gpus: Dict[str, Gpu]) -> BenchmarkBuild:
+def _benchmark_build(
+    doc: _Doc, data: Dict[str, Any], gpus: Dict[str, Gpu], record: Optional[Round]
+) -> BenchmarkBuild:
     path: PathKey = ("build",)
     source = data.get("source")
     return BenchmarkBuild(
         workdir=data["workdir"],
         packages=tuple(sorted((family, tuple(names)) for family, names in data["packages"].items())),
-        steps=tuple(_build_step(doc, step, ("build", "steps", i)) for i, step in enumerate(data["steps"])),
+        steps=tuple(
+            _build_step(doc, step, ("build", "steps", i), record) for i, step in enumerate(data["steps"])
+        ),
         env=tuple(data["env"].items()),
         entrypoint=tuple(data["entrypoint"]),
         writable=tuple(data["writable"]),
@@ -997,7 +1099,7 @@ def _benchmark_build(doc: _Doc, data: Dict[str, Any], gpus: Dict[str, Gpu]) -> B
         run_args=tuple(sorted((acc, tuple(args)) for acc, args in data.get("run_args", {}).items())),
         scripts=_scripts(doc, data["steps"]),
         mpi=_mpi(data.get("mpi")),
-        launch=_launch(doc, data.get("launch"), gpus),
+        launch=_launch(doc, data.get("launch"), gpus, record),
         flavour=data.get("flavour", "runtime"),
         flavour_reason=_flavour_reason(doc, data),
         runtime_packages=tuple(
@@ -1022,7 +1124,9 @@ def _flavour_reason(doc: _Doc, data: Dict[str, Any]) -> Optional[str]:
     return None if reason is None else " ".join(reason.split())
 
 
-def _launch(doc: _Doc, data: Optional[Dict[str, Any]], gpus: Dict[str, Gpu]) -> Optional[Launch]:
+def _launch(
+    doc: _Doc, data: Optional[Dict[str, Any]], gpus: Dict[str, Gpu], record: Optional[Round]
+) -> Optional[Launch]:
     if data is None:
         return None
     path: PathKey = ("build", "launch")
@@ -1030,6 +1134,8 @@ def _launch(doc: _Doc, data: Optional[Dict[str, Any]], gpus: Dict[str, Gpu]) -> 
         _node_shape(doc, (*path, "node_shapes", name), name, shape, gpus)
         for name, shape in data["node_shapes"].items()
     )
+    for shape in shapes:
+        _check_round_system(doc, (*path, "node_shapes", shape.name), shape, record)
     configs = tuple(
         _launch_config(doc, (*path, "configs", i), c, shapes) for i, c in enumerate(data["configs"])
     )
@@ -1073,6 +1179,22 @@ def _node_shape(doc: _Doc, path: PathKey, name: str, data: Dict[str, Any], gpus:
         gpu=gpu,
         gpu_capability=gpus[gpu].compute_capability if gpu is not None else None,
     )
+
+
+def _check_round_system(doc: _Doc, path: PathKey, shape: NodeShape, record: Optional[Round]) -> None:
+    """A node shape named as one of its round's systems has that system's counts and GPU."""
+    system = record.system(shape.name) if record is not None else None
+    if system is None or record is None:
+        return
+    for field in ("gpus", "sockets", "socket_cores", "hyperthreads", "gpu"):
+        own = getattr(shape, field)
+        if own is not None and own != getattr(system, field):
+            raise doc.error(
+                (*path, field),
+                f"node shape {shape.name}: {field} {own!r}, but round {record.name}'s system "
+                f"{shape.name} has {getattr(system, field)!r}",
+                hint=f"the round's systems are in recipes/rounds/{record.name}.yaml",
+            )
 
 
 def _launch_config(
@@ -1159,23 +1281,70 @@ def _mpi(data: Optional[Dict[str, Any]]) -> Optional[MpiLaunch]:
 
 
 def _scripts(doc: _Doc, steps: Sequence[Dict[str, Any]]) -> Tuple[Tuple[str, str], ...]:
-    """The helper scripts script steps name, read from recipes/benchmarks/<name>.d/."""
-    folder = Path(doc.root) / Path(doc.display).parent.relative_to("recipes") / f"{doc.data['name']}.d"
+    """The helper scripts script steps name: the benchmark's own from
+    recipes/benchmarks/[<round>/]<name>.d/, else its round's shared one from
+    recipes/benchmarks/<round>/scripts/, filled in with the step's ``with:`` values."""
+    here = Path(doc.root) / Path(doc.display).parent.relative_to("recipes")
+    own = here / f"{doc.data['name']}.d"
+    shared = here / ROUND_SCRIPTS if ROUND_FOLDER.match(here.name) else None
     found = []
     for index, step in enumerate(steps):
         if "script" not in step:
             continue
-        path = folder / step["script"]
+        path = own / step["script"]
+        if not path.is_file() and shared is not None and (shared / step["script"]).is_file():
+            path = shared / step["script"]
         if not path.is_file():
+            where = f"recipes/benchmarks/{own.name}/"
+            if shared is not None:
+                where += f" or {shared.parent.name}/{shared.name}/"
             raise doc.error(
-                ("build", "steps", index, "script"),
-                f"script {step['script']!r} is not in recipes/benchmarks/{folder.name}/",
+                ("build", "steps", index, "script"), f"script {step['script']!r} is not in {where}"
             )
-        found.append((step["script"], path.read_text(encoding="utf-8")))
+        text = path.read_text(encoding="utf-8")
+        if "with" in step:
+            text = _fill_script(doc, ("build", "steps", index, "with"), path, text, step["with"])
+        found.append((step["script"], text))
     return tuple(found)
 
 
-def _build_step(doc: _Doc, data: Dict[str, Any], path: PathKey) -> BuildStep:
+# The project's line length (ruff): a list value goes on one line when it fits.
+_SCRIPT_LINE = 110
+
+
+def _fill_script(doc: _Doc, path: PathKey, script: Path, text: str, values: Dict[str, Any]) -> str:
+    """A shared script with its ``${name}`` placeholders filled from a list of strings: after a
+    Python assignment (``wanted = ${modules}``) a tuple of them, on one line when it fits
+    (else one item a line, as ruff formats it); anywhere else one line each, every line after
+    the first starting with what precedes the placeholder on its line (``# `` in a comment)."""
+    template = string.Template(text)
+    # Template.get_identifiers is Python 3.11's; mlcc runs on 3.9: its pattern gives the same
+    wanted = {m.group("braced") or m.group("named") for m in template.pattern.finditer(text)} - {None}
+    if set(values) != wanted:
+        raise doc.error(
+            path,
+            f"{script.name} takes {', '.join(sorted(wanted)) or 'no values'}"
+            f" (given: {', '.join(sorted(values))})",
+            hint=f"the shared script is recipes/{script.relative_to(Path(doc.root)).as_posix()}",
+        )
+    filled = {}
+    for name, items in values.items():
+        line = next(line for line in text.splitlines() if "${" + name + "}" in line)
+        prefix = line[: line.index("${" + name + "}")]
+        if not prefix.endswith("= "):
+            filled[name] = ("\n" + prefix).join(items)
+            continue
+        one_line = "(" + ", ".join(f'"{item}"' for item in items) + ")"
+        if len(prefix) + len(one_line) <= _SCRIPT_LINE:
+            filled[name] = one_line
+        else:
+            filled[name] = "(\n" + "".join(f'    "{item}",\n' for item in items) + ")"
+    return template.substitute(filled)
+
+
+def _build_step(doc: _Doc, data: Dict[str, Any], path: PathKey, record: Optional[Round] = None) -> BuildStep:
+    if "round_step" in data:
+        return _round_step(doc, data, path, record)
     step = BuildStep(
         "script",
         arches=tuple(data.get("arches", ())),
@@ -1210,6 +1379,32 @@ def _build_step(doc: _Doc, data: Dict[str, Any], path: PathKey) -> BuildStep:
     if "make" in data:
         return step._replace(kind="make", make_args=tuple(data["make"]))
     return step._replace(script=data["script"], runtime=data.get("runtime", False))
+
+
+def _round_step(doc: _Doc, data: Dict[str, Any], path: PathKey, record: Optional[Round]) -> BuildStep:
+    """A step of the benchmark's round record, with what the benchmark adds: setup options
+    (to a git step), a note, arches, families, env."""
+    shared = dict(record.steps) if record is not None else {}
+    name = data["round_step"]
+    if name not in shared:
+        where = f"round {record.name}'s record" if record is not None else "a benchmark outside MLPerf rounds"
+        raise doc.error(
+            (*path, "round_step"),
+            f"round_step {name!r} is not a step of {where}",
+            hint=f"steps: {', '.join(shared) or '(none)'}",
+        )
+    step = shared[name]
+    if "setup" in data and step.kind != "git":
+        raise doc.error(
+            (*path, "setup"), f"round_step {name!r} is a {step.kind} step; setup is for git steps"
+        )
+    return step._replace(
+        setup_options=tuple(data.get("setup", step.setup_options)),
+        note=data.get("note", step.note),
+        arches=tuple(data.get("arches", step.arches)),
+        families=tuple(data.get("families", step.families)),
+        env=tuple(data.get("env", dict(step.env)).items()),
+    )
 
 
 def _framework_rule(

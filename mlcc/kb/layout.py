@@ -21,11 +21,16 @@ SINGLE_FILES = {
     "hosts.yaml": "hosts",
     "nccl-profiles.yaml": "nccl_profiles",
 }
-FOLDERS = {"frameworks": "framework", "benchmarks": "benchmark"}
-# A later MLPerf round's benchmarks live in recipes/benchmarks/<round>/ (v2.1/maskrcnn.yaml,
-# scripts in v2.1/maskrcnn.d/); the top-level files are v0.6's and the non-MLPerf tools.
+FOLDERS = {"frameworks": "framework", "benchmarks": "benchmark", "rounds": "round"}
+# An MLPerf round is a record, recipes/rounds/<round>.yaml (its scoring rules, systems, shared
+# sources), plus its benchmarks: the default round's (the record saying default: true) at the
+# top of recipes/benchmarks/ beside the non-MLPerf tools, any other round's in
+# recipes/benchmarks/<round>/ (v2.1/maskrcnn.yaml, a benchmark's own scripts in v2.1/maskrcnn.d/,
+# scripts several of the round's benchmarks run in v2.1/scripts/).
 ROUND_FOLDER = re.compile(r"v[0-9]+\.[0-9]+\Z")
+# The folder of a round's shared scripts, beside its benchmark recipes.
+ROUND_SCRIPTS = "scripts"
 # Files other stages own (the matrix is read by mlcc.matrix); part of the cache key.
 OTHER_FILES = ("matrix.yaml",)
 
-__all__ = ["FOLDERS", "OTHER_FILES", "ROUND_FOLDER", "SCHEMA_DIR", "SINGLE_FILES"]
+__all__ = ["FOLDERS", "OTHER_FILES", "ROUND_FOLDER", "ROUND_SCRIPTS", "SCHEMA_DIR", "SINGLE_FILES"]

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 import mlcc
 from mlcc.errors import RecipeError, UsageError
-from mlcc.kb.layout import FOLDERS, OTHER_FILES, ROUND_FOLDER, SCHEMA_DIR, SINGLE_FILES
+from mlcc.kb.layout import FOLDERS, OTHER_FILES, ROUND_FOLDER, ROUND_SCRIPTS, SCHEMA_DIR, SINGLE_FILES
 from mlcc.kb.model import KnowledgeBase
 from mlcc.kb.pip_locks import LOCK_DIR, lock_file_names
 
@@ -107,7 +107,8 @@ def recipe_files(root: str) -> List[RecipeFile]:
 
 
 def _helper_files(root: str) -> List[str]:
-    """Scripts benchmarks ship beside their recipe (recipes/benchmarks/<name>.d/*)."""
+    """Scripts benchmarks ship beside their recipe (recipes/benchmarks/<name>.d/*) and the
+    scripts a round's benchmarks share (recipes/benchmarks/<round>/scripts/*)."""
     top = os.path.join(root, "benchmarks")
     folders = [top]
     if os.path.isdir(top):
@@ -118,7 +119,8 @@ def _helper_files(root: str) -> List[str]:
             continue
         for name in sorted(os.listdir(folder)):
             helper_dir = os.path.join(folder, name)
-            if name.endswith(".d") and os.path.isdir(helper_dir):
+            shared = folder != top and name == ROUND_SCRIPTS
+            if (name.endswith(".d") or shared) and os.path.isdir(helper_dir):
                 found += [os.path.join(helper_dir, f) for f in sorted(os.listdir(helper_dir))]
     return found
 

@@ -557,7 +557,7 @@ class Benchmark(NamedTuple):
     links: Tuple[str, ...] = ()
     # (arch, why the benchmark cannot run there): the arch's refusal names the cause
     arches_missing: Tuple[Tuple[str, str], ...] = ()
-    # The MLPerf round the recipe implements (v0.6, v2.1); None for tools outside MLPerf.
+    # The MLPerf round the recipe implements (a record of recipes/rounds/); None for tools outside MLPerf.
     round: Optional[str] = None
     # The name the recipe file gives; ``name`` is the id, unique across rounds (see benchmark_id)
     recipe_name: str = ""
@@ -578,16 +578,73 @@ class Benchmark(NamedTuple):
         return dict(self.origins).get(key, self.prov.origin)
 
 
-# The round a name means when it exists in several: v0.6 keeps every command and published
-# file it had before later rounds joined (the seed command `mlcc gen maskrcnn --cuda 10.1`).
-DEFAULT_ROUND = "v0.6"
-
-
-def benchmark_id(name: str, round_: Optional[str]) -> str:
+def benchmark_id(name: str, round_: Optional[str], default_round: Optional[str]) -> str:
     """A benchmark's id: its name for the default round and for tools outside MLPerf, else
     ``name-round`` (``maskrcnn-v2.1``), so images, files and tags of two rounds never collide
-    and every v0.6 name stays as it was."""
-    return name if round_ in (None, DEFAULT_ROUND) else f"{name}-{round_}"
+    and every name of the default round (recipes/rounds/: ``default: true``) stays as it was."""
+    return name if round_ in (None, default_round) else f"{name}-{round_}"
+
+
+class RoundCounts(NamedTuple):
+    """How many runs a result needs and how many are dropped or may fail (a round's default,
+    or one benchmark's own counts over it)."""
+
+    runs: Optional[int] = None
+    dropped: Optional[int] = None
+    max_failed: Optional[int] = None
+    note: Optional[str] = None
+
+
+class RoundScoring(NamedTuple):
+    """How MLPerf Training scores one round's logs (recipes/rounds/<round>.yaml ``scoring:``)."""
+
+    log_formats: Tuple[str, ...]  # the formats its runs write: a log's round is inferred from it
+    rules: str  # the training rules the counts come from, at their commit
+    scaling_json: bool  # the result folder's scaling.json multiplies the score
+    default: RoundCounts
+    benchmarks: Tuple[Tuple[str, RoundCounts], ...]  # by the name the round's logs give it
+    note: Optional[str] = None
+
+    def counts(self, benchmark: str) -> RoundCounts:
+        """The benchmark's counts, each falling back to the round's default."""
+        own = dict(self.benchmarks).get(benchmark, RoundCounts())
+        return RoundCounts(
+            runs=own.runs if own.runs is not None else self.default.runs,
+            dropped=own.dropped if own.dropped is not None else self.default.dropped,
+            max_failed=own.max_failed if own.max_failed is not None else self.default.max_failed,
+            note=own.note,
+        )
+
+
+class RoundSystem(NamedTuple):
+    """A system a round's NVIDIA submissions ran on (DGXSYSTEM), as its system JSON gives it."""
+
+    name: str  # DGXA100: the name NVIDIA's config_<name>*.sh files carry
+    gpu: str  # a generation of recipes/gpus.yaml
+    gpus: int
+    sockets: int
+    socket_cores: int
+    hyperthreads: int
+    system_json: Tuple[str, ...]  # training_results' NVIDIA/systems/*.json it comes from
+    prov: Provenance
+
+
+class Round(NamedTuple):
+    """One MLPerf Training round (recipes/rounds/<round>.yaml): its scoring rules, systems and
+    the sources its benchmark recipes share."""
+
+    name: str  # v2.1
+    title: str
+    year: int
+    default: bool  # the round a benchmark name means when several rounds hold it
+    scoring: RoundScoring
+    systems: Tuple[RoundSystem, ...]
+    sources: Tuple[Tuple[str, str], ...]  # (id, citation) its benchmark recipes may cite
+    prov: Provenance
+    steps: Tuple[Tuple[str, BuildStep], ...] = ()  # the build steps its benchmarks share, by name
+
+    def system(self, name: str) -> Optional[RoundSystem]:
+        return next((s for s in self.systems if s.name == name), None)
 
 
 class NvidiaRepo(NamedTuple):
@@ -733,16 +790,36 @@ class KnowledgeBase(NamedTuple):
     sdist_requires: Tuple[SdistRequires, ...] = ()
     pip_locks: LockFiles = LockFiles()  # recipes/locks/, parsed
     nccl_profiles: Tuple[NcclProfile, ...] = ()  # recipes/nccl-profiles.yaml, in file order
+    round_records: Tuple[Round, ...] = ()  # recipes/rounds/, oldest first
 
     def rounds(self) -> Tuple[str, ...]:
-        """Every MLPerf round some benchmark recipe belongs to, oldest first."""
-        found = {b.round for b in self.benchmarks.values() if b.round is not None}
-        return tuple(sorted(found, key=_round_key))
+        """Every MLPerf round recipes/rounds/ records, oldest first."""
+        return tuple(r.name for r in self.round_records)
+
+    def round(self, name: str) -> Round:
+        """The round record ``name``.
+
+        Raises:
+            KeyError: recipes/rounds/ has no such round.
+        """
+        for record in self.round_records:
+            if record.name == name:
+                return record
+        raise KeyError(name)
+
+    @property
+    def default_round(self) -> Optional[str]:
+        """The round a benchmark name means when several rounds hold it (its ``default: true``)."""
+        return next((r.name for r in self.round_records if r.default), None)
+
+    def benchmark_id(self, name: str, round_: Optional[str]) -> str:
+        """``name``'s id in ``round_`` (see :func:`benchmark_id`)."""
+        return benchmark_id(name, round_, self.default_round)
 
     def rounds_of(self, name: str) -> Tuple[str, ...]:
         """The rounds holding a benchmark called ``name`` (its base name), oldest first."""
         found = {b.round for b in self.benchmarks.values() if b.base_name == name and b.round is not None}
-        return tuple(sorted(found, key=_round_key))
+        return tuple(sorted(found, key=round_key))
 
     def packaging(self, package_format: str) -> Family:
         """The family whose packages have ``package_format`` (a cuDNN/NCCL build's method)."""
@@ -764,6 +841,6 @@ class KnowledgeBase(NamedTuple):
         raise KeyError(version)
 
 
-def _round_key(round_: str) -> Tuple[int, ...]:
+def round_key(round_: str) -> Tuple[int, ...]:
     """``v2.1`` -> (2, 1): rounds sort by number, so v0.6 comes before v2.1 and v10.0 last."""
     return tuple(int(part) for part in round_.lstrip("v").split("."))

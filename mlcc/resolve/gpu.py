@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
-from mlcc.kb.model import CudaRelease, KnowledgeBase, benchmark_id
+from mlcc.kb.model import CudaRelease, KnowledgeBase
 from mlcc.resolve.stages import Failure
 from mlcc.resolve.view import ResolverView
 from mlcc.versions import parse_version
@@ -58,7 +58,7 @@ def _other_round(resolver: ResolverView, request: Request) -> str:
     for round_ in reversed(kb.rounds_of(asked.base_name)):
         if round_ == asked.round:
             continue
-        other = benchmark_id(asked.base_name, round_)
+        other = kb.benchmark_id(asked.base_name, round_)
         found = resolver.try_resolve(request._replace(benchmark=other))
         if found is not None and found.cuda is not None:
             return f"; --round {round_} resolves {asked.base_name} for it (CUDA {found.cuda.version})"

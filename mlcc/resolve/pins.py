@@ -20,6 +20,14 @@ from mlcc.resolve.stack import Stack
 from mlcc.versions import VersionPin, parse_pin
 
 
+def round_choices(kb: KnowledgeBase) -> str:
+    """The rounds recipes/rounds/ records, for help and errors: ``v0.6, v2.1 (a name in several
+    rounds means v0.6)``."""
+    names = kb.rounds()
+    text = ", ".join(names)
+    return f"{text} (a name in several rounds means {kb.default_round})" if len(names) > 1 else text
+
+
 @dataclass(frozen=True)
 class Pins:
     """The pins every stack-producing command accepts."""
@@ -77,9 +85,10 @@ class Pins:
 
     round: Optional[str] = flag(
         "--round",
-        "MLPerf round of the benchmark: v0.6 or v2.1 (a name in several rounds means v0.6).",
+        "MLPerf round of the benchmark (recipes/rounds/, `mlcc list rounds`).",
         default=None,
         metavar="ROUND",
+        describe=lambda kb: f"MLPerf round of the benchmark: {round_choices(kb)}.",
     )
 
     flavour: Optional[str] = flag(

@@ -10,7 +10,7 @@ import re
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.errors import UsageError
-from mlcc.kb.model import DEFAULT_ROUND, FLAVOURS, KnowledgeBase, benchmark_id
+from mlcc.kb.model import FLAVOURS, KnowledgeBase
 from mlcc.versions import VersionPin, is_valid_version, parse_pin
 
 # Components `--with NAME=VERSION` may name besides the frameworks.
@@ -191,8 +191,9 @@ def _flavour(flavour: Optional[str]) -> Optional[str]:
 
 def find_benchmark(kb: KnowledgeBase, name: str, round_: Optional[str] = None) -> str:
     """The id of benchmark ``name`` in ``round_`` (``--round``): a name in one round needs no
-    round; a name in several means the default round (v0.6); an id (``maskrcnn-v2.1``) is
-    accepted as it is, since messages and stack files name benchmarks by id."""
+    round; a name in several means the default round (the record saying ``default: true``); an
+    id (``maskrcnn-v2.1``) is accepted as it is, since messages and stack files name benchmarks
+    by id."""
     if round_ is not None and round_ not in kb.rounds():
         raise UsageError(f"--round: unknown round {round_!r}", hint=f"rounds: {', '.join(kb.rounds())}")
     if name in kb.benchmarks and round_ in (None, kb.benchmarks[name].round):
@@ -205,13 +206,13 @@ def find_benchmark(kb: KnowledgeBase, name: str, round_: Optional[str] = None) -
             hint=did_you_mean(name, names) or f"benchmarks: {', '.join(names)}",
         )
     if round_ is None:
-        round_ = DEFAULT_ROUND if DEFAULT_ROUND in rounds else rounds[0]
+        round_ = kb.default_round if kb.default_round in rounds else rounds[0]
     if round_ not in rounds:
         raise UsageError(
             f"benchmark {name!r} is not in round {round_}",
             hint=f"{name} exists in round {', '.join(rounds)}: pass --round {rounds[-1]}",
         )
-    return benchmark_id(name, round_)
+    return kb.benchmark_id(name, round_)
 
 
 def _same_pin(kb: KnowledgeBase, name: str, first: Tuple[str, str], second: Tuple[str, str]) -> bool:

@@ -6,8 +6,6 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-from mlcc.kb.model import DEFAULT_ROUND
-
 
 class PublishedResult(NamedTuple):
     recipe: str  # the benchmark's recipe name (resnet50)
@@ -15,7 +13,7 @@ class PublishedResult(NamedTuple):
     minutes: float
     system: str
     runs: Optional[int]
-    round: Optional[str] = None  # the recipe's MLPerf round (v0.6, v2.1)
+    round: Optional[str] = None  # the recipe's MLPerf round (recipes/rounds/)
     gpu: Optional[str] = None  # the GPU generation it ran on (recipes/gpus.yaml), if the recipe says
 
 
@@ -48,9 +46,15 @@ class GpuReferences(NamedTuple):
 
 def published_results(kb: Any) -> Dict[str, PublishedResult]:
     """Log benchmark name -> the reference result its recipe records; where a name has one in
-    several rounds, the default round's (v0.6), as a name without --round means."""
+    several rounds, the default round's, as a name without --round means."""
     found: Dict[str, PublishedResult] = {}
-    for (log_name, _round), result in sorted(published_by_round(kb).items(), key=_default_round_last):
+    default = kb.default_round
+
+    def default_round_last(item: Tuple[Tuple[str, Optional[str]], PublishedResult]) -> Tuple[bool, str]:
+        round_ = item[0][1]
+        return (round_ in (None, default), round_ or "")
+
+    for (log_name, _round), result in sorted(published_by_round(kb).items(), key=default_round_last):
         found[log_name] = result
     return found
 
@@ -93,8 +97,3 @@ def published_by_gpu(kb: Any) -> GpuReferences:
             )
     tags = {name: gpu.sm.replace("_", "") for name, gpu in kb.gpus.items()}
     return GpuReferences(found, tags)
-
-
-def _default_round_last(item: Tuple[Tuple[str, Optional[str]], PublishedResult]) -> Tuple[bool, str]:
-    round_ = item[0][1]
-    return (round_ in (None, DEFAULT_ROUND), round_ or "")

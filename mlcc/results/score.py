@@ -65,7 +65,7 @@ class BenchmarkScore(NamedTuple):
     state: str  # "complete", "partial" or "no score"
     notes: Tuple[str, ...]
     required_runs: Optional[int]
-    round: Optional[str] = None  # the MLPerf round whose rules scored it (v0.6, v2.1)
+    round: Optional[str] = None  # the MLPerf round whose rules scored it (recipes/rounds/)
     rules: Optional[str] = None  # the rules document, cited
     scaling_factor: Optional[float] = None  # from the folder's scaling.json, applied
 

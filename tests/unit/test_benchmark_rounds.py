@@ -20,6 +20,10 @@ def _add_round(recipes: Path, name: str, round_: str) -> None:
     folder.mkdir(exist_ok=True)
     text = (recipes / "benchmarks" / f"{name}.yaml").read_text()
     (folder / f"{name}.yaml").write_text(text.replace("round: v0.6", f"round: {round_}", 1))
+    record = recipes / "rounds" / f"{round_}.yaml"
+    if not record.is_file():  # a round is a record first: its rules, systems and shared sources
+        lines = (recipes / "rounds" / "v2.1.yaml").read_text().replace("name: v2.1", f"name: {round_}", 1)
+        record.write_text(lines.replace("year: 2022", "year: 2099", 1))
     helpers = recipes / "benchmarks" / f"{name}.d"
     if helpers.is_dir():
         shutil.copytree(helpers, folder / f"{name}.d")
@@ -42,10 +46,12 @@ def test_every_mlperf_recipe_names_its_round_and_tools_none(kb: KnowledgeBase) -
     assert rounds["tf_cnn_benchmarks"] is None
 
 
-def test_the_default_round_keeps_plain_names() -> None:
-    assert benchmark_id("maskrcnn", "v0.6") == "maskrcnn"
-    assert benchmark_id("nccl-tests", None) == "nccl-tests"
-    assert benchmark_id("maskrcnn", "v2.1") == "maskrcnn-v2.1"
+def test_the_default_round_keeps_plain_names(kb: KnowledgeBase) -> None:
+    assert kb.default_round == "v0.6"
+    assert kb.benchmark_id("maskrcnn", "v0.6") == "maskrcnn"
+    assert kb.benchmark_id("nccl-tests", None) == "nccl-tests"
+    assert kb.benchmark_id("maskrcnn", "v2.1") == "maskrcnn-v2.1"
+    assert benchmark_id("maskrcnn", "v0.6", "v2.1") == "maskrcnn-v0.6"
 
 
 def test_a_name_in_two_rounds_defaults_to_v0_6(two_rounds: KnowledgeBase) -> None:
@@ -108,3 +114,113 @@ def test_round_flag_reaches_resolve_and_list(cli) -> None:  # type: ignore[no-un
     assert refused.code == 2 and "unknown round" in refused.err
     listed = cli("list", "benchmarks")
     assert listed.code == 0 and "round" in listed.out.splitlines()[0]
+
+
+def _load_broken(recipes: Path, rel: str, old: str, new: str) -> RecipeError:
+    path = recipes / rel
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+    with pytest.raises(RecipeError) as caught:
+        load(str(recipes), use_cache=False)
+    return caught.value
+
+
+def test_a_round_without_a_record_is_refused(recipes_copy: Path) -> None:
+    (recipes_copy / "rounds" / "v2.1.yaml").unlink()
+    with pytest.raises(RecipeError) as caught:
+        load(str(recipes_copy), use_cache=False)
+    assert "round 'v2.1' has no record in recipes/rounds/" in str(caught.value)
+    assert "recipes/rounds/v2.1.yaml" in (caught.value.hint or "")
+
+
+def test_exactly_one_round_is_the_default(recipes_copy: Path) -> None:
+    error = _load_broken(recipes_copy, "rounds/v2.1.yaml", "default: false", "default: true")
+    assert "2 rounds say default: true (v0.6, v2.1)" in str(error)
+
+
+def test_the_default_round_is_the_records_and_names_follow_it(recipes_copy: Path) -> None:
+    """Which round keeps bare names is data: with v2.1 the default, v0.6's recipes must move
+    into their own folder (the top level holds the default round's)."""
+    for rel, old, new in (
+        ("rounds/v2.1.yaml", "default: false", "default: true"),
+        ("rounds/v0.6.yaml", "default: true", "default: false"),
+    ):
+        path = recipes_copy / rel
+        path.write_text(path.read_text().replace(old, new, 1))
+    with pytest.raises(RecipeError) as caught:
+        load(str(recipes_copy), use_cache=False)
+    assert "round 'v0.6' recipes live in recipes/benchmarks/v0.6/" in str(caught.value)
+    assert "the top level holds round v2.1" in (caught.value.hint or "")
+
+
+def test_a_benchmark_may_not_redefine_a_source_id_of_its_round(recipes_copy: Path) -> None:
+    error = _load_broken(
+        recipes_copy,
+        "benchmarks/v2.1/ssd.yaml",
+        "sources:\n",
+        'sources:\n  ngc-pytorch-22.09: "https://example.org/another-citation"\n',
+    )
+    assert "source id 'ngc-pytorch-22.09' is defined by round v2.1's record" in str(error)
+
+
+def test_a_node_shape_must_agree_with_its_rounds_system(recipes_copy: Path) -> None:
+    error = _load_broken(
+        recipes_copy,
+        "benchmarks/v2.1/ssd.yaml",
+        "DGXA100: {gpus: 8, sockets: 2, socket_cores: 64",
+        "DGXA100: {gpus: 8, sockets: 2, socket_cores: 56",
+    )
+    assert "node shape DGXA100: socket_cores 56, but round v2.1's system DGXA100 has 64" in str(error)
+
+
+def test_a_shared_script_takes_exactly_the_values_it_names(recipes_copy: Path) -> None:
+    error = _load_broken(recipes_copy, "benchmarks/v2.1/ssd.yaml", "        modules: [", "        module: [")
+    assert "apex-extensions.sh takes modules, why (given: module, why)" in str(error)
+
+
+def test_the_round_scripts_are_one_copy_each_and_filled_per_benchmark(kb: KnowledgeBase) -> None:
+    """One nvidia-cocoapi.sh and one apex-extensions.sh serve v2.1's benchmarks: the first
+    as it is, the second with each benchmark's module list (one line when it fits)."""
+    scripts = {
+        b.name: dict(b.build.scripts)
+        for b in kb.benchmarks.values()
+        if b.build is not None and b.round == "v2.1"
+    }
+    assert scripts["maskrcnn-v2.1"]["nvidia-cocoapi.sh"] == scripts["ssd-v2.1"]["nvidia-cocoapi.sh"]
+    shared = Path(kb.root) / "benchmarks" / "v2.1" / "scripts"
+    assert sorted(p.name for p in shared.iterdir()) == ["apex-extensions.sh", "nvidia-cocoapi.sh"]
+    assert not list((Path(kb.root) / "benchmarks" / "v2.1").glob("*.d/apex-extensions.sh"))
+    ssd = scripts["ssd-v2.1"]["apex-extensions.sh"]
+    assert 'wanted = ("apex_C", "amp_C", "focal_loss_cuda", "fused_conv_bias_relu")\n' in ssd
+    assert ssd.startswith("# apex's setup.py skips --fused_conv_bias_relu")
+    bert = scripts["bert-v2.1"]["apex-extensions.sh"]
+    assert 'wanted = (\n    "apex_C",\n    "amp_C",\n' in bert
+    assert "${" not in ssd + bert
+
+
+def test_the_rounds_shared_pins_are_steps_of_its_record(kb: KnowledgeBase) -> None:
+    """mlperf-logging, mlperf-common and apex are pinned once, in the v2.1 record; the
+    benchmarks that install them name the record's step and add their own setup options."""
+    shared = dict(kb.round("v2.1").steps)
+    logging = "git+https://github.com/mlcommons/logging.git@62cb0761014922532ff1a4d35d8c2c4021f2e123"
+    assert shared["mlperf-logging-2.1.0-rc1"].packages == (logging,)
+    assert shared["mlperf-logging-2.1.0-rc1"].origins[0].startswith("recipes/rounds/v2.1.yaml:")
+    for name in ("bert-v2.1", "maskrcnn-v2.1", "ssd-v2.1"):
+        build = kb.benchmarks[name].build
+        assert build is not None
+        assert any(step.packages == (logging,) for step in build.steps), name
+        (apex,) = [step for step in build.steps if step.git_url == "https://github.com/NVIDIA/apex.git"]
+        assert apex.git_ref == "1d7711100bb58dc761a2fad89f30d41239450f58", name
+        assert "--cuda_ext" in apex.setup_options and apex.note, name
+    recipes = Path(kb.root) / "benchmarks" / "v2.1"
+    for recipe in recipes.glob("*.yaml"):
+        assert "logging.git@62cb0761" not in recipe.read_text(), recipe.name
+
+
+def test_a_step_the_round_does_not_have_is_refused(recipes_copy: Path) -> None:
+    error = _load_broken(
+        recipes_copy, "benchmarks/v2.1/ssd.yaml", "round_step: apex-2022-09-21", "round_step: apex-1999"
+    )
+    assert "round_step 'apex-1999' is not a step of round v2.1's record" in str(error)
+    assert "apex-2022-09-21" in (error.hint or "")

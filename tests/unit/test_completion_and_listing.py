@@ -1,5 +1,6 @@
 """Shell completion offers the values the knowledge base and the installed engines know, for
-every option with a fixed set of values; ``mlcc list gpus`` shows the GPU generations."""
+every option with a fixed set of values; ``mlcc list gpus`` shows the GPU generations and
+``mlcc list rounds`` the MLPerf rounds recipes/rounds/ records."""
 
 from __future__ import annotations
 
@@ -29,6 +30,10 @@ def _complete(words: str) -> List[str]:
         ("mlcc build ssd --backend bu", ["buildah"], ["podman"]),
         ("mlcc build ssd --backend ", ["buildah", "podman", "docker", "openshift"], []),
         ("mlcc inspect quay.io/x/y --arch x", ["x86_64"], ["ppc64le"]),
+        ("mlcc gen maskrcnn --round v2", ["v2.1"], ["v0.6"]),
+        ("mlcc resolve maskrcnn --round ", ["v0.6", "v2.1"], []),
+        ("mlcc results score x --round v0", ["v0.6"], ["v2.1"]),
+        ("mlcc results add x --round ", ["v0.6", "v2.1"], []),
     ],
 )
 def test_completion_offers_what_the_option_takes(
@@ -65,3 +70,30 @@ def test_the_gpu_table_marks_what_rests_on_unconfirmed_evidence() -> None:
     for name in weak:
         assert any(line.startswith(f"{name} *") for line in lines), name
     assert "rests on unconfirmed evidence" in result.out
+
+
+def test_every_round_record_is_listed_with_its_benchmarks_and_the_default_marked() -> None:
+    records = sorted((REPO / "recipes" / "rounds").glob("*.yaml"))
+    facts = {r["name"]: r for r in (yaml.safe_load(path.read_text()) for path in records)}
+    listed = json.loads(run_mlcc(["list", "rounds", "--json"]).out)
+    assert [row["name"] for row in listed] == ["v0.6", "v2.1"] == sorted(facts)
+    for row in listed:
+        assert (row["year"], row["default"]) == (facts[row["name"]]["year"], facts[row["name"]]["default"])
+        assert row["rules"] == facts[row["name"]]["scoring"]["rules"]
+        assert row["systems"] == list(facts[row["name"]]["systems"])
+    v21 = next(row for row in listed if row["name"] == "v2.1")
+    assert {"bert", "maskrcnn", "rnnt", "ssd", "unet3d"} <= set(v21["benchmarks"])
+    table = run_mlcc(["list", "rounds"]).out.splitlines()
+    assert table[0].split() == ["name", "year", "default", "systems", "benchmarks"]
+    assert table[2].split()[:3] == ["v0.6", "2019", "yes"]
+    assert table[3].split()[:3] == ["v2.1", "2022", "no"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["gen", "--help"], ["resolve", "--help"], ["results", "score", "--help"], ["results", "add", "--help"]],
+)
+def test_round_help_lists_the_recorded_rounds(command: List[str]) -> None:
+    result = run_mlcc(command)
+    assert result.code == 0, result.err
+    assert "v0.6, v2.1" in " ".join(result.out.split())

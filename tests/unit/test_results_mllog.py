@@ -18,12 +18,12 @@ from typing import Any, Dict, List, Tuple
 import pytest
 
 from mlcc.app.results import score_logs
-from mlcc.errors import UsageError
+from mlcc.errors import RecipeError
 from mlcc.history import History
 from mlcc.kb.loader import load
 from mlcc.results.mllog import MLLOG_MAX_DEPTH, MllogLineError, parse_event
 from mlcc.results.parse import parse_file
-from mlcc.results.rules import parse_rules, scoring_rules
+from mlcc.results.rules import scoring_rules
 from mlcc.results.score import FAILED, SUCCESS, RunResult, olympic_mean
 from mlcc.results.store import Placement, StackInfo, add_runs
 from tests.conftest import mlperf_v06
@@ -254,15 +254,17 @@ def test_round_flag_picks_the_rules_and_an_unknown_round_is_a_usage_error(cli: A
     assert "v0.6, v2.1" in result.err
 
 
-def test_every_round_of_the_rules_table_cites_a_full_commit_of_the_rules() -> None:
+def test_every_round_of_the_rules_table_cites_a_full_commit_of_the_rules(recipes_copy: Path) -> None:
     for name, row in scoring_rules().rounds.items():
-        assert row["rules"].startswith("github:mlcommons/training_policies @"), name
-        assert "training_rules.adoc" in row["rules"], name
-    with pytest.raises(UsageError, match="rules"):
-        parse_rules(
-            "format: 1\nrounds:\n  v3.0:\n    log_formats: [mllog]\n    rules: somewhere\n"
-            "    scaling_json: true\n    default: {dropped: 1, max_failed: 1}\n    benchmarks: {}\n"
-        )
+        assert row.rules.startswith("github:mlcommons/training_policies @"), name
+        assert "training_rules.adoc" in row.rules, name
+    record = recipes_copy / "rounds" / "v2.1.yaml"
+    text = record.read_text()
+    record.write_text(
+        text.replace('  rules: "github:mlcommons/training_policies @7a0d', '  rules: "somewhere @7a0d', 1)
+    )
+    with pytest.raises(RecipeError, match="rules"):
+        load(str(recipes_copy), use_cache=False)
 
 
 def test_results_compare_shows_maskrcnn_v06_dgx1_beside_v21_a100_and_h100(cli: Any, tmp_path: Path) -> None:
