@@ -26,12 +26,12 @@ from mlcc.image.content import STACK_FILE
 from mlcc.kb.model import Benchmark, KnowledgeBase
 from mlcc.output import write_tree
 from mlcc.report.results import render_results_html
-from mlcc.results.compare import BenchmarkComparison, compare
+from mlcc.results.compare import BenchmarkComparison, compare_stored
 from mlcc.results.parse import LogFile, Run, parse_file
-from mlcc.results.reference import published_by_gpu, published_by_round, published_results
+from mlcc.results.reference import published_results
 from mlcc.results.rules import scoring_rules
 from mlcc.results.score import BenchmarkScore, log_files, score
-from mlcc.results.store import Added, Placement, StackInfo, add_runs, stack_info, stored_runs
+from mlcc.results.store import Added, Placement, StackInfo, add_runs, stack_info
 from mlcc.safeio import UnreadableFile, read_text
 
 MAX_STACK_BYTES = 16 * 1024 * 1024  # a stack.json is tens of KiB
@@ -376,11 +376,9 @@ def compare_results(
     """
     filters = filters or ResultFilters()
     history = open_history(history_file)
-    references = published_results(kb)
-    names = {ref.recipe: ref.log_name for ref in references.values()}
-    wanted = [names.get(b, b) for b in filters.benchmarks]
-    rows = stored_runs(history, benchmarks=wanted, stacks=filters.stacks, systems=filters.systems)
-    compared = compare(rows, references, scoring_rules(), published_by_round(kb), published_by_gpu(kb))
+    compared = compare_stored(
+        kb, history, benchmarks=filters.benchmarks, stacks=filters.stacks, systems=filters.systems
+    )
     return Compared(compared, history)
 
 

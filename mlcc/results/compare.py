@@ -12,9 +12,17 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-from mlcc.results.reference import GpuReferences, PublishedResult
-from mlcc.results.rules import ScoringRules
+from mlcc.history import History
+from mlcc.results.reference import (
+    GpuReferences,
+    PublishedResult,
+    published_by_gpu,
+    published_by_round,
+    published_results,
+)
+from mlcc.results.rules import ScoringRules, scoring_rules
 from mlcc.results.score import NO_START, SUCCESS, UNFINISHED, RunResult, olympic_mean
+from mlcc.results.store import stored_runs
 
 
 class StackScore(NamedTuple):
@@ -72,6 +80,7 @@ class BenchmarkComparison(NamedTuple):
 def _stack_json(stack: StackScore, reference: Optional[PublishedResult]) -> Dict[str, Any]:
     score = stack.score_minutes
     reference = stack.reference or reference
+    ratio = vs_reference(stack, reference)
     return {
         "stack": stack.stack,
         "round": stack.round,
@@ -84,7 +93,7 @@ def _stack_json(stack: StackScore, reference: Optional[PublishedResult]) -> Dict
         "score_minutes": None if score is None else round(score, 4),
         "state": stack.state,
         "spread_percent": None if stack.spread_percent is None else round(stack.spread_percent, 2),
-        "vs_reference": round(score / reference.minutes, 4) if score is not None and reference else None,
+        "vs_reference": None if ratio is None else round(ratio, 4),
         "reference": (
             {
                 "minutes": reference.minutes,
@@ -105,6 +114,36 @@ def _stack_json(stack: StackScore, reference: Optional[PublishedResult]) -> Dict
             for r in stack.results
         ],
     }
+
+
+def vs_reference(stack: StackScore, fallback: Optional[PublishedResult] = None) -> Optional[float]:
+    """The one ratio every view shows (text, JSON, the HTML page, the report): the stack's
+    score over the reference of its own round and GPU (:func:`compare` sets it), else over
+    ``fallback``; None without a score or a reference.
+
+    Args:
+        stack: One stack's scored runs.
+        fallback: The benchmark's reference, for a stack scored without its own.
+
+    Returns:
+        score / reference minutes, or None.
+    """
+    reference = stack.reference or fallback
+    if stack.score_minutes is None or reference is None or not reference.minutes > 0:
+        return None
+    return stack.score_minutes / reference.minutes
+
+
+def ratio_text(stack: StackScore, fallback: Optional[PublishedResult] = None) -> str:
+    """:func:`vs_reference` as the tables print it: ``0.51x``, or ``-``."""
+    ratio = vs_reference(stack, fallback)
+    return "-" if ratio is None else f"{ratio:.2f}x"
+
+
+def reference_label(reference: PublishedResult) -> str:
+    """Which reference a ratio is to: its round and GPU (``v2.1 H100``)."""
+    gpu = f" {reference.gpu.upper()}" if reference.gpu else ""
+    return f"{reference.round or '-'}{gpu}"
 
 
 def _result(row: Mapping[str, Any]) -> RunResult:
@@ -152,6 +191,38 @@ def compare(
         stacks.sort(key=lambda s: (s.score_minutes is None, s.score_minutes or 0.0, s.stack, s.round or ""))
         found.append(BenchmarkComparison(benchmark, reference, tuple(stacks)))
     return found
+
+
+def compare_stored(
+    kb: Any,
+    history: History,
+    *,
+    benchmarks: Sequence[str] = (),
+    stacks: Sequence[str] = (),
+    systems: Sequence[str] = (),
+) -> List[BenchmarkComparison]:
+    """The stored runs compared as every view shows them (``results compare``, its ``--json``
+    and ``--html``, ``mlcc report``, ``mlcc advise``): each round scored by its rules, each
+    stack beside the reference of its round and GPU.
+
+    Args:
+        kb: The knowledge base (the recipes' reference results).
+        history: The history holding the runs.
+        benchmarks: Log names (maskrcnn, resnet) or recipe names (resnet50); empty: all.
+        stacks: Substrings of the stacks' names; empty: all.
+        systems: Substrings of the systems' names; empty: all.
+
+    Returns:
+        One comparison per benchmark, fastest stack first.
+
+    Raises:
+        HistoryError: The database is locked or damaged.
+    """
+    references = published_results(kb)
+    names = {ref.recipe: ref.log_name for ref in references.values()}
+    wanted = [names.get(b, b) for b in benchmarks]
+    rows = stored_runs(history, benchmarks=wanted, stacks=stacks, systems=systems)
+    return compare(rows, references, scoring_rules(), published_by_round(kb), published_by_gpu(kb))
 
 
 class _Rule(NamedTuple):
