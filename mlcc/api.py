@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from mlcc.app import kb as _kb
+from mlcc.app.advise import advise
 from mlcc.app.build import (
     manifest_list_tag,
     matrix_jobs,
@@ -90,6 +91,7 @@ __all__ = [
     "StackManifest",
     "StackSource",
     "add_results",
+    "advise",
     "attach_sbom",
     "cell_results",
     "check_all",

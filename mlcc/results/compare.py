@@ -200,6 +200,7 @@ def compare_stored(
     benchmarks: Sequence[str] = (),
     stacks: Sequence[str] = (),
     systems: Sequence[str] = (),
+    gpu: Optional[str] = None,
 ) -> List[BenchmarkComparison]:
     """The stored runs compared as every view shows them (``results compare``, its ``--json``
     and ``--html``, ``mlcc report``, ``mlcc advise``): each round scored by its rules, each
@@ -211,6 +212,8 @@ def compare_stored(
         benchmarks: Log names (maskrcnn, resnet) or recipe names (resnet50); empty: all.
         stacks: Substrings of the stacks' names; empty: all.
         systems: Substrings of the systems' names; empty: all.
+        gpu: Only the runs on this GPU generation (as :meth:`GpuReferences.gpu_of` tells
+            it from the run's variant or system); None: all.
 
     Returns:
         One comparison per benchmark, fastest stack first.
@@ -222,7 +225,10 @@ def compare_stored(
     names = {ref.recipe: ref.log_name for ref in references.values()}
     wanted = [names.get(b, b) for b in benchmarks]
     rows = stored_runs(history, benchmarks=wanted, stacks=stacks, systems=systems)
-    return compare(rows, references, scoring_rules(), published_by_round(kb), published_by_gpu(kb))
+    by_gpu = published_by_gpu(kb)
+    if gpu is not None:
+        rows = [row for row in rows if by_gpu.gpu_of([row]) == gpu]
+    return compare(rows, references, scoring_rules(), published_by_round(kb), by_gpu)
 
 
 class _Rule(NamedTuple):
