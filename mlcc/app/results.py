@@ -32,6 +32,7 @@ from mlcc.results.reference import published_results
 from mlcc.results.rules import scoring_rules
 from mlcc.results.score import BenchmarkScore, log_files, score
 from mlcc.results.store import Added, Placement, StackInfo, add_runs, stack_info
+from mlcc.results.system import described
 from mlcc.safeio import UnreadableFile, read_text
 
 MAX_STACK_BYTES = 16 * 1024 * 1024  # a stack.json is tens of KiB
@@ -97,7 +98,7 @@ def parse_logs(paths: Sequence[str]) -> List[LogFile]:
     logs = []
     for path in files:
         try:
-            logs.append(parse_file(path))
+            logs.append(described(parse_file(path)))
         except OSError as error:
             raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
     return logs

@@ -142,8 +142,12 @@ def stack_source(func: Any) -> Any:
         ),
         *image_option_list(),
         click.option("--system", metavar="NAME", help="The system's name (default: the log's platform)."),
-        click.option("--nodes", type=POSITIVE, help="Nodes (default: the log's submission_entry)."),
-        click.option("--gpus", type=COUNT, help="GPUs in all (default: from the log)."),
+        click.option(
+            "--nodes", type=POSITIVE, help="Nodes (default: what the log or its system description says)."
+        ),
+        click.option(
+            "--gpus", type=COUNT, help="GPUs in all (default: from the log or its system description)."
+        ),
         click.option("--history", "history_file", metavar="FILE", type=PATH, help=HISTORY_HELP),
     ]
     for option in reversed(options):
@@ -303,7 +307,10 @@ def _print_comparisons(comparisons: Sequence[Any]) -> None:
             score = f"{stack.score_minutes:.2f}" if stack.score_minutes is not None else "no score"
             # each stack beside the reference of its own round and GPU, as the lines above say
             ratio = ratio_text(stack, reference)
-            where = f"{', '.join(stack.systems) or '-'}; {'/'.join(map(str, stack.gpus)) or '-'} GPUs"
+            where = (
+                f"{', '.join(stack.systems) or '-'}; {'/'.join(map(str, stack.gpus)) or '-'} GPUs;"
+                f" {'/'.join(map(str, stack.nodes)) or '-'} node(s)"
+            )
             state = "" if stack.state == "complete" else f" ({stack.state})"
             rows.append(
                 (

@@ -40,6 +40,7 @@ class StackScore(NamedTuple):
     # the reference of the stack's own round and GPU (maskrcnn v2.1's on A100 or on H100
     # beside v0.6's on DGX-1)
     reference: Optional[PublishedResult] = None
+    gpu: Optional[str] = None  # the GPU generation its runs name (recipes/gpus.yaml), if one
 
     @property
     def runs(self) -> int:
@@ -84,6 +85,7 @@ def _stack_json(stack: StackScore, reference: Optional[PublishedResult]) -> Dict
     return {
         "stack": stack.stack,
         "round": stack.round,
+        "gpu": stack.gpu,
         "variant": stack.variant,
         "images": list(stack.images),
         "systems": list(stack.systems),
@@ -167,13 +169,15 @@ def compare(
     by_round: Optional[Mapping[Tuple[str, Optional[str]], PublishedResult]] = None,
     by_gpu: Optional[GpuReferences] = None,
 ) -> List[BenchmarkComparison]:
-    """Group stored runs (mlcc.results.store.stored_runs) by benchmark, then by stack and
-    round; with ``rules``, each group is scored by its round's rules (runs required, runs
+    """Group stored runs (mlcc.results.store.stored_runs) by benchmark, then by stack, round
+    and GPU (with ``by_gpu``: runs of one stack on an A100 and on an H100 are two results, not
+    one mean); with ``rules``, each group is scored by its round's rules (runs required, runs
     dropped, failed runs allowed), else by v0.6's olympic rule. Each group stands beside the
     reference of its round on its GPU (``by_gpu``), else of its round, else ``references``'."""
-    groups: Dict[str, Dict[Tuple[str, str], List[Mapping[str, Any]]]] = {}
+    groups: Dict[str, Dict[Tuple[str, str, str], List[Mapping[str, Any]]]] = {}
     for row in rows:
-        key = (str(row["stack"]), str(row.get("round") or ""))
+        gpu = (by_gpu.gpu_of([row]) if by_gpu else None) or ""
+        key = (str(row["stack"]), str(row.get("round") or ""), gpu)
         groups.setdefault(str(row["benchmark"]), {}).setdefault(key, []).append(row)
     found = []
     for benchmark in sorted(groups):
@@ -185,10 +189,18 @@ def compare(
                 (by_gpu.reference(benchmark, round_name or None, members) if by_gpu else None)
                 or (by_round or {}).get((benchmark, round_name or None), reference),
                 _rule(rules, round_name, benchmark),
-            )
-            for (stack, round_name), members in groups[benchmark].items()
+            )._replace(gpu=gpu or None)
+            for (stack, round_name, gpu), members in groups[benchmark].items()
         ]
-        stacks.sort(key=lambda s: (s.score_minutes is None, s.score_minutes or 0.0, s.stack, s.round or ""))
+        stacks.sort(
+            key=lambda s: (
+                s.score_minutes is None,
+                s.score_minutes or 0.0,
+                s.stack,
+                s.round or "",
+                s.gpu or "",
+            )
+        )
         found.append(BenchmarkComparison(benchmark, reference, tuple(stacks)))
     return found
 
