@@ -116,7 +116,8 @@ def advise(
 
     Args:
         kb: The knowledge base (the recipes' rounds and reference results).
-        benchmark: A recipe name (maskrcnn, resnet50) or id (maskrcnn-v2.1).
+        benchmark: A recipe name (maskrcnn, resnet50), id (maskrcnn-v2.1) or the name its
+            MLPerf logs give it (resnet).
         gpu: A GPU generation of recipes/gpus.yaml (a100, h100).
         round_name: Only this MLPerf round's recipe; default: every round of the benchmark.
         history_file: ``--history FILE``, or None for the default database.
@@ -167,7 +168,7 @@ def _recipes(kb: KnowledgeBase, benchmark: str, round_name: Optional[str]) -> Li
     Raises:
         UsageError: No recipe has that name, or none of that round.
     """
-    named = [b for b in kb.benchmarks.values() if benchmark in (b.name, b.base_name)]
+    named = [b for b in kb.benchmarks.values() if benchmark in (b.name, b.base_name, _log_name(b))]
     if not named:
         raise UsageError(f"unknown benchmark '{benchmark}'", hint="mlcc list benchmarks names them")
     if round_name is not None:
