@@ -14,6 +14,7 @@ from typing import Any, List, Optional
 
 from mlcc.app import generate as _generate
 from mlcc.app import kb as _kb
+from mlcc.app.advise import advise
 from mlcc.app.build import (
     failure,
     manifest_list_tag,
@@ -214,6 +215,7 @@ __all__ = [
     "StackManifest",
     "StackSource",
     "add_results",
+    "advise",
     "attach_sbom",
     "build",
     "cell_results",

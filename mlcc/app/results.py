@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import List, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, List, NamedTuple, NoReturn, Optional, Sequence, Tuple
 
 from mlcc import __version__
 from mlcc.app.history import open_history
@@ -23,15 +23,16 @@ from mlcc.app.images import open_image
 from mlcc.errors import UsageError
 from mlcc.history import History
 from mlcc.image.content import STACK_FILE
-from mlcc.kb.model import KnowledgeBase
+from mlcc.kb.model import Benchmark, KnowledgeBase
 from mlcc.output import write_tree
 from mlcc.report.results import render_results_html
-from mlcc.results.compare import BenchmarkComparison, compare
+from mlcc.results.compare import BenchmarkComparison, compare_stored
 from mlcc.results.parse import LogFile, Run, parse_file
-from mlcc.results.reference import published_by_gpu, published_by_round, published_results
+from mlcc.results.reference import published_results
 from mlcc.results.rules import scoring_rules
 from mlcc.results.score import BenchmarkScore, log_files, score
-from mlcc.results.store import Added, Placement, StackInfo, add_runs, stack_info, stored_runs
+from mlcc.results.store import Added, Placement, StackInfo, add_runs, stack_info
+from mlcc.results.system import described
 from mlcc.safeio import UnreadableFile, read_text
 
 MAX_STACK_BYTES = 16 * 1024 * 1024  # a stack.json is tens of KiB
@@ -97,7 +98,7 @@ def parse_logs(paths: Sequence[str]) -> List[LogFile]:
     logs = []
     for path in files:
         try:
-            logs.append(parse_file(path))
+            logs.append(described(parse_file(path)))
         except OSError as error:
             raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
     return logs
@@ -194,35 +195,95 @@ def load_stack(source: StackSource) -> StackInfo:
     )
 
 
-def check_benchmarks(kb: KnowledgeBase, runs: Sequence[Run], stack: StackInfo) -> List[Run]:
-    """Runs of one benchmark must not be stored with an image built for another.
+# What each log format's result lines start with (mlcc.results.parse)
+LOG_MARKERS = {"v0.6+": ":::MLL", "v0.5": ":::MLPv0.5.0", "mllog": ":::MLLOG"}
+
+
+def _round_text(round_name: Optional[str]) -> str:
+    return f"MLPerf {round_name}" if round_name else "no MLPerf round"
+
+
+def check_benchmarks(
+    kb: KnowledgeBase, runs: Sequence[Run], stack: StackInfo, round_name: Optional[str] = None
+) -> List[Run]:
+    """Runs of one benchmark and round must not be stored with an image built for another.
+
+    A stack's benchmark id names its round (``maskrcnn-v2.1``); its runs' logs name the
+    benchmark as that round's logs do (``maskrcnn``), and each run is of the round
+    ``round_name`` or its log format implies. A v2.1 log on the v0.6 stack (or the other
+    way round) is refused, naming both rounds.
 
     Args:
-        kb: The knowledge base (log names of the benchmarks).
+        kb: The knowledge base (the benchmarks' rounds and log names).
         runs: The runs to store.
         stack: The stack they ran on.
+        round_name: ``--round``: the runs' round; default: the one their log format implies.
 
     Returns:
         The runs; one whose log never names its benchmark takes the image's.
 
     Raises:
-        UsageError: A run is of another benchmark than the stack's; nothing is stored.
+        UsageError: A run is of another benchmark or another round than the stack's;
+            nothing is stored.
     """
     if stack.benchmark is None:
         return list(runs)
+    recipe = kb.benchmarks.get(stack.benchmark)
+    if recipe is None:  # a stack of a recipe this knowledge base lacks: its name is all there is
+        return _check_names(kb, runs, stack)
+    log_name = _log_name(recipe)
+    names = {log_name, recipe.base_name, recipe.name}
+    wrong = [r for r in runs if r.benchmark and r.benchmark not in names]
+    if wrong:
+        _refuse(wrong, stack, lambda r: f"is a {r.benchmark} run")
+    rules = scoring_rules(kb)
+    if recipe.round is not None:
+        rounds = {r.run_id: rules.round_of(r.log_format, round_name) for r in runs}
+        other = [r for r in runs if rounds[r.run_id] != recipe.round]
+        if other:
+            why = "" if round_name else " (its {} lines say so)"
+            _refuse(
+                other,
+                stack,
+                lambda r: (
+                    f"is a {r.benchmark or log_name} run of {_round_text(rounds[r.run_id])}"
+                    + why.format(LOG_MARKERS.get(r.log_format, r.log_format))
+                ),
+                f" of {_round_text(recipe.round)}",
+                hint=f"store it with the stack of its round (mlcc gen {recipe.base_name} --round"
+                f" {rounds[other[0].run_id]} writes one); nothing was stored",
+            )
+    return [r if r.benchmark else r._replace(benchmark=log_name) for r in runs]
+
+
+def _log_name(recipe: Benchmark) -> str:
+    """The benchmark's name in MLPerf logs (resnet for resnet50)."""
+    build = recipe.build
+    reference = build.reference if build is not None else None
+    return (reference.log_name if reference is not None else None) or recipe.base_name
+
+
+def _refuse(
+    wrong: Sequence[Run],
+    stack: StackInfo,
+    what: Callable[[Run], str],
+    stack_round: str = "",
+    hint: str = "give the image the runs ran on; nothing was stored",
+) -> NoReturn:
+    first = wrong[0]
+    raise UsageError(
+        f"{first.file} {what(first)}, but the stack was built for {stack.benchmark}{stack_round}",
+        details=[f"{r.file}: {what(r)}" for r in wrong[1:10]],
+        hint=hint,
+    )
+
+
+def _check_names(kb: KnowledgeBase, runs: Sequence[Run], stack: StackInfo) -> List[Run]:
     names = {ref.log_name: ref.recipe for ref in published_results(kb).values()}
     wrong = [r for r in runs if r.benchmark and names.get(r.benchmark, r.benchmark) != stack.benchmark]
     if wrong:
-        first = wrong[0]
-        raise UsageError(
-            f"{first.file} is a {first.benchmark} run, but the stack was built for {stack.benchmark}",
-            details=[f"{r.file}: {r.benchmark}" for r in wrong[1:10]],
-            hint="give the image the runs ran on; nothing was stored",
-        )
-    log_name = {ref.recipe: ref.log_name for ref in published_results(kb).values()}.get(
-        stack.benchmark, stack.benchmark
-    )
-    return [r if r.benchmark else r._replace(benchmark=log_name) for r in runs]
+        _refuse(wrong, stack, lambda r: f"is a {r.benchmark} run")
+    return list(runs)
 
 
 def store_runs(
@@ -250,7 +311,7 @@ def store_runs(
         UsageError: A run is of another benchmark than the stack's.
         HistoryError: The database is locked, damaged, read-only, or not mlcc's.
     """
-    checked = check_benchmarks(kb, runs, stack)
+    checked = check_benchmarks(kb, runs, stack, round_name)
     history = open_history(history_file)
     return add_runs(history, checked, stack, placement, __version__, round_name), history
 
@@ -316,11 +377,9 @@ def compare_results(
     """
     filters = filters or ResultFilters()
     history = open_history(history_file)
-    references = published_results(kb)
-    names = {ref.recipe: ref.log_name for ref in references.values()}
-    wanted = [names.get(b, b) for b in filters.benchmarks]
-    rows = stored_runs(history, benchmarks=wanted, stacks=filters.stacks, systems=filters.systems)
-    compared = compare(rows, references, scoring_rules(kb), published_by_round(kb), published_by_gpu(kb))
+    compared = compare_stored(
+        kb, history, benchmarks=filters.benchmarks, stacks=filters.stacks, systems=filters.systems
+    )
     return Compared(compared, history)
 
 

@@ -44,6 +44,7 @@ COMMANDS: Dict[str, str] = {
     "history": "mlcc.cli.history:history_command",
     "report": "mlcc.cli.matrix:report_command",
     "results": "mlcc.cli.results:results_group",
+    "advise": "mlcc.cli.advise:advise_command",
     "lint": "mlcc.cli.lint:lint_command",
     "kb": "mlcc.cli.kb:kb_group",
     "completion": "mlcc.cli.completion:completion_command",

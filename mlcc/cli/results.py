@@ -28,6 +28,7 @@ from mlcc.cli.images import image_option_list
 from mlcc.cli.options import KnowledgeHelpOption
 from mlcc.cli.values import COUNT, PATH, POSITIVE
 from mlcc.report.results import spread_text
+from mlcc.results.compare import ratio_text, reference_label
 from mlcc.results.parse import log_text
 from mlcc.results.store import Placement
 from mlcc.ui.safe_text import echo
@@ -150,8 +151,12 @@ def stack_source(func: Any) -> Any:
         ),
         *image_option_list(),
         click.option("--system", metavar="NAME", help="The system's name (default: the log's platform)."),
-        click.option("--nodes", type=POSITIVE, help="Nodes (default: the log's submission_entry)."),
-        click.option("--gpus", type=COUNT, help="GPUs in all (default: from the log)."),
+        click.option(
+            "--nodes", type=POSITIVE, help="Nodes (default: what the log or its system description says)."
+        ),
+        click.option(
+            "--gpus", type=COUNT, help="GPUs in all (default: from the log or its system description)."
+        ),
         click.option("--history", "history_file", metavar="FILE", type=PATH, help=HISTORY_HELP),
     ]
     for option in reversed(options):
@@ -309,11 +314,6 @@ def _other_references(comparison: Any) -> List[Any]:
     return found
 
 
-def _reference_label(reference: Any) -> str:
-    gpu = f" {reference.gpu.upper()}" if reference.gpu else ""
-    return f"{reference.round or '-'}{gpu}"
-
-
 def _print_comparisons(comparisons: Sequence[Any]) -> None:
 
     for index, comparison in enumerate(comparisons):
@@ -325,18 +325,16 @@ def _print_comparisons(comparisons: Sequence[Any]) -> None:
             line += f"  reference {reference.minutes:.2f} min ({reference.system})"
         echo(line)
         for other in _other_references(comparison):
-            echo(f"  {_reference_label(other)} reference {other.minutes:.2f} min ({other.system})")
+            echo(f"  {reference_label(other)} reference {other.minutes:.2f} min ({other.system})")
         rows = []
         for stack in comparison.stacks:
             score = f"{stack.score_minutes:.2f}" if stack.score_minutes is not None else "no score"
             # each stack beside the reference of its own round and GPU, as the lines above say
-            own = stack.reference or reference
-            ratio = (
-                f"{stack.score_minutes / own.minutes:.2f}x"
-                if own and stack.score_minutes is not None
-                else "-"
+            ratio = ratio_text(stack, reference)
+            where = (
+                f"{', '.join(stack.systems) or '-'}; {'/'.join(map(str, stack.gpus)) or '-'} GPUs;"
+                f" {'/'.join(map(str, stack.nodes)) or '-'} node(s)"
             )
-            where = f"{', '.join(stack.systems) or '-'}; {'/'.join(map(str, stack.gpus)) or '-'} GPUs"
             state = "" if stack.state == "complete" else f" ({stack.state})"
             rows.append(
                 (

@@ -10,14 +10,19 @@ from __future__ import annotations
 
 import html
 import math
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, List, Sequence, Tuple
 
 import mlcc
 from mlcc.report.templating import environment
-from mlcc.results.compare import BenchmarkComparison, StackScore, compare
-from mlcc.results.reference import published_results
+from mlcc.results.compare import (
+    BenchmarkComparison,
+    StackScore,
+    compare_stored,
+    ratio_text,
+    reference_label,
+    vs_reference,
+)
 from mlcc.results.score import SUCCESS
-from mlcc.results.store import stored_runs
 
 WIDTH = 860
 LABEL = 330  # room for the stack names on the left
@@ -168,6 +173,7 @@ def _render(name: str, comparisons: Sequence[BenchmarkComparison], title: str) -
             escape=html.escape,
             spread=spread_text,
             ratio=_ratio,
+            ratio_reference=_ratio_reference,
         )
     )
 
@@ -183,13 +189,18 @@ def render_results_section(comparisons: Sequence[BenchmarkComparison]) -> str:
 
 
 def _ratio(stack: StackScore, comparison: BenchmarkComparison) -> str:
-    reference: Optional[Any] = comparison.reference
-    if stack.score_minutes is None or reference is None:
-        return "-"
-    return f"{stack.score_minutes / reference.minutes:.2f}x"
+    return ratio_text(stack, comparison.reference)
+
+
+def _ratio_reference(stack: StackScore, comparison: BenchmarkComparison) -> str:
+    """Which reference the ratio is to, when it is not the one the heading names."""
+    reference = stack.reference or comparison.reference
+    if reference is None or reference == comparison.reference or vs_reference(stack) is None:
+        return ""
+    return f"vs {reference_label(reference)} {reference.minutes:.2f} min"
 
 
 def results_view(kb: Any, history: Any) -> str:
     """The results sections for the matrix report: empty when the history holds no runs."""
-    comparisons = compare(stored_runs(history), published_results(kb))
+    comparisons = compare_stored(kb, history)
     return render_results_section(comparisons) if comparisons else ""

@@ -12,9 +12,17 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-from mlcc.results.reference import GpuReferences, PublishedResult
-from mlcc.results.rules import ScoringRules
+from mlcc.history import History
+from mlcc.results.reference import (
+    GpuReferences,
+    PublishedResult,
+    published_by_gpu,
+    published_by_round,
+    published_results,
+)
+from mlcc.results.rules import ScoringRules, scoring_rules
 from mlcc.results.score import NO_START, SUCCESS, UNFINISHED, RunResult, olympic_mean
+from mlcc.results.store import stored_runs
 
 
 class StackScore(NamedTuple):
@@ -32,6 +40,7 @@ class StackScore(NamedTuple):
     # the reference of the stack's own round and GPU (maskrcnn v2.1's on A100 or on H100
     # beside v0.6's on DGX-1)
     reference: Optional[PublishedResult] = None
+    gpu: Optional[str] = None  # the GPU generation its runs name (recipes/gpus.yaml), if one
 
     @property
     def runs(self) -> int:
@@ -72,9 +81,11 @@ class BenchmarkComparison(NamedTuple):
 def _stack_json(stack: StackScore, reference: Optional[PublishedResult]) -> Dict[str, Any]:
     score = stack.score_minutes
     reference = stack.reference or reference
+    ratio = vs_reference(stack, reference)
     return {
         "stack": stack.stack,
         "round": stack.round,
+        "gpu": stack.gpu,
         "variant": stack.variant,
         "images": list(stack.images),
         "systems": list(stack.systems),
@@ -84,7 +95,7 @@ def _stack_json(stack: StackScore, reference: Optional[PublishedResult]) -> Dict
         "score_minutes": None if score is None else round(score, 4),
         "state": stack.state,
         "spread_percent": None if stack.spread_percent is None else round(stack.spread_percent, 2),
-        "vs_reference": round(score / reference.minutes, 4) if score is not None and reference else None,
+        "vs_reference": None if ratio is None else round(ratio, 4),
         "reference": (
             {
                 "minutes": reference.minutes,
@@ -105,6 +116,36 @@ def _stack_json(stack: StackScore, reference: Optional[PublishedResult]) -> Dict
             for r in stack.results
         ],
     }
+
+
+def vs_reference(stack: StackScore, fallback: Optional[PublishedResult] = None) -> Optional[float]:
+    """The one ratio every view shows (text, JSON, the HTML page, the report): the stack's
+    score over the reference of its own round and GPU (:func:`compare` sets it), else over
+    ``fallback``; None without a score or a reference.
+
+    Args:
+        stack: One stack's scored runs.
+        fallback: The benchmark's reference, for a stack scored without its own.
+
+    Returns:
+        score / reference minutes, or None.
+    """
+    reference = stack.reference or fallback
+    if stack.score_minutes is None or reference is None or not reference.minutes > 0:
+        return None
+    return stack.score_minutes / reference.minutes
+
+
+def ratio_text(stack: StackScore, fallback: Optional[PublishedResult] = None) -> str:
+    """:func:`vs_reference` as the tables print it: ``0.51x``, or ``-``."""
+    ratio = vs_reference(stack, fallback)
+    return "-" if ratio is None else f"{ratio:.2f}x"
+
+
+def reference_label(reference: PublishedResult) -> str:
+    """Which reference a ratio is to: its round and GPU (``v2.1 H100``)."""
+    gpu = f" {reference.gpu.upper()}" if reference.gpu else ""
+    return f"{reference.round or '-'}{gpu}"
 
 
 def _result(row: Mapping[str, Any]) -> RunResult:
@@ -128,13 +169,15 @@ def compare(
     by_round: Optional[Mapping[Tuple[str, Optional[str]], PublishedResult]] = None,
     by_gpu: Optional[GpuReferences] = None,
 ) -> List[BenchmarkComparison]:
-    """Group stored runs (mlcc.results.store.stored_runs) by benchmark, then by stack and
-    round; with ``rules``, each group is scored by its round's rules (runs required, runs
+    """Group stored runs (mlcc.results.store.stored_runs) by benchmark, then by stack, round
+    and GPU (with ``by_gpu``: runs of one stack on an A100 and on an H100 are two results, not
+    one mean); with ``rules``, each group is scored by its round's rules (runs required, runs
     dropped, failed runs allowed), else by v0.6's olympic rule. Each group stands beside the
     reference of its round on its GPU (``by_gpu``), else of its round, else ``references``'."""
-    groups: Dict[str, Dict[Tuple[str, str], List[Mapping[str, Any]]]] = {}
+    groups: Dict[str, Dict[Tuple[str, str, str], List[Mapping[str, Any]]]] = {}
     for row in rows:
-        key = (str(row["stack"]), str(row.get("round") or ""))
+        gpu = (by_gpu.gpu_of([row]) if by_gpu else None) or ""
+        key = (str(row["stack"]), str(row.get("round") or ""), gpu)
         groups.setdefault(str(row["benchmark"]), {}).setdefault(key, []).append(row)
     found = []
     for benchmark in sorted(groups):
@@ -146,12 +189,58 @@ def compare(
                 (by_gpu.reference(benchmark, round_name or None, members) if by_gpu else None)
                 or (by_round or {}).get((benchmark, round_name or None), reference),
                 _rule(rules, round_name, benchmark),
-            )
-            for (stack, round_name), members in groups[benchmark].items()
+            )._replace(gpu=gpu or None)
+            for (stack, round_name, gpu), members in groups[benchmark].items()
         ]
-        stacks.sort(key=lambda s: (s.score_minutes is None, s.score_minutes or 0.0, s.stack, s.round or ""))
+        stacks.sort(
+            key=lambda s: (
+                s.score_minutes is None,
+                s.score_minutes or 0.0,
+                s.stack,
+                s.round or "",
+                s.gpu or "",
+            )
+        )
         found.append(BenchmarkComparison(benchmark, reference, tuple(stacks)))
     return found
+
+
+def compare_stored(
+    kb: Any,
+    history: History,
+    *,
+    benchmarks: Sequence[str] = (),
+    stacks: Sequence[str] = (),
+    systems: Sequence[str] = (),
+    gpu: Optional[str] = None,
+) -> List[BenchmarkComparison]:
+    """The stored runs compared as every view shows them (``results compare``, its ``--json``
+    and ``--html``, ``mlcc report``, ``mlcc advise``): each round scored by its rules, each
+    stack beside the reference of its round and GPU.
+
+    Args:
+        kb: The knowledge base (the recipes' reference results).
+        history: The history holding the runs.
+        benchmarks: Log names (maskrcnn, resnet) or recipe names (resnet50); empty: all.
+        stacks: Substrings of the stacks' names; empty: all.
+        systems: Substrings of the systems' names; empty: all.
+        gpu: Only the runs on this GPU generation (as :meth:`GpuReferences.gpu_of` tells
+            it from the run's variant or system); None: all.
+
+    Returns:
+        One comparison per benchmark, fastest stack first.
+
+    Raises:
+        HistoryError: The database is locked or damaged.
+    """
+    references = published_results(kb)
+    names = {ref.recipe: ref.log_name for ref in references.values()}
+    wanted = [names.get(b, b) for b in benchmarks]
+    rows = stored_runs(history, benchmarks=wanted, stacks=stacks, systems=systems)
+    by_gpu = published_by_gpu(kb)
+    if gpu is not None:
+        rows = [row for row in rows if by_gpu.gpu_of([row]) == gpu]
+    return compare(rows, references, scoring_rules(kb), published_by_round(kb), by_gpu)
 
 
 class _Rule(NamedTuple):

@@ -38,6 +38,10 @@ _V06 = re.compile(rb":::MLL\s+(-?[0-9][0-9.eE+-]*)\s+([A-Za-z0-9_.]+)\s*:\s?(.*)
 _V05 = re.compile(
     rb":::MLPv0\.5\.0\s+(\S+)\s+([0-9][0-9.]*)\s+\(([^)]*)\)\s+([A-Za-z0-9_.]+)(?:\s*:\s?(.*))?"
 )
+# MLLOG's submission_platform: "<nodes>x<system>" (github:NVIDIA/mlperf-common
+# @a2dea848867703b2be9a9a350d9830d9494a2918 mlperf_common/logging.py, mlperf_submission_log:
+# value=f'{num_nodes}x...', num_nodes from SLURM_JOB_NUM_NODES)
+_PLATFORM_NODES = re.compile(r"([1-9][0-9]{0,6})x\S")
 # The keys whose JSON a score or the system description needs; others are only hashed.
 WANTED_KEYS = frozenset(
     {
@@ -252,6 +256,17 @@ class _Parser:
                 run.result_seconds = finite_time(stamp)
         elif name.startswith("submission_"):
             self._submission(run, name[len("submission_") :], value)
+            if name == "submission_platform" and fmt == MLLOG:
+                self._nodes_of_platform(run, value)
+
+    def _nodes_of_platform(self, run: _Builder, value: Any) -> None:
+        """MLLOG's submission_platform is ``<nodes>x<system>`` (``1xNVIDIA DGX A100``: NVIDIA's
+        mlperf_common logger writes f"{num_nodes}x..."), so it names the node count."""
+        found = _PLATFORM_NODES.match(value) if isinstance(value, str) else None
+        if found is None:
+            return
+        for facts in (run.system, self.preamble) if run.start is None else (run.system,):
+            facts.setdefault("nodes", found.group(1))
 
     def _submission(self, run: _Builder, field: str, value: Any) -> None:
         if field == "benchmark" and isinstance(value, str):

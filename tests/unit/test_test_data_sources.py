@@ -78,8 +78,9 @@ def test_every_v21_log_is_listed_and_is_the_upstream_file_less_the_named_keys() 
     configs = {f for f in files if f.startswith("NVIDIA/benchmarks/")}  # NVIDIA's config files
     # NVIDIA's config files: Mask R-CNN's 4, BERT's and SSD's 12, ResNet-50's 6
     # and the common file each of its two folders sources, 3D U-Net's 5, RNN-T's 5 with the 10
-    # hyperparameter and common files they source; RNN-T's logs are 2 folders of 10
-    assert len(files - configs) == 26 + 20 and len(configs) == 4 + 12 + 8 + 5 + 15 and set(rows) == files
+    # hyperparameter and common files they source; RNN-T's logs are 2 folders of 10; and the
+    # system descriptions of the DGX A100 (NGC 22.09) and the DGX H100
+    assert len(files - configs) == 26 + 20 + 2 and len(configs) == 4 + 12 + 8 + 5 + 15 and set(rows) == files
     dropped = {
         "no iteration stats": ("tracked_stats", "throughput"),
         "no tensor inits": ("weights_initialization",),
@@ -95,7 +96,7 @@ def test_every_v21_log_is_listed_and_is_the_upstream_file_less_the_named_keys() 
         lines = path.read_text(encoding="utf-8").splitlines()
         assert lines and all(line.startswith(":::MLLOG {") for line in lines), name
         assert not any(f'"key": "{key}"' in line for line in lines for key in dropped[kind]), name
-    assert kept == {"full": 1 + len(configs), "no iteration stats": 15 + 20, "no tensor inits": 10}
+    assert kept == {"full": 1 + 2 + len(configs), "no iteration stats": 15 + 20, "no tensor inits": 10}
 
 
 @pytest.mark.parametrize("name", ["nvidia_cuda.yaml", "framework_tables.yaml"])
