@@ -63,6 +63,7 @@ from mlcc.kb.model import (
 )
 from mlcc.kb.text_rules import check_text
 from mlcc.kb.yamlsrc import LineMap, PathKey, line_of, load_yaml
+from mlcc.safeio import UnreadableFile, read_text
 from mlcc.versions import is_valid_version, parse_spec, parse_version, satisfies
 
 
@@ -1159,19 +1160,28 @@ def _mpi(data: Optional[Dict[str, Any]]) -> Optional[MpiLaunch]:
 
 
 def _scripts(doc: _Doc, steps: Sequence[Dict[str, Any]]) -> Tuple[Tuple[str, str], ...]:
-    """The helper scripts script steps name, read from recipes/benchmarks/<name>.d/."""
+    """The helper scripts script steps name, read from recipes/benchmarks/<name>.d/.
+
+    Regular files only: a link, FIFO or device there would bring a file from outside the
+    recipes into the generated folder and, by its COPY, into the image.
+    """
+    shown = f"{Path(doc.display).parent.as_posix()}/{doc.data['name']}.d"
     folder = Path(doc.root) / Path(doc.display).parent.relative_to("recipes") / f"{doc.data['name']}.d"
     found = []
     for index, step in enumerate(steps):
         if "script" not in step:
             continue
+        where = ("build", "steps", index, "script")
+        if folder.is_symlink():
+            raise doc.error(where, f"{shown}/ is a symbolic link (mlcc reads only real folders here)")
         path = folder / step["script"]
-        if not path.is_file():
-            raise doc.error(
-                ("build", "steps", index, "script"),
-                f"script {step['script']!r} is not in recipes/benchmarks/{folder.name}/",
-            )
-        found.append((step["script"], path.read_text(encoding="utf-8")))
+        if not path.is_symlink() and not path.exists():
+            raise doc.error(where, f"script {step['script']!r} is not in {shown}/")
+        try:
+            text = read_text(path, follow_links=False)
+        except UnreadableFile as error:
+            raise doc.error(where, f"{shown}/{step['script']}: {error}") from None
+        found.append((step["script"], text))
     return tuple(found)
 
 
