@@ -218,7 +218,14 @@ class History:
         seconds = finite_time(record.seconds)
         if seconds is None:  # a build's duration is finite: anything else is a bug upstream
             raise ValueError(f"seconds {record.seconds!r}")
-        values = record._replace(finished=record.finished or _now(), seconds=seconds)
+        # a size beyond SQLite's integer is a bug upstream, but must not lose a build that
+        # succeeded: it is stored as unknown
+        values = record._replace(
+            finished=record.finished or _now(),
+            seconds=seconds,
+            size=count(record.size),
+            uncompressed=count(record.uncompressed),
+        )
         if values.status not in STATUSES:
             raise ValueError(f"status {values.status!r}")
         connection = self._connect()

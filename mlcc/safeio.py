@@ -6,6 +6,7 @@ and a huge file would be read whole into memory; both are refused before opening
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -17,12 +18,22 @@ class UnreadableFile(Exception):
     """The file cannot be used as text input; ``str()`` says why, for the caller's error."""
 
 
-def read_text(path: Path, *, limit: int = MAX_TEXT_BYTES) -> str:
-    """The UTF-8 text of a regular file of at most ``limit`` bytes."""
+def read_text(path: Path, *, limit: int = MAX_TEXT_BYTES, follow_links: bool = True) -> str:
+    """The UTF-8 text of a regular file of at most ``limit`` bytes.
+
+    ``follow_links=False`` refuses a symbolic link at ``path`` itself: files that are copied
+    on into generated folders and images (a recipe's helper scripts) must not pull in
+    whatever the link points at.
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    if not follow_links:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
         # O_NONBLOCK: opening a FIFO with no writer must not block; regular files ignore it.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, flags)
     except OSError as error:
+        if not follow_links and error.errno == errno.ELOOP:
+            raise UnreadableFile("a symbolic link (mlcc reads only regular files here)") from None
         raise UnreadableFile(f"cannot read: {error.strerror or error}") from None
     try:
         info = os.fstat(fd)

@@ -130,8 +130,8 @@ def _read_manifest(registry: Registry, ref: Reference, manifest: Manifest) -> Im
     layers = manifest.descriptors("layers")
     config = registry.blob_json(ref.repository, manifest.config_digest())
     found = scan_layers(registry, ref, manifest, WANTED)
-    size = untrusted.size(config_entry.get("size")) + sum(
-        untrusted.size(layer.get("size")) for layer in layers
+    size = untrusted.total(
+        [untrusted.size(config_entry.get("size")), *(untrusted.size(layer.get("size")) for layer in layers)]
     )
     return _content(str(ref), manifest.digest, config, found, size, from_manifest(data, config))
 

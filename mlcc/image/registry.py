@@ -68,6 +68,7 @@ class Manifest(NamedTuple):
         """The config blob's digest, checked for shape (a registry's JSON is untrusted)."""
         what = f"manifest {self.digest}"
         entry = untrusted.obj(self.data.get("config"), f"{what}'s config", RegistryError)
+        _check_size(entry, f"{what}'s config")
         return untrusted.digest(entry.get("digest"), f"{what}'s config", RegistryError)
 
     def descriptors(self, field: str) -> List[Dict[str, Any]]:
@@ -79,8 +80,7 @@ class Manifest(NamedTuple):
             raise RegistryError(f"{what}: {len(entries)} entries, more than {MAX_ENTRIES}")
         for entry in entries:
             untrusted.digest(entry.get("digest"), what, RegistryError)
-            if entry.get("size") is not None and untrusted.size(entry.get("size")) != entry.get("size"):
-                raise RegistryError(f"{what}: a size that is not a non-negative integer")
+            _check_size(entry, what)
         return entries
 
     def platforms(self) -> List[Tuple[str, Dict[str, Any]]]:
@@ -91,6 +91,12 @@ class Manifest(NamedTuple):
             (str(entry["digest"]), untrusted.as_object(entry.get("platform")))
             for entry in self.descriptors("manifests")
         ]
+
+
+def _check_size(entry: Dict[str, Any], what: str) -> None:
+    """A descriptor's ``size``, when given, is a byte count (a missing one is unknown)."""
+    if entry.get("size") is not None and untrusted.size(entry.get("size")) is None:
+        raise RegistryError(f"{what}: a size that is not an integer from 0 to 2^63-1")
 
 
 def read_bounded(stream: Any, *, limit: int, deadline: float, what: str) -> bytes:

@@ -23,6 +23,7 @@ import json
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.image import untrusted
+from mlcc.validate import count
 
 LARGEST = 3  # layers shown by `mlcc build` and `mlcc inspect`
 MAX_INSTRUCTION = 200  # characters of a layer's instruction kept: a RUN line can be pages long
@@ -122,12 +123,13 @@ def from_manifest(manifest: Dict[str, Any], config: Dict[str, Any], *, compresse
     for descriptor, (_, instruction) in zip(descriptors, made_by):
         size = untrusted.size(descriptor.get("size"))
         layers.append(LayerSize(size if compressed else None, None if compressed else size, instruction))
-    total = sum(untrusted.size(layer.get("size")) for layer in descriptors)
+    # a layer without a size makes the total unknown, never a total that counts it as 0
+    total = untrusted.total(untrusted.size(layer.get("size")) for layer in descriptors)
     entries = tuple(index for index, _ in made_by) if matched else ()
     length = len(_history(config)) if matched else 0
     if compressed:
         config_size = untrusted.size(untrusted.as_object(manifest.get("config")).get("size"))
-        return ImageSizes(total + config_size or None, None, tuple(layers), entries, length)
+        return ImageSizes(untrusted.total([total, config_size]) or None, None, tuple(layers), entries, length)
     return ImageSizes(None, total or None, tuple(layers), entries, length)
 
 
@@ -139,10 +141,12 @@ def from_engine_history(text: str) -> Optional[ImageSizes]:
         text: The engine's output.
 
     Returns:
-        The sizes (uncompressed only), or None when the output is not a history.
+        The sizes (uncompressed only), or None when the output is not a history, is empty
+        (an image has at least one entry: no answer is unknown, not ``0 B``), or gives a
+        size that is missing, negative or beyond 2^63-1.
     """
     entries = _history_entries(text)
-    if entries is None:
+    if not entries:
         return None
     layers: List[LayerSize] = []
     sizes: List[int] = []
@@ -154,7 +158,9 @@ def from_engine_history(text: str) -> Optional[ImageSizes]:
         made_by = entry.get("CreatedBy", entry.get("createdBy", ""))
         if size > 0:
             layers.append(LayerSize(None, size, _instruction(made_by if isinstance(made_by, str) else "")))
-    total = sum(sizes)
+    total = untrusted.total(sizes)
+    if total is None:
+        return None
     return ImageSizes(None, total, tuple(layers), entry_sizes=tuple(sizes), history_length=len(sizes))
 
 
@@ -273,13 +279,9 @@ def _history_entries(text: str) -> Optional[List[Dict[str, Any]]]:
 
 def _int(value: Any) -> Optional[int]:
     """A size an engine gives as a number or, docker with --human=false, as digits."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value if value >= 0 else None
-    if isinstance(value, str) and value.isdigit() and len(value) <= 20:
-        return int(value)
-    return None
+    if isinstance(value, str):
+        return count(value)
+    return untrusted.size(value)
 
 
 def _history(config: Dict[str, Any]) -> List[Dict[str, Any]]:

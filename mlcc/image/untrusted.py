@@ -11,9 +11,10 @@ from __future__ import annotations
 import json
 import re
 import zlib
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, Iterable, List, Optional
 
 from mlcc.errors import MlccError
+from mlcc.validate import SQLITE_INT_MAX
 
 DIGEST = re.compile(r"^sha256:[0-9a-f]{64}\Z|^sha512:[0-9a-f]{128}\Z")
 ErrorFactory = Callable[[str], MlccError]
@@ -41,8 +42,24 @@ def digest(value: Any, what: str, error: ErrorFactory) -> str:
     return value
 
 
-def size(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+def size(value: Any) -> Optional[int]:
+    """A byte count a peer sent: a JSON integer from 0 to SQLite's largest, else None (unknown).
+
+    A missing, negative or absurd size is unknown rather than 0: summed into a total it
+    would make the total a lie, and beyond 2^63 it cannot be stored in the history.
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= SQLITE_INT_MAX:
+        return value
+    return None
+
+
+def total(sizes: Iterable[Optional[int]]) -> Optional[int]:
+    """The sum of byte counts, or None when one is unknown or the sum leaves SQLite's range."""
+    known = list(sizes)
+    if any(value is None for value in known):
+        return None
+    summed = sum(value for value in known if value is not None)
+    return summed if summed <= SQLITE_INT_MAX else None
 
 
 def loads(data: bytes, what: str, error: ErrorFactory) -> Any:

@@ -68,6 +68,7 @@ from mlcc.kb.model import (
 )
 from mlcc.kb.text_rules import check_text
 from mlcc.kb.yamlsrc import LineMap, PathKey, line_of, load_yaml
+from mlcc.safeio import UnreadableFile, read_text
 from mlcc.versions import is_valid_version, parse_spec, parse_version, satisfies
 
 
@@ -1283,7 +1284,11 @@ def _mpi(data: Optional[Dict[str, Any]]) -> Optional[MpiLaunch]:
 def _scripts(doc: _Doc, steps: Sequence[Dict[str, Any]]) -> Tuple[Tuple[str, str], ...]:
     """The helper scripts script steps name: the benchmark's own from
     recipes/benchmarks/[<round>/]<name>.d/, else its round's shared one from
-    recipes/benchmarks/<round>/scripts/, filled in with the step's ``with:`` values."""
+    recipes/benchmarks/<round>/scripts/, filled in with the step's ``with:`` values.
+
+    Regular files only: a link, FIFO or device there would bring a file from outside the
+    recipes into the generated folder and, by its COPY, into the image.
+    """
     here = Path(doc.root) / Path(doc.display).parent.relative_to("recipes")
     own = here / f"{doc.data['name']}.d"
     shared = here / ROUND_SCRIPTS if ROUND_FOLDER.match(here.name) else None
@@ -1291,21 +1296,39 @@ def _scripts(doc: _Doc, steps: Sequence[Dict[str, Any]]) -> Tuple[Tuple[str, str
     for index, step in enumerate(steps):
         if "script" not in step:
             continue
-        path = own / step["script"]
-        if not path.is_file() and shared is not None and (shared / step["script"]).is_file():
-            path = shared / step["script"]
-        if not path.is_file():
-            where = f"recipes/benchmarks/{own.name}/"
-            if shared is not None:
-                where += f" or {shared.parent.name}/{shared.name}/"
-            raise doc.error(
-                ("build", "steps", index, "script"), f"script {step['script']!r} is not in {where}"
-            )
-        text = path.read_text(encoding="utf-8")
+        where = ("build", "steps", index, "script")
+        path = _script_path(doc, where, own, shared, step["script"])
+        try:
+            text = read_text(path, follow_links=False)
+        except UnreadableFile as error:
+            raise doc.error(where, f"{_shown(doc, path)}: {error}") from None
         if "with" in step:
             text = _fill_script(doc, ("build", "steps", index, "with"), path, text, step["with"])
         found.append((step["script"], text))
     return tuple(found)
+
+
+def _shown(doc: _Doc, path: Path) -> str:
+    """``path`` as the recipes-relative name a message shows (never a machine path)."""
+    return f"recipes/{path.relative_to(doc.root).as_posix()}"
+
+
+def _script_path(doc: _Doc, where: Tuple[Any, ...], own: Path, shared: Optional[Path], name: str) -> Path:
+    """Where script ``name`` is: the benchmark's own folder first, then its round's shared
+    scripts. A folder that is a symbolic link is refused, and a link named as the script is
+    found (not followed) so that reading it says what it is."""
+    folders = [own] + ([shared] if shared is not None else [])
+    for folder in folders:
+        if folder.is_symlink():
+            raise doc.error(
+                where, f"{_shown(doc, folder)}/ is a symbolic link (mlcc reads only real folders here)"
+            )
+    for folder in folders:
+        path = folder / name
+        if path.is_symlink() or path.exists():
+            return path
+    places = " or ".join(f"{_shown(doc, folder)}/" for folder in folders)
+    raise doc.error(where, f"script {name!r} is not in {places}")
 
 
 # The project's line length (ruff): a list value goes on one line when it fits.

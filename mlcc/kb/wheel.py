@@ -29,10 +29,10 @@ import tempfile
 import time
 import zlib
 from email.parser import HeaderParser
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Tuple
 
 from elftools.common.exceptions import ELFError
-from elftools.common.utils import parse_cstring_from_stream, struct_parse
+from elftools.common.utils import struct_parse
 from elftools.elf.elffile import ELFFile
 
 from mlcc.errors import IndexUnreachable
@@ -48,6 +48,15 @@ from mlcc.kb.index import (
 WHEEL_CACHE_FORMAT = 1
 TAIL_BYTES = 65536 + 22  # the EOCD record sits in the last 64 KiB + its own 22 bytes
 MAX_MEMBER_BYTES = 1 << 20  # members read whole are small text files, never libraries
+# A PEP 658 metadata file is a wheel's METADATA: tens of KB, a long description at most a few
+# MB; parsing 60 MB of headers takes minutes
+MAX_METADATA_BYTES = 4 * 1024 * 1024
+MAX_MEMBERS = 200_000  # central directory entries (torch's wheels hold ~12,000)
+INFLATE_STEP = 4 * 1024 * 1024  # bytes one decompress call may produce
+# The dynamic section of a real library names tens of libraries; a soname is a file name
+MAX_NEEDED = 1024
+MAX_DYNAMIC_ENTRIES = 65536
+MAX_SONAME = 255
 EOCD = b"PK\x05\x06"
 ZIP64_LOCATOR = b"PK\x06\x07"
 ZIP64_EOCD = b"PK\x06\x06"
@@ -118,7 +127,7 @@ class WheelReader:
         if isinstance(cached, dict):
             value = cached.get("requires")
             return tuple(str(v) for v in value) if isinstance(value, list) else None
-        body = self._get(url + ".metadata")
+        body = self._get(url + ".metadata", limit=MAX_METADATA_BYTES)
         if body is None:  # uploaded before PEP 658: the same file inside the wheel
             found = [m for m in self._central(url) if m.name.endswith(".dist-info/METADATA")]
             body = self._read_member(url, found[0]) if found else None
@@ -152,6 +161,9 @@ class WheelReader:
                     f"{member.compressed} bytes deflated, over {MAX_LIBRARY_BYTES}"
                 ]
                 continue
+            if member.size > MAX_LIBRARY_SIZE:
+                found[f"{name} (not read)"] = [f"{member.size} bytes inflated, over {MAX_LIBRARY_SIZE}"]
+                continue
             try:
                 found[name] = self._dt_needed(url, member)
             except IndexUnreachable as exc:
@@ -173,11 +185,12 @@ class WheelReader:
                 raise IndexUnreachable(url, f"{member.name}: an ELF object not read ({exc})") from None
 
     def _spool_member(self, url: str, member: Member, out: Any) -> None:
-        """Inflate one member into ``out`` by range requests, within the size limits and
-        the deadline (a zip bomb's declared size is not trusted: the output is capped)."""
+        """Inflate one member into ``out`` by range requests, within its declared size and
+        the deadline (a zip bomb's declared size is not trusted: the output is inflated in
+        steps of at most INFLATE_STEP bytes and stops once it passes the declared size)."""
         started = time.monotonic()
         header = self._range(url, member.offset, member.offset + 29)
-        if header[:4] != LOCAL:
+        if header[:4] != LOCAL or len(header) < 30:
             raise IndexUnreachable(url, f"no local header for {member.name}")
         if member.method not in (0, 8):
             raise IndexUnreachable(url, f"{member.name}: zip method {member.method} is not read here")
@@ -192,11 +205,13 @@ class WheelReader:
             last = min(end, at + LIBRARY_CHUNK) - 1
             chunk = self._range(url, at, last)
             at = last + 1
-            data = inflate.decompress(chunk, MAX_LIBRARY_SIZE + 1 - written) if inflate else chunk
-            written += len(data)
-            if written > MAX_LIBRARY_SIZE or (inflate is not None and inflate.unconsumed_tail):
-                raise IndexUnreachable(url, f"{member.name}: inflates to more than {MAX_LIBRARY_SIZE} bytes")
-            out.write(data)
+            for data in _inflated(inflate, chunk) if inflate else (chunk,):
+                written += len(data)
+                if written > member.size:
+                    raise IndexUnreachable(
+                        url, f"{member.name}: inflates to more than the {member.size} bytes it declares"
+                    )
+                out.write(data)
         if written != member.size:
             raise IndexUnreachable(url, f"{member.name}: inflated to {written} bytes, not {member.size}")
 
@@ -207,34 +222,53 @@ class WheelReader:
             return self._members[url]
         tail = self._ranged(url, f"bytes=-{TAIL_BYTES}")  # a suffix range: no HEAD first
         at = tail.rfind(EOCD)
-        if at < 0:
-            raise IndexUnreachable(url, "not a zip file (no end-of-central-directory record)")
+        if at < 0 or len(tail) - at < 22:
+            raise IndexUnreachable(url, "not a zip file (no complete end-of-central-directory record)")
         count, cd_size, cd_offset = struct.unpack("<HII", tail[at + 10 : at + 20])
         locator = tail.rfind(ZIP64_LOCATOR, 0, at)
-        if locator >= 0:  # zip64: wheels over 4 GiB or with more than 65535 members
+        if locator >= 0 and at - locator >= 16:  # zip64: wheels over 4 GiB or with more than 65535 members
             (zip64_offset,) = struct.unpack("<Q", tail[locator + 8 : locator + 16])
             record = self._range(url, zip64_offset, zip64_offset + 55)
-            if record[:4] == ZIP64_EOCD:
+            if record[:4] == ZIP64_EOCD and len(record) >= 56:
                 count, cd_size, cd_offset = struct.unpack("<QQQ", record[32:56])
-        directory = self._range(url, cd_offset, cd_offset + cd_size - 1)
-        members = tuple(_parse_central(directory, count))
+        if count > MAX_MEMBERS:
+            raise IndexUnreachable(url, f"the zip declares {count} members, more than the {MAX_MEMBERS} read")
+        directory = self._range(url, cd_offset, cd_offset + cd_size - 1) if cd_size else b""
+        try:
+            members = tuple(_parse_central(directory, count))
+        except ValueError as exc:
+            raise IndexUnreachable(url, f"a damaged zip central directory ({exc})") from None
         self._members[url] = members
         return members
 
     def _read_member(self, url: str, member: Member) -> bytes:
-        if member.size > MAX_MEMBER_BYTES:
+        """One small member, inflated to at most its declared size (itself at most
+        MAX_MEMBER_BYTES): a member that inflates to more is refused, not held in memory."""
+        # deflate never grows data by more than a few bytes per 16 KiB block
+        if member.size > MAX_MEMBER_BYTES or member.compressed > MAX_MEMBER_BYTES + 1024:
             raise IndexUnreachable(url, f"{member.name} is {member.size} bytes: only small members are read")
+        if member.method not in (0, 8):
+            raise IndexUnreachable(url, f"{member.name}: zip method {member.method} is not read here")
         header = self._range(url, member.offset, member.offset + 29)
-        if header[:4] != LOCAL:
+        if header[:4] != LOCAL or len(header) < 30:
             raise IndexUnreachable(url, f"no local header for {member.name}")
         name_len, extra_len = struct.unpack("<HH", header[26:30])
         start = member.offset + 30 + name_len + extra_len
         data = self._range(url, start, start + member.compressed - 1) if member.compressed else b""
-        if member.method == 8:
-            return zlib.decompress(data, -15)
         if member.method == 0:
-            return data
-        raise IndexUnreachable(url, f"{member.name}: zip method {member.method} is not read here")
+            return data[: member.size]
+        inflate = zlib.decompressobj(-15)
+        out = bytearray()
+        try:
+            for piece in _inflated(inflate, data):
+                out += piece
+                if len(out) > member.size:
+                    raise IndexUnreachable(
+                        url, f"{member.name}: inflates to more than the {member.size} bytes it declares"
+                    )
+        except zlib.error as exc:
+            raise IndexUnreachable(url, f"{member.name}: not deflate data ({exc})") from None
+        return bytes(out)
 
     # http ----------------------------------------------------------------------
 
@@ -248,9 +282,9 @@ class WheelReader:
             raise IndexUnreachable(without_credentials(url), "the server ignores range requests")
         return fetched.body
 
-    def _get(self, url: str) -> Optional[bytes]:
+    def _get(self, url: str, *, limit: int = MAX_PAGE_BYTES) -> Optional[bytes]:
         self.requests += 1
-        fetched = read_url(url, timeout=self.timeout, limit=MAX_PAGE_BYTES)
+        fetched = read_url(url, timeout=self.timeout, limit=limit)
         return None if fetched is None else fetched.body
 
     # cache ---------------------------------------------------------------------
@@ -291,6 +325,17 @@ class WheelReader:
             return  # a read-only cache only costs time
 
 
+def _inflated(inflate: Any, data: bytes) -> Iterator[bytes]:
+    """``data`` through ``inflate`` in pieces of at most INFLATE_STEP bytes: the caller
+    stops at its limit, so a bomb never inflates whole in one call."""
+    piece = inflate.decompress(data, INFLATE_STEP)
+    while piece:
+        yield piece
+        if not inflate.unconsumed_tail:
+            break
+        piece = inflate.decompress(inflate.unconsumed_tail, INFLATE_STEP)
+
+
 def _dt_needed_entries(elf: ELFFile, stream: Any) -> List[str]:
     """The DT_NEEDED sonames, from the program headers only.
 
@@ -299,6 +344,9 @@ def _dt_needed_entries(elf: ELFFile, stream: Any) -> List[str]:
     0, the count moved to section 0), and the dynamic loader never reads. So the program
     headers and dynamic entries are parsed with pyelftools' own structures, and DT_STRTAB's
     address is mapped to a file offset through the PT_LOAD segments, as the loader does.
+
+    The counts and lengths are capped (MAX_DYNAMIC_ENTRIES, MAX_NEEDED, MAX_SONAME): more is
+    no real library, and a ValueError names what was over.
     """
     headers = [
         struct_parse(elf.structs.Elf_Phdr, stream, stream_pos=elf["e_phoff"] + i * elf["e_phentsize"])
@@ -310,12 +358,15 @@ def _dt_needed_entries(elf: ELFFile, stream: Any) -> List[str]:
         if header["p_type"] != "PT_DYNAMIC":
             continue
         size = elf.structs.Elf_Dyn.sizeof()
-        for at in range(header["p_offset"], header["p_offset"] + header["p_filesz"], size):
+        end = header["p_offset"] + min(header["p_filesz"], MAX_DYNAMIC_ENTRIES * size)
+        for at in range(header["p_offset"], end, size):
             entry = struct_parse(elf.structs.Elf_Dyn, stream, stream_pos=at)
             if entry["d_tag"] == "DT_NULL":
                 break
             if entry["d_tag"] == "DT_NEEDED":
                 needed.append(entry["d_val"])
+                if len(needed) > MAX_NEEDED:
+                    raise ValueError(f"more than {MAX_NEEDED} DT_NEEDED entries")
             elif entry["d_tag"] == "DT_STRTAB":
                 strtab = entry["d_ptr"]
     if strtab is None:
@@ -330,10 +381,21 @@ def _dt_needed_entries(elf: ELFFile, stream: Any) -> List[str]:
     )
     if offset is None:
         raise ValueError("DT_STRTAB lies in no loaded segment")
-    return [(parse_cstring_from_stream(stream, offset + n) or b"").decode("utf-8", "replace") for n in needed]
+    return [_soname(stream, offset + n) for n in needed]
+
+
+def _soname(stream: Any, at: int) -> str:
+    """The NUL-terminated name at ``at``, of at most MAX_SONAME bytes."""
+    stream.seek(at)
+    raw: bytes = stream.read(MAX_SONAME + 1)
+    name, nul, _ = raw.partition(b"\0")
+    if not nul:
+        raise ValueError(f"a soname longer than {MAX_SONAME} bytes")
+    return name.decode("utf-8", "replace")
 
 
 def _parse_central(directory: bytes, count: int) -> List[Member]:
+    """The ``count`` members the directory declares; ValueError when it holds fewer."""
     members: List[Member] = []
     at = 0
     while at + 46 <= len(directory) and directory[at : at + 4] == CENTRAL and len(members) < count:
@@ -346,6 +408,8 @@ def _parse_central(directory: bytes, count: int) -> List[Member]:
         size, compressed, offset = _zip64_sizes(extra, size, compressed, offset)
         members.append(Member(name, size, compressed, method, offset))
         at += 46 + name_len + extra_len + comment_len
+    if len(members) < count:
+        raise ValueError(f"{len(members)} members, not the {count} it declares")
     return members
 
 
@@ -355,6 +419,8 @@ def _zip64_sizes(extra: bytes, size: int, compressed: int, offset: int) -> Tuple
     while at + 4 <= len(extra):
         tag, length = struct.unpack("<HH", extra[at : at + 4])
         if tag == 1:
+            if at + 4 + length > len(extra):
+                raise ValueError(f"a zip64 extra block of {len(extra) - at - 4} bytes claims {length}")
             values = list(struct.unpack(f"<{length // 8}Q", extra[at + 4 : at + 4 + (length // 8) * 8]))
             if size == 0xFFFFFFFF and values:
                 size = values.pop(0)

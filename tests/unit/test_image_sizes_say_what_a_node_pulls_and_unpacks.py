@@ -109,7 +109,9 @@ def test_the_registry_and_the_engine_pair_their_layers_through_the_history() -> 
 
 
 def test_a_history_that_does_not_match_its_layers_names_no_instruction() -> None:
-    sizes = from_manifest({"layers": [{"size": 5}, {"size": 6}]}, {"history": [{"created_by": "RUN a"}]})
+    sizes = from_manifest(
+        {"config": {"size": 0}, "layers": [{"size": 5}, {"size": 6}]}, {"history": [{"created_by": "RUN a"}]}
+    )
     assert [layer.instruction for layer in sizes.layers] == ["", ""] and sizes.compressed == 11
 
 
