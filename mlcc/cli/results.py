@@ -22,7 +22,7 @@ from mlcc.app.results import (
     write_results_page,
 )
 from mlcc.cli import LazyGroup
-from mlcc.cli.context import kb_of
+from mlcc.cli.context import complete_benchmark, complete_round, kb_of
 from mlcc.cli.history import HISTORY_HELP
 from mlcc.cli.images import image_option_list
 from mlcc.cli.values import COUNT, PATH, POSITIVE
@@ -62,6 +62,7 @@ def results_group() -> None:
     "--round",
     "round_name",
     metavar="ROUND",
+    shell_complete=complete_round,
     help="Score by this MLPerf round's rules (v0.6, v2.1); default: the round the log format implies.",
 )
 @click.pass_context
@@ -177,7 +178,7 @@ ROUND_HELP = "The runs' MLPerf round (v0.6, v2.1); default: the round the log fo
 @click.command("add")
 @click.argument("paths", nargs=-1, required=True, type=PATH, metavar="LOG...")
 @stack_source
-@click.option("--round", "round_name", metavar="ROUND", help=ROUND_HELP)
+@click.option("--round", "round_name", metavar="ROUND", help=ROUND_HELP, shell_complete=complete_round)
 @click.pass_context
 def add_command(
     ctx: click.Context,
@@ -216,7 +217,13 @@ def add_command(
 
 @click.command("compare")
 @click.option(
-    "-b", "--benchmark", "benchmarks", multiple=True, metavar="NAME", help="Only this benchmark (repeat)."
+    "-b",
+    "--benchmark",
+    "benchmarks",
+    multiple=True,
+    metavar="NAME",
+    help="Only this benchmark (repeat).",
+    shell_complete=complete_benchmark,
 )
 @click.option(
     "--stack", "stacks", multiple=True, metavar="TEXT", help="Only stacks whose name holds TEXT (repeat)."
