@@ -21,8 +21,9 @@ from mlcc.ui.safe_text import echo
     type=PATH,
     envvar="MLCC_SCHEMA_DIR",
     help="JSON Schemas of the API objects, kubeconform / openapi2jsonschema layout "
-    "(env MLCC_SCHEMA_DIR). Without it Kubernetes' own kinds are validated by kubernetes-validate "
-    "when installed, and every other kind gets a KS001 warning naming it: mlcc's rules only.",
+    "(env MLCC_SCHEMA_DIR; default: the OpenShift and MPIJob schemas mlcc ships). Kubernetes' own "
+    "kinds are validated by kubernetes-validate when installed; every kind without a schema gets "
+    "a KS001 warning naming it: mlcc's rules only.",
 )
 @click.option(
     "--openshift",

@@ -182,7 +182,7 @@ def test_lint_cli_exit_codes(cli, tmp_path: Path) -> None:  # type: ignore[no-un
 
 
 def test_committed_dockerfiles_pass_lint_and_hadolint(cli) -> None:  # type: ignore[no-untyped-def]
-    schemas = str(REPO / "tests" / "schemas")  # the golden YAML too: every kind validated
+    schemas = str(REPO / "mlcc" / "lint" / "schemas")  # the golden YAML too: every kind validated
     result = cli("lint", "--schema-dir", schemas, str(REPO / "dockerfiles"), str(REPO / "tests" / "golden"))
     assert result.code == 0, result.out + result.err
     assert "lint: 0 warning(s), no errors" in result.out
