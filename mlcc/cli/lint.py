@@ -46,9 +46,10 @@ def lint_command(
     as_json: bool,
 ) -> None:
     """Check Dockerfiles and OpenShift/Kubernetes YAML (default: dockerfiles/ and
-    buildconfigs/). Dockerfiles: hadolint's rules (with the nearest .hadolint.yaml),
-    and on files mlcc generated its own: pinned NVIDIA packages, every download
-    checksum-verified, git sources at verified full commits, labels, non-root user.
+    buildconfigs/). Dockerfiles: hadolint's rules (with the nearest .hadolint.yaml, else
+    for generated files the settings mlcc ships), and on files mlcc generated its own:
+    pinned NVIDIA packages, every download checksum-verified, git sources at verified full
+    commits, labels, non-root user.
     YAML: the API schemas, then the rules the API server and controllers apply.
     Exit 8 on any error.
 
