@@ -128,6 +128,29 @@ class OutputFlags:
         return str(Path(self.output) / OPENSHIFT_SUBFOLDER)
 
 
+def changes_document(roots: Roots, changes: Sequence[Change], *, variants: int) -> Dict[str, Any]:
+    """``mlcc gen --json``: where each kind of output went and every file's status.
+
+    Args:
+        roots: Where each kind of output goes.
+        changes: Each file written, updated, left unchanged or removed.
+        variants: How many variants were generated (or checked).
+
+    Returns:
+        ``{"schema": "mlcc-gen/1", "roots": {"build", "openshift"}, "variants", "files":
+        [{"path", "status"}]}``; a root not written is null.
+    """
+    return {
+        "schema": "mlcc-gen/1",
+        "roots": {
+            "build": str(roots.build) if roots.build is not None else None,
+            "openshift": str(roots.openshift) if roots.openshift is not None else None,
+        },
+        "variants": variants,
+        "files": [{"path": str(c.path), "status": c.status} for c in changes],
+    }
+
+
 def roots_shown(roots: Roots) -> str:
     """The roots written, for messages.
 

@@ -17,6 +17,7 @@ from mlcc.app.results import (
     StackSource,
     Stored,
     add_results,
+    added_document,
     compare_results,
     score_logs,
     write_results_page,
@@ -179,6 +180,12 @@ ROUND_HELP = "The runs' MLPerf round (v0.6, v2.1); default: the round the log fo
 @click.argument("paths", nargs=-1, required=True, type=PATH, metavar="LOG...")
 @stack_source
 @click.option("--round", "round_name", metavar="ROUND", help=ROUND_HELP, shell_complete=complete_round)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print what was stored as one JSON object (schema mlcc-results-add/1).",
+)
 @click.pass_context
 def add_command(
     ctx: click.Context,
@@ -193,6 +200,7 @@ def add_command(
     gpus: Any,
     history_file: Any,
     round_name: Any,
+    as_json: bool,
 ) -> None:
     """Store the runs of LOG... in the history with the stack of the image they ran on
     (its /etc/mlcc/stack.json, read as mlcc inspect reads it), the system, GPU and node
@@ -212,6 +220,9 @@ def add_command(
         history_file,
         round_name,
     )
+    if as_json:
+        echo(json.dumps(added_document(stored), indent=2, allow_nan=False))
+        return
     report_added(stored)
 
 
