@@ -62,6 +62,8 @@ class Roots(NamedTuple):
 # where `mlcc gen` writes unless -o / --openshift-output say otherwise
 DEFAULT_BUILD_ROOT = "dockerfiles"
 DEFAULT_OPENSHIFT_ROOT = "buildconfigs"
+# where the OpenShift objects go under -o DIR when --openshift-output is not given
+OPENSHIFT_SUBFOLDER = "openshift"
 
 
 @dataclass(frozen=True)
@@ -76,12 +78,12 @@ class OutputFlags:
         show_default=True,
         short="-o",
     )
-    openshift_output: str = flag(
+    openshift_output: Optional[str] = flag(
         "--openshift-output",
-        "Write the OpenShift objects into DIR/<benchmark>/<variant>/.",
-        default=DEFAULT_OPENSHIFT_ROOT,
+        "Write the OpenShift objects into DIR/<benchmark>/<variant>/ (default: buildconfigs, or"
+        " DIR/openshift when -o DIR is given).",
+        default=None,
         metavar="DIR",
-        show_default=True,
     )
     only: Optional[str] = flag(
         "--only",
@@ -113,8 +115,40 @@ class OutputFlags:
         openshift = self.only == "openshift" or (self.only is None and self.fmt == "dockerfile")
         return Roots(
             build=None if self.only == "openshift" else path_flag(self.output, "-o"),
-            openshift=path_flag(self.openshift_output, "--openshift-output") if openshift else None,
+            openshift=path_flag(self.openshift_root(), "--openshift-output") if openshift else None,
         )
+
+    def openshift_root(self) -> str:
+        """``--openshift-output``, else beside the build files: ``-o DIR`` places every
+        output under DIR (the objects in DIR/openshift), the default -o keeps buildconfigs."""
+        if self.openshift_output is not None:
+            return self.openshift_output
+        if self.output == DEFAULT_BUILD_ROOT:
+            return DEFAULT_OPENSHIFT_ROOT
+        return str(Path(self.output) / OPENSHIFT_SUBFOLDER)
+
+
+def changes_document(roots: Roots, changes: Sequence[Change], *, variants: int) -> Dict[str, Any]:
+    """``mlcc gen --json``: where each kind of output went and every file's status.
+
+    Args:
+        roots: Where each kind of output goes.
+        changes: Each file written, updated, left unchanged or removed.
+        variants: How many variants were generated (or checked).
+
+    Returns:
+        ``{"schema": "mlcc-gen/1", "roots": {"build", "openshift"}, "variants", "files":
+        [{"path", "status"}]}``; a root not written is null.
+    """
+    return {
+        "schema": "mlcc-gen/1",
+        "roots": {
+            "build": str(roots.build) if roots.build is not None else None,
+            "openshift": str(roots.openshift) if roots.openshift is not None else None,
+        },
+        "variants": variants,
+        "files": [{"path": str(c.path), "status": c.status} for c in changes],
+    }
 
 
 def roots_shown(roots: Roots) -> str:

@@ -35,6 +35,7 @@ from mlcc.image.sizes import combined
 from mlcc.image.stack import Mismatch, summary, verify
 from mlcc.kb.model import PublicHost
 from mlcc.render.manifest import source_date_epoch
+from mlcc.safeio import UnreadableFile, read_text
 
 
 def open_image(
@@ -72,6 +73,55 @@ def open_image(
         content = read_archive(archive, text)
     # the saved archive's blobs are compressed; the engine's history gives the unpacked sizes
     return [content._replace(sizes=combined(content.sizes, engine.layer_sizes(rest)))]
+
+
+# the file name mlcc gen gives the stack manifest in a variant folder
+STACK_FILE_NAME = Path(STACK_FILE).name
+
+
+def is_stack_path(text: str) -> bool:
+    """Whether ``mlcc diff`` reads ``text`` as a generated stack.json rather than an image.
+
+    Args:
+        text: What the user named: a path to a ``.json`` file, or a folder holding
+            ``stack.json`` (a variant folder of ``mlcc gen``), is a stack file.
+
+    Returns:
+        True for an existing such file or folder; transports (``oci:``...) are images.
+    """
+    if split_transport(text)[0] != "docker":
+        return False
+    path = Path(text)
+    return (path.is_file() and path.suffix == ".json") or (path / STACK_FILE_NAME).is_file()
+
+
+def open_stack_file(text: str) -> ImageContent:
+    """A stack.json ``mlcc gen`` wrote, read as an image that holds only it: ``mlcc diff``
+    compares stacks before anything is built.
+
+    Args:
+        text: The stack.json, or the variant folder that holds it.
+
+    Returns:
+        An image content with the file at ``/etc/mlcc/stack.json``, no labels, no digest.
+
+    Raises:
+        UsageError: The file cannot be read, or is not a stack manifest mlcc wrote.
+    """
+    path = Path(text)
+    if path.is_dir():
+        path = path / STACK_FILE_NAME
+    try:
+        data = read_text(path).encode()
+    except UnreadableFile as error:
+        raise UsageError(f"{path}: {error}") from None
+    content = ImageContent(str(path), None, None, None, {}, {STACK_FILE: data})
+    try:
+        summary(content)
+    except DriftError as error:
+        message = error.message.replace(f"{path}: /{STACK_FILE}", str(path), 1)  # a file, not an image
+        raise UsageError(message, hint="give a stack.json that mlcc gen wrote") from None
+    return content
 
 
 def arch_of(content: ImageContent) -> str:
@@ -150,6 +200,27 @@ def diff_rows(
         a, b = sides[0].get(name, ""), sides[1].get(name, "")
         rows.append(("*" if a != b else "", name, a, b))
     return rows
+
+
+def diff_document(rows: List[Tuple[str, str, str, str]], names: Tuple[str, str]) -> Dict[str, Any]:
+    """``mlcc diff --json``: the two sides and every component, the differing ones marked.
+
+    Args:
+        rows: :func:`diff_rows`' rows.
+        names: The two images or stack files as the user named them.
+
+    Returns:
+        ``{"schema": "mlcc-diff/1", "a", "b", "components": [{"component", "a", "b",
+        "differs"}], "differ"}`` (``differ`` counts the components that differ).
+    """
+    components = [{"component": c, "a": a, "b": b, "differs": bool(mark)} for mark, c, a, b in rows]
+    return {
+        "schema": "mlcc-diff/1",
+        "a": names[0],
+        "b": names[1],
+        "components": components,
+        "differ": sum(1 for row in components if row["differs"]),
+    }
 
 
 class Verified(NamedTuple):

@@ -7,6 +7,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from mlcc.errors import LintError, UsageError
 from mlcc.lint import RULES, Finding, lint_paths
+from mlcc.lint.kube import SHIPPED_SCHEMAS
 
 DEFAULT_TARGETS = (Path("dockerfiles"), Path("buildconfigs"))
 
@@ -35,7 +36,8 @@ def lint(
 
     Args:
         paths: Files and folders; empty: the default targets.
-        schema_dir: A folder of JSON Schemas for the YAML (kubeconform layout), or None.
+        schema_dir: A folder of JSON Schemas for the YAML (kubeconform layout), or None for
+            the ones mlcc ships (:data:`mlcc.lint.kube.SHIPPED_SCHEMAS`).
         openshift: The OpenShift version to check against (``3.11``, ``4``), or None for
             the one each object was written for.
         recipes_check: What lints a recipes folder (``mlcc lint`` passes
@@ -56,8 +58,8 @@ def lint(
     missing = [str(p) for p in targets if not p.exists()]
     if missing:
         raise UsageError(f"no such file or folder: {', '.join(missing)}")
-    schemas = Path(schema_dir) if schema_dir else None
-    if schemas is not None and not schemas.is_dir():
+    schemas = Path(schema_dir) if schema_dir else SHIPPED_SCHEMAS
+    if not schemas.is_dir():
         raise UsageError(f"--schema-dir: {schema_dir} is not a folder", hint="a folder of JSON Schemas")
     knowledge = [p for p in targets if (p / "matrix.yaml").is_file()]
     if knowledge and recipes_check is None:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
-from typing import List
+from typing import Any, Dict, List
 
 from mlcc.app.matrix import MatrixFilters, cell_results
 from mlcc.history import History
@@ -38,3 +39,32 @@ def write_report(
     page = render_html(cells, title=title, results_html=results_view(kb, history))
     write_tree(target.parent, [(target.name, page)], flag="--html FILE")
     return cells
+
+
+def report_document(target: Path, cells: List[GridCell]) -> Dict[str, Any]:
+    """``mlcc report --json``: the page written and each cell as drawn.
+
+    Args:
+        target: The HTML file written.
+        cells: :func:`write_report`'s cells.
+
+    Returns:
+        ``{"schema": "mlcc-report/1", "html", "cells": [{"benchmark", "column", "status",
+        "variant", "reason", "finished", "seconds", "digest", "log"}]}``; a figure that is
+        not finite is null.
+    """
+    rows = [
+        {
+            "benchmark": cell.benchmark,
+            "column": cell.column,
+            "status": cell.status,
+            "variant": cell.variant,
+            "reason": cell.reason,
+            "finished": cell.finished,
+            "seconds": cell.seconds if cell.seconds is not None and math.isfinite(cell.seconds) else None,
+            "digest": cell.digest,
+            "log": cell.log,
+        }
+        for cell in cells
+    ]
+    return {"schema": "mlcc-report/1", "html": str(target), "cells": rows}

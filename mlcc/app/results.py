@@ -14,8 +14,9 @@ Kubernetes client, which the other use cases never need).
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
-from typing import Callable, List, NamedTuple, NoReturn, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, NoReturn, Optional, Sequence, Tuple
 
 from mlcc import __version__
 from mlcc.app.history import open_history
@@ -59,6 +60,34 @@ class Stored(NamedTuple):
     stack: StackInfo
     history: History
     notes: List[str]  # the logs' problems
+
+
+def added_document(stored: Stored) -> Dict[str, Any]:
+    """``mlcc results add --json``: the runs stored, those already there, and the notes.
+
+    Args:
+        stored: What :func:`add_results` stored.
+
+    Returns:
+        ``{"schema": "mlcc-results-add/1", "history", "stack", "stored": [{"file",
+        "benchmark", "status", "minutes"}], "already": [{"file", "stack"}], "notes"}``; a
+        duration that is not finite is null.
+    """
+
+    def minutes(value: Optional[float]) -> Optional[float]:
+        return value if value is not None and math.isfinite(value) else None
+
+    return {
+        "schema": "mlcc-results-add/1",
+        "history": str(stored.history.path),
+        "stack": stored.stack.label,
+        "stored": [
+            {"file": r.file, "benchmark": r.benchmark, "status": r.status, "minutes": minutes(r.minutes)}
+            for r in stored.added.stored
+        ],
+        "already": [{"file": r.file, "stack": other} for r, other in stored.added.already],
+        "notes": list(stored.notes),
+    }
 
 
 class ResultFilters(NamedTuple):

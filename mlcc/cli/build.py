@@ -7,8 +7,9 @@ history); this module only turns flags into its arguments and prints what happen
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import click
 
@@ -91,6 +92,13 @@ OPENSHIFT_BUILD_GROUPS = ("",)  # the run-manifest options (group "run") belong 
     help="With --dry-run --matrix: the plan as a table, or as JSON for GitHub Actions (one "
     "strategy.matrix per level of the build order, without what the registry holds).",
 )
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print each image's result (status, content tag, digest) as one JSON object (schema "
+    "mlcc-build/1, docs/building.md) on stdout, after the builds; the same exit code.",
+)
 @click.pass_context
 def build_command(
     ctx: click.Context,
@@ -111,6 +119,7 @@ def build_command(
     no_history: bool,
     dry_run: bool,
     plan_format: str,
+    as_json: bool,
 ) -> None:
     """Build (and with --push, push) the image of BENCHMARK for the pins given, or with
     --matrix every published cell (-j N at once, past failures, one log per cell).
@@ -136,6 +145,10 @@ def build_command(
     """
     if plan_format != "table" and not (dry_run and matrix_build):
         raise UsageError("--format github goes with --dry-run --matrix")
+    if as_json and dry_run:
+        raise UsageError(
+            "--json reports builds; --dry-run builds nothing", hint="--dry-run --matrix --format github"
+        )
     filters = MatrixFilters.from_pins(benchmark, pins, matrix_file) if matrix_build else None
     engine, todo, policy = building.prepare(
         kb_of(ctx),
@@ -158,13 +171,13 @@ def build_command(
         return
     history = None if no_history else open_history(history_file)
     if matrix_build:
-        _build_matrix(engine, todo, policy, jobs, Path(logs), history)
+        _build_matrix(engine, todo, policy, jobs, Path(logs), history, as_json=as_json)
         return
     log = building.file_log(Path(log_file)) if log_file else _stderr_log(quiet)
 
-    def started(index: int, job: BuildJob) -> None:
-        echo(f"{benchmark} {job.variant}  ({job.rendered.platform}, {engine.describe()})")
-        echo(f"  content tag {job.content}")
+    def started(index: int, job: BuildJob) -> None:  # with --json, stdout holds the JSON only
+        echo(f"{benchmark} {job.variant}  ({job.rendered.platform}, {engine.describe()})", err=as_json)
+        echo(f"  content tag {job.content}", err=as_json)
 
     results = building.run_jobs(
         engine,
@@ -174,14 +187,45 @@ def build_command(
         log_for=lambda job: log,
         log_path=lambda job: Path(log_file) if log_file else None,
         started=started,
-        finished=lambda index, result: _echo_result(result, engine),
+        finished=lambda index, result: None if as_json else _echo_result(result, engine),
     )
     problem = building.failure(results)
     if problem is not None:
+        if as_json:
+            _echo_json(results)
         raise problem
     if len(todo) > 1:
         digest = building.push_manifest_list(todo, results, policy)
-        echo(f"manifest list {building.manifest_list_tag(todo)} -> {digest}")
+        if not as_json:
+            echo(f"manifest list {building.manifest_list_tag(todo)} -> {digest}")
+    if as_json:
+        manifest_list = (str(building.manifest_list_tag(todo)), digest) if len(todo) > 1 else None
+        _echo_json(results, manifest_list)
+
+
+def _echo_json(results: Sequence[BuildResult], manifest_list: Optional[Tuple[str, str]] = None) -> None:
+    """``--json``: one object, schema mlcc-build/1 (docs/building.md)."""
+    document: Dict[str, Any] = {
+        "schema": "mlcc-build/1",
+        "images": [
+            {
+                "label": r.job.label,
+                "variant": r.job.variant,
+                "platform": r.job.rendered.platform,
+                "status": r.status,
+                "reason": r.reason,
+                "content_tag": str(r.job.content),
+                "tag": str(r.job.readable),
+                "digest": r.digest,
+                "image": r.image,
+                "seconds": r.seconds if math.isfinite(r.seconds) else None,
+            }
+            for r in results
+        ],
+    }
+    if manifest_list is not None:
+        document["manifest_list"] = {"tag": manifest_list[0], "digest": manifest_list[1]}
+    echo(json.dumps(document, indent=2, allow_nan=False))
 
 
 def _print_plan(plan: Sequence[building.Planned], engine: engines.Engine, parallel: int) -> None:
@@ -272,6 +316,8 @@ def _build_matrix(
     parallel: int,
     logs: Path,
     history: Optional[History],
+    *,
+    as_json: bool = False,
 ) -> None:
     try:  # before any build: an unusable --logs must not surface as a failure mid-matrix
         logs.mkdir(parents=True, exist_ok=True)
@@ -292,6 +338,12 @@ def _build_matrix(
             started=view.started,
             finished=view.finished,
         )
+    if as_json:
+        _echo_json(results)
+        problem = building.failure(results)
+        if problem is not None:
+            raise problem
+        return
     echo(
         render(
             ("status", "cell", "variant", "flavour", "time", "pulled", "unpacked", "digest", "log"),

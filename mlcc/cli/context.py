@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, List, TypeVar
+from typing import Any, Callable, Iterable, List, TypeVar
 
 import click
+from packaging.version import Version
 
 from mlcc import engines
 from mlcc.cli.options import COMPLETERS, kb_of
+from mlcc.kb.model import FLAVOURS, KnowledgeBase
 
 # kb_of lives with the options (an option's --help may read the knowledge base); commands take it from here
 __all__ = [
@@ -61,13 +63,6 @@ def complete_gpu(ctx: click.Context, param: click.Parameter, incomplete: str) ->
         return []
 
 
-def complete_round(ctx: click.Context, param: click.Parameter, incomplete: str) -> List[str]:
-    try:
-        return [name for name in kb_of(ctx).rounds() if name.startswith(incomplete)]
-    except Exception:
-        return []
-
-
 def complete_backend(ctx: click.Context, param: click.Parameter, incomplete: str) -> List[str]:
     try:  # the entry points of installed engines, plugins included
         return [name for name in engines.names() if name.startswith(incomplete)]
@@ -75,11 +70,89 @@ def complete_backend(ctx: click.Context, param: click.Parameter, incomplete: str
         return []
 
 
+def _offered(
+    ctx: click.Context, incomplete: str, values_of: Callable[[KnowledgeBase], Iterable[str]]
+) -> List[str]:
+    """The knowledge base's values that start with what was typed, each once, in its order."""
+    try:
+        values = list(dict.fromkeys(values_of(kb_of(ctx))))
+    except Exception:  # completion must never print a traceback into the shell
+        return []
+    return [value for value in values if value.startswith(incomplete)]
+
+
+def complete_round(ctx: click.Context, param: click.Parameter, incomplete: str) -> List[str]:
+    """The rounds of the benchmark already typed, else every round the recipes hold."""
+    benchmark = ctx.params.get("benchmark")
+
+    def rounds(kb: KnowledgeBase) -> Iterable[str]:
+        return (kb.rounds_of(benchmark) if isinstance(benchmark, str) else ()) or kb.rounds()
+
+    return _offered(ctx, incomplete, rounds)
+
+
+def complete_cuda(ctx: click.Context, param: click.Parameter, incomplete: str) -> List[str]:
+    """Each CUDA line (10.1) and release (10.1.243) the recipes know."""
+
+    def versions(kb: KnowledgeBase) -> Iterable[str]:
+        for release in kb.cuda:
+            yield ".".join(release.version.split(".")[:2])
+            yield release.version
+
+    return _offered(ctx, incomplete, versions)
+
+
+def complete_flavour(ctx: click.Context, param: click.Parameter, incomplete: str) -> List[str]:
+    return [flavour for flavour in FLAVOURS if flavour.startswith(incomplete)]
+
+
+def _library_completer(library: str) -> Callable[[click.Context, click.Parameter, str], List[str]]:
+    def complete(ctx: click.Context, param: click.Parameter, incomplete: str) -> List[str]:
+        return _offered(
+            ctx, incomplete, lambda kb: sorted({b.version for b in getattr(kb, library)}, key=Version)
+        )
+
+    return complete
+
+
+def complete_python(ctx: click.Context, param: click.Parameter, incomplete: str) -> List[str]:
+    return _offered(
+        ctx, incomplete, lambda kb: sorted({p.version for b in kb.bases for p in b.pythons}, key=Version)
+    )
+
+
+def complete_with(ctx: click.Context, param: click.Parameter, incomplete: str) -> List[str]:
+    """``NAME=VERSION`` for each framework build the recipes know."""
+    return _offered(
+        ctx,
+        incomplete,
+        lambda kb: (f"{f.name}={b.version}" for f in kb.frameworks.values() for b in f.builds),
+    )
+
+
+def complete_gcc(ctx: click.Context, param: click.Parameter, incomplete: str) -> List[str]:
+    """The system GCCs of the bases and the GCCs of their toolsets."""
+
+    def versions(kb: KnowledgeBase) -> Iterable[str]:
+        found = {b.gcc_system for b in kb.bases} | {t.gcc for b in kb.bases for t in b.toolsets}
+        return sorted(found, key=Version)
+
+    return _offered(ctx, incomplete, versions)
+
+
+COMPLETERS["--benchmark"] = complete_benchmark
+COMPLETERS["--gcc"] = complete_gcc
 COMPLETERS["--base"] = complete_base
 COMPLETERS["--nccl-profile"] = complete_nccl_profile
 COMPLETERS["--arch"] = complete_arch
 COMPLETERS["--gpu"] = complete_gpu
 COMPLETERS["--round"] = complete_round
+COMPLETERS["--flavour"] = complete_flavour
+COMPLETERS["--cuda"] = complete_cuda
+COMPLETERS["--cudnn"] = _library_completer("cudnn")
+COMPLETERS["--nccl"] = _library_completer("nccl")
+COMPLETERS["--python"] = complete_python
+COMPLETERS["--with"] = complete_with
 
 
 def benchmark_argument(required: bool = True) -> Callable[[F], F]:

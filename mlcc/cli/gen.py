@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Optional, Sequence
 
@@ -56,6 +57,12 @@ def _refuse_ignored_cluster_flags(out: gen.OutputFlags, cluster: ClusterOptions)
 @click.option(
     "--check", is_flag=True, help="With --all: change nothing, exit 7 if the files on disk are stale."
 )
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the files written (or checked) as one JSON object (schema mlcc-gen/1, docs/generating.md).",
+)
 @click.pass_context
 def gen_command(
     ctx: click.Context,
@@ -67,6 +74,7 @@ def gen_command(
     interactive: bool,
     all_: bool,
     check: bool,
+    as_json: bool,
 ) -> None:
     """Generate the Dockerfile, stack.json and OpenShift objects for BENCHMARK and the pins given.
 
@@ -97,9 +105,16 @@ def gen_command(
         )
         if check:
             published_set.check_all(roots, generated)
-            echo(f"{len(generated)} variants under {shown} are up to date")
+            if as_json:
+                echo_json(gen.changes_document(roots, [], variants=len(generated)))
+            else:
+                echo(f"{len(generated)} variants under {shown} are up to date")
             return
-        echo_changes(published_set.write_all(roots, generated), shown)
+        changes = published_set.write_all(roots, generated)
+        if as_json:
+            echo_json(gen.changes_document(roots, changes, variants=len(generated)))
+        else:
+            echo_changes(changes, shown)
         return
     if check:
         raise UsageError("--check goes with --all")
@@ -115,7 +130,11 @@ def gen_command(
     one = gen.generate(
         kb, stack, fmt=fmt, options=render_options, cluster=cluster if openshift else None, request=request
     )
-    echo_changes(gen.write(roots, [one]), shown)
+    changes = gen.write(roots, [one])
+    if as_json:
+        echo_json(gen.changes_document(roots, changes, variants=1))
+    else:
+        echo_changes(changes, shown)
 
 
 MAX_ANSWERS = 5  # wrong answers per question before giving up (piped garbage must end)
@@ -146,6 +165,10 @@ def _ask_for_stack(kb: KnowledgeBase) -> Selection:
     same = regenerate_command(selection.stack, DEFAULT_OPTIONS, "dockerfile", request)
     echo(f"the same without menus: {same}", err=True)
     return selection
+
+
+def echo_json(document: object) -> None:
+    echo(json.dumps(document, indent=2, allow_nan=False))
 
 
 def echo_changes(changes: Sequence[Change], root: str) -> None:

@@ -9,11 +9,14 @@ import click
 
 from mlcc.app.images import (
     arch_of,
+    diff_document,
     diff_rows,
     drift_error,
     inspect_document,
     is_mlcc_image,
+    is_stack_path,
     open_image,
+    open_stack_file,
     summary,
     verify_image,
 )
@@ -112,14 +115,36 @@ def _say_sizes(content: ImageContent) -> None:
 @click.argument("image_a")
 @click.argument("image_b")
 @image_options
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the comparison as one JSON object (schema mlcc-diff/1, docs/images.md).",
+)
 def diff_command(
-    image_a: str, image_b: str, tls_verify: bool, image_arch: Optional[str], backend: Optional[str]
+    image_a: str,
+    image_b: str,
+    tls_verify: bool,
+    image_arch: Optional[str],
+    backend: Optional[str],
+    as_json: bool,
 ) -> None:
-    """Show the stacks of IMAGE_A and IMAGE_B side by side; * marks what differs."""
+    """Show the stacks of IMAGE_A and IMAGE_B side by side; * marks what differs.
+
+    \b
+    Either may also be a stack.json that mlcc gen wrote, or its variant folder: two stacks
+    compare before anything is built.
+    """
     a, b = (
-        open_image(t, tls_verify=tls_verify, arch=image_arch, backend=backend) for t in (image_a, image_b)
+        [open_stack_file(t)]
+        if is_stack_path(t)
+        else open_image(t, tls_verify=tls_verify, arch=image_arch, backend=backend)
+        for t in (image_a, image_b)
     )
     rows = diff_rows(a, b, (image_a, image_b))
+    if as_json:
+        echo(json.dumps(diff_document(rows, (image_a, image_b)), indent=2, allow_nan=False))
+        return
     _say(render(("", "component", image_a, image_b), rows))
     changed = sum(1 for r in rows if r[0])
     _say(f"{changed} component(s) differ" if changed else "the stacks are the same")

@@ -22,8 +22,9 @@ from mlcc.ui.safe_text import echo
     type=PATH,
     envvar="MLCC_SCHEMA_DIR",
     help="JSON Schemas of the API objects, kubeconform / openapi2jsonschema layout "
-    "(env MLCC_SCHEMA_DIR). Without it Kubernetes' own kinds are validated by kubernetes-validate "
-    "when installed, and every other kind gets a KS001 warning naming it: mlcc's rules only.",
+    "(env MLCC_SCHEMA_DIR; default: the OpenShift and MPIJob schemas mlcc ships). Kubernetes' own "
+    "kinds are validated by kubernetes-validate when installed; every kind without a schema gets "
+    "a KS001 warning naming it: mlcc's rules only.",
 )
 @click.option(
     "--openshift",
@@ -46,9 +47,10 @@ def lint_command(
     as_json: bool,
 ) -> None:
     """Check Dockerfiles and OpenShift/Kubernetes YAML (default: dockerfiles/ and
-    buildconfigs/). Dockerfiles: hadolint's rules (with the nearest .hadolint.yaml),
-    and on files mlcc generated its own: pinned NVIDIA packages, every download
-    checksum-verified, git sources at verified full commits, labels, non-root user.
+    buildconfigs/). Dockerfiles: hadolint's rules (with the nearest .hadolint.yaml, else
+    for generated files the settings mlcc ships), and on files mlcc generated its own:
+    pinned NVIDIA packages, every download checksum-verified, git sources at verified full
+    commits, labels, non-root user.
     YAML: the API schemas, then the rules the API server and controllers apply.
     Exit 8 on any error.
 

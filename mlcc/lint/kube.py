@@ -28,11 +28,17 @@ from mlcc.safeio import UnreadableFile, read_text
 Obj = Dict[str, Any]
 Key = Tuple[Any, ...]
 
+# The schemas of the OpenShift kinds and the MPIJob CRD mlcc generates, shipped in the package
+# (SOURCES.md there names each file's upstream and licence): `mlcc lint` validates them
+# without --schema-dir, in a pip install as in a checkout.
+SHIPPED_SCHEMAS = Path(__file__).parent / "schemas"
+
 KUBE_RULES: Dict[str, str] = {
     "KS000": "the object has the shape of an API object: kind and apiVersion strings, and every "
     "field mlcc's rules read (spec, containers, triggers ...) of its API type",
-    "KS001": "the object validates against its API schema (--schema-dir; without it Kubernetes' own "
-    "kinds by kubernetes-validate, and a warning names each kind left unvalidated)",
+    "KS001": "the object validates against its API schema (--schema-dir, default the OpenShift and "
+    "MPIJob schemas mlcc ships; Kubernetes' own kinds by kubernetes-validate; a warning names each "
+    "kind left unvalidated)",
     "KS002": "no null values (the OpenShift schemas accept null almost everywhere)",
     "KS003": "object names are valid Kubernetes names (Pods and MPIJobs: DNS labels)",
     "KS004": "BuildConfig strategy: a known type with exactly its own sub-struct",

@@ -97,3 +97,67 @@ def test_round_help_lists_the_recorded_rounds(command: List[str]) -> None:
     result = run_mlcc(command)
     assert result.code == 0, result.err
     assert "v0.6, v2.1" in " ".join(result.out.split())
+
+
+def _kb():  # type: ignore[no-untyped-def]
+    from mlcc.app.kb import knowledge_base
+
+    return knowledge_base(None)
+
+
+@pytest.mark.parametrize(
+    ("words", "offered", "not_offered"),
+    [
+        ("mlcc gen maskrcnn --flavour ", ["runtime", "devel"], []),
+        ("mlcc resolve ssd --flavour d", ["devel"], ["runtime"]),
+        ("mlcc resolve ssd --cuda 10.", ["10.1", "10.1.243"], ["11.8"]),
+        ("mlcc gen ssd --cudnn 7.6", ["7.6.5.32"], []),
+        ("mlcc gen ssd --nccl 2.", ["2.8.4"], []),
+        ("mlcc gen ssd --python 3.", ["3.6", "3.9"], []),
+        ("mlcc gen ssd --gcc ", ["8.5.0"], []),
+        ("mlcc gen ssd --with tensorflow=1.1", ["tensorflow=1.13.1"], ["pytorch=1.1.0"]),
+        ("mlcc matrix --benchmark ss", ["ssd"], ["maskrcnn"]),
+        ("mlcc results compare --benchmark mask", ["maskrcnn"], ["ssd"]),
+    ],
+)
+def test_completion_offers_the_knowledge_bases_values(
+    words: str, offered: List[str], not_offered: List[str]
+) -> None:
+    values = _complete(words)
+    assert set(offered) <= set(values), values
+    assert not set(not_offered) & set(values), values
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        "mlcc gen --round ",
+        "mlcc build --round ",
+        "mlcc results score x --round ",
+        "mlcc results add --round ",
+    ],
+)
+def test_round_completion_offers_the_rounds_the_recipes_hold(words: str) -> None:
+    rounds = _kb().rounds()
+    assert len(rounds) >= 2
+    assert _complete(words) == list(rounds)
+
+
+def test_round_completion_after_a_benchmark_offers_its_rounds() -> None:
+    kb = _kb()
+    assert _complete("mlcc gen maskrcnn --round ") == list(kb.rounds_of("maskrcnn"))
+    assert _complete("mlcc gen maskrcnn --round v2") == [
+        r for r in kb.rounds_of("maskrcnn") if r.startswith("v2")
+    ]
+
+
+def test_completion_offers_nothing_rather_than_a_traceback_on_broken_recipes(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "recipes").mkdir()
+    result = run_mlcc(
+        [],
+        _MLCC_COMPLETE="bash_complete",
+        COMP_WORDS=f"mlcc --recipes {tmp_path}/recipes gen --round ",
+        COMP_CWORD="5",
+    )
+    assert result.code == 0, result.err
+    assert "Traceback" not in result.out + result.err

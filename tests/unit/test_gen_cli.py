@@ -169,3 +169,16 @@ def test_gen_prints_output_folders_as_pathlib_spells_them(cli) -> None:  # type:
     assert "created   oc/x/maskrcnn/maskrcnn.yaml" in lines
     again = cli("gen", "maskrcnn", "--cuda", "10.1", "-o", "./out//", "--openshift-output", "oc/./x/")
     assert again.out.splitlines()[-1] == "nothing changed under out and oc/x"
+
+
+def test_gen_o_places_the_openshift_objects_under_the_same_folder(cli) -> None:  # type: ignore[no-untyped-def]
+    result = cli("gen", "ssd", "-o", "out")
+    assert result.code == 0, result.err
+    assert "created   out/openshift/ssd/ssd.yaml" in result.out.splitlines()
+    assert not Path("buildconfigs").exists() and not Path("dockerfiles").exists()
+    assert Path("out/ssd/cuda10.1-cudnn7-ubi8-x86_64/Dockerfile").is_file()
+    # --openshift-output still says where, and without -o the defaults stay
+    assert cli("gen", "ssd", "-o", "out", "--openshift-output", "oc").code == 0
+    assert Path("oc/ssd/ssd.yaml").is_file()
+    assert cli("gen", "ssd").code == 0
+    assert Path("buildconfigs/ssd/ssd.yaml").is_file() and Path("dockerfiles/ssd").is_dir()

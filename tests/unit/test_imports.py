@@ -234,6 +234,8 @@ def test_the_product_api_reaches_no_maintainer_tool() -> None:
     product = [m for m in edges if m == "mlcc.app" or m.startswith("mlcc.app.")]
     reaching = {m: sorted(filter(_is_kbtools, _reachable(edges, m))) for m in product}
     assert {m: found for m, found in reaching.items() if found} == {}
+
+
 def _public_names(module: Path) -> Set[str]:
     """A module's ``__all__``, read from its source."""
     for node in ast.parse(module.read_text(encoding="utf-8")).body:

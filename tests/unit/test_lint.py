@@ -182,14 +182,14 @@ def test_lint_cli_exit_codes(cli, tmp_path: Path) -> None:  # type: ignore[no-un
 
 
 def test_committed_dockerfiles_pass_lint_and_hadolint(cli) -> None:  # type: ignore[no-untyped-def]
-    schemas = str(REPO / "tests" / "schemas")  # the golden YAML too: every kind validated
+    schemas = str(REPO / "mlcc" / "lint" / "schemas")  # the golden YAML too: every kind validated
     result = cli("lint", "--schema-dir", schemas, str(REPO / "dockerfiles"), str(REPO / "tests" / "golden"))
     assert result.code == 0, result.out + result.err
     assert "lint: 0 warning(s), no errors" in result.out
 
 
 def test_every_ignored_hadolint_rule_gives_its_reason() -> None:
-    lines = (REPO / ".hadolint.yaml").read_text().splitlines()
+    lines = (REPO / "mlcc" / "lint" / "hadolint.yaml").read_text().splitlines()
     for index, line in enumerate(lines):
         if line.strip().startswith("- DL"):
             before = [entry.strip() for entry in lines[:index]]
@@ -204,3 +204,19 @@ def test_a_hash_locked_pip_install_passes() -> None:
     )
     text = CLEAN.replace("FROM ${BASE_IMAGE}\n", "FROM ${BASE_IMAGE}\n" + locked)
     assert _rules(text) == []
+
+
+def test_a_freshly_generated_dockerfile_passes_lint_outside_the_repository(cli) -> None:  # type: ignore[no-untyped-def]
+    # no .hadolint.yaml above a user's folder: the generator's choices must travel with mlcc
+    assert cli("gen", "maskrcnn", "--round", "v2.1", "--gpu", "h100", "-o", "out").code == 0
+    assert not [p for p in Path("out").resolve().parents if (p / ".hadolint.yaml").is_file()]
+    result = cli("lint", "out")
+    assert result.code == 0, result.out + result.err
+    assert result.out.splitlines()[-1] == "lint: 0 warning(s), no errors", result.out
+
+
+def test_a_config_above_a_generated_dockerfile_still_wins(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    assert cli("gen", "ssd", "--only", "dockerfile", "-o", "out").code == 0
+    Path(".hadolint.yaml").write_text("ignored: []\n")  # the user wants every rule
+    result = cli("lint", "out")
+    assert "DL3041" in result.out, result.out

@@ -1,5 +1,5 @@
 """OpenShift objects and run manifests: validated against the real API schemas (OpenShift's
-and the MPIJob's under tests/schemas, Kubernetes' from kubernetes-validate), and checked for
+and the MPIJob's under mlcc/lint/schemas, Kubernetes' from kubernetes-validate), and checked for
 what the cluster needs."""
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ FORBIDDEN = (b"../" + b"shared", b"MLCC_" + b"SHARED")
 # What a checkout holds that is not part of the repository.
 NOT_TRACKED = {".git", ".venv", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", "build", "dist"}
 # The tests that read the data the repository now carries: the OpenShift and MPIJob schemas
-# (tests/schemas) and Kubernetes' (kubernetes-validate), the MLPerf v0.6 logs
+# (mlcc/lint/schemas) and Kubernetes' (kubernetes-validate), the MLPerf v0.6 logs
 # and NVIDIA's configuration files (tests/data/mlperf-v0.6) and the upstream fact tables
 # (tests/data/facts).
 DATA_TESTS = [

@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import MLPERF_V06, REPO
 
-SCHEMAS = REPO / "tests" / "schemas"
+SCHEMAS = REPO / "mlcc" / "lint" / "schemas"
 DATA_README = REPO / "tests" / "data" / "README.md"
 _ROW = re.compile(r"^\| `(?P<file>[^`]+)` \|(?P<cells>.*)\|\s*$")
 _BLOB = re.compile(r"^`([0-9a-f]{40})`$")
