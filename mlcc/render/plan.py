@@ -14,7 +14,9 @@ The compiler, framework and benchmark follow; the manifest and labels come last.
 from __future__ import annotations
 
 import shlex
-from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence, Tuple, TypeVar
+from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple, TypeVar
+
+from packaging.utils import canonicalize_name
 
 from mlcc.errors import MlccError
 from mlcc.kb.lock_ids import environment_id, install_id
@@ -50,6 +52,10 @@ if TYPE_CHECKING:
 VENV = "/opt/mlcc/venv"
 CONDA_ROOT = "/opt/conda"
 NCCL_TARBALL_HOME = "/opt/nccl"
+# A runtime image's build stage gathers here, under their own paths, the files its final
+# stage takes besides the environment (cuDNN's and NCCL's shared libraries from tarballs).
+HANDOFF = "/opt/mlcc/runtime-files"
+FROM_BUILD_STAGE = "its shared libraries come from the build stage"
 MLCC_HOME = "/opt/mlcc/home"
 MANIFEST_DIR = "/etc/mlcc"
 RECORDER = "/usr/local/bin/mlcc-record"
@@ -341,6 +347,7 @@ class _Planner:
         if not self.stack.runtime:
             self.manifest()
             return self.finish()
+        self.handoff()
         # The final stage: the same leading steps on runtime packages, then what the build made.
         built = tuple(self.steps)
         self.steps = []
@@ -464,6 +471,7 @@ class _Planner:
     def cudnn(self, lib: LibBuild) -> None:
         if lib.method == "bundled":
             return  # the framework brings it (a conda channel, a wheel): nothing to install
+        title = f"cuDNN {lib.version} ({lib.method})"
         if lib.method == "tarball":
             commands = [*self._tarball(lib, "/usr/local/cuda", 1), "ldconfig"]
             include, libdir = "/usr/local/cuda/include", "/usr/local/cuda/lib64"
@@ -472,17 +480,23 @@ class _Planner:
             include = "/usr/include"
             libdir = self.base.packaging.libraries(self.stack.arch.gnu_triplet)
         env = [("CUDNN_VERSION", lib.version), ("CUDNN_INCLUDE_DIR", include), ("CUDNN_LIB_DIR", libdir)]
-        self.add(f"cuDNN {lib.version} ({lib.method})", commands, env, stage="stack", notes=self._waiver(lib))
+        notes = self._waiver(lib)
+        if self.runtime_stage and lib.method == "tarball":
+            # no second download, no headers or static archives: the handoff's shared libraries
+            title, commands, notes = f"{title}: {FROM_BUILD_STAGE}", [], []
+            env = [item for item in env if item[0] != "CUDNN_INCLUDE_DIR"]
+        self.add(title, commands, env, stage="stack", notes=notes)
 
     def nccl(self, lib: LibBuild) -> None:
         if lib.method == "bundled":
             return  # the framework brings it
+        title = f"NCCL {lib.version} ({lib.method})"
+        notes = self._waiver(lib)
         if lib.method == "tarball":
-            commands = [
-                *self._tarball(lib, NCCL_TARBALL_HOME, 1),
-                f"echo {NCCL_TARBALL_HOME}/lib > /etc/ld.so.conf.d/nccl.conf",
-                "ldconfig",
-            ]
+            loader = f"echo {NCCL_TARBALL_HOME}/lib > /etc/ld.so.conf.d/nccl.conf"
+            commands = [*self._tarball(lib, NCCL_TARBALL_HOME, 1), loader, "ldconfig"]
+            if self.runtime_stage:  # as cuDNN's: the handoff's shared libraries, no download
+                title, commands, notes = f"{title}: {FROM_BUILD_STAGE}", [loader], []
             home = NCCL_TARBALL_HOME
             env = [("NCCL_HOME", home), self.add_library_path(f"{home}/lib")]
         else:
@@ -490,7 +504,7 @@ class _Planner:
             home = "/usr"
             env = [("NCCL_HOME", home)]
         env += [("NCCL_VERSION", lib.version), ("NCCL_ROOT_DIR", home)]
-        self.add(f"NCCL {lib.version} ({lib.method})", commands, env, stage="stack", notes=self._waiver(lib))
+        self.add(title, commands, env, stage="stack", notes=notes)
 
     def library_packages(self, lib: LibBuild) -> Tuple[PinnedPackage, ...]:
         return image_library_packages(self.stack, lib) if self.runtime_stage else lib.packages
@@ -559,10 +573,15 @@ class _Planner:
         elif self.stack.python is not None:
             copied.append(VENV)
         copied += [build.workdir, *[p for p in build.runtime_copy if p not in copied]]
+        copies = [(path, path) for path in copied]
+        libraries = self.tarball_libraries()
+        if libraries:  # the handoff's shared libraries, merged into their own folders
+            copies.append((f"{HANDOFF}/", "/"))
         self.steps.append(
             Step(
                 f"{bench.name}: what the build stage made",
-                copies=tuple((path, path) for path in copied),
+                commands=("ldconfig",) if libraries else (),
+                copies=tuple(copies),
                 env=tuple(env),
                 from_stage=BUILD_STAGE,
             )
@@ -581,6 +600,46 @@ class _Planner:
                 f"chmod -R g=u {' '.join(writable)}",
             ],
         )
+
+    def tarball_libraries(self) -> List[Tuple[str, str]]:
+        """(folder, file pattern) of the shared libraries of cuDNN and NCCL from tarballs:
+        a runtime image's final stage takes these, and neither headers nor static archives."""
+        found: List[Tuple[str, str]] = []
+        cuda = self.stack.cuda
+        if self.stack.cudnn is not None and self.stack.cudnn.method == "tarball" and cuda is not None:
+            found.append((f"/usr/local/cuda-{cuda.minor}/", "libcudnn*.so*"))  # where the link points
+        if self.stack.nccl is not None and self.stack.nccl.method == "tarball":
+            found.append((f"{NCCL_TARBALL_HOME}/", "libnccl*.so*"))
+        return found
+
+    def build_only_installed(self) -> List[str]:
+        """The build-only Python packages (recipes/tools.yaml) that a pip install of this
+        build names or its lock pins, in the rule's order."""
+        names: Set[str] = set()
+        for ident, _previous, install in self.pip_installs:
+            names.update(canonicalize_name(_requirement_name(r)) for r in install.requirements)
+            locked = self.stack.pip_locks.get(ident) if self.stack.pip_locks else None
+            names.update(canonicalize_name(p.name) for p in (locked.packages if locked else ()))
+        return [name for name in self.stack.build_only if canonicalize_name(name) in names]
+
+    def handoff(self) -> None:
+        """The build stage's last step in a runtime image: gather the shared libraries the
+        final stage takes (their symlinks kept, under their own paths) and uninstall the
+        build-only packages from the environment it copies."""
+        commands: List[str] = []
+        for folder, pattern in self.tarball_libraries():
+            commands += [
+                f"mkdir -p {HANDOFF}",
+                f"find {folder} -name '{pattern}' ! -type d -exec cp -a --parents -t {HANDOFF}/ {{}} +",
+                f"test -d {HANDOFF}{folder}",
+            ]
+        build_only = self.build_only_installed()
+        if build_only:
+            commands.append(_sh(["python", "-m", "pip", "uninstall", "-y", *build_only]))
+        if commands:
+            commands = list(dict.fromkeys(commands))  # one mkdir
+            title = f"{self.stack.benchmark.name}: what the final stage takes (build-only files left out)"
+            self.add(title, commands)
 
     def sshd(self) -> None:
         self.add(
@@ -1103,7 +1162,10 @@ def recorder_args(stack: Stack) -> List[str]:
             continue
         if lib.method == "bundled":
             continue  # the framework reports it (--module)
-        if lib.method == "tarball":
+        if lib.method == "tarball" and stack.runtime:  # the shared libraries, no headers
+            folder = "/usr/local/cuda/lib64" if header == "cudnn" else f"{NCCL_TARBALL_HOME}/lib"
+            args += ["--library", f"{header}={folder}"]
+        elif lib.method == "tarball":
             base = "/usr/local/cuda/include" if header == "cudnn" else f"{NCCL_TARBALL_HOME}/include"
             args += ["--header", f"{header}={base}"]
         else:

@@ -712,16 +712,18 @@ install -D -m 0644 /dev/stdin /usr/local/bin/mlcc-record <<'MLCC_FILE_EOF'
 # `mlcc verify` can compare it with the stack mlcc resolved (/etc/mlcc/stack.json).
 # Installed by mlcc; the last build step runs it. POSIX sh: some bases have no bash.
 #
-#   mlcc-record [--rpm NAME]... [--deb NAME]... [--header LIB=DIR]... [--nvcc PATH]
+#   mlcc-record [--rpm NAME]... [--deb NAME]... [--header LIB=DIR]... [--library LIB=DIR]...
+#               [--nvcc PATH]
 #               [--python COMMAND] [--module NAME]...
 set -u
 
-rpms="" debs="" headers="" nvcc="" python="" modules=""
+rpms="" debs="" headers="" libraries="" nvcc="" python="" modules=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --rpm) rpms="$rpms $2"; shift 2 ;;
     --deb) debs="$debs $2"; shift 2 ;;
     --header) headers="$headers $2"; shift 2 ;;
+    --library) libraries="$libraries $2"; shift 2 ;;
     --nvcc) nvcc="$2"; shift 2 ;;
     --python) python="$2"; shift 2 ;;
     --module) modules="$modules $2"; shift 2 ;;
@@ -760,6 +762,15 @@ header_version() {  # LIB DIR -> x.y.z from the library's version macros
       echo "$major.$minor.$patch"
       return 0
     fi
+  done
+}
+
+library_version() {  # LIB DIR -> x.y.z from the versioned shared object's file name
+  # (a runtime image has the libraries without their headers: libcudnn.so.7.6.5 -> 7.6.5)
+  for file in "$2/lib$1.so."*.*.*; do
+    [ -e "$file" ] || continue
+    echo "${file##*/lib$1.so.}"
+    return 0
   done
 }
 
@@ -839,6 +850,12 @@ for item in $headers; do
   lib=${item%%=*}
   dir=${item#*=}
   printf '%s\n    "%s": %s' "$sep" "$lib" "$(header_version "$lib" "$dir" | json)"
+  sep=","
+done
+for item in $libraries; do  # recorded where the headers' version is: verify compares either
+  lib=${item%%=*}
+  dir=${item#*=}
+  printf '%s\n    "%s": %s' "$sep" "$lib" "$(library_version "$lib" "$dir" | json)"
   sep=","
 done
 printf '\n  },\n'
