@@ -645,7 +645,8 @@ class _Planner:
         self.add(
             f"{self.stack.benchmark.name}: sshd and ssh for MPIJob launchers and workers (mpi-operator)",
             [
-                "ssh-keygen -A",
+                # no host keys: a key made here would be in every pull of the image, shared by
+                # every pod of every run; the worker makes its own when it starts (run manifest)
                 "mkdir -p /run/sshd",
                 "sed -i 's/^#\\?StrictModes .*/StrictModes no/' /etc/ssh/sshd_config",
                 "printf '%s\\n' 'Host *' '    StrictHostKeyChecking no'"

@@ -100,7 +100,6 @@ dnf install -y --setopt=install_weak_deps=False --nodocs numactl infiniband-diag
 dnf clean all && rm -rf /var/cache/dnf /var/cache/yum
 
 # maskrcnn: sshd and ssh for MPIJob launchers and workers (mpi-operator)
-ssh-keygen -A
 mkdir -p /run/sshd
 sed -i 's/^#\?StrictModes .*/StrictModes no/' /etc/ssh/sshd_config
 printf '%s\n' 'Host *' '    StrictHostKeyChecking no' '    UserKnownHostsFile /dev/null' >> /etc/ssh/ssh_config
