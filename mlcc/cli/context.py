@@ -6,14 +6,12 @@ from typing import Any, Callable, List, TypeVar
 
 import click
 
-from mlcc import engines
 from mlcc.cli.options import COMPLETERS, kb_of
 
 # kb_of lives with the options (an option's --help may read the knowledge base); commands take it from here
 __all__ = [
     "benchmark_argument",
     "complete_arch",
-    "complete_backend",
     "complete_base",
     "complete_benchmark",
     "complete_gpu",
@@ -56,13 +54,6 @@ def complete_arch(ctx: click.Context, param: click.Parameter, incomplete: str) -
 def complete_gpu(ctx: click.Context, param: click.Parameter, incomplete: str) -> List[str]:
     try:
         return [name for name in kb_of(ctx).gpus if name.startswith(incomplete)]
-    except Exception:
-        return []
-
-
-def complete_backend(ctx: click.Context, param: click.Parameter, incomplete: str) -> List[str]:
-    try:  # the entry points of installed engines, plugins included
-        return [name for name in engines.names() if name.startswith(incomplete)]
     except Exception:
         return []
 
