@@ -33,6 +33,7 @@ from mlcc.render import Rendered
 from mlcc.render.canonical_json import dumps
 from mlcc.render.digest import stamp
 from mlcc.render.openshift import ClusterOptions
+from mlcc.render.plan import SOURCE_DATE_EPOCH
 from mlcc.render.stages import RUNTIME, SharedStage, benchmark_stage, shared_stages
 from mlcc.stackfile.document import StackManifest
 
@@ -372,6 +373,9 @@ class EngineBuild(NamedTuple):
     cache_repo: Optional[Reference] = None
     tls_verify: bool = True
     cache_credentials: Optional[Credentials] = None
+    # Seconds since the epoch every engine that can stamps as the image's and its files'
+    # times (buildah/podman --timestamp); None: the clock.
+    source_date_epoch: Optional[int] = None
 
 
 class Log:
@@ -718,6 +722,7 @@ class ImageEngine(Engine):
                 cache_repo=cache,
                 tls_verify=policy.tls_verify,
                 cache_credentials=credentials_for(cache.registry) if cache else None,
+                source_date_epoch=SOURCE_DATE_EPOCH,
             )
             return self.build_image(spec, log)
 
