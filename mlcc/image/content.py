@@ -8,13 +8,14 @@ first, stopping as soon as the files are found), or an archive a local engine sa
 
 from __future__ import annotations
 
+import contextlib
 import json
 import posixpath
 import re
 import tarfile
 import zlib
 from pathlib import Path
-from typing import IO, Any, Dict, Iterable, List, NamedTuple, Optional, Set, Tuple
+from typing import IO, Any, Dict, Iterable, Iterator, List, NamedTuple, Optional, Set, Tuple
 
 from mlcc.errors import RegistryError, UsageError
 from mlcc.image import untrusted
@@ -309,6 +310,58 @@ def _read_oci(source: Any, reference: str) -> ImageContent:
     files = _files(source, layers, verified=True, keys=keys)
     content = _content(reference, entry_digest, config, files, None, _oci_sizes(manifest, config))
     return content._replace(private_keys=tuple(keys))
+
+
+class OciImage(NamedTuple):
+    """An OCI layout's (or oci-archive's) first image: what a layer-by-layer comparison reads."""
+
+    digest: str  # the manifest's
+    config: Dict[str, Any]
+    layers: Tuple[str, ...]  # layer digests, bottom first
+    source: Any  # opens a blob: ``open_layer`` reads one
+
+    def open_layer(self, digest: str) -> IO[bytes]:
+        """The layer blob ``digest`` as it is stored (gzip or plain tar)."""
+        return self.source.open(_blob(digest))  # type: ignore[no-any-return]
+
+
+@contextlib.contextmanager
+def open_oci(path: Path) -> Iterator[OciImage]:
+    """The first image of an OCI layout folder or oci-archive, open while the block runs.
+
+    Args:
+        path: The folder or archive (what ``buildah push IMAGE oci-archive:PATH`` writes).
+
+    Yields:
+        Its manifest digest, config and layer digests, and a way to open each layer.
+
+    Raises:
+        UsageError: Not an OCI layout, unreadable, or malformed.
+    """
+    if path.is_dir():
+        yield _oci_image(_DirSource(path), str(path))
+        return
+    try:
+        with tarfile.open(path) as tar:
+            yield _oci_image(_TarSource(tar), str(path))
+    except (OSError, tarfile.TarError) as error:
+        raise UsageError(f"cannot read image archive {path}: {error}") from None
+
+
+def _oci_image(source: Any, reference: str) -> OciImage:
+    index = _json(source, "index.json")
+    manifests = untrusted.items(index.get("manifests"), "index.json manifests", UsageError)
+    if not manifests:
+        raise UsageError(f"{reference}: the OCI layout holds no image")
+    digest = untrusted.digest(manifests[0].get("digest"), "index.json's first manifest", UsageError)
+    manifest = _json(source, _blob(digest), digest)
+    config_entry = untrusted.obj(manifest.get("config"), f"manifest {digest}'s config", UsageError)
+    config_digest = untrusted.digest(config_entry.get("digest"), "the config", UsageError)
+    layers = tuple(
+        untrusted.digest(layer.get("digest"), "a layer", UsageError)
+        for layer in untrusted.items(manifest.get("layers"), f"manifest {digest}'s layers", UsageError)
+    )
+    return OciImage(digest, _json(source, _blob(config_digest), config_digest), layers, source)
 
 
 def _oci_sizes(manifest: Dict[str, Any], config: Dict[str, Any]) -> ImageSizes:
