@@ -18,7 +18,7 @@ from mlcc.app import build as building
 from mlcc.app.generate import SourceFlags
 from mlcc.app.history import open_history
 from mlcc.app.matrix import MatrixFilters
-from mlcc.cli.context import benchmark_argument, complete_backend, kb_of
+from mlcc.cli.context import benchmark_argument, kb_of
 from mlcc.cli.live import LiveView
 from mlcc.cli.options import options
 from mlcc.cli.values import COUNT, PATH
@@ -32,6 +32,15 @@ from mlcc.ui.safe_text import echo
 from mlcc.ui.table import render
 
 OPENSHIFT_BUILD_GROUPS = ("",)  # the run-manifest options (group "run") belong to gen
+
+
+def complete_backend(ctx: click.Context, param: click.Parameter, incomplete: str) -> List[str]:
+    """Here, not with the other completers: only build needs the engines' entry points, and
+    the commands that share mlcc.cli.context (resolve, gen) must not import the engines."""
+    try:  # the entry points of installed engines, plugins included
+        return [name for name in engines.names() if name.startswith(incomplete)]
+    except Exception:  # completion must never print a traceback into the shell
+        return []
 
 
 @click.command("build")

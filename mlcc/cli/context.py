@@ -7,7 +7,6 @@ from typing import Any, Callable, Iterable, List, TypeVar
 import click
 from packaging.version import Version
 
-from mlcc import engines
 from mlcc.cli.options import COMPLETERS, kb_of
 from mlcc.kb.model import FLAVOURS, KnowledgeBase
 
@@ -15,7 +14,6 @@ from mlcc.kb.model import FLAVOURS, KnowledgeBase
 __all__ = [
     "benchmark_argument",
     "complete_arch",
-    "complete_backend",
     "complete_base",
     "complete_benchmark",
     "complete_gpu",
@@ -59,13 +57,6 @@ def complete_arch(ctx: click.Context, param: click.Parameter, incomplete: str) -
 def complete_gpu(ctx: click.Context, param: click.Parameter, incomplete: str) -> List[str]:
     try:
         return [name for name in kb_of(ctx).gpus if name.startswith(incomplete)]
-    except Exception:
-        return []
-
-
-def complete_backend(ctx: click.Context, param: click.Parameter, incomplete: str) -> List[str]:
-    try:  # the entry points of installed engines, plugins included
-        return [name for name in engines.names() if name.startswith(incomplete)]
     except Exception:
         return []
 

@@ -28,7 +28,16 @@ from mlcc.image.reference import Reference, parse_reference, parse_repository
 from mlcc.image.registry import Registry
 from mlcc.image.sizes import ImageSizes, combined, from_manifest
 from mlcc.output import write_tree
-from mlcc.render import BASE, Bound, Rendered, Stage, StageGraph, chain_graph, with_base_digest
+from mlcc.render import (
+    BASE,
+    SOURCE_DATE_EPOCH,
+    Bound,
+    Rendered,
+    Stage,
+    StageGraph,
+    chain_graph,
+    with_base_digest,
+)
 
 LOCAL_REGISTRY = "localhost/mlcc"
 CONTENT_PREFIX = "mlcc-"
@@ -377,6 +386,9 @@ class EngineBuild(NamedTuple):
     cache_repo: Optional[Reference] = None
     tls_verify: bool = True
     cache_credentials: Optional[Credentials] = None
+    # Seconds since the epoch every engine that can stamps as the image's and its files'
+    # times (buildah/podman --timestamp); None: the clock.
+    source_date_epoch: Optional[int] = None
 
 
 class Log:
@@ -723,6 +735,7 @@ class ImageEngine(Engine):
                 cache_repo=cache,
                 tls_verify=policy.tls_verify,
                 cache_credentials=credentials_for(cache.registry) if cache else None,
+                source_date_epoch=SOURCE_DATE_EPOCH,
             )
             return self.build_image(spec, log)
 

@@ -108,6 +108,8 @@ class CliEngine(ImageEngine):
                 args.append("--no-cache")
             if spec.network:
                 args += ["--network", spec.network]
+            if spec.source_date_epoch is not None:  # the image's and its layers' file times
+                args += ["--timestamp", str(spec.source_date_epoch)]
             registry = spec.cache_repo.registry if spec.cache_repo else ""
             with AuthFile(registry, spec.cache_credentials) as auth:
                 if spec.cache_repo:

@@ -94,6 +94,11 @@ class Docker(ImageEngine):
         }
         if spec.network:
             kwargs["network_mode"] = spec.network
+        if spec.source_date_epoch is not None:
+            # a BuildKit daemon takes the image's created time from this build argument; the
+            # API's classic builder has no option to rewrite its layers' file times (the
+            # reproducing docs page says so)
+            kwargs["buildargs"]["SOURCE_DATE_EPOCH"] = str(spec.source_date_epoch)
         image = ""
         try:
             for chunk in self.client.api.build(**kwargs):

@@ -8,12 +8,14 @@ first, stopping as soon as the files are found), or an archive a local engine sa
 
 from __future__ import annotations
 
+import contextlib
 import json
 import posixpath
+import re
 import tarfile
 import zlib
 from pathlib import Path
-from typing import IO, Any, Dict, Iterable, List, NamedTuple, Optional, Set, Tuple
+from typing import IO, Any, Dict, Iterable, Iterator, List, NamedTuple, Optional, Set, Tuple
 
 from mlcc.errors import RegistryError, UsageError
 from mlcc.image import untrusted
@@ -33,6 +35,11 @@ STACK_FILE = "etc/mlcc/stack.json"
 INSTALLED_FILE = "etc/mlcc/installed.json"
 WANTED = (STACK_FILE, INSTALLED_FILE)
 MAX_WANTED_FILE = 16 * 1024 * 1024  # stack.json, installed.json, os-release: small text
+# A private key (PEM, PKCS#8 or OpenSSH's format) starts with this line; keys are small files,
+# so only files up to KEY_FILE_LIMIT are looked at, and only their first KEY_HEAD bytes.
+PRIVATE_KEY = re.compile(rb"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----")
+KEY_FILE_LIMIT = 64 * 1024
+KEY_HEAD = 4096
 # GOARCH names in image configs -> mlcc's arch names
 OCI_ARCH_NAMES = {"amd64": "x86_64", "ppc64le": "ppc64le", "arm64": "aarch64"}
 
@@ -47,6 +54,9 @@ class ImageContent(NamedTuple):
     size: Optional[int] = None  # compressed layers plus config, when known
     created: Optional[str] = None  # the image config's creation time, as it says it (untrusted)
     sizes: Optional[ImageSizes] = None  # totals and layers, as far as the source tells them
+    # Files of any layer (even one a later layer deletes: its bytes are still pulled) that
+    # hold a private key, paths without the leading /.
+    private_keys: Tuple[str, ...] = ()
 
     def json_file(self, path: str) -> Optional[Any]:
         data = self.files.get(path)
@@ -67,9 +77,11 @@ def _scan_layer(
     pending: Set[str],
     found: Dict[str, bytes],
     error: untrusted.ErrorFactory = RegistryError,
+    keys: Optional[List[str]] = None,
 ) -> None:
     """Read one layer tar; files found leave ``pending``, whiteouts remove them unread.
-    A gzip layer is inflated under :class:`untrusted.Inflated`'s ratio limit."""
+    A gzip layer is inflated under :class:`untrusted.Inflated`'s ratio limit. ``keys``
+    (when given) collects the layer's files that hold a private key: the whole layer is read."""
     inflated = untrusted.Inflated(stream, "an image layer", error)
     try:
         with tarfile.open(fileobj=inflated, mode="r|") as tar:  # type: ignore[call-overload]
@@ -90,7 +102,11 @@ def _scan_layer(
                     if handle is not None:
                         found[name] = handle.read()
                     pending.discard(name)
-                if not pending:
+                elif keys is not None and member.isfile() and 0 < member.size <= KEY_FILE_LIMIT:
+                    handle = tar.extractfile(member)
+                    if handle is not None and PRIVATE_KEY.search(handle.read(KEY_HEAD)):
+                        keys.append(name)
+                if not pending and keys is None:
                     return
     except (tarfile.TarError, OSError, EOFError, zlib.error) as failure:
         raise error(f"cannot read an image layer: {failure}") from None
@@ -129,18 +145,27 @@ def _read_manifest(registry: Registry, ref: Reference, manifest: Manifest) -> Im
     config_entry = untrusted.as_object(data.get("config"))
     layers = manifest.descriptors("layers")
     config = registry.blob_json(ref.repository, manifest.config_digest())
-    found = scan_layers(registry, ref, manifest, WANTED)
+    keys: List[str] = []  # every layer is read: a key in any of them is pulled with the image
+    found = scan_layers(registry, ref, manifest, WANTED, keys=keys)
     size = untrusted.total(
         [untrusted.size(config_entry.get("size")), *(untrusted.size(layer.get("size")) for layer in layers)]
     )
-    return _content(str(ref), manifest.digest, config, found, size, from_manifest(data, config))
+    content = _content(str(ref), manifest.digest, config, found, size, from_manifest(data, config))
+    return content._replace(private_keys=tuple(keys))
 
 
 def scan_layers(
-    registry: Registry, ref: Reference, manifest: Manifest, wanted: Iterable[str], *, any_of: bool = False
+    registry: Registry,
+    ref: Reference,
+    manifest: Manifest,
+    wanted: Iterable[str],
+    *,
+    any_of: bool = False,
+    keys: Optional[List[str]] = None,
 ) -> Dict[str, bytes]:
     """The files of ``wanted`` (paths without a leading /) the image holds, read from the
-    top layer down and stopping once each is found or deleted (``any_of``: once one is)."""
+    top layer down and stopping once each is found or deleted (``any_of``: once one is);
+    with ``keys``, every layer is read and the files holding a private key collected."""
     pending = set(wanted)
     found: Dict[str, bytes] = {}
     for layer in reversed(manifest.descriptors("layers")):
@@ -149,10 +174,13 @@ def scan_layers(
             ref.repository, layer["digest"], size if isinstance(size, int) else None
         ) as stream:
             in_layer: Dict[str, bytes] = {}
-            _scan_layer(stream, pending, in_layer)
+            in_keys: List[str] = []
+            _scan_layer(stream, pending, in_layer, keys=in_keys if keys is not None else None)
             stream.verify()  # the whole layer hashes to its digest before a file of it is used
         found.update(in_layer)
-        if not pending or (any_of and found):
+        if keys is not None:
+            keys += in_keys
+        elif not pending or (any_of and found):
             break
     return found
 
@@ -278,8 +306,62 @@ def _read_oci(source: Any, reference: str) -> ImageContent:
         untrusted.digest(layer.get("digest"), "a layer", UsageError)
         for layer in untrusted.items(manifest.get("layers"), f"manifest {entry_digest}'s layers", UsageError)
     ]
-    files = _files(source, layers, verified=True)
-    return _content(reference, entry_digest, config, files, None, _oci_sizes(manifest, config))
+    keys: List[str] = []
+    files = _files(source, layers, verified=True, keys=keys)
+    content = _content(reference, entry_digest, config, files, None, _oci_sizes(manifest, config))
+    return content._replace(private_keys=tuple(keys))
+
+
+class OciImage(NamedTuple):
+    """An OCI layout's (or oci-archive's) first image: what a layer-by-layer comparison reads."""
+
+    digest: str  # the manifest's
+    config: Dict[str, Any]
+    layers: Tuple[str, ...]  # layer digests, bottom first
+    source: Any  # opens a blob: ``open_layer`` reads one
+
+    def open_layer(self, digest: str) -> IO[bytes]:
+        """The layer blob ``digest`` as it is stored (gzip or plain tar)."""
+        return self.source.open(_blob(digest))  # type: ignore[no-any-return]
+
+
+@contextlib.contextmanager
+def open_oci(path: Path) -> Iterator[OciImage]:
+    """The first image of an OCI layout folder or oci-archive, open while the block runs.
+
+    Args:
+        path: The folder or archive (what ``buildah push IMAGE oci-archive:PATH`` writes).
+
+    Yields:
+        Its manifest digest, config and layer digests, and a way to open each layer.
+
+    Raises:
+        UsageError: Not an OCI layout, unreadable, or malformed.
+    """
+    if path.is_dir():
+        yield _oci_image(_DirSource(path), str(path))
+        return
+    try:
+        with tarfile.open(path) as tar:
+            yield _oci_image(_TarSource(tar), str(path))
+    except (OSError, tarfile.TarError) as error:
+        raise UsageError(f"cannot read image archive {path}: {error}") from None
+
+
+def _oci_image(source: Any, reference: str) -> OciImage:
+    index = _json(source, "index.json")
+    manifests = untrusted.items(index.get("manifests"), "index.json manifests", UsageError)
+    if not manifests:
+        raise UsageError(f"{reference}: the OCI layout holds no image")
+    digest = untrusted.digest(manifests[0].get("digest"), "index.json's first manifest", UsageError)
+    manifest = _json(source, _blob(digest), digest)
+    config_entry = untrusted.obj(manifest.get("config"), f"manifest {digest}'s config", UsageError)
+    config_digest = untrusted.digest(config_entry.get("digest"), "the config", UsageError)
+    layers = tuple(
+        untrusted.digest(layer.get("digest"), "a layer", UsageError)
+        for layer in untrusted.items(manifest.get("layers"), f"manifest {digest}'s layers", UsageError)
+    )
+    return OciImage(digest, _json(source, _blob(config_digest), config_digest), layers, source)
 
 
 def _oci_sizes(manifest: Dict[str, Any], config: Dict[str, Any]) -> ImageSizes:
@@ -307,26 +389,34 @@ def _read_docker_archive(source: Any, reference: str) -> ImageContent:
     # a docker-archive's layers are plain tar: their sizes in the archive are the unpacked ones
     listing = {"layers": [{"size": source.size(name)} for name in layers]}
     sizes = from_manifest(listing, config, compressed=False)
-    return _content(reference, None, config, _files(source, layers), None, sizes)
+    keys: List[str] = []
+    files = _files(source, layers, keys=keys)
+    return _content(reference, None, config, files, None, sizes)._replace(private_keys=tuple(keys))
 
 
-def _files(source: Any, layers: Iterable[str], *, verified: bool = False) -> Dict[str, bytes]:
+def _files(
+    source: Any, layers: Iterable[str], *, verified: bool = False, keys: Optional[List[str]] = None
+) -> Dict[str, bytes]:
     """The wanted files of an archive's layers, top first; ``verified``: ``layers`` are
-    digests (an OCI layout) and each layer must hash to its digest before its files count."""
+    digests (an OCI layout) and each layer must hash to its digest before its files count;
+    ``keys``: every layer is read and the files holding a private key collected."""
     pending = set(WANTED)
     found: Dict[str, bytes] = {}
     for layer in reversed(list(layers)):
         name = _blob(layer) if verified else layer
         with source.open(name) as handle:
             in_layer: Dict[str, bytes] = {}
+            in_keys: Optional[List[str]] = [] if keys is not None else None
             if verified:
                 stream = VerifiedBlob(handle, layer, None, f"layer {layer}", LAYER_DEADLINE, UsageError)
-                _scan_layer(stream, pending, in_layer, UsageError)
+                _scan_layer(stream, pending, in_layer, UsageError, in_keys)
                 stream.verify()
             else:
-                _scan_layer(handle, pending, in_layer, UsageError)
+                _scan_layer(handle, pending, in_layer, UsageError, in_keys)
         found.update(in_layer)
-        if not pending:
+        if keys is not None and in_keys is not None:
+            keys += in_keys  # only once the layer verified
+        elif not pending:
             break
     return found
 

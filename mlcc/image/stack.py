@@ -275,6 +275,15 @@ def _version_of(pin: str, name: str) -> str:
 
 
 def verify(content: ImageContent) -> List[Mismatch]:
+    # a private key in any layer is every puller's (SSH host keys made at build time)
+    keys = [
+        Mismatch("private key", "none in any layer", f"/{path}", "image layers")
+        for path in content.private_keys
+    ]
+    return keys + _verify_stack(content)
+
+
+def _verify_stack(content: ImageContent) -> List[Mismatch]:
     document = content.json_file(STACK_FILE)
     installed = content.json_file(INSTALLED_FILE)
     if not isinstance(document, dict) or "error" in document:

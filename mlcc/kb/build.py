@@ -29,6 +29,7 @@ from mlcc.kb.model import (
     Base,
     Benchmark,
     BenchmarkBuild,
+    BuildOnly,
     BuildStep,
     CudaRelease,
     Dataset,
@@ -195,6 +196,7 @@ def build(root: str, files: Sequence[Tuple[str, str]]) -> KnowledgeBase:
         files=tuple(f"recipes/{rel}" for rel, _ in files),
         source_builds=_source_builds(docs["tools"][0]),
         sdist_requires=_sdist_requires(docs["tools"][0]),
+        build_only=_build_only(docs["tools"][0]),
         gpus=gpus,
         hosts=_hosts(docs["hosts"][0]),
         pip_locks=pip_locks.read_lock_files(root),
@@ -307,6 +309,13 @@ def _source_builds(doc: _Doc) -> Tuple[SourceBuild, ...]:
             )
         )
     return tuple(found)
+
+
+def _build_only(doc: _Doc) -> Tuple[BuildOnly, ...]:
+    return tuple(
+        BuildOnly(entry["name"], " ".join(entry["why"].split()), doc.prov(entry, ("build_only", index)))
+        for index, entry in enumerate(doc.data.get("build_only", ()))
+    )
 
 
 def _sdist_requires(doc: _Doc) -> Tuple[SdistRequires, ...]:
@@ -1477,3 +1486,5 @@ def iter_sources(kb: KnowledgeBase) -> Iterator[Provenance]:
         yield rule.prov
     for fact in kb.sdist_requires:
         yield fact.prov
+    for build_only in kb.build_only:
+        yield build_only.prov

@@ -697,6 +697,15 @@ class SourceBuild(NamedTuple):
         return dict(self.packages).get(family, ())
 
 
+class BuildOnly(NamedTuple):
+    """A Python package that only builds (recipes/tools.yaml build_only): a runtime image's
+    final stage goes without it."""
+
+    name: str
+    why: str
+    prov: Provenance
+
+
 class SdistRequires(NamedTuple):
     """The dependencies an sdist declares in its setup.py (install_requires), recorded for
     ``mlcc kb lock`` where its metadata is not static and it has no egg-info."""
@@ -788,6 +797,7 @@ class KnowledgeBase(NamedTuple):
     files: Tuple[str, ...] = ()
     source_builds: Tuple[SourceBuild, ...] = ()
     sdist_requires: Tuple[SdistRequires, ...] = ()
+    build_only: Tuple[BuildOnly, ...] = ()
     pip_locks: LockFiles = LockFiles()  # recipes/locks/, parsed
     nccl_profiles: Tuple[NcclProfile, ...] = ()  # recipes/nccl-profiles.yaml, in file order
     round_records: Tuple[Round, ...] = ()  # recipes/rounds/, oldest first

@@ -51,6 +51,7 @@ DOCKERFILE_RULES: Dict[str, str] = {
     "DF009": "the image runs as a non-root user (OpenShift's restricted SCC)",
     "DF010": "every download is checked with sha256sum -c in the RUN that fetches it",
     "DF011": "every pip install is hash-locked (--require-hashes, recipes/locks/ by `mlcc kb lock`)",
+    "DF012": "no build step makes keys (ssh-keygen): a private key in a layer is every puller's",
     "DL/SC": "hadolint's rules (the Rules table of hadolint's README), on every Dockerfile",
 }
 DOCKERFILE_WARNINGS = {"DF009"}
@@ -172,8 +173,20 @@ def _check_run(value: str) -> Iterator[Hit]:
         yield from _check_packages(words)
         yield from _check_pip_git(words)
         yield from _check_pip_hashes(words)
+        yield from _check_keys(words)
     yield from _check_downloads(commands)
     yield from _check_git(value, commands)
+
+
+def _check_keys(words: List[str]) -> Iterator[Hit]:
+    if words and words[0].rsplit("/", 1)[-1] == "ssh-keygen":
+        yield (
+            "DF012",
+            (
+                f"{' '.join(words)} at build time bakes private keys into the image: make them when"
+                " the container starts (the MPIJob worker's command does), or mount them from a Secret"
+            ),
+        )
 
 
 def _check_add(value: str) -> Iterator[Hit]:

@@ -21,7 +21,7 @@ from mlcc.render.graph import BASE, BENCHMARK, IMAGE, RUNTIME, SHARED, Bound, St
 from mlcc.render.manifest import DIGEST_LABEL, with_base_digest
 from mlcc.render.openshift import DEFAULT_CLUSTER, ClusterOptions, check_cluster_options, render_openshift
 from mlcc.render.openshift.names import object_name
-from mlcc.render.plan import DEFAULT_OPTIONS, Options, Plan
+from mlcc.render.plan import DEFAULT_OPTIONS, SOURCE_DATE_EPOCH, Options, Plan
 from mlcc.render.variant import FILES, FORMATS, Format, Rendered, gen_command, render, render_dockerfile
 
 __all__ = [
@@ -35,6 +35,7 @@ __all__ = [
     "IMAGE",
     "RUNTIME",
     "SHARED",
+    "SOURCE_DATE_EPOCH",
     "Bound",
     "ClusterOptions",
     "Format",

@@ -72,6 +72,7 @@ class Assembler:
             gpu_capability=self.kb.gpus[req.gpu].compute_capability if req.gpu else None,
             pip_locks=self._pip_locks(python, arch, base),
             nccl_profiles=self.kb.nccl_profiles,
+            build_only=tuple(rule.name for rule in self.kb.build_only),
         )
         return stack
 

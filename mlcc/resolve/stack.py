@@ -123,6 +123,9 @@ class Stack(NamedTuple):
     # What the image carries: "devel" (the build's compilers, headers and sources stay) or
     # "runtime" (a second stage on the runtime stack gets what the build made, nothing else).
     flavour: str = "devel"
+    # Python packages that only build (recipes/tools.yaml build_only): a runtime image's
+    # final stage goes without them.
+    build_only: Tuple[str, ...] = ()
 
     @property
     def runtime(self) -> bool:

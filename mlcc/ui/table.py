@@ -11,15 +11,10 @@ import io
 import shutil
 from typing import Sequence
 
-from rich.box import Box
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
-
 from mlcc.ui.safe_text import printable
 
 # rich's SIMPLE_HEAD in ASCII: no frame, a line of dashes under the header, two spaces between columns
-_HEADER_RULE = Box("    \n    \n -  \n    \n    \n    \n    \n    \n", ascii=True)
+_HEADER_RULE = "    \n    \n -  \n    \n    \n    \n    \n    \n"
 _GAP = 2  # the padding and the separator after each column
 
 
@@ -33,8 +28,21 @@ def render(headers: Sequence[str], rows: Sequence[Sequence[str]], *, wrap_last: 
     their width; the last wraps at the terminal's width (COLUMNS, else 120) when ``wrap_last``."""
     if not rows:
         return ""
+    # rich (~50 ms to import) only once a table is printed: `mlcc resolve --json` and
+    # `mlcc gen` print none, and their start-up is measured against HPC Container Maker's
+    from rich.box import Box
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
     cells = [[printable(str(cell)) for cell in row] for row in rows]
-    table = Table(box=_HEADER_RULE, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0), header_style="")
+    table = Table(
+        box=Box(_HEADER_RULE, ascii=True),
+        show_edge=False,
+        pad_edge=False,
+        padding=(0, 1, 0, 0),
+        header_style="",
+    )
     needed = 0  # the narrowest width that shows every column: rich drops columns that do not fit
     for index, header in enumerate(headers):
         longest = max(len(str(header)), *(len(row[index]) for row in cells))

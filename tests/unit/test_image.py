@@ -122,6 +122,24 @@ def test_read_an_oci_archive(tmp_path: Path) -> None:
         read_archive(tmp_path / "missing.tar")
 
 
+def test_a_private_key_in_any_layer_is_found_even_when_a_later_layer_deletes_it(tmp_path: Path) -> None:
+    # fake keys, their header lines split so that no secret scanner takes the test for a leak
+    key = b"-----BEGIN " + b"OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n"
+    pem = b"-----BEGIN " + b"RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\n"
+    ssh = {"etc/ssh/ssh_host_ed25519_key": key, "etc/ssh/ssh_host_ed25519_key.pub": b"ssh-ed25519 AAAA"}
+    base = layer(ssh)
+    middle = layer({"opt/app/tls.key": pem, "opt/app/README": b"no -----BEGIN PUBLIC KEY----- here"})
+    top = layer({"etc/mlcc/stack.json": b"{}"}, whiteouts=("etc/ssh/.wh.ssh_host_ed25519_key",))
+    content = read_archive(oci_layout(tmp_path / "img", [base, middle, top], labels={}))
+    # the deleted key's bytes are still in the base layer every pull fetches
+    assert sorted(content.private_keys) == ["etc/ssh/ssh_host_ed25519_key", "opt/app/tls.key"]
+    found = [m for m in verify(content) if m.component == "private key"]
+    assert sorted(m.found for m in found) == ["/etc/ssh/ssh_host_ed25519_key", "/opt/app/tls.key"]
+    assert all(m.severity == "drift" for m in found)
+    clean = read_archive(oci_layout(tmp_path / "clean", [top], labels={}))
+    assert clean.private_keys == ()
+
+
 # ----------------------------------------------------------------------------- verify
 
 

@@ -38,6 +38,11 @@ LATE_IMPORTS = {
     "mlcc.kb.yamlsrc:yaml",
     # difflib suggests a name only after a typo; `mlcc resolve` would import it on every run
     "mlcc.resolve.request:difflib",
+    # rich draws tables only: `mlcc resolve --json` and `mlcc gen` print none (perf/README.md)
+    "mlcc.ui.table:rich.box",
+    "mlcc.ui.table:rich.console",
+    "mlcc.ui.table:rich.table",
+    "mlcc.ui.table:rich.text",
     # optional (the lint extra): without it, lint names each Kubernetes kind it did not validate
     "mlcc.lint.kube:kubernetes_validate",
 }

@@ -94,6 +94,8 @@ def test_clean_generated_dockerfile_has_no_findings() -> None:
         ("RUN curl -fsSLo /tmp/x.tgz https://example.com/x.tgz\n", "DF010"),
         ("RUN wget -q https://example.com/x.tgz\n", "DF010"),
         ("ADD https://example.com/x.tgz /tmp/\n", "DF010"),
+        ("RUN ssh-keygen -A && mkdir -p /run/sshd\n", "DF012"),
+        ("RUN /usr/bin/ssh-keygen -q -t ed25519 -N '' -f /etc/ssh/ssh_host_ed25519_key\n", "DF012"),
         ("RUN pip install --no-cache-dir https://github.com/mlperf/training/archive/abc.zip\n", "DF010"),
         ("RUN python -m pip install --no-cache-dir numpy==1.16.3\n", "DF011"),
         ("RUN pip3 install -r /tmp/requirements.txt\n", "DF011"),

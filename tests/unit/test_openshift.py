@@ -296,7 +296,8 @@ def test_nccl_tests_mpijob(kb, resolver) -> None:  # type: ignore[no-untyped-def
     # InfiniBand asked of NCCL comes with the RDMA device and the memlock capability it needs
     assert worker["resources"]["limits"] == {"nvidia.com/gpu": 4, "rdma/rdma_shared_device_a": 1}
     assert worker["securityContext"]["capabilities"] == {"add": ["IPC_LOCK"]}
-    assert worker["command"] == ["/usr/sbin/sshd", "-De"]
+    # host keys made as the pod starts, then sshd in the foreground as the container's process
+    assert worker["command"] == ["/bin/sh", "-c", "ssh-keygen -A && exec /usr/sbin/sshd -De"]
     env = {e["name"]: e["value"] for e in worker["env"]}
     assert env["NCCL_DEBUG"] == "INFO" and env["NCCL_IB_DISABLE"] == "0" and env["NCCL_P2P_LEVEL"] == "NVL"
     for item in ("NCCL_DEBUG=INFO", "NCCL_IB_DISABLE=0", "NCCL_P2P_LEVEL=NVL"):

@@ -7,7 +7,7 @@ from typing import List
 import mlcc
 from mlcc.render.escaping import assignments, exec_form, literal_assignments
 from mlcc.render.formats import Context, header
-from mlcc.render.plan import BUILD_STAGE, Plan, Step
+from mlcc.render.plan import BUILD_STAGE, SOURCE_DATE_EPOCH, Plan, Step
 
 DOCKERFILE = "Dockerfile"
 DESCRIBED = "# The stack is described in /etc/mlcc/stack.json inside the image.\n"
@@ -15,6 +15,9 @@ DESCRIBED = "# The stack is described in /etc/mlcc/stack.json inside the image.\
 RUN_SEPARATOR = " \\\n && "
 ENV_SEPARATOR = " \\\n    "
 LABEL_SEPARATOR = " \\\n      "
+# Each stage's RUN steps see the source date (an ARG is in their environment): pip's
+# compileall writes hash-based .pyc files, wheel builds stamp it, rather than the clock.
+SOURCE_DATE = f"ARG SOURCE_DATE_EPOCH={SOURCE_DATE_EPOCH}\n"
 
 
 def write(plan: Plan, context: Context) -> str:
@@ -31,11 +34,11 @@ def write(plan: Plan, context: Context) -> str:
     if plan.build_steps:
         # A runtime image: the build stage compiles on the devel stack; the final stage,
         # on the same base, takes only what that stage made (COPY --from).
-        out.append(f"FROM ${{BASE_IMAGE}} AS {BUILD_STAGE}\nARG NVIDIA_MIRROR={plan.mirror}\n")
+        out.append(f"FROM ${{BASE_IMAGE}} AS {BUILD_STAGE}\nARG NVIDIA_MIRROR={plan.mirror}\n{SOURCE_DATE}")
         for step in plan.build_steps:
             _step(step, out)
         out.append("\n# The runtime stage: runtime packages, and what the build stage made\n")
-    out.append(f"FROM {final_base}\nARG NVIDIA_MIRROR={plan.mirror}\n")
+    out.append(f"FROM {final_base}\nARG NVIDIA_MIRROR={plan.mirror}\n{SOURCE_DATE}")
     for step in plan.steps:
         _step(step, out)
     out.append("\n")

@@ -357,6 +357,11 @@ def mpi_size(rendered: Rendered, options: ClusterOptions) -> Optional[Size]:
     return run_size(rendered, options, options.nodes or EXAMPLE_NODES)
 
 
+# A worker's sshd with host keys of its own, made as the pod starts: the image carries none
+# (a key baked into a pushed image is every puller's, and every pod's of every run).
+SSHD_START = "ssh-keygen -A && exec /usr/sbin/sshd -De"
+
+
 def launcher_script(rendered: Rendered, size: Size, knobs: Sequence[Tuple[str, str]]) -> str:
     """The launcher's mpirun line. Remote ranks start from sshd, not from the pod, so every
     setting travels with -x; the first host of mpi-operator's hostfile is the master (rank 0)."""
@@ -435,7 +440,7 @@ def mpijob(rendered: Rendered, options: ClusterOptions) -> Optional[Obj]:
         options,
         size,
         mounts + launch_mounts,
-        command=["/usr/sbin/sshd", "-De"],
+        command=["/bin/sh", "-c", SSHD_START],
         extra_env=knobs,
         run_as_root=True,
     )

@@ -24,7 +24,16 @@ from mlcc.render.manifest import labels
 from mlcc.render.plan.benchmark import BenchmarkSteps
 from mlcc.render.plan.commands import _url_word, locked_pip_command, merged_args, place_args
 from mlcc.render.plan.framework import FrameworkSteps
-from mlcc.render.plan.model import BUILD_STAGE, DEFAULT_OPTIONS, NON_ROOT_UID, STAGES, Options, Plan, Step
+from mlcc.render.plan.model import (
+    BUILD_STAGE,
+    DEFAULT_OPTIONS,
+    NON_ROOT_UID,
+    SOURCE_DATE_EPOCH,
+    STAGES,
+    Options,
+    Plan,
+    Step,
+)
 from mlcc.render.plan.stack import StackSteps
 from mlcc.render.verified import declared, mirror_uses
 from mlcc.resolve.stack import Stack
@@ -32,6 +41,7 @@ from mlcc.resolve.stack import Stack
 __all__ = [
     "BUILD_STAGE",
     "DEFAULT_OPTIONS",
+    "SOURCE_DATE_EPOCH",
     "STAGES",
     "Options",
     "Plan",
@@ -57,6 +67,7 @@ class _Planner(StackSteps, FrameworkSteps, BenchmarkSteps):
         if not self.stack.runtime:
             self.manifest()
             return self.finish()
+        self.handoff()
         # The final stage: the same leading steps on runtime packages, then what the build made.
         built = tuple(self.steps)
         self.steps = []

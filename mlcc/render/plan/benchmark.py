@@ -4,7 +4,9 @@ sshd for multi-node runs, a runtime image's final stage, and the manifest."""
 from __future__ import annotations
 
 import shlex
-from typing import List, Tuple
+from typing import List, Set, Tuple
+
+from packaging.utils import canonicalize_name
 
 from mlcc.kb.model import BuildStep
 from mlcc.kb.pip_locks import PipInstall
@@ -22,10 +24,12 @@ from mlcc.render.plan.commands import (
 )
 from mlcc.render.plan.model import (
     BUILD_STAGE,
+    HANDOFF,
     LOCAL_SOURCE,
     LOCAL_SOURCE_NO_DEPS,
     MANIFEST_DIR,
     MLCC_HOME,
+    NCCL_TARBALL_HOME,
     RECORDER,
     SCRIPTS,
     VENV,
@@ -112,10 +116,15 @@ class BenchmarkSteps(StepWriter):
         elif self.stack.python is not None:
             copied.append(VENV)
         copied += [build.workdir, *[p for p in build.runtime_copy if p not in copied]]
+        copies = [(path, path) for path in copied]
+        libraries = self.tarball_libraries()
+        if libraries:  # the handoff's shared libraries, merged into their own folders
+            copies.append((f"{HANDOFF}/", "/"))
         self.steps.append(
             Step(
                 f"{bench.name}: what the build stage made",
-                copies=tuple((path, path) for path in copied),
+                commands=("ldconfig",) if libraries else (),
+                copies=tuple(copies),
                 env=tuple(env),
                 from_stage=BUILD_STAGE,
             )
@@ -135,11 +144,52 @@ class BenchmarkSteps(StepWriter):
             ],
         )
 
+    def tarball_libraries(self) -> List[Tuple[str, str]]:
+        """(folder, file pattern) of the shared libraries of cuDNN and NCCL from tarballs:
+        a runtime image's final stage takes these, and neither headers nor static archives."""
+        found: List[Tuple[str, str]] = []
+        cuda = self.stack.cuda
+        if self.stack.cudnn is not None and self.stack.cudnn.method == "tarball" and cuda is not None:
+            found.append((f"/usr/local/cuda-{cuda.minor}/", "libcudnn*.so*"))  # where the link points
+        if self.stack.nccl is not None and self.stack.nccl.method == "tarball":
+            found.append((f"{NCCL_TARBALL_HOME}/", "libnccl*.so*"))
+        return found
+
+    def build_only_installed(self) -> List[str]:
+        """The build-only Python packages (recipes/tools.yaml) that a pip install of this
+        build names or its lock pins, in the rule's order."""
+        names: Set[str] = set()
+        for ident, _previous, install in self.pip_installs:
+            names.update(canonicalize_name(_requirement_name(r)) for r in install.requirements)
+            locked = self.stack.pip_locks.get(ident) if self.stack.pip_locks else None
+            names.update(canonicalize_name(p.name) for p in (locked.packages if locked else ()))
+        return [name for name in self.stack.build_only if canonicalize_name(name) in names]
+
+    def handoff(self) -> None:
+        """The build stage's last step in a runtime image: gather the shared libraries the
+        final stage takes (their symlinks kept, under their own paths) and uninstall the
+        build-only packages from the environment it copies."""
+        commands: List[str] = []
+        for folder, pattern in self.tarball_libraries():
+            commands += [
+                f"mkdir -p {HANDOFF}",
+                f"find {folder} -name '{pattern}' ! -type d -exec cp -a --parents -t {HANDOFF}/ {{}} +",
+                f"test -d {HANDOFF}{folder}",
+            ]
+        build_only = self.build_only_installed()
+        if build_only:
+            commands.append(_sh(["python", "-m", "pip", "uninstall", "-y", *build_only]))
+        if commands:
+            commands = list(dict.fromkeys(commands))  # one mkdir
+            title = f"{self.stack.benchmark.name}: what the final stage takes (build-only files left out)"
+            self.add(title, commands)
+
     def sshd(self) -> None:
         self.add(
             f"{self.stack.benchmark.name}: sshd and ssh for MPIJob launchers and workers (mpi-operator)",
             [
-                "ssh-keygen -A",
+                # no host keys: a key made here would be in every pull of the image, shared by
+                # every pod of every run; the worker makes its own when it starts (run manifest)
                 "mkdir -p /run/sshd",
                 "sed -i 's/^#\\?StrictModes .*/StrictModes no/' /etc/ssh/sshd_config",
                 "printf '%s\\n' 'Host *' '    StrictHostKeyChecking no'"

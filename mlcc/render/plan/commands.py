@@ -208,7 +208,10 @@ def recorder_args(stack: Stack) -> List[str]:
             continue
         if lib.method == "bundled":
             continue  # the framework reports it (--module)
-        if lib.method == "tarball":
+        if lib.method == "tarball" and stack.runtime:  # the shared libraries, no headers
+            folder = "/usr/local/cuda/lib64" if header == "cudnn" else f"{NCCL_TARBALL_HOME}/lib"
+            args += ["--library", f"{header}={folder}"]
+        elif lib.method == "tarball":
             base = "/usr/local/cuda/include" if header == "cudnn" else f"{NCCL_TARBALL_HOME}/include"
             args += ["--header", f"{header}={base}"]
         else:

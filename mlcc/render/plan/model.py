@@ -16,6 +16,15 @@ if TYPE_CHECKING:
 VENV = "/opt/mlcc/venv"
 CONDA_ROOT = "/opt/conda"
 NCCL_TARBALL_HOME = "/opt/nccl"
+# The source date of every image (reproducible-builds.org's SOURCE_DATE_EPOCH): the time the
+# engines stamp on the image and its layers' files, and what build steps read (Python >= 3.7
+# then writes hash-based .pyc files). 1980-01-01: the earliest time a ZIP file (a wheel pip
+# builds from an sdist) can hold; a stack has no date of its own that every machine agrees on.
+SOURCE_DATE_EPOCH = 315532800
+# A runtime image's build stage gathers here, under their own paths, the files its final
+# stage takes besides the environment (cuDNN's and NCCL's shared libraries from tarballs).
+HANDOFF = "/opt/mlcc/runtime-files"
+FROM_BUILD_STAGE = "its shared libraries come from the build stage"
 MLCC_HOME = "/opt/mlcc/home"
 MANIFEST_DIR = "/etc/mlcc"
 RECORDER = "/usr/local/bin/mlcc-record"

@@ -17,7 +17,7 @@ from mlcc.render.manifest import (
 )
 from mlcc.render.mirror import MIRROR_VAR, mirror_check, mirrored
 from mlcc.render.plan.commands import _required, _sha256_check, _url_word
-from mlcc.render.plan.model import NCCL_TARBALL_HOME, VENV
+from mlcc.render.plan.model import FROM_BUILD_STAGE, NCCL_TARBALL_HOME, VENV
 from mlcc.render.plan.writer import StepWriter
 
 
@@ -137,6 +137,7 @@ class StackSteps(StepWriter):
     def cudnn(self, lib: LibBuild) -> None:
         if lib.method == "bundled":
             return  # the framework brings it (a conda channel, a wheel): nothing to install
+        title = f"cuDNN {lib.version} ({lib.method})"
         if lib.method == "tarball":
             commands = [*self._tarball(lib, "/usr/local/cuda", 1), "ldconfig"]
             include, libdir = "/usr/local/cuda/include", "/usr/local/cuda/lib64"
@@ -145,17 +146,23 @@ class StackSteps(StepWriter):
             include = "/usr/include"
             libdir = self.base.packaging.libraries(self.stack.arch.gnu_triplet)
         env = [("CUDNN_VERSION", lib.version), ("CUDNN_INCLUDE_DIR", include), ("CUDNN_LIB_DIR", libdir)]
-        self.add(f"cuDNN {lib.version} ({lib.method})", commands, env, stage="stack", notes=self._waiver(lib))
+        notes = self._waiver(lib)
+        if self.runtime_stage and lib.method == "tarball":
+            # no second download, no headers or static archives: the handoff's shared libraries
+            title, commands, notes = f"{title}: {FROM_BUILD_STAGE}", [], []
+            env = [item for item in env if item[0] != "CUDNN_INCLUDE_DIR"]
+        self.add(title, commands, env, stage="stack", notes=notes)
 
     def nccl(self, lib: LibBuild) -> None:
         if lib.method == "bundled":
             return  # the framework brings it
+        title = f"NCCL {lib.version} ({lib.method})"
+        notes = self._waiver(lib)
         if lib.method == "tarball":
-            commands = [
-                *self._tarball(lib, NCCL_TARBALL_HOME, 1),
-                f"echo {NCCL_TARBALL_HOME}/lib > /etc/ld.so.conf.d/nccl.conf",
-                "ldconfig",
-            ]
+            loader = f"echo {NCCL_TARBALL_HOME}/lib > /etc/ld.so.conf.d/nccl.conf"
+            commands = [*self._tarball(lib, NCCL_TARBALL_HOME, 1), loader, "ldconfig"]
+            if self.runtime_stage:  # as cuDNN's: the handoff's shared libraries, no download
+                title, commands, notes = f"{title}: {FROM_BUILD_STAGE}", [loader], []
             home = NCCL_TARBALL_HOME
             env = [("NCCL_HOME", home), self.add_library_path(f"{home}/lib")]
         else:
@@ -163,7 +170,7 @@ class StackSteps(StepWriter):
             home = "/usr"
             env = [("NCCL_HOME", home)]
         env += [("NCCL_VERSION", lib.version), ("NCCL_ROOT_DIR", home)]
-        self.add(f"NCCL {lib.version} ({lib.method})", commands, env, stage="stack", notes=self._waiver(lib))
+        self.add(title, commands, env, stage="stack", notes=notes)
 
     def library_packages(self, lib: LibBuild) -> Tuple[PinnedPackage, ...]:
         return image_library_packages(self.stack, lib) if self.runtime_stage else lib.packages

@@ -14,7 +14,7 @@ export GIT_MIRROR="${GIT_MIRROR:-https://github.com}"
 
 # System packages for the build (versions follow the base image's release)
 dnf install -y --setopt=install_weak_deps=False --nodocs ca-certificates curl tar gzip xz bzip2 findutils git patch which gcc gcc-c++ make
-dnf clean all && rm -rf /var/cache/dnf /var/cache/yum
+dnf clean all && rm -rf /var/cache/dnf /var/cache/yum /var/log/dnf*.log /var/log/hawkey.log /var/lib/dnf/history*
 
 # NVIDIA package repositories (NVIDIA_MIRROR replaces developer.download.nvidia.com)
 case "${NVIDIA_MIRROR}" in *[!A-Za-z0-9._~:/%+-]*) echo "NVIDIA_MIRROR is not a plain http(s) URL (letters, digits and . _ ~ : / % + -)" >&2; exit 1 ;; http:[/][/]?*|https:[/][/]?*) ;; *) echo "NVIDIA_MIRROR is not a plain http(s) URL (letters, digits and . _ ~ : / % + -)" >&2; exit 1 ;; esac
@@ -22,7 +22,7 @@ printf '%s\n' '[cuda]' 'name=cuda' "baseurl=${NVIDIA_MIRROR}/compute/cuda/repos/
 
 # CUDA 10.1.243 (Update 2) development packages
 dnf install -y --setopt=install_weak_deps=False --nodocs cuda-cudart-10-1-10.1.243-1 cuda-libraries-10-1-10.1.243-1 cuda-nvtx-10-1-10.1.243-1 cuda-npp-10-1-10.1.243-1 libcublas10-10.2.1.243-1 cuda-nvml-dev-10-1-10.1.243-1 cuda-command-line-tools-10-1-10.1.243-1 cuda-cudart-dev-10-1-10.1.243-1 cuda-libraries-dev-10-1-10.1.243-1 cuda-minimal-build-10-1-10.1.243-1 cuda-nvprof-10-1-10.1.243-1 cuda-npp-dev-10-1-10.1.243-1 libcublas-devel-10.2.1.243-1
-dnf clean all && rm -rf /var/cache/dnf /var/cache/yum
+dnf clean all && rm -rf /var/cache/dnf /var/cache/yum /var/log/dnf*.log /var/log/hawkey.log /var/lib/dnf/history*
 ln -sfn cuda-10.1 /usr/local/cuda
 printf '%s\n' /usr/local/nvidia/lib /usr/local/nvidia/lib64 > /etc/ld.so.conf.d/nvidia.conf
 ldconfig
@@ -61,7 +61,7 @@ export NCCL_ROOT_DIR="/opt/nccl"
 
 # Python 3.6 in a virtual environment (/opt/mlcc/venv)
 dnf install -y --setopt=install_weak_deps=False --nodocs python3 python3-devel python3-pip
-dnf clean all && rm -rf /var/cache/dnf /var/cache/yum
+dnf clean all && rm -rf /var/cache/dnf /var/cache/yum /var/log/dnf*.log /var/log/hawkey.log /var/lib/dnf/history*
 /usr/bin/python3.6 -m venv /opt/mlcc/venv
 printf '%s\n' \
     'pip==21.3.1 --hash=sha256:deaf32dcd9ab821e359cd8330786bcd077604b5c5730c0b096eda46f95c24a2d' \
@@ -97,10 +97,9 @@ cd /
 
 # maskrcnn: system packages
 dnf install -y --setopt=install_weak_deps=False --nodocs numactl infiniband-diags pciutils libSM libXext libXrender openmpi openssh-server openssh-clients libibverbs rdma-core
-dnf clean all && rm -rf /var/cache/dnf /var/cache/yum
+dnf clean all && rm -rf /var/cache/dnf /var/cache/yum /var/log/dnf*.log /var/log/hawkey.log /var/lib/dnf/history*
 
 # maskrcnn: sshd and ssh for MPIJob launchers and workers (mpi-operator)
-ssh-keygen -A
 mkdir -p /run/sshd
 sed -i 's/^#\?StrictModes .*/StrictModes no/' /etc/ssh/sshd_config
 printf '%s\n' 'Host *' '    StrictHostKeyChecking no' '    UserKnownHostsFile /dev/null' >> /etc/ssh/ssh_config
@@ -712,16 +711,18 @@ install -D -m 0644 /dev/stdin /usr/local/bin/mlcc-record <<'MLCC_FILE_EOF'
 # `mlcc verify` can compare it with the stack mlcc resolved (/etc/mlcc/stack.json).
 # Installed by mlcc; the last build step runs it. POSIX sh: some bases have no bash.
 #
-#   mlcc-record [--rpm NAME]... [--deb NAME]... [--header LIB=DIR]... [--nvcc PATH]
+#   mlcc-record [--rpm NAME]... [--deb NAME]... [--header LIB=DIR]... [--library LIB=DIR]...
+#               [--nvcc PATH]
 #               [--python COMMAND] [--module NAME]...
 set -u
 
-rpms="" debs="" headers="" nvcc="" python="" modules=""
+rpms="" debs="" headers="" libraries="" nvcc="" python="" modules=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --rpm) rpms="$rpms $2"; shift 2 ;;
     --deb) debs="$debs $2"; shift 2 ;;
     --header) headers="$headers $2"; shift 2 ;;
+    --library) libraries="$libraries $2"; shift 2 ;;
     --nvcc) nvcc="$2"; shift 2 ;;
     --python) python="$2"; shift 2 ;;
     --module) modules="$modules $2"; shift 2 ;;
@@ -760,6 +761,15 @@ header_version() {  # LIB DIR -> x.y.z from the library's version macros
       echo "$major.$minor.$patch"
       return 0
     fi
+  done
+}
+
+library_version() {  # LIB DIR -> x.y.z from the versioned shared object's file name
+  # (a runtime image has the libraries without their headers: libcudnn.so.7.6.5 -> 7.6.5)
+  for file in "$2/lib$1.so."*.*.*; do
+    [ -e "$file" ] || continue
+    echo "${file##*/lib$1.so.}"
+    return 0
   done
 }
 
@@ -839,6 +849,12 @@ for item in $headers; do
   lib=${item%%=*}
   dir=${item#*=}
   printf '%s\n    "%s": %s' "$sep" "$lib" "$(header_version "$lib" "$dir" | json)"
+  sep=","
+done
+for item in $libraries; do  # recorded where the headers' version is: verify compares either
+  lib=${item%%=*}
+  dir=${item#*=}
+  printf '%s\n    "%s": %s' "$sep" "$lib" "$(library_version "$lib" "$dir" | json)"
   sep=","
 done
 printf '\n  },\n'

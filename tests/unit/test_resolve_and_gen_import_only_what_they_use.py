@@ -1,0 +1,57 @@
+"""`mlcc resolve` and `mlcc gen` start without the build engines and their clients: the
+modules a command imports are read from ``python -X importtime`` of a real process, so
+an import that creeps back in (a shared CLI module importing mlcc.engines) fails here
+rather than as a slower start-up in perf/."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import List, Set
+
+import pytest
+
+from tests.conftest import REPO
+
+# Never needed to resolve a stack or write its files: the engines (and the Docker SDK,
+# Kubernetes client and sh module only they use).
+NOT_IMPORTED = ("mlcc.engines", "docker", "kubernetes", "sh")
+IMPORTED = re.compile(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$")
+
+
+def _imported(args: List[str], cwd: Path) -> Set[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "mlcc", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    names = {m.group(1) for m in map(IMPORTED.match, proc.stderr.splitlines()) if m}
+    assert "mlcc.cli" in names, "importtime lists what the command imported"
+    return names
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["resolve", "nccl-tests", "--cuda", "12.6", "--base", "ubi8"],
+        ["gen", "nccl-tests", "--cuda", "12.6", "--base", "ubi8", "-o", "out"],
+        ["gen", "maskrcnn", "--cuda", "10.1", "--only", "openshift", "-o", "out"],
+    ],
+)
+def test_resolve_and_gen_never_import_the_engines(args: List[str], tmp_path: Path) -> None:
+    names = _imported(args, tmp_path)
+    unwanted = sorted(n for n in names if n.split(".")[0] in NOT_IMPORTED or n.startswith("mlcc.engines"))
+    assert unwanted == [], f"mlcc {args[0]} imports {unwanted}"
+
+
+def test_build_does_import_the_engines(tmp_path: Path) -> None:
+    # the check above can fail: the same reading sees mlcc.engines where it is used
+    assert "mlcc.engines" in _imported(["build", "--help"], tmp_path)
