@@ -19,6 +19,7 @@ from mlcc.app.build import (
     failure,
     manifest_list_tag,
     matrix_jobs,
+    prepare,
     push_manifest_list,
     run_job,
     run_jobs,
@@ -175,18 +176,26 @@ def build(
 
     Raises:
         TypeError: A keyword that is not a pin.
-        UsageError: What :func:`resolve` refuses; several arches without a push; an engine
+        UsageError: What :func:`resolve` refuses, and what ``mlcc build`` refuses
+            (:func:`mlcc.app.build.prepare`): several arches without a push or on an engine
+            that builds one, ``chain`` or ``cache_repo`` on an engine that cannot, an engine
             that cannot run here.
         ConflictError: No stack fits.
         BuildError: A build failed (one arch: its own error and exit code).
         RegistryError: A registry could not be reached or refused.
     """
     knowledge = kb or knowledge_base(recipes)
-    chosen = policy or BuildPolicy()
-    jobs = single_jobs(knowledge, benchmark, (pins or Pins()).updated(**pin_values), chosen, options)
-    engine = create_engine(backend, settings)
-    # the refusals of engine and policy (a chain on an engine without stage images, several
-    # arches on a one-arch engine) are mlcc.app.build's, met on its way
+    # the CLI's refusals (--chain or --cache-repo on an engine that cannot, several arches on
+    # a one-arch engine, OpenShift options on a local one) are mlcc.app.build.prepare's
+    engine, jobs, chosen = prepare(
+        knowledge,
+        benchmark,
+        (pins or Pins()).updated(**pin_values),
+        backend=backend,
+        policy=policy,
+        options=options,
+        connection=settings,
+    )
     sink = log or Log()
     results = run_jobs(engine, jobs, chosen, history=history, log_for=lambda job: sink)
     problem = failure(results)

@@ -271,3 +271,16 @@ def test_the_api_refuses_what_the_cli_refuses(cli, ledger: Path, flags, call) ->
     message = str(raised.value).splitlines()[0]
     assert refused.code == raised.value.exit_code == 2
     assert message and message in refused.err
+
+
+def test_mlcc_api_build_gets_the_refusals_of_mlcc_build(cli, ledger: Path) -> None:  # type: ignore[no-untyped-def]
+    """mlcc.api.build goes through the same checks as `mlcc build`: refused before the
+    engine is asked anything."""
+    from mlcc import api
+
+    refused = cli("build", "ssd", "--backend", "ledger", "--cache-repo", "quay.io/me/cache")
+    with pytest.raises(MlccError) as raised:
+        api.build("ssd", kb=load(), backend="ledger", policy=BuildPolicy(cache_repo="quay.io/me/cache"))
+    assert refused.code == raised.value.exit_code == 2
+    assert str(raised.value).splitlines()[0] in refused.err
+    assert not (ledger / "calls.txt").exists()
