@@ -337,7 +337,8 @@ def store_runs(
         What was added (a run already stored is skipped), and the history.
 
     Raises:
-        UsageError: A run is of another benchmark than the stack's.
+        UsageError: A run is of another benchmark or round than the stack's, or its
+            scaling.json is not a scaling factor.
         HistoryError: The database is locked, damaged, read-only, or not mlcc's.
     """
     checked = check_benchmarks(kb, runs, stack, round_name)
@@ -372,7 +373,7 @@ def add_results(
 
     Raises:
         UsageError: A path cannot be read, no run is in the logs, the stack cannot be read,
-            or a run is of another benchmark.
+            or a run is of another benchmark or round.
         RegistryError: The image's registry could not be reached.
         HistoryError: The database is locked or damaged.
     """

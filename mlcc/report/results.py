@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 import math
-from typing import Any, List, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 import mlcc
 from mlcc.report.templating import environment
@@ -22,6 +22,7 @@ from mlcc.results.compare import (
     reference_label,
     vs_reference,
 )
+from mlcc.results.reference import PublishedResult
 from mlcc.results.score import SUCCESS
 
 WIDTH = 860
@@ -44,6 +45,7 @@ def _nice_step(span: float) -> float:
 
 def _axis_max(comparison: BenchmarkComparison) -> float:
     values = [m for s in comparison.stacks for m in s.times]
+    values += [s.reference.minutes for s in comparison.stacks if s.reference]
     if comparison.reference:
         values.append(comparison.reference.minutes)
     top = max(values, default=1.0) * 1.08
@@ -92,7 +94,7 @@ def plot_svg(comparison: BenchmarkComparison) -> str:
         f'fill="#1d2329">time to train (minutes)</text>'
     )
     for index, stack in enumerate(stacks):
-        parts.extend(_row(stack, TOP + ROW * index, x, top))
+        parts.extend(_row(stack, TOP + ROW * index, x, top, comparison.reference))
     if comparison.reference:
         ref = comparison.reference
         rx = x(ref.minutes)
@@ -112,11 +114,14 @@ def plot_svg(comparison: BenchmarkComparison) -> str:
     return "\n".join(parts)
 
 
-def _row(stack: StackScore, y0: int, x: Any, top: float) -> List[str]:
+def _row(stack: StackScore, y0: int, x: Any, top: float, heading: Optional[PublishedResult]) -> List[str]:
+    """One stack's row; a stack measured against another reference than the plot's dashed
+    line (its round's on its GPU) has that reference drawn across its own row."""
     e = html.escape
     middle = y0 + ROW / 2
     score = stack.score_minutes
-    label = _short(f"{stack.round} · {stack.stack}" if stack.round else stack.stack)
+    where = " ".join(p for p in (stack.round, (stack.gpu or "").upper()) if p)
+    label = _short(f"{where} · {stack.stack}" if where else stack.stack)
     score_attr = "" if score is None else f"{score:.4f}"
     parts = [
         f'<g class="stack" data-stack="{e(stack.stack)}" data-round="{e(stack.round or "")}" '
@@ -133,6 +138,15 @@ def _row(stack: StackScore, y0: int, x: Any, top: float) -> List[str]:
         parts.append(
             f'<line x1="{x(score):.1f}" y1="{middle - 10:.1f}" x2="{x(score):.1f}" y2="{middle + 10:.1f}" '
             f'stroke="{COLORS["score"]}" stroke-width="3"/>'
+        )
+    own = stack.reference
+    if own is not None and own != heading:
+        rx = x(own.minutes)
+        title = f"{reference_label(own)} reference {_fmt(own.minutes)} min: {own.system}"
+        parts.append(
+            f'<line class="row-reference" x1="{rx:.1f}" y1="{y0 + 2}" x2="{rx:.1f}" y2="{y0 + ROW - 2}" '
+            f'stroke="{COLORS["reference"]}" stroke-width="3" stroke-dasharray="4 3">'
+            f"<title>{e(title)}</title></line>"
         )
     for result in stack.results:
         ok = result.status == SUCCESS and result.minutes is not None

@@ -248,13 +248,14 @@ class _Rule(NamedTuple):
     runs: Optional[int]
     dropped: int = 1
     max_failed: int = 1
+    scaling_json: bool = False
 
 
 def _rule(rules: Optional[ScoringRules], round_name: str, benchmark: str) -> _Rule:
     if rules is None or round_name not in rules.rounds:
         return _Rule(round_name or None, None)
     rule = rules.rule(round_name, benchmark)
-    return _Rule(round_name, rule.runs, rule.dropped, rule.max_failed)
+    return _Rule(round_name, rule.runs, rule.dropped, rule.max_failed, rule.scaling_json)
 
 
 def _stack_score(
@@ -263,6 +264,11 @@ def _stack_score(
     results = tuple(_result(r) for r in members)
     value, why = olympic_mean(results, rule.dropped, rule.max_failed)
     notes = list(why)
+    if rule.scaling_json:
+        factor, scaling_notes = _scaling(members)
+        notes += scaling_notes
+        if value is not None and factor is not None:
+            value *= factor
     unfinished = sum(1 for r in results if r.status in (UNFINISHED, NO_START))
     partial = unfinished > 0
     if unfinished:
@@ -285,6 +291,19 @@ def _stack_score(
         round=rule.round,
         reference=reference,
     )
+
+
+def _scaling(members: Sequence[Mapping[str, Any]]) -> Tuple[Optional[float], List[str]]:
+    """The scaling.json factor stored with the runs, applied as ``results score`` applies it
+    to their logs: one factor for all, else none."""
+    factors = {r.get("scaling_factor") for r in members}
+    found = {f for f in factors if isinstance(f, (int, float)) and f > 0}
+    if not found:
+        return None, []
+    if len(found) > 1 or len(factors) > 1:
+        return None, ["the runs' scaling.json factors differ: not applied"]
+    factor = float(found.pop())
+    return factor, [f"scaled by {factor:.6g} (scaling.json: the RCP normalization of the review)"]
 
 
 def _distinct(values: Any) -> Tuple[str, ...]:

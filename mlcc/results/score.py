@@ -268,7 +268,7 @@ def _scaling_factor(results: Sequence[RunResult]) -> Tuple[Optional[float], List
     """The factor of the scaling.json beside the runs' logs, as mlcommons' summarizer reads
     it (one per result folder); none when there is none or the folders disagree."""
     folders = sorted({str(Path(r.file).parent) for r in results})
-    factors = {folder: _read_scaling(Path(folder) / SCALING_FILE) for folder in folders}
+    factors = {folder: read_scaling(Path(folder) / SCALING_FILE) for folder in folders}
     found = {f for f in factors.values() if f is not None}
     if not found:
         return None, []
@@ -278,8 +278,14 @@ def _scaling_factor(results: Sequence[RunResult]) -> Tuple[Optional[float], List
     return factor, [f"scaled by {factor:.6g} ({SCALING_FILE}: the RCP normalization of the review)"]
 
 
-def _read_scaling(path: Path) -> Optional[float]:
+def read_scaling(path: Path) -> Optional[float]:
     """{"scaling_factor": F} from a scaling.json; None when there is no such file.
+
+    Args:
+        path: The scaling.json beside a result folder's logs.
+
+    Returns:
+        F, or None without the file.
 
     Raises:
         UsageError: The file is not JSON, or F is not a finite number in (0, MAX_SCALING].

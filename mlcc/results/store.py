@@ -11,13 +11,14 @@ from __future__ import annotations
 import json
 import sqlite3
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.errors import UsageError
 from mlcc.history import History
 from mlcc.results.parse import Run, log_text
-from mlcc.results.rules import scoring_rules
-from mlcc.results.score import RunResult, run_result
+from mlcc.results.rules import ScoringRules, scoring_rules
+from mlcc.results.score import SCALING_FILE, RunResult, read_scaling, run_result
 from mlcc.stackfile.document import StackManifest, problem_of
 from mlcc.validate import count, finite_time
 
@@ -43,13 +44,19 @@ CREATE TABLE IF NOT EXISTS results (
     content_digest TEXT,
     stack_json TEXT,
     mlcc_version TEXT NOT NULL,
-    round TEXT
+    round TEXT,
+    scaling_factor REAL
 );
 CREATE INDEX IF NOT EXISTS results_by_benchmark ON results (benchmark, stack);
 """
 # Added after the table's first release: a database from before gets the column, and its
 # rows are v0.6's, since mlcc read no other round's logs (no :::MLLOG) before it.
 ROUND_COLUMN = ("round", "TEXT", "v0.6")
+# The factor of the scaling.json beside the run's log (the RCP normalization v2.1's rules
+# apply to a score, mlcc.results.score), stored so that a comparison scores the stored runs
+# as `results score` scores their logs; rows from before it had none applied (NULL).
+SCALING_COLUMN = ("scaling_factor", "REAL", None)
+ADDED_COLUMNS = (ROUND_COLUMN, SCALING_COLUMN)
 RESULT_COLUMNS = (
     "run_id",
     "added",
@@ -71,6 +78,7 @@ RESULT_COLUMNS = (
     "stack_json",
     "mlcc_version",
     "round",
+    "scaling_factor",
 )
 
 
@@ -180,6 +188,7 @@ def add_runs(
     """
     rules = scoring_rules()
     rounds = [rules.round_of(run.log_format, round_name) for run in runs]
+    factors = [_scaling(rules, run, round_of_run) for run, round_of_run in zip(runs, rounds)]
     connection = history.connection()
     added = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     stored: List[RunResult] = []
@@ -187,7 +196,7 @@ def add_runs(
     try:
         connection.execute("BEGIN IMMEDIATE")
         _create(connection)
-        for run, round_of_run in zip(runs, rounds):
+        for run, round_of_run, factor in zip(runs, rounds, factors):
             result = run_result(run)
             row = connection.execute("SELECT stack FROM results WHERE run_id = ?", (run.run_id,)).fetchone()
             if row is not None:
@@ -215,6 +224,7 @@ def add_runs(
                 "stack_json": stack.document,
                 "mlcc_version": version,
                 "round": round_of_run,
+                "scaling_factor": factor,
             }
             connection.execute(
                 f"INSERT INTO results ({', '.join(RESULT_COLUMNS)})"
@@ -232,15 +242,28 @@ def add_runs(
     return Added(stored, already)
 
 
+def _scaling(rules: ScoringRules, run: Run, round_name: str) -> Optional[float]:
+    """The scaling.json factor beside the run's log, when its round's rules apply one.
+
+    Raises:
+        UsageError: The scaling.json is not a scaling factor (nothing is stored).
+    """
+    if not rules.rule(round_name, run.benchmark or "unknown").scaling_json:
+        return None
+    return read_scaling(Path(run.file).parent / SCALING_FILE)
+
+
 def _create(connection: sqlite3.Connection) -> None:
     # executescript would COMMIT the open transaction; run the statements one by one.
     for statement in RESULTS_SCHEMA.split(";"):
         if statement.strip():
             connection.execute(statement)
-    name, kind, before = ROUND_COLUMN
-    if name not in _columns(connection):
-        connection.execute(f"ALTER TABLE results ADD COLUMN {name} {kind}")
-        connection.execute(f"UPDATE results SET {name} = ?", (before,))
+    present = _columns(connection)
+    for name, kind, before in ADDED_COLUMNS:
+        if name not in present:
+            connection.execute(f"ALTER TABLE results ADD COLUMN {name} {kind}")
+            if before is not None:
+                connection.execute(f"UPDATE results SET {name} = ?", (before,))
 
 
 def _columns(connection: sqlite3.Connection) -> List[str]:
@@ -289,9 +312,13 @@ def stored_runs(
                     where.append("(" + " OR ".join(f"instr({column}, ?) > 0" for _ in values) + ")")
                     params.extend(values)
         present = set(_columns(connection))
-        # A database from before the round column: its rows are v0.6's (see ROUND_COLUMN).
+        # A database from before a column: its rows read as the column's ADDED_COLUMNS value
+        # (before the round column, v0.6; before scaling_factor, none applied).
+        before = {name: value for name, _, value in ADDED_COLUMNS}
         selected = [
-            c if c in present else f"'{ROUND_COLUMN[2]}' AS {c}" for c in RESULT_COLUMNS if c != "stack_json"
+            c if c in present else f"{'NULL' if before[c] is None else repr(before[c])} AS {c}"
+            for c in RESULT_COLUMNS
+            if c != "stack_json"
         ]
         query = "SELECT id, " + ", ".join(selected) + " FROM results"
         if where:

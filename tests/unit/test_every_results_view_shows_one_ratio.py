@@ -86,3 +86,6 @@ def test_the_html_row_names_a_reference_other_than_the_headings(cli: Any, tmp_pa
     text = page.read_text()
     assert "reference: 16.88 min" in text  # the heading: bert's own result, on a DGX A100
     assert "vs v2.1 H100 6.38 min" in text  # the row: the DGX H100 result its score is divided by
+    # the plot draws that reference across the row, and names the row's round and GPU
+    assert '<line class="row-reference"' in text and "v2.1 H100 reference 6.38 min" in text
+    assert "v2.1 H100 · H100 preview (v2.1 bert H100)" in text
