@@ -343,7 +343,7 @@ def store_runs(
     """
     checked = check_benchmarks(kb, runs, stack, round_name)
     history = open_history(history_file)
-    return add_runs(history, checked, stack, placement, __version__, round_name), history
+    return add_runs(history, checked, stack, placement, __version__, round_name, scoring_rules(kb)), history
 
 
 def add_results(

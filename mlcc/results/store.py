@@ -179,14 +179,16 @@ def add_runs(
     placement: Placement,
     version: str,
     round_name: Optional[str] = None,
+    rules: Optional[ScoringRules] = None,
 ) -> Added:
     """Store each run once; a run already stored is reported with its stack, never twice.
 
     Each run is stored with its MLPerf round: ``round_name``, or the one its log format
     implies (:meth:`mlcc.results.rules.ScoringRules.round_of`, which raises UsageError when
-    the format fits several rounds).
+    the format fits several rounds). ``rules``: the rounds' scoring rules of the knowledge
+    base in use (default: the one :func:`mlcc.kb.load` finds).
     """
-    rules = scoring_rules()
+    rules = rules if rules is not None else scoring_rules()
     rounds = [rules.round_of(run.log_format, round_name) for run in runs]
     factors = [_scaling(rules, run, round_of_run) for run, round_of_run in zip(runs, rounds)]
     connection = history.connection()
