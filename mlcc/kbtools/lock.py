@@ -1,6 +1,6 @@
 """``mlcc kb lock``: hash locks for every pip install of the stacks the matrix resolves.
 
-For each stack, the build plan lists its pip installs in order (mlcc/render/plan.py);
+For each stack, the build plan lists its pip installs in order (mlcc/render/plan/);
 each is resolved the way pip resolves it in the image, for the stack's Python, CPU arch
 and glibc, against the package index:
 
