@@ -25,7 +25,7 @@ from mlcc.cli import LazyGroup
 from mlcc.cli.context import kb_of
 from mlcc.cli.history import HISTORY_HELP
 from mlcc.cli.images import image_option_list
-from mlcc.cli.values import COUNT, PATH, POSITIVE
+from mlcc.cli.values import PATH, POSITIVE
 from mlcc.report.results import spread_text
 from mlcc.results.parse import log_text
 from mlcc.results.store import Placement
@@ -83,7 +83,7 @@ def score_command(ctx: click.Context, paths: Sequence[str], as_json: bool, round
 
     scored = score_logs(kb_of(ctx), paths, round_name)
     if as_json:
-        echo(json.dumps([s.as_json() for s in scored.scores], indent=2))
+        echo(json.dumps([s.as_json() for s in scored.scores], indent=2, allow_nan=False))
         return
     _print_scores(scored.scores)
     for line in scored.notes:
@@ -142,7 +142,7 @@ def stack_source(func: Any) -> Any:
         *image_option_list(),
         click.option("--system", metavar="NAME", help="The system's name (default: the log's platform)."),
         click.option("--nodes", type=POSITIVE, help="Nodes (default: the log's submission_entry)."),
-        click.option("--gpus", type=COUNT, help="GPUs in all (default: from the log)."),
+        click.option("--gpus", type=POSITIVE, help="GPUs in all (default: from the log)."),
         click.option("--history", "history_file", metavar="FILE", type=PATH, help=HISTORY_HELP),
     ]
     for option in reversed(options):
