@@ -123,6 +123,16 @@ class History:
     def __init__(self, path: Optional[Path] = None) -> None:
         self.path = path or default_path()
 
+    def exists(self) -> bool:
+        """Whether the history file exists; a name the system cannot look up (too long, a
+        loop of links) is a HistoryError, not an OSError."""
+        try:
+            return self.path.exists()
+        except OSError as error:
+            raise HistoryError(
+                f"cannot open the build history {self.path}: {error.strerror or error}", hint=_hint(self.path)
+            ) from None
+
     def _connect(self, *, write: bool = True) -> sqlite3.Connection:
         """An open database; ``write=False`` opens it read-only and changes nothing in it."""
         try:
@@ -159,6 +169,12 @@ class History:
         """Refuse a database another application owns: mlcc must not add tables to it."""
         version = connection.execute("PRAGMA user_version").fetchone()[0]
         tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if version < 0:
+            raise HistoryError(
+                f"{self.path} is not an mlcc build history "
+                f"(format {version}; mlcc writes 1 to {SCHEMA_VERSION})",
+                hint="point --history / MLCC_HISTORY at a new file; mlcc leaves this one untouched",
+            )
         if version > SCHEMA_VERSION:
             raise HistoryError(
                 f"the build history {self.path} was written by a newer mlcc (format {version})",
@@ -250,7 +266,7 @@ class History:
         limit: Optional[int] = None,
     ) -> List[Dict[str, Any]]:
         """Newest first."""
-        if not self.path.exists():
+        if not self.exists():
             return []
         where: List[str] = []
         params: List[Any] = []

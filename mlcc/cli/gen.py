@@ -142,6 +142,13 @@ MAX_ANSWER_LENGTH = 200
 
 
 def _ask_for_stack(kb: KnowledgeBase) -> Selection:
+    if sys.stdin is None:  # started with file descriptor 0 closed
+        raise UsageError(
+            "gen -i: standard input is closed, so there is no one to answer the questions",
+            hint="run it in a terminal, pipe the answers in, "
+            "or give the benchmark and pins as flags: mlcc gen BENCHMARK",
+        )
+
     def ask(question: str, offered: Sequence[str], default: str) -> str:
         echo(f"{question}: {', '.join(offered)}", err=True)
         for _ in range(MAX_ANSWERS):

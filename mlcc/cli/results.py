@@ -27,7 +27,7 @@ from mlcc.cli.context import complete_benchmark, complete_round, kb_of
 from mlcc.cli.history import HISTORY_HELP
 from mlcc.cli.images import image_option_list
 from mlcc.cli.options import KnowledgeHelpOption
-from mlcc.cli.values import COUNT, PATH, POSITIVE
+from mlcc.cli.values import PATH, POSITIVE
 from mlcc.report.results import spread_text
 from mlcc.results.compare import ratio_text, reference_label
 from mlcc.results.parse import log_text
@@ -94,7 +94,7 @@ def score_command(ctx: click.Context, paths: Sequence[str], as_json: bool, round
 
     scored = score_logs(kb_of(ctx), paths, round_name)
     if as_json:
-        echo(json.dumps([s.as_json() for s in scored.scores], indent=2))
+        echo(json.dumps([s.as_json() for s in scored.scores], indent=2, allow_nan=False))
         return
     _print_scores(scored.scores)
     for line in scored.notes:
@@ -156,7 +156,7 @@ def stack_source(func: Any) -> Any:
             "--nodes", type=POSITIVE, help="Nodes (default: what the log or its system description says)."
         ),
         click.option(
-            "--gpus", type=COUNT, help="GPUs in all (default: from the log or its system description)."
+            "--gpus", type=POSITIVE, help="GPUs in all (default: from the log or its system description)."
         ),
         click.option("--history", "history_file", metavar="FILE", type=PATH, help=HISTORY_HELP),
     ]

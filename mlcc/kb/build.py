@@ -8,6 +8,7 @@ model is built, so that every error can name a file and a line.
 from __future__ import annotations
 
 import hashlib
+import posixpath
 import re
 import string
 from dataclasses import dataclass
@@ -1118,8 +1119,32 @@ def _benchmark_build(
                 for family, names in data.get("runtime", {}).get("packages", {}).items()
             )
         ),
-        runtime_copy=tuple(data.get("runtime", {}).get("copy", ())),
+        runtime_copy=_runtime_copy(doc, data.get("runtime", {}).get("copy", ())),
     )
+
+
+# A runtime image copies these from the build stage; the kernel's own trees are not files a
+# build made, and copying them would carry the build's environment (/proc/self/environ)
+KERNEL_TREES = ("/proc", "/sys", "/dev")
+
+
+def _runtime_copy(doc: _Doc, paths: Sequence[str]) -> Tuple[str, ...]:
+    """The ``runtime.copy`` paths: absolute, normalised (no ``..``, ``.``, ``//`` or trailing
+    ``/``), not the root, and outside /proc, /sys and /dev."""
+    for index, path in enumerate(paths):
+        where = ("build", "runtime", "copy", index)
+        if path == "/" or posixpath.normpath(path) != path:
+            raise doc.error(
+                where,
+                f"runtime.copy path {path!r} is not a normalised path below the root",
+                hint="name each file or folder the build made, as /usr/local/lib/libx.so",
+            )
+        if any(path == tree or path.startswith(tree + "/") for tree in KERNEL_TREES):
+            raise doc.error(
+                where,
+                f"runtime.copy path {path!r} is in {', '.join(KERNEL_TREES)}: the kernel's, not the build's",
+            )
+    return tuple(paths)
 
 
 def _flavour_reason(doc: _Doc, data: Dict[str, Any]) -> Optional[str]:

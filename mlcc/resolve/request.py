@@ -180,9 +180,27 @@ def build_request(
     )
 
 
+def choice(value: str, names: Iterable[str]) -> Optional[str]:
+    """The one of ``names`` that ``value`` names, by the one rule for named choices (--gpu,
+    --flavour, --round): surrounding spaces are dropped and case is folded. None: no such name.
+
+    Args:
+        value: What the user typed.
+        names: The names to choose from, as the knowledge base spells them.
+
+    Returns:
+        The name as spelled in ``names``, or None.
+    """
+    folded = value.strip().casefold()
+    return next((name for name in names if name.casefold() == folded), None) if folded else None
+
+
 def _flavour(flavour: Optional[str]) -> Optional[str]:
-    if flavour is None or flavour in FLAVOURS:
-        return flavour
+    if flavour is None:
+        return None
+    chosen = choice(flavour, FLAVOURS)
+    if chosen is not None:
+        return chosen
     raise UsageError(
         f"--flavour: unknown flavour {flavour!r}",
         hint="runtime (a multi-stage image that carries what runs) or devel (compilers and sources stay)",
@@ -194,11 +212,19 @@ def find_benchmark(kb: KnowledgeBase, name: str, round_: Optional[str] = None) -
     round; a name in several means the default round (the record saying ``default: true``); an
     id (``maskrcnn-v2.1``) is accepted as it is, since messages and stack files name benchmarks
     by id."""
-    if round_ is not None and round_ not in kb.rounds():
-        raise UsageError(f"--round: unknown round {round_!r}", hint=f"rounds: {', '.join(kb.rounds())}")
+    if round_ is not None:
+        asked = round_
+        round_ = choice(round_, kb.rounds())
+        if round_ is None:
+            raise UsageError(f"--round: unknown round {asked!r}", hint=f"rounds: {', '.join(kb.rounds())}")
     if name in kb.benchmarks and round_ in (None, kb.benchmarks[name].round):
         return name
     rounds = kb.rounds_of(name)
+    if not rounds and name in kb.benchmarks:  # a benchmark of no MLPerf round (nccl-tests)
+        raise UsageError(
+            f"benchmark {name!r} is not in round {round_}: it belongs to no MLPerf round",
+            hint=f"leave out --round: mlcc resolve {name}",
+        )
     if not rounds:
         names = sorted({b.base_name for b in kb.benchmarks.values()})
         raise UsageError(
@@ -231,11 +257,12 @@ _WITH = re.compile(r"^\s*([A-Za-z0-9_.-]+)\s*(==|>=|<=|~=|!=|=|<|>)(.*)\Z", re.D
 def _gpu_name(kb: KnowledgeBase, value: Optional[str]) -> Optional[str]:
     if value is None:
         return None
-    name = value.strip().lower()
-    if name not in kb.gpus:
+    name = choice(value, kb.gpus)
+    if name is None:
         raise UsageError(
             f"--gpu: unknown GPU {value!r}",
-            hint=did_you_mean(name, kb.gpus) or f"GPUs (recipes/gpus.yaml): {', '.join(kb.gpus)}",
+            hint=did_you_mean(value.strip().lower(), kb.gpus)
+            or f"GPUs (recipes/gpus.yaml): {', '.join(kb.gpus)}",
         )
     return name
 

@@ -241,7 +241,11 @@ class _Parser:
             else:
                 run.start = when
         elif name == "run_stop":
-            if run.stop is None:
+            if run.stop is not None:
+                run.note(
+                    f"line {number}: a second run_stop (kept the first; which ended the run cannot be told)"
+                )
+            else:
                 run.stop = when
                 if fmt == "v0.5":
                     run.stop_status = _v05_status(value)

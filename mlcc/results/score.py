@@ -38,6 +38,9 @@ UNFINISHED = "unfinished"  # no run_stop: killed or cut off
 NO_START = "no run_start"
 # No training run lasts a year: a longer "time to train" comes from broken or forged stamps.
 MAX_RUN_MINUTES = 366 * 24 * 60
+# Nor does one end within a second of its start (the fastest MLPerf Training v2.1 results
+# take about 12 s on thousands of GPUs): a shorter time is a stamp, not a run.
+MIN_RUN_SECONDS = 1.0
 DUPLICATE = "duplicate"
 MIN_RUNS = 3  # dropping the fastest and the slowest needs a third to average
 SCALING_FILE = "scaling.json"
@@ -94,12 +97,24 @@ class BenchmarkScore(NamedTuple):
                     "run_id": r.run_id,
                     "minutes": _round(r.minutes),
                     "status": r.status,
-                    "quality": r.quality,
+                    "quality": _finite(r.quality),
                     "problems": list(r.problems),
                 }
                 for r in self.results
             ],
         }
+
+
+def _finite(value: Any) -> Any:
+    """A log's value for JSON: NaN and infinities (which a log's JSON may hold) are null,
+    so the output is strict JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_finite(item) for item in value]
+    return value
 
 
 def _round(value: Optional[float]) -> Optional[float]:
@@ -108,6 +123,9 @@ def _round(value: Optional[float]) -> Optional[float]:
 
 def run_result(run: Run) -> RunResult:
     status, minutes = _status(run)
+    problem = _impossible_time(run)
+    if problem is not None:
+        status, minutes = (FAILED, None)
     return RunResult(
         file=run.file,
         position=run.position,
@@ -115,7 +133,7 @@ def run_result(run: Run) -> RunResult:
         status=status,
         minutes=minutes,
         quality=run.quality,
-        problems=run.problems,
+        problems=run.problems + ((problem,) if problem is not None else ()),
         benchmark=run.benchmark,
     )
 
@@ -124,15 +142,33 @@ def _status(run: Run) -> Tuple[str, Optional[float]]:
     if run.start is None:
         return NO_START, None
     if run.result_seconds is not None:
-        if 0 < run.result_seconds / 60.0 <= MAX_RUN_MINUTES:
-            return SUCCESS, run.result_seconds / 60.0
-        return FAILED, None
+        return SUCCESS, run.result_seconds / 60.0
     if run.stop is None:
         return UNFINISHED, None
     minutes = (run.stop - run.start) / 60.0
-    if not 0 <= minutes <= MAX_RUN_MINUTES:  # NaN fails the comparison too
-        return FAILED, None
     return (SUCCESS if run.stop_status == SUCCESS else FAILED), minutes
+
+
+def _impossible_time(run: Run) -> Optional[str]:
+    """Why the run's time is no training run's (a problem of the run), or None."""
+    if run.start is None:
+        return None
+    if run.result_seconds is not None:
+        seconds = run.result_seconds
+        what = "eval_result's time"
+    elif run.stop is not None:
+        seconds = run.stop - run.start
+        what = "run_stop - run_start"
+    else:
+        return None
+    if seconds < 0:
+        return f"{what} is negative ({seconds:.3f} s): an impossible duration, the run is not counted"
+    if seconds < MIN_RUN_SECONDS:
+        return f"{what} is {seconds:.3f} s, under {MIN_RUN_SECONDS:g} s: an impossible duration, not counted"
+    if not seconds / 60.0 <= MAX_RUN_MINUTES:  # NaN fails the comparison too
+        years = seconds / (365.25 * 24 * 3600)
+        return f"{what} is {years:.0f} years: an impossible duration, the run is not counted"
+    return None
 
 
 def olympic_mean(
@@ -239,7 +275,13 @@ def _group_score(
     if unfinished:
         notes.append(f"{len(unfinished)} run(s) unfinished (no run_stop or no run_start)")
         partial = True
-    if any(r.problems for r in results):
+    troubled = [r for r in results if r.problems]
+    if troubled:
+        impossible = sum(1 for r in troubled if any("impossible duration" in p for p in r.problems))
+        if impossible:
+            notes.append(f"{impossible} run(s) with an impossible duration, not counted")
+        if len(troubled) > impossible:
+            notes.append(f"{len(troubled) - impossible} run(s) with problems in their logs (see each run)")
         partial = True
     duplicates = len(results) - len(counted)
     if duplicates:

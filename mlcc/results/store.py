@@ -290,7 +290,7 @@ def stored_runs(
     systems: Sequence[str] = (),
 ) -> List[Dict[str, Any]]:
     """Stored runs, oldest first, filtered by benchmark, stack (substring) and system."""
-    if not history.path.exists():
+    if not history.exists():
         return []
     connection = history.connection()
     try:
