@@ -50,3 +50,59 @@ def test_the_docs_count_no_cells_the_matrix_does_not_have(cli) -> None:  # type:
     for page in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
         for found in re.finditer(r"\b(\d+) (?:cells|image\(s\))", page.read_text()):
             assert int(found.group(1)) == count, f"{page.name} says {found.group(0)}; the matrix has {count}"
+
+
+FAILING = '''
+from mlcc.engines.base import Engine
+from mlcc.errors import RegistryError
+
+
+class Unreachable(Engine):
+    """Fails every build as an unreachable registry does."""
+
+    name = "unreachable"
+
+    def check(self):
+        pass
+
+    def is_built(self, job, policy):
+        return None
+
+    def find_built(self, job, policy):
+        return None
+
+    def build(self, job, policy, log):
+        log("STEP 1/2: FROM base")
+        raise RegistryError("cannot reach registry registry.invalid: no such host", hint="is it running?")
+'''
+
+
+def test_a_failed_build_says_its_error_once(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import sys
+    import textwrap
+
+    (tmp_path / "mlcc_unreachable.py").write_text(textwrap.dedent(FAILING))
+    info = tmp_path / "mlcc_unreachable-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mlcc-unreachable\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[mlcc.engines]\nunreachable = mlcc_unreachable:Unreachable\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        result = cli("build", "ssd", "--backend", "unreachable", "--no-history")
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("mlcc_unreachable", None)
+    assert result.code == 5, result
+    assert "  | STEP 1/2: FROM base" in result.err  # the build's own output still shows
+    assert result.err.count("cannot reach registry registry.invalid") == 1, result.err
+    assert result.err.count("is it running?") == 1
+
+
+def test_the_loopback_hint_is_given_for_loopback_registries_only() -> None:
+    from mlcc.image.registry import Registry
+
+    far = str(Registry("registry.invalid.example")._unreachable("Name or service not known"))
+    assert "loopback" not in far and "--no-tls-verify" not in far, far
+    for host in ("127.0.0.1:5000", "localhost:5000", "[::1]:5000"):
+        assert "--no-tls-verify" in str(Registry(host)._unreachable("Connection refused")), host
+    assert "--no-tls-verify" not in str(Registry("127.0.0.1:5000", tls_verify=False)._unreachable("refused"))
