@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
@@ -216,9 +217,11 @@ class History:
                 hint="make it writable, or use --history / MLCC_HISTORY to record elsewhere",
             )
         if "not a database" in text:
-            return HistoryError(
-                f"the build history {self.path} is damaged or not an SQLite database", hint=_hint(self.path)
-            )
+            if not _sqlite_file(self.path):  # someone else's file: never advise moving it
+                return HistoryError(
+                    f"{self.path} is not a build history (not an SQLite database)", hint=_hint(self.path)
+                )
+            return HistoryError(f"the build history {self.path} is damaged", hint=_hint(self.path))
         return HistoryError(f"the build history {self.path} is damaged: {text}", hint=_hint(self.path))
 
     def connection(self) -> sqlite3.Connection:
@@ -341,8 +344,32 @@ def largest_layers(text: object) -> List[Dict[str, Any]]:
     return layers
 
 
+# the first bytes of every SQLite 3 database file (sqlite.org/fileformat.html, 1.3)
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _sqlite_file(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+    except OSError:
+        return False
+
+
 def _hint(path: Path) -> str:
-    return f"move {path} aside (mlcc never deletes it) or point --history / MLCC_HISTORY at another file"
+    """What to do: for a damaged history, move it aside, named as a shell takes it (and the
+    file a link leads to); a file that is no SQLite database is someone else's: leave it."""
+    shown = shlex.quote(str(path))
+    other = "point --history / MLCC_HISTORY at another file"
+    if path.exists() and not _sqlite_file(path):
+        return f"{other}; mlcc never changes {shown}"
+    try:
+        real = path.resolve()
+    except (OSError, RuntimeError):
+        real = path
+    if real != path.absolute():
+        shown += f" (a link to {shlex.quote(str(real))})"
+    return f"move {shown} aside (mlcc never deletes it) or {other}"
 
 
 def _now() -> str:

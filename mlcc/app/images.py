@@ -238,11 +238,13 @@ class Verified(NamedTuple):
         """The result as ``mlcc verify --json`` prints it.
 
         Returns:
-            ``reference``, ``arch`` and ``findings``.
+            ``reference``, ``arch``, ``mlcc_image`` (false: no stack.json, nothing to verify)
+            and ``findings``.
         """
         return {
             "reference": self.content.reference,
             "arch": arch_of(self.content),
+            "mlcc_image": is_mlcc_image(self.content),
             "findings": [f._asdict() for f in self.findings],
         }
 
@@ -268,8 +270,15 @@ def drift_error(image: str, verified: List[Verified]) -> Optional[DriftError]:
         verified: What :func:`verify_image` found.
 
     Returns:
-        A DriftError listing up to 30 mismatches, or None when nothing drifted.
+        A DriftError saying the image is not mlcc's (it has no stack.json), or listing up to
+        30 mismatches; None when nothing drifted.
     """
+    foreign = [arch_of(v.content) for v in verified if not is_mlcc_image(v.content)]
+    if foreign:  # nothing to drift from: it claims no stack
+        return DriftError(
+            f"{image} is not an mlcc image: no /{STACK_FILE} ({', '.join(foreign)})",
+            hint="mlcc verify checks images mlcc built; mlcc inspect shows any image's labels",
+        )
     drift = [f"{arch_of(v.content)}: {f}" for v in verified for f in v.drift]
     if not drift:
         return None

@@ -247,6 +247,8 @@ def _print_plan(plan: Sequence[building.Planned], engine: engines.Engine, parall
         f"plan for {engine.describe()}: {len(plan)} image(s), {parallel} at a time (-j); "
         f"an image starts after {why}"
     )
+    # one reason shared by many rows (offline: the registry cannot be reached) is said once
+    reasons = list(dict.fromkeys(entry.unknown for entry in plan if entry.unknown))
     rows = [
         [
             str(number),
@@ -255,11 +257,13 @@ def _print_plan(plan: Sequence[building.Planned], engine: engines.Engine, parall
             entry.job.variant,
             str(entry.job.content),
             "built" if entry.built else ("unknown" if entry.unknown else "would build"),
-            entry.built or (f"cannot tell: {entry.unknown}" if entry.unknown else "-"),
+            entry.built or (f"cannot tell [{reasons.index(entry.unknown) + 1}]" if entry.unknown else "-"),
         ]
         for number, entry in enumerate(plan, 1)
     ]
     echo(render(("#", "after", "cell", "variant", "content tag", "plan", "why"), rows))
+    for number, reason in enumerate(reasons, 1):
+        echo(f"[{number}] cannot tell: {reason}")
     stages = building.distinct_stages(plan)
     if stages:
         echo("stage images (--chain): each built once, by the first image that needs it")
@@ -288,6 +292,8 @@ def _stderr_log(quiet: bool) -> Log:
         return Log(None)
 
     def sink(line: str) -> None:
+        if line.startswith("mlcc: error: "):
+            return  # the job's error ends the command, which prints it once
         echo(f"  | {line}", err=True)
 
     return Log(sink)

@@ -169,7 +169,10 @@ def verify_command(
         echo(json.dumps(report if len(report) > 1 else report[0], indent=2))
     else:
         for v in verified:
-            _say(f"{v.content.reference} ({arch_of(v.content)}): {'DRIFT' if v.drift else 'ok'}")
+            verdict = "not an mlcc image" if not is_mlcc_image(v.content) else "DRIFT" if v.drift else "ok"
+            _say(f"{v.content.reference} ({arch_of(v.content)}): {verdict}")
+            if not is_mlcc_image(v.content):
+                continue  # no stack to compare with: its missing stack.json is the verdict
             for finding in v.findings:
                 _say(f"  {'drift' if finding.severity == 'drift' else 'note '}  {finding}")
     error = drift_error(image, verified)

@@ -99,6 +99,9 @@ class CliEngine(ImageEngine):
         with tempfile.TemporaryDirectory(prefix="mlcc-iid-") as scratch:
             iidfile = Path(scratch) / "iid"
             args: List[str] = [self.build_verb, "--layers", "--iidfile", str(iidfile)]
+            # --force-rm: a failed build removes its working containers too (buildah keeps
+            # them by default, and they pile up in CI); --tls-verify reaches the base's pull
+            args += ["--force-rm", f"--tls-verify={'true' if spec.tls_verify else 'false'}"]
             args += ["--file", str(spec.context / spec.dockerfile), "--platform", spec.platform]
             for name, value in spec.build_args:
                 args += ["--build-arg", f"{name}={value}"]
@@ -115,7 +118,6 @@ class CliEngine(ImageEngine):
                 if spec.cache_repo:
                     repository = str(spec.cache_repo)
                     args += ["--cache-from", repository, "--cache-to", repository]
-                    args.append(f"--tls-verify={'true' if spec.tls_verify else 'false'}")
                     if auth.path:
                         args += ["--authfile", auth.path]
                 args.append(str(spec.context))

@@ -99,6 +99,8 @@ class Docker(ImageEngine):
             # API's classic builder has no option to rewrite its layers' file times (the
             # reproducing docs page says so)
             kwargs["buildargs"]["SOURCE_DATE_EPOCH"] = str(spec.source_date_epoch)
+        if not spec.tls_verify:  # the build API has no such setting: the daemon's decides
+            log(NO_TLS_VERIFY_NOTE)
         image = ""
         try:
             for chunk in self.client.api.build(**kwargs):
@@ -226,6 +228,12 @@ class Docker(ImageEngine):
         """
         with contextlib.suppress(docker.errors.APIError):
             self.client.images.remove(ref, noprune=False)
+
+
+NO_TLS_VERIFY_NOTE = (
+    "note: --no-tls-verify does not reach docker's pull of the base: the daemon decides TLS per "
+    "registry (insecure-registries in /etc/docker/daemon.json)"
+)
 
 
 def _hint(message: str, tls_verify: bool) -> str:

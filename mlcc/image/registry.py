@@ -16,6 +16,7 @@ otherwise read ``file:`` URLs from the local disk and send what it found as a to
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import json
 import re
 import ssl
@@ -202,6 +203,15 @@ class _NoRedirectAuth(urllib.request.HTTPRedirectHandler):
         return new
 
 
+def _loopback(host: str) -> bool:
+    """Whether ``host`` (``name[:port]``, ``[v6]:port``) names this machine."""
+    name = urllib.parse.urlsplit(f"//{host}").hostname or ""
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return name == "localhost" or name.endswith(".localhost")
+
+
 class Registry:
     def __init__(
         self, host: str, *, tls_verify: bool = True, credentials: Optional[Credentials] = None
@@ -242,7 +252,7 @@ class Registry:
 
     def _unreachable(self, reason: object) -> RegistryError:
         hint = "is the registry running and the address right?"
-        if self.tls_verify:
+        if self.tls_verify and _loopback(self.host):  # a test registry, often plain HTTP
             hint += " For a plain-HTTP loopback registry add --no-tls-verify."
         return RegistryError(f"cannot reach registry {self.host}: {reason}", hint=hint)
 

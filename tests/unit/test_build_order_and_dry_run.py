@@ -129,9 +129,19 @@ def test_an_engine_that_cannot_look_is_never_taken_as_not_built(cli, ledger: Pat
     result = cli("build", "nccl-tests", "--backend", "silent", "--dry-run")
     assert result.code == 0, result.err
     text = " ".join(result.out.split())
-    assert "unknown cannot tell: the silent engine cannot look without building" in text
+    assert "unknown cannot tell [1]" in text
+    assert "[1] cannot tell: the silent engine cannot look without building" in text
     assert "0 would build, 0 already built, 1 unknown" in text
     assert not (ledger / "calls.txt").exists() or "build" not in (ledger / "calls.txt").read_text().split()
+
+
+def test_a_reason_shared_by_every_row_is_said_once(cli, ledger: Path) -> None:  # type: ignore[no-untyped-def]
+    # offline, every row's "cannot reach registry" filled the table once per cell
+    result = cli("build", "--matrix", "--backend", "silent", "--dry-run")
+    assert result.code == 0, result.err
+    rows = [line for line in result.out.splitlines() if " unknown " in line]
+    assert len(rows) > 5 and all("cannot tell [1]" in row for row in rows), rows
+    assert result.out.count("cannot look without building") == 1, result.out
 
 
 def _cell(kb: KnowledgeBase, benchmark: str, **pins: object) -> BuildJob:
