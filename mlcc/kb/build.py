@@ -214,21 +214,9 @@ def _rounds(docs: Sequence[_Doc], gpus: Dict[str, Gpu]) -> Tuple[Round, ...]:
         stem = Path(doc.display).stem
         if data["name"] != stem:
             raise doc.error(("name",), f"name {data['name']!r} must match the file name {stem!r}")
-        systems = []
-        for name, system in data.get("systems", {}).items():
-            if system["gpu"] not in gpus:
-                raise doc.error(
-                    ("systems", name, "gpu"),
-                    f"system {name}: GPU {system['gpu']!r} is not in recipes/gpus.yaml",
-                    hint=f"use one of {', '.join(sorted(gpus))}",
-                )
-            fields = {k: v for k, v in system.items() if k in RoundSystem._fields}
-            systems.append(
-                RoundSystem(
-                    **{**fields, "name": name, "system_json": tuple(system["system_json"])},
-                    prov=doc.prov(system, ("systems", name)),
-                )
-            )
+        systems = tuple(
+            _round_system(doc, name, system, gpus) for name, system in data.get("systems", {}).items()
+        )
         found.append(
             Round(
                 name=data["name"],
@@ -236,7 +224,7 @@ def _rounds(docs: Sequence[_Doc], gpus: Dict[str, Gpu]) -> Tuple[Round, ...]:
                 year=data["year"],
                 default=data["default"],
                 scoring=_round_scoring(data["scoring"]),
-                systems=tuple(systems),
+                systems=systems,
                 sources=tuple(data["sources"].items()),
                 prov=doc.prov(data, ()),
                 steps=tuple(
@@ -254,6 +242,26 @@ def _rounds(docs: Sequence[_Doc], gpus: Dict[str, Gpu]) -> Tuple[Round, ...]:
             hint="exactly one round is the one a benchmark name means when several rounds hold it",
         )
     return tuple(sorted(found, key=lambda r: round_key(r.name)))
+
+
+def _round_system(doc: _Doc, name: str, data: Dict[str, Any], gpus: Dict[str, Gpu]) -> RoundSystem:
+    """A system of the round, whose GPU must be one recipes/gpus.yaml knows."""
+    if data["gpu"] not in gpus:
+        raise doc.error(
+            ("systems", name, "gpu"),
+            f"system {name}: GPU {data['gpu']!r} is not in recipes/gpus.yaml",
+            hint=f"use one of {', '.join(sorted(gpus))}",
+        )
+    return RoundSystem(
+        name=name,
+        gpu=data["gpu"],
+        gpus=data["gpus"],
+        sockets=data["sockets"],
+        socket_cores=data["socket_cores"],
+        hyperthreads=data["hyperthreads"],
+        system_json=tuple(data["system_json"]),
+        prov=doc.prov(data, ("systems", name)),
+    )
 
 
 def _round_scoring(data: Dict[str, Any]) -> RoundScoring:
@@ -1507,6 +1515,10 @@ def iter_sources(kb: KnowledgeBase) -> Iterator[Provenance]:
         yield benchmark.prov
         if benchmark.reference_stack is not None:
             yield benchmark.reference_stack.prov
+    for record in kb.round_records:
+        yield record.prov
+        for system in record.systems:
+            yield system.prov
     for rule in kb.source_builds:
         yield rule.prov
     for fact in kb.sdist_requires:

@@ -224,3 +224,18 @@ def test_a_step_the_round_does_not_have_is_refused(recipes_copy: Path) -> None:
     )
     assert "round_step 'apex-1999' is not a step of round v2.1's record" in str(error)
     assert "apex-2022-09-21" in (error.hint or "")
+
+
+def test_no_module_writes_a_list_of_rounds_or_a_rules_table() -> None:
+    """The rounds are the records': help, errors, completion and mlcc list read them, and the
+    scoring rules live in recipes/rounds/, not in the package."""
+    package = Path(__file__).resolve().parents[2] / "mlcc"
+    listed = re.compile(r"v0\.6 or v2\.1|\"v0\.6, v2\.1\"|\(v0\.6, v2\.1\)|DEFAULT_ROUND")
+    offenders = [
+        f"{path.relative_to(package)}:{number}"
+        for path in sorted(package.rglob("*.py"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if listed.search(line)
+    ]
+    assert offenders == []
+    assert not list(package.rglob("scoring-rules.yaml"))
