@@ -60,6 +60,10 @@ SOURCE_DATE_EPOCH = 315532800
 # A runtime image's build stage gathers here, under their own paths, the files its final
 # stage takes besides the environment (cuDNN's and NCCL's shared libraries from tarballs).
 HANDOFF = "/opt/mlcc/runtime-files"
+# ldconfig, then without the cache it keeps of each library's inode and change time to speed
+# itself up (glibc elf/cache.c, /var/cache/ldconfig/aux-cache): it differs on every build of
+# the same files, and nothing needs it.
+LDCONFIG = ("ldconfig", "rm -f /var/cache/ldconfig/aux-cache")
 FROM_BUILD_STAGE = "its shared libraries come from the build stage"
 MLCC_HOME = "/opt/mlcc/home"
 MANIFEST_DIR = "/etc/mlcc"
@@ -434,7 +438,7 @@ class _Planner:
             *self.install(packages),
             f"ln -sfn cuda-{cuda.minor} /usr/local/cuda",
             "printf '%s\\n' /usr/local/nvidia/lib /usr/local/nvidia/lib64 > /etc/ld.so.conf.d/nvidia.conf",
-            "ldconfig",
+            *LDCONFIG,
         ]
         env = [
             ("CUDA_VERSION", cuda.version),
@@ -478,7 +482,7 @@ class _Planner:
             return  # the framework brings it (a conda channel, a wheel): nothing to install
         title = f"cuDNN {lib.version} ({lib.method})"
         if lib.method == "tarball":
-            commands = [*self._tarball(lib, "/usr/local/cuda", 1), "ldconfig"]
+            commands = [*self._tarball(lib, "/usr/local/cuda", 1), *LDCONFIG]
             include, libdir = "/usr/local/cuda/include", "/usr/local/cuda/lib64"
         else:
             commands = list(self.install(self.pinned(self.library_packages(lib))))
@@ -499,7 +503,7 @@ class _Planner:
         notes = self._waiver(lib)
         if lib.method == "tarball":
             loader = f"echo {NCCL_TARBALL_HOME}/lib > /etc/ld.so.conf.d/nccl.conf"
-            commands = [*self._tarball(lib, NCCL_TARBALL_HOME, 1), loader, "ldconfig"]
+            commands = [*self._tarball(lib, NCCL_TARBALL_HOME, 1), loader, *LDCONFIG]
             if self.runtime_stage:  # as cuDNN's: the handoff's shared libraries, no download
                 title, commands, notes = f"{title}: {FROM_BUILD_STAGE}", [loader], []
             home = NCCL_TARBALL_HOME
@@ -585,7 +589,7 @@ class _Planner:
         self.steps.append(
             Step(
                 f"{bench.name}: what the build stage made",
-                commands=("ldconfig",) if libraries else (),
+                commands=LDCONFIG if libraries else (),
                 copies=tuple(copies),
                 env=tuple(env),
                 from_stage=BUILD_STAGE,
