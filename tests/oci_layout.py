@@ -8,7 +8,7 @@ import io
 import json
 import tarfile
 from pathlib import Path
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 
 def layer(files: Dict[str, bytes], whiteouts: Sequence[str] = ()) -> bytes:
@@ -31,6 +31,7 @@ def oci_layout(
     *,
     architecture: str = "amd64",
     created: Optional[str] = None,
+    history: Optional[List[Dict[str, str]]] = None,
 ) -> Path:
     """``folder`` as an OCI layout of one image: ``layers`` bottom first."""
     blobs = folder / "blobs" / "sha256"
@@ -46,6 +47,8 @@ def oci_layout(
         config["config"]["Labels"] = labels
     if created is not None:
         config["created"] = created
+    if history is not None:
+        config["history"] = history
     manifest = {
         "schemaVersion": 2,
         "config": put(json.dumps(config).encode()),

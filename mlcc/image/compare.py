@@ -91,7 +91,11 @@ def compare_images(first: Path, second: Path) -> Comparison:
     with open_oci(first) as one, open_oci(second) as other:
         if one.digest == other.digest:
             return Comparison(one.digest, other.digest)
-        fields = tuple(f for f in CONFIG_FIELDS if one.config.get(f) != other.config.get(f))
+        fields = tuple(
+            _where(f, one.config.get(f), other.config.get(f))
+            for f in CONFIG_FIELDS
+            if one.config.get(f) != other.config.get(f)
+        )
         for index in range(max(len(one.layers), len(other.layers))):
             a = one.layers[index] if index < len(one.layers) else None
             b = other.layers[index] if index < len(other.layers) else None
@@ -107,6 +111,19 @@ def compare_images(first: Path, second: Path) -> Comparison:
                     max(0, len(differences) - MAX_PATHS),
                 )
         return Comparison(one.digest, other.digest, fields)
+
+
+def _where(field: str, first: object, second: object) -> str:
+    """``field``, or where in it two values first differ: ``history[3].created``."""
+    if isinstance(first, list) and isinstance(second, list):
+        for index, (x, y) in enumerate(zip(first, second)):
+            if x != y:
+                return _where(f"{field}[{index}]", x, y)
+        return f"{field} (length {len(first)} and {len(second)})"
+    if isinstance(first, dict) and isinstance(second, dict):
+        keys = sorted(k for k in set(first) | set(second) if first.get(k) != second.get(k))
+        return f"{field}.{keys[0]}" if len(keys) == 1 else f"{field} ({', '.join(map(str, keys))})"
+    return field
 
 
 def _layer_differences(

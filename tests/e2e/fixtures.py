@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import http.server
 import os
 import shutil
@@ -161,6 +162,39 @@ def start_registry(
 
 
 # ----------------------------------------------------------------------------- RPMs
+
+
+# What a CUDA package holds, in proportion: a runtime package its shared library, a
+# development package a header tree and a static archive several times that size (NVIDIA's
+# libcublas_static.a is about twice libcublas.so), so that a runtime image's size against a
+# devel one's measures what the runtime stage drops rather than empty packages.
+STAND_IN_LIBRARY = 1 << 20  # bytes of a runtime package's shared library
+STAND_IN_STATIC = 4 << 20  # bytes of a development package's static archive
+STAND_IN_HEADERS = 40  # headers in a development package's include tree
+
+
+def _filler(name: str, size: int) -> str:
+    """``size`` characters that do not compress away (a library's bytes barely do), the
+    same for the same name on every run."""
+    block = hashlib.sha256(name.encode()).hexdigest()
+    out, counter = [], 0
+    while len(out) * 64 < size:
+        block = hashlib.sha256(f"{block}{counter}".encode()).hexdigest()
+        out.append(block)
+        counter += 1
+    return "".join(out)[:size]
+
+
+def cuda_stand_in_files(name: str, minor: str, devel: bool) -> Tuple[Tuple[str, str, int], ...]:
+    """The files of the stand-in for CUDA package ``name`` (see STAND_IN_LIBRARY)."""
+    root = f"/usr/local/cuda-{minor}"
+    if not devel:
+        return ((f"{root}/lib64/lib{name}.so.{minor}", _filler(name, STAND_IN_LIBRARY), 0o755),)
+    headers = tuple(
+        (f"{root}/include/{name}/h{index}.h", f"/* {name} */\n" + _filler(f"{name}{index}", 8 << 10), 0o644)
+        for index in range(STAND_IN_HEADERS)
+    )
+    return (*headers, (f"{root}/lib64/lib{name}_static.a", _filler(name + ".a", STAND_IN_STATIC), 0o644))
 
 
 class FakePackage(NamedTuple):

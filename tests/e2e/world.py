@@ -20,7 +20,7 @@ from tests.e2e import fixtures as fx
 
 E2E_RECIPES = Path(__file__).parent / "recipes"
 BASE_TAG = "8"
-ALIASES = ("a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9", "a10")
+ALIASES = ("a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9", "a10", "a11")
 REQUIRED = (
     "buildah",
     "podman",
@@ -118,12 +118,14 @@ def _packages(
             nvcc_owner = next((p for p in packages if p.name.startswith("cuda-minimal-build")), packages[0])
             for package in packages:
                 version, release = package.version.rsplit("-", 1)
-                files = ()
+                files = fx.cuda_stand_in_files(
+                    package.name, cuda.minor, stack.base.packaging.is_devel(package.name)
+                )
                 if package is nvcc_owner:
                     nvcc = (
                         f"#!/bin/sh\necho 'Cuda compilation tools, release {cuda.minor}, V{cuda.minor}.99'\n"
                     )
-                    files = ((f"/usr/local/cuda-{cuda.minor}/bin/nvcc", nvcc, 0o755),)
+                    files += ((f"/usr/local/cuda-{cuda.minor}/bin/nvcc", nvcc, 0o755),)
                 nvidia[(package.name, package.version)] = fx.FakePackage(
                     package.name, version, release, files
                 )

@@ -116,7 +116,7 @@ def test_package_manager_commands_come_from_the_data(recipes_copy: Path) -> None
             "install: dnf install -y --setopt=install_weak_deps=False --nodocs --best {packages}",
         ).replace(
             "clean: dnf clean all && rm -rf /var/cache/dnf /var/cache/yum /var/log/dnf*.log"
-            " /var/log/hawkey.log /var/lib/dnf/history*",
+            " /var/log/hawkey.log /var/lib/dnf/history* /var/cache/ldconfig/aux-cache",
             "clean: dnf clean all",
         ),
         encoding="utf-8",

@@ -19,6 +19,7 @@ import yaml
 
 from mlcc.kb.model import HOST_MIRRORS
 from mlcc.render.mirror import PIP_SETTINGS, routes
+from mlcc.render.plan import SOURCE_DATE_EPOCH
 from tests.conftest import REPO
 
 ALL = {
@@ -113,6 +114,8 @@ def test_all_mirrors_reach_every_format_and_the_build_args(cli, tmp_path: Path) 
         "PIP_EXTRA_INDEX_URL": ALL["--pip-extra-index-url"],
         "WMLCE_MIRROR": ALL["--wmlce-mirror"],
         "CONDA_MIRROR": ALL["--conda-mirror"],
+        # not a mirror: the source date every stage declares (docs/reproducing.md)
+        "SOURCE_DATE_EPOCH": str(SOURCE_DATE_EPOCH),
     }
     script = _gen(cli, tmp_path / "s", *args, "--format", "script")
     (install,) = script.glob("ssd/*/install.sh")

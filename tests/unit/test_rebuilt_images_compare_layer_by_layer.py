@@ -71,3 +71,12 @@ def test_an_oci_archive_compares_like_its_layout(tmp_path: Path) -> None:
         "/etc/mlcc/stack.json (only in second)",
         "/opt/venv/lib/site.py (only in second)",
     }
+
+
+def test_a_differing_config_names_the_history_entry_and_field(tmp_path: Path) -> None:
+    steps = [{"created": "1980-01-01T00:00:00Z", "created_by": "RUN dnf install ..."}]
+    later = [{"created": "1980-01-01T00:00:00Z", "created_by": "RUN dnf install ... && ldconfig"}]
+    first = oci_layout(tmp_path / "a", [BASE], labels={}, history=steps)
+    second = oci_layout(tmp_path / "b", [BASE], labels={}, history=later)
+    comparison = compare_images(first, second)
+    assert comparison.config_fields == ("history[0].created_by",) and comparison.layer is None

@@ -25,6 +25,7 @@ from mlcc.render.plan.commands import (
 from mlcc.render.plan.model import (
     BUILD_STAGE,
     HANDOFF,
+    LDCONFIG,
     LOCAL_SOURCE,
     LOCAL_SOURCE_NO_DEPS,
     MANIFEST_DIR,
@@ -123,7 +124,7 @@ class BenchmarkSteps(StepWriter):
         self.steps.append(
             Step(
                 f"{bench.name}: what the build stage made",
-                commands=("ldconfig",) if libraries else (),
+                commands=LDCONFIG if libraries else (),
                 copies=tuple(copies),
                 env=tuple(env),
                 from_stage=BUILD_STAGE,

@@ -24,6 +24,10 @@ SOURCE_DATE_EPOCH = 315532800
 # A runtime image's build stage gathers here, under their own paths, the files its final
 # stage takes besides the environment (cuDNN's and NCCL's shared libraries from tarballs).
 HANDOFF = "/opt/mlcc/runtime-files"
+# ldconfig, then without the cache it keeps of each library's inode and change time to speed
+# itself up (glibc elf/cache.c, /var/cache/ldconfig/aux-cache): it differs on every build of
+# the same files, and nothing needs it.
+LDCONFIG = ("ldconfig", "rm -f /var/cache/ldconfig/aux-cache")
 FROM_BUILD_STAGE = "its shared libraries come from the build stage"
 MLCC_HOME = "/opt/mlcc/home"
 MANIFEST_DIR = "/etc/mlcc"

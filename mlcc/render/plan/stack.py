@@ -17,7 +17,7 @@ from mlcc.render.manifest import (
 )
 from mlcc.render.mirror import MIRROR_VAR, mirror_check, mirrored
 from mlcc.render.plan.commands import _required, _sha256_check, _url_word
-from mlcc.render.plan.model import FROM_BUILD_STAGE, NCCL_TARBALL_HOME, VENV
+from mlcc.render.plan.model import FROM_BUILD_STAGE, LDCONFIG, NCCL_TARBALL_HOME, VENV
 from mlcc.render.plan.writer import StepWriter
 
 
@@ -95,7 +95,7 @@ class StackSteps(StepWriter):
             *self.install(packages),
             f"ln -sfn cuda-{cuda.minor} /usr/local/cuda",
             "printf '%s\\n' /usr/local/nvidia/lib /usr/local/nvidia/lib64 > /etc/ld.so.conf.d/nvidia.conf",
-            "ldconfig",
+            *LDCONFIG,
         ]
         env = [
             ("CUDA_VERSION", cuda.version),
@@ -139,7 +139,7 @@ class StackSteps(StepWriter):
             return  # the framework brings it (a conda channel, a wheel): nothing to install
         title = f"cuDNN {lib.version} ({lib.method})"
         if lib.method == "tarball":
-            commands = [*self._tarball(lib, "/usr/local/cuda", 1), "ldconfig"]
+            commands = [*self._tarball(lib, "/usr/local/cuda", 1), *LDCONFIG]
             include, libdir = "/usr/local/cuda/include", "/usr/local/cuda/lib64"
         else:
             commands = list(self.install(self.pinned(self.library_packages(lib))))
@@ -160,7 +160,7 @@ class StackSteps(StepWriter):
         notes = self._waiver(lib)
         if lib.method == "tarball":
             loader = f"echo {NCCL_TARBALL_HOME}/lib > /etc/ld.so.conf.d/nccl.conf"
-            commands = [*self._tarball(lib, NCCL_TARBALL_HOME, 1), loader, "ldconfig"]
+            commands = [*self._tarball(lib, NCCL_TARBALL_HOME, 1), loader, *LDCONFIG]
             if self.runtime_stage:  # as cuDNN's: the handoff's shared libraries, no download
                 title, commands, notes = f"{title}: {FROM_BUILD_STAGE}", [loader], []
             home = NCCL_TARBALL_HOME

@@ -14,7 +14,7 @@ export GIT_MIRROR="${GIT_MIRROR:-https://github.com}"
 
 # System packages for the build (versions follow the base image's release)
 dnf install -y --setopt=install_weak_deps=False --nodocs ca-certificates curl tar gzip xz bzip2 findutils git patch which gcc gcc-c++ make
-dnf clean all && rm -rf /var/cache/dnf /var/cache/yum /var/log/dnf*.log /var/log/hawkey.log /var/lib/dnf/history*
+dnf clean all && rm -rf /var/cache/dnf /var/cache/yum /var/log/dnf*.log /var/log/hawkey.log /var/lib/dnf/history* /var/cache/ldconfig/aux-cache
 
 # NVIDIA package repositories (NVIDIA_MIRROR replaces developer.download.nvidia.com)
 case "${NVIDIA_MIRROR}" in *[!A-Za-z0-9._~:/%+-]*) echo "NVIDIA_MIRROR is not a plain http(s) URL (letters, digits and . _ ~ : / % + -)" >&2; exit 1 ;; http:[/][/]?*|https:[/][/]?*) ;; *) echo "NVIDIA_MIRROR is not a plain http(s) URL (letters, digits and . _ ~ : / % + -)" >&2; exit 1 ;; esac
@@ -22,10 +22,11 @@ printf '%s\n' '[cuda]' 'name=cuda' "baseurl=${NVIDIA_MIRROR}/compute/cuda/repos/
 
 # CUDA 10.1.243 (Update 2) development packages
 dnf install -y --setopt=install_weak_deps=False --nodocs cuda-cudart-10-1-10.1.243-1 cuda-libraries-10-1-10.1.243-1 cuda-nvtx-10-1-10.1.243-1 cuda-npp-10-1-10.1.243-1 libcublas10-10.2.1.243-1 cuda-nvml-dev-10-1-10.1.243-1 cuda-command-line-tools-10-1-10.1.243-1 cuda-cudart-dev-10-1-10.1.243-1 cuda-libraries-dev-10-1-10.1.243-1 cuda-minimal-build-10-1-10.1.243-1 cuda-nvprof-10-1-10.1.243-1 cuda-npp-dev-10-1-10.1.243-1 libcublas-devel-10.2.1.243-1
-dnf clean all && rm -rf /var/cache/dnf /var/cache/yum /var/log/dnf*.log /var/log/hawkey.log /var/lib/dnf/history*
+dnf clean all && rm -rf /var/cache/dnf /var/cache/yum /var/log/dnf*.log /var/log/hawkey.log /var/lib/dnf/history* /var/cache/ldconfig/aux-cache
 ln -sfn cuda-10.1 /usr/local/cuda
 printf '%s\n' /usr/local/nvidia/lib /usr/local/nvidia/lib64 > /etc/ld.so.conf.d/nvidia.conf
 ldconfig
+rm -f /var/cache/ldconfig/aux-cache
 export CUDA_VERSION="10.1.243"
 export CUDA_HOME="/usr/local/cuda"
 export PATH="/usr/local/nvidia/bin:/usr/local/cuda/bin:${PATH}"
@@ -42,6 +43,7 @@ mkdir -p /usr/local/cuda
 tar -xf /tmp/cudnn-10.1-linux-x64-v7.6.5.32.tgz -C /usr/local/cuda --strip-components=1
 rm -f /tmp/cudnn-10.1-linux-x64-v7.6.5.32.tgz /tmp/cudnn-10.1-linux-x64-v7.6.5.32.tgz.sha256
 ldconfig
+rm -f /var/cache/ldconfig/aux-cache
 export CUDNN_VERSION="7.6.5.32"
 export CUDNN_INCLUDE_DIR="/usr/local/cuda/include"
 export CUDNN_LIB_DIR="/usr/local/cuda/lib64"
@@ -54,6 +56,7 @@ tar -xf /tmp/nccl_2.8.4-1+cuda10.1_x86_64.txz -C /opt/nccl --strip-components=1
 rm -f /tmp/nccl_2.8.4-1+cuda10.1_x86_64.txz /tmp/nccl_2.8.4-1+cuda10.1_x86_64.txz.sha256
 echo /opt/nccl/lib > /etc/ld.so.conf.d/nccl.conf
 ldconfig
+rm -f /var/cache/ldconfig/aux-cache
 export NCCL_HOME="/opt/nccl"
 export LD_LIBRARY_PATH="/usr/local/nvidia/lib:/usr/local/nvidia/lib64:/opt/nccl/lib"
 export NCCL_VERSION="2.8.4"
@@ -61,7 +64,7 @@ export NCCL_ROOT_DIR="/opt/nccl"
 
 # Python 3.6 in a virtual environment (/opt/mlcc/venv)
 dnf install -y --setopt=install_weak_deps=False --nodocs python3 python3-devel python3-pip
-dnf clean all && rm -rf /var/cache/dnf /var/cache/yum /var/log/dnf*.log /var/log/hawkey.log /var/lib/dnf/history*
+dnf clean all && rm -rf /var/cache/dnf /var/cache/yum /var/log/dnf*.log /var/log/hawkey.log /var/lib/dnf/history* /var/cache/ldconfig/aux-cache
 /usr/bin/python3.6 -m venv /opt/mlcc/venv
 printf '%s\n' \
     'pip==21.3.1 --hash=sha256:deaf32dcd9ab821e359cd8330786bcd077604b5c5730c0b096eda46f95c24a2d' \
@@ -97,7 +100,7 @@ cd /
 
 # maskrcnn: system packages
 dnf install -y --setopt=install_weak_deps=False --nodocs numactl infiniband-diags pciutils libSM libXext libXrender openmpi openssh-server openssh-clients libibverbs rdma-core
-dnf clean all && rm -rf /var/cache/dnf /var/cache/yum /var/log/dnf*.log /var/log/hawkey.log /var/lib/dnf/history*
+dnf clean all && rm -rf /var/cache/dnf /var/cache/yum /var/log/dnf*.log /var/log/hawkey.log /var/lib/dnf/history* /var/cache/ldconfig/aux-cache
 
 # maskrcnn: sshd and ssh for MPIJob launchers and workers (mpi-operator)
 mkdir -p /run/sshd
