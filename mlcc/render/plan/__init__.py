@@ -27,6 +27,7 @@ from mlcc.render.plan.framework import FrameworkSteps
 from mlcc.render.plan.model import (
     BUILD_STAGE,
     DEFAULT_OPTIONS,
+    HANDOFF,
     NON_ROOT_UID,
     SOURCE_DATE_EPOCH,
     STAGES,
@@ -41,6 +42,7 @@ from mlcc.resolve.stack import Stack
 __all__ = [
     "BUILD_STAGE",
     "DEFAULT_OPTIONS",
+    "HANDOFF",
     "SOURCE_DATE_EPOCH",
     "STAGES",
     "Options",
