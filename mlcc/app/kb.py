@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 from mlcc.flags import flag
 from mlcc.kb import KnowledgeBase, load, recipes_root
 from mlcc.kb.model import Provenance
 from mlcc.resolve import Resolver, Stack
+from mlcc.resolve import gpu as gpu_rule
 from mlcc.resolve.pins import Pins
 from mlcc.resolve.request import Request
 from mlcc.resolve.stack import pinned
@@ -73,13 +74,31 @@ def resolve(kb: KnowledgeBase, benchmark: str, pins: Optional[Pins] = None) -> S
     return Resolver(kb).resolve((pins or Pins()).request(kb, benchmark))
 
 
-def resolved_json(stack: Stack, request: Optional[Request] = None) -> str:
+def request_notes(kb: KnowledgeBase, request: Request, stack: Stack) -> List[str]:
+    """What the request decided that it did not say, for the user: a ``--gpu`` whose hosts
+    are of one arch (GB200: aarch64) chose the arch.
+
+    Args:
+        kb: The knowledge base the stack was resolved from.
+        request: The request that resolved it.
+        stack: The resolved stack.
+
+    Returns:
+        One sentence per note, each naming the recipe that says it; printed beside the stack,
+        never part of it.
+    """
+    note = gpu_rule.default_arch_note(kb, request, stack.arch.name)
+    return [note] if note is not None else []
+
+
+def resolved_json(stack: Stack, request: Optional[Request] = None, notes: Sequence[str] = ()) -> str:
     """What ``mlcc resolve --json`` prints for a stack.
 
     Args:
         stack: A resolved stack.
         request: The request that resolved it, printed beside the stack (``pins`` as typed,
             ``chose``: the version each pinned component got); never part of the stack.
+        notes: What the request decided that it did not say (:func:`request_notes`).
 
     Returns:
         The stack as one JSON object, indented.
@@ -87,6 +106,8 @@ def resolved_json(stack: Stack, request: Optional[Request] = None) -> str:
     document = stack.to_dict()
     if request is not None:
         document["request"] = {"pins": request.pins(), "chose": pinned(request, stack)}
+        if notes:
+            document["request"]["notes"] = list(notes)
     return json.dumps(document, indent=2)
 
 
@@ -157,6 +178,7 @@ def list_rows(kb: KnowledgeBase, what: str) -> List[Dict[str, Any]]:
                 "package_manager": b.package_manager,
                 "repo_distro": b.repo_distro,
                 "arches": list(b.arches),
+                "isa_baseline": dict(b.isa_baseline),
                 "python_default": b.python_default,
                 "pythons": [p.version for p in b.pythons],
                 "gcc": b.gcc_system,
@@ -238,6 +260,8 @@ def list_rows(kb: KnowledgeBase, what: str) -> List[Dict[str, Any]]:
                 "min_cuda": g.min_cuda,
                 "min_driver": g.min_driver,
                 "product_labels": list(g.product_labels),
+                "gpus_per_node": g.gpus_per_node,
+                "host_arch": g.host_arch,
                 **_provenance(g.prov),
                 "unverified_fields": list(g.prov.unverified_fields),
             }

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from mlcc.app.kb import LISTABLE, ResolveView, list_rows, resolve, resolved_json
+from mlcc.app.kb import LISTABLE, ResolveView, list_rows, request_notes, resolve, resolved_json
 from mlcc.cli.context import benchmark_argument, kb_of
 from mlcc.cli.options import options
 from mlcc.cli.output import list_table, stack_table
@@ -53,7 +53,8 @@ def resolve_command(ctx: click.Context, benchmark: str, pins: Pins, view: Resolv
             echo(json.dumps(conflict.to_dict(), indent=2))
         raise
     request = pins.request(kb, benchmark)
+    notes = request_notes(kb, request, stack)
     if view.json:
-        echo(resolved_json(stack, request))
+        echo(resolved_json(stack, request, notes))
     else:
-        echo(stack_table(stack, verbose=view.verbose, request=request))
+        echo(stack_table(stack, verbose=view.verbose, request=request, notes=notes))

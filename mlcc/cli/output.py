@@ -51,7 +51,9 @@ def list_table(what: str, rows: List[Dict[str, Any]]) -> str:
     return table
 
 
-def stack_table(stack: Stack, *, verbose: bool = False, request: Optional[Request] = None) -> str:
+def stack_table(
+    stack: Stack, *, verbose: bool = False, request: Optional[Request] = None, notes: Sequence[str] = ()
+) -> str:
     header = f"{stack.benchmark.name}  {stack.variant}"
     flags = []
     if stack.reference:
@@ -79,4 +81,6 @@ def stack_table(stack: Stack, *, verbose: bool = False, request: Optional[Reques
         table += f"\n\nrequest: {request.flags()}"
         if chose:
             table += " (chose " + ", ".join(f"{name} {version}" for name, version in chose.items()) + ")"
+    for note in notes:
+        table += f"\nnote: {note}"
     return table

@@ -165,7 +165,7 @@ def build(root: str, files: Sequence[Tuple[str, str]]) -> KnowledgeBase:
     cudnn = _libs(docs["cudnn"][0], "cudnn", arches, cuda)
     nccl = _libs(docs["nccl"][0], "nccl", arches, cuda)
     frameworks = _frameworks(docs.get("framework", []), arches, cuda)
-    gpus = _gpus(docs["gpus"][0])
+    gpus = _gpus(docs["gpus"][0], arches)
     rounds = _rounds(docs.get("round", []), gpus)
     benchmarks = _benchmarks(docs.get("benchmark", []), arches, frameworks, gpus, rounds)
     cuda_doc = docs["cuda"][0]
@@ -453,12 +453,18 @@ def _command(doc: _Doc, pattern: str, path: PathKey, allowed: FrozenSet[str]) ->
     return pattern
 
 
-def _gpus(doc: _Doc) -> Dict[str, Gpu]:
+def _gpus(doc: _Doc, arches: Dict[str, Arch]) -> Dict[str, Gpu]:
     found: Dict[str, Gpu] = {}
     for index, entry in enumerate(doc.data["gpus"]):
         path: PathKey = ("gpus", index)
         if entry["name"] in found:
             raise doc.error(path, f"GPU {entry['name']!r} is listed twice")
+        if entry.get("host_arch", next(iter(arches))) not in arches:
+            raise doc.error(
+                (*path, "host_arch"),
+                f"unknown arch {entry['host_arch']!r}",
+                hint=f"arches are defined in recipes/arches.yaml: {', '.join(arches)}",
+            )
         found[entry["name"]] = Gpu(
             name=entry["name"],
             title=entry["title"],
@@ -468,6 +474,9 @@ def _gpus(doc: _Doc) -> Dict[str, Gpu]:
             min_driver=entry["min_driver"],
             product_labels=tuple(entry.get("product_labels", ())),
             prov=doc.prov(entry, path),
+            gpus_per_node=entry.get("gpus_per_node"),
+            host_arch=entry.get("host_arch"),
+            host_cpu=entry.get("host_cpu"),
         )
     return found
 
@@ -649,6 +658,7 @@ def _bases(doc: _Doc, arches: Dict[str, Arch], families: Dict[str, Family]) -> T
                 requires_subscription=entry.get("requires_subscription", False),
                 end_of_life=entry.get("end_of_life"),
                 glibc=entry.get("glibc"),
+                isa_baseline=tuple(sorted(entry.get("isa_baseline", {}).items())),
             )
         )
     return tuple(sorted(bases, key=lambda b: b.preference))

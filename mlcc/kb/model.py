@@ -161,6 +161,8 @@ class Base(NamedTuple):
     requires_subscription: bool = False
     end_of_life: Optional[str] = None
     glibc: Optional[str] = None  # decides which manylinux wheels fit (mlcc kb check)
+    # (arch, the oldest CPU level its binaries run on): UBI 10 needs x86-64-v3 (AVX2) hosts
+    isa_baseline: Tuple[Tuple[str, str], ...] = ()
 
     @property
     def ref(self) -> str:
@@ -650,12 +652,16 @@ class Round(NamedTuple):
 class NvidiaRepo(NamedTuple):
     name: str
     path: str
-    keys: Tuple[Tuple[str, str], ...]  # (base family, signing key file)
+    # (base family or repository distro, signing key file): a distro's own key where its
+    # directories are signed with another key than its family's (rhel10: CDF6BA43.pub)
+    keys: Tuple[Tuple[str, str], ...]
     prov: Provenance
     key_sha256_unavailable: Optional[str] = None
 
-    def key(self, family: str) -> str:
-        return dict(self.keys)[family]
+    def key(self, family: str, distro: Optional[str] = None) -> str:
+        """The signing key file in the directories of ``distro``, else its family's."""
+        keys = dict(self.keys)
+        return keys.get(distro or family, keys[family])
 
 
 class PythonTooling(NamedTuple):
@@ -727,6 +733,10 @@ class Gpu(NamedTuple):
     min_driver: str
     product_labels: Tuple[str, ...]
     prov: Provenance
+    gpus_per_node: Optional[int] = None  # 8 on DGX/HGX, 4 on a GB200/GB300 tray
+    # the arch of every host the GPU comes in (GB200: aarch64, Grace); None when it varies
+    host_arch: Optional[str] = None
+    host_cpu: Optional[str] = None  # "NVIDIA Grace", for messages
 
     @property
     def sm(self) -> str:

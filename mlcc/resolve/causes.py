@@ -54,7 +54,7 @@ def _pinned(resolver: ResolverView, request: Request, dimension: str) -> Tuple[s
 
 def _resolves_without(resolver: ResolverView, request: Request, bench: Benchmark, name: str) -> bool:
     if name == "arch":
-        here = request.arch or resolver.default_arch(bench)
+        here = request.arch or resolver.default_arch(bench, request.gpu)
         return any(
             resolver.try_resolve(request._replace(arch=arch)) is not None
             for arch in bench.arches
@@ -94,7 +94,7 @@ _VERSION_FLAGS = ("cuda", "cudnn", "nccl", "python", "gcc", "driver")
 
 
 def _arch_of(resolver: ResolverView, request: Request, bench: Benchmark) -> str:
-    return request.arch or resolver.default_arch(bench)
+    return request.arch or resolver.default_arch(bench, request.gpu)
 
 
 def _builds(resolver: ResolverView, request: Request, bench: Benchmark) -> List[FrameworkBuild]:

@@ -157,8 +157,13 @@ class Resolver:
             conflict.failures = (gpu_rule.cause(self, request), *conflict.failures)
         return conflict
 
-    def default_arch(self, bench: Benchmark) -> str:
-        """The arch a request without ``--arch`` resolves for: the host's, if supported."""
+    def default_arch(self, bench: Benchmark, gpu: Optional[str] = None) -> str:
+        """The arch a request without ``--arch`` resolves for: the arch of every host the GPU
+        asked comes in (GB200: aarch64, recipes/gpus.yaml ``host_arch``), else the generating
+        machine's, if the benchmark supports it, else the benchmark's first."""
+        host_of_gpu = gpu_rule.host_arch(self.kb, gpu)
+        if host_of_gpu is not None and host_of_gpu in bench.arches:
+            return host_of_gpu
         if self.host_arch is not None and self.host_arch in bench.arches:
             return self.host_arch
         return bench.arches[0]
@@ -171,7 +176,7 @@ class Resolver:
                 t.add("benchmark", bench.name, failures)
             return None
         accelerator = "cpu" if req.cpu else "cuda"
-        for arch in (req.arch or self.default_arch(bench),):
+        for arch in (req.arch or self.default_arch(bench, req.gpu),):
             for build in self.candidates.framework_builds(bench, arch, accelerator, req, t):
                 for cuda in self.candidates.cuda_releases(bench, build, arch, accelerator, req, t):
                     for base in self.candidates.bases(arch, cuda, req, t):

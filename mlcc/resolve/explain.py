@@ -414,7 +414,7 @@ def _dimensions(resolver: ResolverView, request: Request) -> Iterator[Tuple[str,
     if request.base is not None:
         yield "base", ((f"--base {b.name}", b.name) for b in kb.bases if b.name != request.base)
     # An unpinned arch is still a choice (the host's): another arch is an alternative.
-    current = request.arch or resolver.default_arch(kb.benchmarks[request.benchmark])
+    current = request.arch or resolver.default_arch(kb.benchmarks[request.benchmark], request.gpu)
     yield "arch", ((f"--arch {a}", a) for a in kb.arches if a != current)
     if request.driver is not None:
         yield "driver", _driver_order(resolver, request)

@@ -65,6 +65,27 @@ def _other_round(resolver: ResolverView, request: Request) -> str:
     return ""
 
 
+def host_arch(kb: KnowledgeBase, gpu: Optional[str]) -> Optional[str]:
+    """The arch of every host the GPU comes in (Grace superchips: aarch64), or None."""
+    return kb.gpus[gpu].host_arch if gpu is not None else None
+
+
+def default_arch_note(kb: KnowledgeBase, request: Request, arch: str) -> Optional[str]:
+    """What to tell a user whose ``--gpu`` chose the arch: "GB200 nodes have NVIDIA Grace
+    (aarch64) hosts: resolved for aarch64 ...", or None when --arch was given or the GPU's
+    hosts vary. Printed beside the stack, never part of it."""
+    if request.arch is not None or request.gpu is None:
+        return None
+    gpu = kb.gpus[request.gpu]
+    if gpu.host_arch is None or gpu.host_arch != arch:
+        return None
+    cpu = f"{gpu.host_cpu} ({arch})" if gpu.host_cpu else arch
+    return (
+        f"{gpu.title} nodes have {cpu} hosts: resolved for {arch} without --arch"
+        f" ({gpu.prov.origin}); --arch names another"
+    )
+
+
 def nearest_first(kb: KnowledgeBase, name: str) -> List[str]:
     """The other GPU generations, the nearest older ones first (a stack that runs on an
     older generation is the usual way out), then the newer ones."""

@@ -63,5 +63,5 @@ class ResolverView(Protocol):
     def try_resolve(self, request: Request) -> Optional[Stack]:
         """The preferred stack, or None when there is none."""
 
-    def default_arch(self, bench: Benchmark) -> str:
-        """The arch a request without ``--arch`` resolves for."""
+    def default_arch(self, bench: Benchmark, gpu: Optional[str] = None) -> str:
+        """The arch a request without ``--arch`` (and with ``--gpu gpu``) resolves for."""

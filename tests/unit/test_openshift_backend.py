@@ -13,7 +13,18 @@ __all__ = ["cluster"]  # the fixture
 
 
 def _build(cli, kubeconfig: Path, *extra: str):  # type: ignore[no-untyped-def]
-    return cli("build", "nccl-tests", "--backend", "openshift", "--kubeconfig", str(kubeconfig), "-q", *extra)
+    # CUDA 12.6 pinned: the objects' names below spell the stack, whatever the newest CUDA is
+    args = (
+        "build",
+        "nccl-tests",
+        "--cuda",
+        "12.6",
+        "--backend",
+        "openshift",
+        "--kubeconfig",
+        str(kubeconfig),
+    )
+    return cli(*args, "-q", *extra)
 
 
 def _writes(state: Cluster) -> List[Request]:
@@ -75,7 +86,7 @@ def test_an_image_with_the_same_digest_is_not_rebuilt(cli, cluster, kb, resolver
     from mlcc.render import render
 
     state, kubeconfig = cluster
-    state.digest_label = render(resolver.resolve(request_for(kb, "nccl-tests", Pins()))).digest
+    state.digest_label = render(resolver.resolve(request_for(kb, "nccl-tests", Pins(cuda="12.6")))).digest
     result = _build(cli, kubeconfig)
     assert result.code == 0 and "skipped" in result.out
     assert _writes(state) == []

@@ -157,7 +157,7 @@ def test_ppc64le_after_12_4_is_explained(kb, resolver) -> None:  # type: ignore[
 
 
 def test_pin_matching_nothing_says_so(kb, resolver) -> None:  # type: ignore[no-untyped-def]
-    error = conflict(kb, resolver, "maskrcnn", cuda="13")
+    error = conflict(kb, resolver, "maskrcnn", cuda="99")
     assert "matches none of the known CUDA releases" in str(error)
 
 

@@ -139,7 +139,9 @@ def test_the_cli_says_why_and_exits_with_the_usage_code() -> None:
 
 def test_a_host_install_and_an_apptainer_file_keep_the_build(kb: KnowledgeBase) -> None:
     script = _rendered(kb, "nccl-tests", "script", flavour="runtime")
-    assert not script.stack.runtime and "cuda-minimal-build-12-6" in script.content("install.sh")
+    assert script.stack.cuda is not None
+    minor = "-".join(script.stack.cuda.version.split(".")[:2])
+    assert not script.stack.runtime and f"cuda-minimal-build-{minor}" in script.content("install.sh")
 
 
 def test_chained_runtime_images_share_the_devel_stages_and_a_runtime_stage(kb: KnowledgeBase) -> None:

@@ -62,7 +62,7 @@ class StackSteps(StepWriter):
             name = repo.name
             directory = self.stack.arch.nvidia_repo(self.base.family)
             baseurl = f"{MIRROR_VAR}/{repo.path}/{self.base.repo_distro}/{directory}"
-            gpgkey = f"{baseurl}/{repo.key(self.base.family)}"
+            gpgkey = f"{baseurl}/{repo.key(self.base.family, self.base.repo_distro)}"
             command = self.base.packaging.nvidia_repo_command(name, baseurl, gpgkey)
             commands.append(command)
             # fetched by the package manager (rpm) or the command (apt): no sourced sha256
@@ -73,7 +73,8 @@ class StackSteps(StepWriter):
             # families whose command downloads the key itself (apt) say why it is unchecked
             if command.startswith("curl ") and repo.key_sha256_unavailable:
                 reason = " ".join(repo.key_sha256_unavailable.split())
-                notes.append(f"mlcc: DF010 waived: {repo.key(self.base.family)}: {reason}")
+                key = repo.key(self.base.family, self.base.repo_distro)
+                notes.append(f"mlcc: DF010 waived: {key}: {reason}")
         nvidia_host = self.stack.download_host.split("://", 1)[-1]
         self.add(
             f"NVIDIA package repositories (NVIDIA_MIRROR replaces {nvidia_host})",

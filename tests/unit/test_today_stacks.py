@@ -1,0 +1,150 @@
+"""The stacks clusters run today (issue 36, data and resolution): CUDA 12.8 .. 13.0 as
+NVIDIA's UBI images install them, Hopper/Ada/Blackwell GPUs with their node shapes, Grace
+(aarch64) hosts chosen by the GPU, and UBI 10 (rhel10 packages, their own signing key)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mlcc.api import Pins, request_for
+from mlcc.errors import ConflictError
+from mlcc.render import render
+from mlcc.versions import parse_version
+
+# name -> (sm, first CUDA, its driver, GPUs per node, host arch)
+NEW_GPUS = {
+    "h200": ("sm_90", "11.8", "520.61.05", 8, None),
+    "l40s": ("sm_89", "11.8", "520.61.05", None, None),
+    "b200": ("sm_100", "12.8", "570.26", 8, None),
+    "gb200": ("sm_100", "12.8", "570.26", 4, "aarch64"),
+    "b300": ("sm_103", "12.9", "575.51.03", 8, None),
+    "gb300": ("sm_103", "12.9", "575.51.03", 4, "aarch64"),
+    "rtxpro6000": ("sm_120", "12.8", "570.26", None, None),
+}
+
+
+def test_list_gpus_shows_each_new_gpu_with_its_sm_cuda_and_driver(cli) -> None:  # type: ignore[no-untyped-def]
+    table = cli("list", "gpus").out
+    rows = {line.split()[0]: line for line in table.splitlines()[2:] if line.strip()}
+    listed = {row["name"]: row for row in json.loads(cli("list", "gpus", "--json").out)}
+    for name, (sm, cuda, driver, per_node, host) in NEW_GPUS.items():
+        assert name in rows, table
+        assert f"{sm} " in rows[name] and f" {cuda} " in rows[name] and rows[name].endswith(driver), rows[
+            name
+        ]
+        assert (listed[name]["gpus_per_node"], listed[name]["host_arch"]) == (per_node, host)
+        # the facts' source ids are given, and product labels GFD was not read for stay unconfirmed
+        assert "product_labels" in listed[name]["unverified_fields"]
+
+
+@pytest.mark.parametrize(
+    ("gpu", "floor"), [("b200", "12.8"), ("gb200", "12.8"), ("gb300", "12.9"), ("b300", "12.9")]
+)
+def test_a_blackwell_gpu_resolves_to_a_cuda_that_targets_it(kb, resolver, gpu: str, floor: str) -> None:  # type: ignore[no-untyped-def]
+    stack = resolver.resolve(request_for(kb, "nccl-tests", Pins(gpu=gpu)))
+    assert stack.cuda is not None and parse_version(stack.cuda.version) >= parse_version(floor)
+    assert stack.nccl is not None and stack.nccl.version.startswith("2.2")
+    assert stack.gpu_capability == kb.gpus[gpu].compute_capability
+    assert stack.variant.endswith("-" + kb.gpus[gpu].sm.replace("_", ""))
+
+
+def test_a_grace_gpu_resolves_for_aarch64_on_an_x86_64_host_and_says_so(kb, resolver, cli) -> None:  # type: ignore[no-untyped-def]
+    # the resolver fixture runs as an x86_64 host: the GPU, not the host, chooses
+    for gpu in ("gb200", "gb300"):
+        assert resolver.resolve(request_for(kb, "nccl-tests", Pins(gpu=gpu))).arch.name == "aarch64"
+    # an HGX board's host is the vendor's choice: the host's arch stays the default
+    assert resolver.resolve(request_for(kb, "nccl-tests", Pins(gpu="b200"))).arch.name == "x86_64"
+    # --arch still wins
+    asked = resolver.resolve(request_for(kb, "nccl-tests", Pins(gpu="gb200", arch="x86_64")))
+    assert asked.arch.name == "x86_64"
+    shown = cli("resolve", "nccl-tests", "--gpu", "gb200")
+    assert shown.code == 0
+    assert "aarch64" in shown.out.split("\n\n")[0] and "sm100" in shown.out
+    assert (
+        "note: GB200 nodes have NVIDIA Grace (aarch64) hosts: resolved for aarch64 without --arch"
+        in shown.out
+    )
+    assert "recipes/gpus.yaml:" in shown.out
+    notes = json.loads(cli("resolve", "nccl-tests", "--gpu", "gb300", "--json").out)["request"]["notes"]
+    assert notes and "GB300" in notes[0] and "aarch64" in notes[0]
+    # nothing to say when --arch was given
+    assert "note:" not in cli("resolve", "nccl-tests", "--gpu", "gb200", "--arch", "aarch64").out
+
+
+def test_a_gpu_the_asked_cuda_cannot_target_is_refused_naming_the_cuda_that_can(cli) -> None:  # type: ignore[no-untyped-def]
+    refused = cli("resolve", "nccl-tests", "--gpu", "gb300", "--cuda", "12.8")
+    assert refused.code == 3, refused.out
+    assert "GB300 is compute capability 10.3 (sm_103): it needs CUDA >= 12.9" in refused.err
+    assert "--cuda 12.9" in refused.err or "--cuda 13.0" in refused.err
+
+
+def test_cuda_13_0_resolves_with_the_packages_nvidia_images_install_and_their_sources(cli) -> None:  # type: ignore[no-untyped-def]
+    shown = cli("resolve", "nccl-tests", "--cuda", "13.0", "--arch", "x86_64", "-v")
+    assert shown.code == 0, shown.err
+    rows = {line.split()[0]: line for line in shown.out.splitlines() if line[:1].isalpha()}
+    assert rows["cuda"].split()[1] == "13.0.0"
+    assert rows["driver"].split()[1] == "580.65.06"
+    assert rows["nccl"].split()[1] == "2.27.7"
+    # each component names where it is written and its sources
+    flat = " ".join(shown.out.split())
+    for recipe in ("cuda.yaml", "nccl.yaml", "bases.yaml"):
+        assert f"[recipes/{recipe}:" in flat, recipe
+    assert flat.count("sources:") >= 4
+    assert "gitlab.com/nvidia/container-images/cuda" in shown.out
+
+
+def test_every_new_cuda_release_has_its_driver_and_rhel_packages(kb) -> None:  # type: ignore[no-untyped-def]
+    drivers = {
+        "12.8.0": "570.26",
+        "12.8.1": "570.124.06",
+        "12.9.0": "575.51.03",
+        "12.9.1": "575.57.08",
+        "13.0.0": "580.65.06",
+    }
+    releases = {r.version: r for r in kb.cuda}
+    for version, driver in drivers.items():
+        release = releases[version]
+        assert release.min_driver == driver
+        repos = dict(release.repos)
+        assert repos["rhel9"] == ("x86_64", "aarch64") and "ppc64le" not in dict(release.host_gcc)
+        assert ("rhel10" in repos) == version.startswith("13.")
+        names = [p[0] for p in release.packages]
+        minor = "-".join(version.split(".")[:2])
+        assert f"cuda-cudart-{minor}" in names and f"libcublas-devel-{minor}" in names
+        assert (f"cuda-nvprof-{minor}" in names) == version.startswith("12.")
+        assert "host_gcc.x86_64" in release.prov.unverified_fields  # derived from Spack, not NVIDIA's table
+
+
+def test_ubi10_is_listed_with_its_arches_python_and_x86_64_baseline(cli) -> None:  # type: ignore[no-untyped-def]
+    table = cli("list", "bases").out
+    assert "registry.access.redhat.com/ubi10/ubi:10.0" in table
+    row = next(r for r in json.loads(cli("list", "bases", "--json").out) if r["name"] == "ubi10")
+    assert row["arches"] == ["x86_64", "aarch64"]
+    assert row["isa_baseline"] == {"x86_64": "x86-64-v3"}
+    assert row["python_default"] == "3.12" and row["repo_distro"] == "rhel10"
+    assert row["verified"] is False  # its tag, glibc and GCC release are not confirmed from the image
+
+
+def test_ubi10_builds_cuda_13_from_the_rhel10_repository_and_its_own_key(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    stack = resolver.resolve(request_for(kb, "nccl-tests", Pins(cuda="13.0", base="ubi10", gpu="gb200")))
+    assert (stack.base.name, stack.arch.name) == ("ubi10", "aarch64")
+    rendered = render(stack)
+    dockerfile = rendered.content(rendered.main_file)
+    assert "compute/cuda/repos/rhel10/sbsa" in dockerfile
+    assert "rhel10/sbsa/CDF6BA43.pub" in dockerfile and "D42D0685.pub" not in dockerfile
+    assert "libnccl-2.27.7-1+cuda13.0" in dockerfile
+
+
+def test_cuda_12_9_on_ubi10_is_refused_because_nvidia_has_no_rhel10_packages_of_it(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ConflictError) as caught:
+        resolver.resolve(request_for(kb, "nccl-tests", Pins(cuda="12.9", base="ubi10")))
+    text = str(caught.value)
+    assert "has no rhel10/x86_64 packages" in text and "--cuda 13.0" in text
+
+
+def test_ubi9_keeps_the_family_key(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    stack = resolver.resolve(request_for(kb, "nccl-tests", Pins(cuda="13.0", base="ubi9")))
+    rendered = render(stack)
+    assert "rhel9/x86_64/D42D0685.pub" in rendered.content(rendered.main_file)
