@@ -24,6 +24,8 @@ from tests.fakeopenshift import Cluster, Request, cluster
 __all__ = ["cluster"]  # the fixture
 
 REPOSITORY = "bench/nccl-tests"
+# CUDA 12.6 pinned (VARIANT, _build, _rendered): the names below spell that stack, whatever
+# the newest CUDA the knowledge base knows
 VARIANT = "cuda12.6-nccl2.23-ubi9-x86_64"
 
 
@@ -124,7 +126,7 @@ def _rendered(kb, resolver) -> Any:  # type: ignore[no-untyped-def]
     from mlcc.api import Pins, request_for
     from mlcc.render import render
 
-    return render(resolver.resolve(request_for(kb, "nccl-tests", Pins())))
+    return render(resolver.resolve(request_for(kb, "nccl-tests", Pins(cuda="12.6"))))
 
 
 def _digest(kb, resolver) -> str:  # type: ignore[no-untyped-def]
@@ -150,7 +152,7 @@ def _sbom_tag(digest: str) -> str:
 
 def _build(cli, kubeconfig: Path, registry: Pusher):  # type: ignore[no-untyped-def]
     return cli(
-        "build", "nccl-tests", "--backend", "openshift", "--kubeconfig", str(kubeconfig), "-q",
+        "build", "nccl-tests", "--cuda", "12.6", "--backend", "openshift", "--kubeconfig", str(kubeconfig), "-q",
         "--push-to", f"{registry.registry.host}/{REPOSITORY}", "--push-secret", "pushme", "--no-tls-verify",
     )  # fmt: skip
 
