@@ -16,6 +16,7 @@ from mlcc.errors import LintError, UsageError
 from mlcc.kb import load
 from mlcc.lint import RULES, Finding, lint_paths
 from mlcc.lint.kube import SHIPPED_SCHEMAS
+from mlcc.ui import Step
 
 DEFAULT_TARGETS = (Path("dockerfiles"), Path("buildconfigs"))
 
@@ -26,7 +27,13 @@ __all__ = ["RULES", "Finding", "lint", "lint_error", "lint_report"]
 JSON_SCHEMA = "mlcc-lint/1"
 
 
-def lint(paths: Sequence[str], *, schema_dir: Optional[str], openshift: Optional[str]) -> List[Finding]:
+def lint(
+    paths: Sequence[str],
+    *,
+    schema_dir: Optional[str],
+    openshift: Optional[str],
+    step: Optional[Step] = None,
+) -> List[Finding]:
     """Lint the paths given, or dockerfiles/ and buildconfigs/ where they exist.
 
     A folder holding ``matrix.yaml`` is a recipes folder: its pins are checked offline
@@ -38,6 +45,7 @@ def lint(paths: Sequence[str], *, schema_dir: Optional[str], openshift: Optional
             the ones mlcc ships (:data:`mlcc.lint.kube.SHIPPED_SCHEMAS`).
         openshift: The OpenShift version to check against (``3.11``, ``4``), or None for
             the one each object was written for.
+        step: Told ``(phase, done, total)`` as files are checked (progress), or None.
 
     Returns:
         Every finding, errors and warnings (:func:`lint_error` decides whether they fail).
@@ -57,7 +65,9 @@ def lint(paths: Sequence[str], *, schema_dir: Optional[str], openshift: Optional
     if not schemas.is_dir():
         raise UsageError(f"--schema-dir: {schema_dir} is not a folder", hint="a folder of JSON Schemas")
     knowledge = [p for p in targets if (p / "matrix.yaml").is_file()]
-    found = lint_paths([p for p in targets if p not in knowledge], schema_dir=schemas, openshift=openshift)
+    found = lint_paths(
+        [p for p in targets if p not in knowledge], schema_dir=schemas, openshift=openshift, step=step
+    )
     for recipes in knowledge:
         found += lint_pins(recipes)
     return found
