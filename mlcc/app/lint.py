@@ -8,6 +8,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 from mlcc.errors import LintError, UsageError
 from mlcc.lint import RULES, Finding, lint_paths
 from mlcc.lint.kube import SHIPPED_SCHEMAS
+from mlcc.ui import Step
 
 DEFAULT_TARGETS = (Path("dockerfiles"), Path("buildconfigs"))
 
@@ -29,6 +30,7 @@ def lint(
     schema_dir: Optional[str],
     openshift: Optional[str],
     recipes_check: Optional[RecipesCheck] = None,
+    step: Optional[Step] = None,
 ) -> List[Finding]:
     """Lint the paths given, or dockerfiles/ and buildconfigs/ where they exist.
 
@@ -43,6 +45,7 @@ def lint(
         recipes_check: What lints a recipes folder (``mlcc lint`` passes
             :func:`mlcc.kbtools.offline.lint_pins`, its pins checked offline); None: a
             recipes folder is refused.
+        step: Told ``(phase, done, total)`` as files are checked (progress), or None.
 
     Returns:
         Every finding, errors and warnings (:func:`lint_error` decides whether they fail).
@@ -67,7 +70,9 @@ def lint(
             f"{knowledge[0]} is a recipes folder: its pins are checked by the knowledge base's tools",
             hint="pass recipes_check=mlcc.kbtools.offline.lint_pins (what mlcc lint does)",
         )
-    found = lint_paths([p for p in targets if p not in knowledge], schema_dir=schemas, openshift=openshift)
+    found = lint_paths(
+        [p for p in targets if p not in knowledge], schema_dir=schemas, openshift=openshift, step=step
+    )
     if recipes_check is not None:
         for recipes in knowledge:
             found += recipes_check(recipes)

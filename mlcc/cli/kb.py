@@ -26,6 +26,7 @@ from mlcc.kbtools.offline import (
     write_record,
 )
 from mlcc.kbtools.offline import record as record_of
+from mlcc.ui.progress import ProgressReport
 from mlcc.ui.safe_text import echo
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -124,7 +125,10 @@ def check_command(
     recipes = recipes_root(ctx.find_root().params.get("recipes"))
     # a recorded wheel still at the same URL is not downloaded again (--refresh: read anew)
     recorded = None if refresh else load_wheel_record(recipes)
-    report = run(kb, stacks, client, wheels=wheels, recorded_wheels=recorded, wheel_budget=wheel_budget)
+    with ProgressReport() as step:  # the index and the wheels take about a minute
+        report = run(
+            kb, stacks, client, wheels=wheels, recorded_wheels=recorded, wheel_budget=wheel_budget, step=step
+        )
     if record:
         written = write_record(recipes, record_of(client, checked_pins(kb, stacks)))
         echo(f"recorded the index's files of the pinned versions in {written}", err=True)

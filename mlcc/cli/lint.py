@@ -11,6 +11,7 @@ from mlcc.app.lint import RULES, lint, lint_error, lint_report
 from mlcc.cli.values import PATH
 from mlcc.errors import UsageError
 from mlcc.kbtools.offline import lint_pins
+from mlcc.ui.progress import ProgressReport
 from mlcc.ui.safe_text import echo
 
 
@@ -67,7 +68,10 @@ def lint_command(
         for rule, text in RULES.items():
             echo(f"{rule}  {text}")
         return
-    findings = lint(paths, schema_dir=schema_dir, openshift=openshift_version, recipes_check=lint_pins)
+    with ProgressReport() as step:  # the published set takes about a minute
+        findings = lint(
+            paths, schema_dir=schema_dir, openshift=openshift_version, recipes_check=lint_pins, step=step
+        )
     error = lint_error(findings)
     if as_json:
         echo(json.dumps(lint_report(findings), indent=2, sort_keys=True))

@@ -46,6 +46,7 @@ from mlcc.kbtools.bundles import ERROR, NOTE, WARNING, bundle_findings
 from mlcc.kbtools.wheels import WheelSource, wheel_findings
 from mlcc.matrix import evaluate, expand, load_matrix
 from mlcc.resolve import Resolver, Stack, build_request
+from mlcc.ui import Step
 
 SAMPLE_DEFAULT = 40
 
@@ -686,6 +687,7 @@ def run(
     wheels: Optional[WheelReader] = None,
     recorded_wheels: Optional[Mapping[str, Any]] = None,
     wheel_budget: int = 12,
+    step: Optional[Step] = None,
 ) -> Report:
     """The findings of ``mlcc kb check`` for ``stacks``.
 
@@ -702,6 +704,7 @@ def run(
             reused for a wheel still at the same URL; without a reader (offline), the only
             facts judged.
         wheel_budget: At most this many wheels the record lacks have their libraries read.
+        step: Told ``(phase, done, total)`` as pins are judged and wheels read (progress).
 
     Returns:
         The report, findings sorted by severity and recipe line.
@@ -730,7 +733,9 @@ def run(
         for pin, labels_of_pin in framework_pins(kb).items():
             by_pin.setdefault(pin, []).extend(labels_of_pin)
     grouped: Dict[Tuple[str, str, str, str], List[str]] = {}
-    for pin in sorted(by_pin, key=lambda p: (p.origin, p.requirement, p.target)):
+    tell = step or (lambda what, done, total: None)
+    for done, pin in enumerate(sorted(by_pin, key=lambda p: (p.origin, p.requirement, p.target)), 1):
+        tell("kb check: pins", done - 1, len(by_pin))
         verdict = checker.judge(pin)
         if verdict is not None:
             key = (verdict[0], pin.origin, pin.requirement, verdict[1])
@@ -751,15 +756,19 @@ def run(
                     tuple(sorted(set(stack_labels))),
                 )
             )
+    tell("kb check: pins", len(by_pin), len(by_pin))
     if wheels is not None:
         builds += [b for f in kb.frameworks.values() for b in f.builds if b.bundles]
+        tell("kb check: bundled libraries", 0, 1)
         findings += [FactFinding(*f) for f in bundle_findings(kb, client, wheels, builds)]
+        tell("kb check: bundled libraries", 1, 1)
     read: Dict[str, Any] = {}
     if wheels is not None or recorded_wheels is not None:
         source = WheelSource(wheels, recorded_wheels or {}, wheel_budget)
         pip_builds = [b for f in kb.frameworks.values() for b in f.builds if b.install.method == "pip"]
         # one claim (a release's python line) serves several builds: one finding, naming them
         by_claim: Dict[Tuple[str, str, str], List[str]] = {}
+        tell("kb check: framework wheels", 0, 1)
         for found in wheel_findings(kb, client, source, pip_builds, read):
             by_claim.setdefault((found.severity, found.origin, found.message), []).append(
                 found.subject.removesuffix(" wheel")
@@ -768,6 +777,7 @@ def run(
             FactFinding(severity, origin, "wheel", message, tuple(sorted(set(labels))))
             for (severity, origin, message), labels in by_claim.items()
         ]
+        tell("kb check: framework wheels", 1, 1)
     order = {ERROR: 0, WARNING: 1, NOTE: 2}
     findings.sort(key=lambda f: (order[f.severity], _origin_key(f.origin), f.subject, f.message))
     return Report(

@@ -14,6 +14,7 @@ from typing import Dict, Iterable, List, Optional
 from mlcc.lint.dockerfile import DOCKERFILE_RULES, Finding, lint_dockerfile
 from mlcc.lint.hadolint import run_hadolint
 from mlcc.lint.kube import KUBE_RULES, SchemaStore, lint_yaml
+from mlcc.ui import Step
 
 __all__ = ["RULES", "Finding", "lint_paths"]
 
@@ -36,18 +37,24 @@ def _is_yaml(path: Path) -> bool:
 
 
 def lint_paths(
-    paths: Iterable[Path], *, schema_dir: Optional[Path] = None, openshift: Optional[str] = None
+    paths: Iterable[Path],
+    *,
+    schema_dir: Optional[Path] = None,
+    openshift: Optional[str] = None,
+    step: Optional[Step] = None,
 ) -> List[Finding]:
     store = SchemaStore(schema_dir)
     findings: List[Finding] = []
     dockerfiles: List[Path] = []
-    for path in paths:
-        candidates = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
-        for candidate in candidates:
-            if _is_dockerfile(candidate):
-                dockerfiles.append(candidate)
-                findings += lint_dockerfile(candidate)
-            elif _is_yaml(candidate):
-                findings += lint_yaml(candidate, store, openshift=openshift)
-    findings += run_hadolint(dockerfiles)
+    found = [sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path] for path in paths]
+    checked = [c for candidates in found for c in candidates if _is_dockerfile(c) or _is_yaml(c)]
+    for done, candidate in enumerate(checked, 1):
+        if _is_dockerfile(candidate):
+            dockerfiles.append(candidate)
+            findings += lint_dockerfile(candidate)
+        else:
+            findings += lint_yaml(candidate, store, openshift=openshift)
+        if step is not None:
+            step("lint: files", done, len(checked))
+    findings += run_hadolint(dockerfiles, step=step)
     return sorted(findings, key=lambda f: (f.path, f.line, f.rule))

@@ -23,6 +23,7 @@ from typing import Dict, List, Optional, Sequence
 
 from mlcc.errors import UsageError
 from mlcc.lint.dockerfile import GENERATED_MARK, Finding, is_generated
+from mlcc.ui import Step
 
 CONFIG_NAME = ".hadolint.yaml"
 # the settings for generated Dockerfiles (package data)
@@ -60,16 +61,29 @@ def _generated(path: Path) -> bool:
         return False
 
 
-def run_hadolint(paths: Sequence[Path]) -> List[Finding]:
+# Dockerfiles per hadolint run: a published set takes seconds per batch, so progress can move
+BATCH = 8
+
+
+def run_hadolint(paths: Sequence[Path], *, step: Optional[Step] = None) -> List[Finding]:
     if not paths:
         return []
     binary = hadolint_binary()
     groups: Dict[Optional[Path], List[Path]] = {}
     for path in paths:
         groups.setdefault(config_for(path), []).append(path)
+    batches = [
+        (config, group[i : i + BATCH])
+        for config, group in groups.items()
+        for i in range(0, len(group), BATCH)
+    ]
     findings: List[Finding] = []
-    for config, group in groups.items():
-        findings += _run(binary, config, group)
+    done = 0
+    for config, batch in batches:
+        findings += _run(binary, config, batch)
+        done += len(batch)
+        if step is not None:
+            step("lint: hadolint", done, len(paths))
     return findings
 
 

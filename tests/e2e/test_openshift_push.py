@@ -152,7 +152,8 @@ def _sbom_tag(digest: str) -> str:
 
 def _build(cli, kubeconfig: Path, registry: Pusher):  # type: ignore[no-untyped-def]
     return cli(
-        "build", "nccl-tests", "--cuda", "12.6", "--backend", "openshift", "--kubeconfig", str(kubeconfig), "-q",
+        "build", "nccl-tests", "--cuda", "12.6",
+        "--backend", "openshift", "--kubeconfig", str(kubeconfig), "-q",
         "--push-to", f"{registry.registry.host}/{REPOSITORY}", "--push-secret", "pushme", "--no-tls-verify",
     )  # fmt: skip
 

@@ -147,8 +147,14 @@ def test_a_corrupt_history_is_reported_and_left_alone(cli, tmp_path: Path) -> No
     before = path.read_bytes()
     result = cli("history", "--history", str(path))
     assert result.code == 9
-    assert "damaged" in result.err and "move" in result.err
+    # someone's data, not a damaged history: never advice to move it (issue 39)
+    assert "is not a build history" in result.err and "mlcc never changes" in result.err
+    assert "move" not in result.err
     assert path.read_bytes() == before  # never recreated or truncated
+    damaged = tmp_path / "damaged.sqlite"
+    damaged.write_bytes(b"SQLite format 3\x00" + b"\xff" * 300)
+    result = cli("history", "--history", str(damaged))
+    assert result.code == 9 and "damaged" in result.err and "move" in result.err, result.err
 
 
 def test_history_cli(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
