@@ -535,6 +535,10 @@ class ReferenceStack(NamedTuple):
         return {"cuda": self.cuda, "cudnn": self.cudnn, "nccl": self.nccl}.get(component)
 
 
+# How a recipe says its image does not yet run the benchmark: its build note starts so.
+INCOMPLETE_MARK = "INCOMPLETE:"
+
+
 class Benchmark(NamedTuple):
     name: str
     title: str
@@ -568,6 +572,15 @@ class Benchmark(NamedTuple):
     def base_name(self) -> str:
         """The benchmark's name without its round (``maskrcnn`` for ``maskrcnn-v2.1``)."""
         return self.recipe_name or self.name
+
+    @property
+    def incomplete(self) -> Optional[str]:
+        """Why the benchmark's image does not yet run it, when its recipe says so: the build
+        note after its leading ``INCOMPLETE:`` (None for a complete recipe)."""
+        note = self.build.prov.note if self.build else None
+        if note is None or not note.startswith(INCOMPLETE_MARK):
+            return None
+        return note[len(INCOMPLETE_MARK) :].strip()
 
     def why_not_on(self, arch: str) -> Optional[str]:
         """The recorded cause of the benchmark not running on ``arch``, if the recipe gives one."""
