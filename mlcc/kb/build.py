@@ -1155,6 +1155,7 @@ def _mpi(data: Optional[Dict[str, Any]]) -> Optional[MpiLaunch]:
         packages=tuple(sorted((family, tuple(names)) for family, names in data["packages"].items())),
         ranks=data["ranks"],
         args=tuple(data.get("args", ())),
+        rank_env=data.get("rank_env"),
     )
 
 

@@ -409,8 +409,11 @@ class MpiLaunch(NamedTuple):
 
     prefix: Tuple[Tuple[str, str], ...]  # (base family, Open MPI prefix)
     packages: Tuple[Tuple[str, Tuple[str, ...]], ...]  # (base family, names)
-    ranks: str  # "gpu": one rank per GPU
+    ranks: str  # "gpu": one rank per GPU; "node": one per node, which starts a process per GPU
     args: Tuple[str, ...] = ()  # the entrypoint's arguments under mpirun
+    # "torch": each rank gets torch.distributed's env:// variables (RANK, WORLD_SIZE,
+    # LOCAL_RANK, MASTER_ADDR, MASTER_PORT) from Open MPI's, as torchrun would set them
+    rank_env: Optional[str] = None
 
     def prefix_for(self, family: str) -> str:
         return dict(self.prefix)[family]

@@ -369,7 +369,7 @@ def launcher_script(rendered: Rendered, size: Size, knobs: Sequence[Tuple[str, s
     if launch is not None:
         exports += [f"{k}={v}" for k, v in launching.environment(launch, size)]
     mpirun = [f"{prefix}/bin/mpirun", "--allow-run-as-root", "--prefix", prefix]
-    if launch is not None and launch.style == "per-node":
+    if build.mpi.ranks == "node":
         mpirun += ["-np", str(size.nodes), "--map-by", "ppr:1:node", "--bind-to", "none"]
     else:
         mpirun += ["-np", str(size.total), "--map-by", "slot", "--bind-to", "none"]
@@ -377,9 +377,12 @@ def launcher_script(rendered: Rendered, size: Size, knobs: Sequence[Tuple[str, s
     for item in exports:
         mpirun += ["-x", item]
     words = " ".join(shlex.quote(w) for w in mpirun)
-    if launch is not None and launch.style == "per-node":
+    if build.mpi.ranks == "node":
         node = launching.node_script(size, " ".join(build.entrypoint))
         words += ' -x MLCC_MASTER_ADDR="$master" /bin/bash -c ' + shlex.quote(node)
+    elif build.mpi.rank_env == "torch":
+        rank = launching.torch_rank_script(" ".join(shlex.quote(w) for w in build.entrypoint))
+        words += ' -x MLCC_MASTER_ADDR="$master" /bin/bash -c ' + shlex.quote(rank)
     else:
         args = list(build.mpi.args) if build.mpi.args else run_arguments(rendered, 1)
         words += " " + " ".join(shlex.quote(w) for w in [*build.entrypoint, *args])
