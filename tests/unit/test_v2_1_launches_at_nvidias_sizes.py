@@ -308,3 +308,20 @@ def test_each_v2_1_pytorch_recipe_launches_one_rank_per_gpu_with_torchs_variable
     build = kb.benchmarks[f"{benchmark}-v2.1"].build
     assert build is not None and build.mpi is not None
     assert (build.mpi.ranks, build.mpi.rank_env) == ("gpu", "torch")
+
+
+@pytest.mark.parametrize("benchmark", ["maskrcnn", "bert", "ssd"])
+def test_on_one_node_the_pod_starts_a_process_per_gpu_as_nvidias_run_with_docker_does(
+    cli, tmp_path: Path, benchmark: str
+) -> None:  # type: ignore[no-untyped-def]
+    """run_with_docker.sh: ${TORCH_RUN} --nproc_per_node=${DGXNGPU} ./run_and_time.sh, TORCH_RUN
+    being "python -m torch.distributed.run --standalone --no_python"; run_and_time.sh alone
+    would train in one process on one GPU."""
+    found = _gen_openshift(cli, tmp_path / "bc", benchmark, "--round", "v2.1", "--gpus", "4", "--nodes", "1")
+    for kind in ("pod.yaml", "job.yaml"):
+        document = found[kind]
+        spec = document["spec"] if kind == "pod.yaml" else document["spec"]["template"]["spec"]  # type: ignore[index]
+        assert spec["containers"][0]["command"] == [
+            "python", "-m", "torch.distributed.run", "--standalone", "--no_python",
+            "--nproc_per_node=4", "./run_and_time.sh",
+        ]  # fmt: skip

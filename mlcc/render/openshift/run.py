@@ -28,6 +28,8 @@ GPU_TOLERATION = {"key": GPU, "operator": "Exists", "effect": "NoSchedule"}
 # Environment names that state a GPU count the pod must agree with.
 GPU_COUNT_ENV = ("DGXNGPU",)
 EXAMPLE_NODES = 2  # the MPIJob's size when --nodes is not given
+# NVIDIA's v2.1 run_with_docker.sh (bert, maskrcnn, ssd, rnnt): TORCH_RUN, one process per GPU
+TORCH_RUN = ("python", "-m", "torch.distributed.run", "--standalone", "--no_python")
 LAUNCH_VOLUME = "launch"
 IPC_LOCK = "IPC_LOCK"  # RDMA pins memory (ibv_reg_mr): memlock beyond the default limit
 JOB_TTL_SECONDS = 7 * 24 * 3600
@@ -262,9 +264,13 @@ def benchmark_container(
 
 def single_node_command(rendered: Rendered, size: Size) -> Optional[List[str]]:
     """Per-GPU launches (Horovod) start under mpirun even on one node, as NVIDIA's run.sub does;
-    None: the entrypoint itself (bind_launch starts a process per GPU)."""
+    scripts that read torch.distributed's variables (``rank_env: torch``) under
+    torch.distributed.run, one process per GPU, as NVIDIA's v2.1 run_with_docker.sh starts
+    them on one node; None: the entrypoint itself (bind_launch starts a process per GPU)."""
     build = rendered.stack.benchmark.build
     assert build is not None
+    if build.mpi is not None and build.mpi.rank_env == "torch" and size.gpus:
+        return [*TORCH_RUN, f"--nproc_per_node={size.gpus}", *build.entrypoint]
     if build.launch is None or build.launch.style != "per-gpu" or build.mpi is None or not size.gpus:
         return None
     prefix = build.mpi.prefix_for(rendered.stack.base.family)
