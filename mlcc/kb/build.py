@@ -58,6 +58,7 @@ from mlcc.kb.model import (
     SdistRequires,
     SourceBuild,
     SourceRef,
+    System,
     Toolset,
     benchmark_id,
 )
@@ -185,7 +186,28 @@ def build(root: str, files: Sequence[Tuple[str, str]]) -> KnowledgeBase:
         hosts=_hosts(docs["hosts"][0]),
         pip_locks=pip_locks.read_lock_files(root),
         nccl_profiles=_nccl_profiles(docs["nccl_profiles"][0]),
+        systems=_systems(docs["systems"][0]),
     )
+
+
+def _systems(doc: _Doc) -> Dict[str, System]:
+    found: Dict[str, System] = {}
+    for index, entry in enumerate(doc.data["systems"]):
+        path: PathKey = ("systems", index)
+        if entry["name"] in found:
+            raise doc.error(path, f"system {entry['name']!r} is listed twice")
+        if entry["threads"] < entry["cores"]:
+            raise doc.error((*path, "threads"), f"system {entry['name']!r}: fewer threads than cores")
+        found[entry["name"]] = System(
+            name=entry["name"],
+            title=entry["title"],
+            gpus=entry["gpus"],
+            cores=entry["cores"],
+            threads=entry["threads"],
+            memory_gib=entry["memory_gib"],
+            prov=doc.prov(entry, path),
+        )
+    return found
 
 
 # What a profile's default_for names: the pod has an RDMA device, or it has none.

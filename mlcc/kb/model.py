@@ -666,6 +666,28 @@ class SdistRequires(NamedTuple):
     prov: Provenance
 
 
+class System(NamedTuple):
+    """A machine NVIDIA ran on (recipes/systems.yaml): what a run pod on one asks of a cluster."""
+
+    name: str  # DGXA100: as NVIDIA's config files and a launch's node shapes name it
+    title: str
+    gpus: int
+    cores: int  # physical cores, every socket
+    threads: int
+    memory_gib: int
+    prov: Provenance
+
+    def cores_for(self, gpus: int) -> int:
+        """The cores of ``gpus`` GPUs' share of the node (NVIDIA's launchers bind each GPU's
+        process to cores/gpus of them)."""
+        return max(1, self.cores * gpus // self.gpus)
+
+    def shm_mib_for(self, gpus: int) -> int:
+        """Half of ``gpus`` GPUs' share of the memory, MiB: the host's /dev/shm (tmpfs, half the
+        RAM by default) that NVIDIA's --ipc=host containers share, in the GPUs' proportion."""
+        return max(1, self.memory_gib * 1024 * gpus // self.gpus // 2)
+
+
 class Gpu(NamedTuple):
     """An NVIDIA GPU generation (recipes/gpus.yaml)."""
 
@@ -744,6 +766,7 @@ class KnowledgeBase(NamedTuple):
     gpus: Dict[str, Gpu]
     # The public hosts by name, in HOST_MIRRORS order.
     hosts: Dict[str, PublicHost]
+    systems: Dict[str, System]  # recipes/systems.yaml, by name (DGXA100)
     files: Tuple[str, ...] = ()
     source_builds: Tuple[SourceBuild, ...] = ()
     sdist_requires: Tuple[SdistRequires, ...] = ()

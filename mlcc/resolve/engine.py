@@ -41,6 +41,7 @@ from mlcc.kb.model import (
     NvidiaRepo,
     PythonOption,
     PythonTooling,
+    System,
 )
 from mlcc.kb.pip_locks import PipLocks
 from mlcc.resolve import gpu as gpu_rule
@@ -957,8 +958,14 @@ class Resolver:
             gpu_capability=self.kb.gpus[req.gpu].compute_capability if req.gpu else None,
             pip_locks=self._pip_locks(python, arch, base),
             nccl_profiles=self.kb.nccl_profiles,
+            systems=self._systems(bench),
         )
         return stack
+
+    def _systems(self, bench: Benchmark) -> Tuple[System, ...]:
+        launch = bench.build.launch if bench.build else None
+        shapes = launch.node_shapes if launch else ()
+        return tuple(self.kb.systems[s.name] for s in shapes if s.name in self.kb.systems)
 
     def _pip_locks(self, python: Optional[PythonOption], arch: str, base: Base) -> Optional[PipLocks]:
         if python is None:
