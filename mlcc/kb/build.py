@@ -1198,6 +1198,16 @@ def _scripts(doc: _Doc, steps: Sequence[Dict[str, Any]]) -> Tuple[Tuple[str, str
     return tuple(found)
 
 
+def _stands_for(doc: _Doc, data: Dict[str, Any], path: PathKey) -> Optional[Tuple[str, str]]:
+    """A pip step's stand-in claim, on a step of one exact pin (whose version it qualifies)."""
+    claim = data.get("stands_for")
+    if claim is None:
+        return None
+    if len(data["pip"]) != 1 or "==" not in data["pip"][0]:
+        raise doc.error((*path, "stands_for"), "stands_for qualifies a step of one name==version pin")
+    return (claim["version"], claim["nearest"])
+
+
 def _build_step(doc: _Doc, data: Dict[str, Any], path: PathKey) -> BuildStep:
     step = BuildStep(
         "script",
@@ -1213,6 +1223,7 @@ def _build_step(doc: _Doc, data: Dict[str, Any], path: PathKey) -> BuildStep:
             origins=tuple(doc.where((*path, "pip", i)) for i in range(len(data["pip"]))),
             pip_index=data.get("index"),
             no_deps=data.get("no_deps", False),
+            stands_for=_stands_for(doc, data, path),
         )
     if "git" in data:
         git = data["git"]

@@ -382,6 +382,9 @@ class BuildStep(NamedTuple):
     # runtime image's final stage, which copies only the environment and the work
     # directory from the build stage, runs it too
     runtime: bool = False
+    # (version, nearest): the pin stands in for ``version``, which the index lacks; ``nearest``
+    # is the index's release nearest to it for the step's targets (mlcc kb check checks it)
+    stands_for: Optional[Tuple[str, str]] = None
 
     def applies_to(self, arch: str, family: str) -> bool:
         return (not self.arches or arch in self.arches) and (not self.families or family in self.families)
