@@ -147,3 +147,19 @@ def test_every_node_shape_a_launch_names_is_a_system_with_as_many_gpus(kb: Knowl
             system = kb.systems[shape.name]
             assert system.gpus == shape.gpus, (bench.name, shape.name)
             assert system.threads == system.cores * shape.hyperthreads, shape.name
+
+
+@pytest.mark.parametrize("dropped", [("cpu",), ("memory",), ("cpu", "memory")])
+def test_lint_refuses_a_gpu_pod_that_would_be_best_effort(tmp_path: Path, dropped: Tuple[str, ...]) -> None:
+    from mlcc.lint.kube import lint_yaml
+
+    published = next(REPO.glob("buildconfigs/ssd-v2.1/*/run/pod.yaml"))
+    pod = yaml.safe_load(published.read_text())
+    assert not [f for f in lint_yaml(published, None) if f.rule == "KS010"]
+    for name in dropped:
+        del pod["spec"]["containers"][0]["resources"]["requests"][name]
+    changed = tmp_path / "pod.yaml"
+    changed.write_text(yaml.safe_dump(pod))
+    [finding] = [f for f in lint_yaml(changed, None) if f.rule == "KS010"]
+    assert finding.severity == "error"
+    assert f"GPUs without a {' or '.join(dropped)} request: the pod is BestEffort" in finding.message
