@@ -21,6 +21,7 @@ EXIT_STALE = 7
 EXIT_LINT = 8
 EXIT_HISTORY = 9
 EXIT_FACTS = 10
+EXIT_INCOMPLETE = 11
 
 
 class MlccError(Exception):
@@ -139,3 +140,13 @@ class FactError(MlccError):
     """`mlcc kb check` found recipe facts that their source (a package index) contradicts."""
 
     exit_code = EXIT_FACTS
+
+
+class IncompleteRecipe(MlccError, UserWarning):
+    """The benchmark's recipe says INCOMPLETE: its image does not yet run the benchmark.
+
+    A warning (Python's :mod:`warnings`, shown on stderr by the CLI) wherever a user meets
+    such a recipe; ``mlcc --strict`` (or ``CI=true``) turns it into this error.
+    """
+
+    exit_code = EXIT_INCOMPLETE

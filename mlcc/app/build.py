@@ -29,6 +29,7 @@ from dockerfile_parse import DockerfileParser
 import mlcc
 from mlcc import engines
 from mlcc.app.images import attach_sbom, repository_types
+from mlcc.app.kb import warn_if_incomplete
 from mlcc.app.matrix import MatrixFilters, cell_results, published
 from mlcc.engines.base import (
     BuildJob,
@@ -98,6 +99,7 @@ def single_jobs(
     for arch in arches:
         request = replace(pins, arch=arch).request(kb, benchmark)
         stack = resolver.resolve(request)
+        warn_if_incomplete(stack.benchmark)
         label = request.flags() or benchmark  # the request, in the build history
         jobs.append(job_for(render(stack, options=options, request=request), policy, label))
     if len(jobs) > 1:

@@ -9,12 +9,14 @@
 from __future__ import annotations
 
 import json
+import warnings
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence
 
+from mlcc.errors import IncompleteRecipe
 from mlcc.flags import flag
 from mlcc.kb import KnowledgeBase, load, recipes_root
-from mlcc.kb.model import Provenance
+from mlcc.kb.model import Benchmark, Provenance
 from mlcc.resolve import Resolver, Stack
 from mlcc.resolve import gpu as gpu_rule
 from mlcc.resolve.pins import Pins
@@ -66,12 +68,50 @@ def resolve(kb: KnowledgeBase, benchmark: str, pins: Optional[Pins] = None) -> S
     Returns:
         The immutable stack, each component with the reason it was chosen.
 
+    Warns:
+        IncompleteRecipe: The benchmark's recipe says INCOMPLETE (an error where warnings
+            of that kind are errors: ``mlcc --strict``, or ``CI=true``).
+
     Raises:
         UsageError: An unknown benchmark or component, or a malformed pin.
         ConflictError: No stack fits; the error says why and names the nearest changes that
             would work.
     """
-    return Resolver(kb).resolve((pins or Pins()).request(kb, benchmark))
+    stack = Resolver(kb).resolve((pins or Pins()).request(kb, benchmark))
+    warn_if_incomplete(stack.benchmark)
+    return stack
+
+
+def incomplete_message(benchmark: Benchmark) -> Optional[str]:
+    """What mlcc says of a benchmark whose recipe says INCOMPLETE (None for any other).
+
+    Args:
+        benchmark: A benchmark of the knowledge base.
+
+    Returns:
+        One line: the benchmark, where its recipe says so, and the recipe's reason.
+    """
+    reason = benchmark.incomplete
+    if reason is None or benchmark.build is None:
+        return None
+    return f"{benchmark.name}'s recipe is INCOMPLETE ({benchmark.build.prov.origin}): {reason}"
+
+
+def warn_if_incomplete(benchmark: Benchmark) -> None:
+    """Warn (:class:`~mlcc.errors.IncompleteRecipe`) when the benchmark's recipe says INCOMPLETE.
+
+    Every use case that resolves one stack for a user calls it (resolve, gen, build), so the
+    mark reaches the user wherever the stack does.
+
+    Args:
+        benchmark: The benchmark of the stack about to be shown, written or built.
+
+    Raises:
+        IncompleteRecipe: Only where the warning filter makes it an error (``--strict``, CI).
+    """
+    message = incomplete_message(benchmark)
+    if message is not None:
+        warnings.warn(IncompleteRecipe(message), stacklevel=2)
 
 
 def request_notes(kb: KnowledgeBase, request: Request, stack: Stack) -> List[str]:
@@ -165,6 +205,7 @@ def list_rows(kb: KnowledgeBase, what: str) -> List[Dict[str, Any]]:
                 "requires": list(b.requires),
                 "gpus": {"min": b.gpus_min, "reference": b.gpus_reference},
                 "unavailable": b.unavailable,  # why no stack can be built (None: one can)
+                "incomplete": b.incomplete,  # why its image does not yet run it (None: it does)
                 **_provenance(b.prov),
             }
             for b in sorted(kb.benchmarks.values(), key=lambda b: (b.base_name, b.name))

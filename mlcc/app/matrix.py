@@ -14,7 +14,7 @@ from typing import List, Optional, Sequence, Tuple
 
 from mlcc.errors import UsageError
 from mlcc.flags import flag
-from mlcc.kb.model import KnowledgeBase
+from mlcc.kb.model import Benchmark, KnowledgeBase
 from mlcc.matrix import CPU, CellResult, evaluate, expand, load_matrix
 from mlcc.resolve import Resolver
 from mlcc.resolve.pins import Pins
@@ -176,3 +176,21 @@ def published(results: Sequence[CellResult]) -> List[CellResult]:
         Those with a stack that the matrix publishes.
     """
     return [r for r in results if r.published and r.stack is not None]
+
+
+def incomplete_benchmarks(kb: KnowledgeBase, filters: MatrixFilters) -> List[Benchmark]:
+    """The benchmarks whose recipes say INCOMPLETE, which the matrix leaves out until their
+    images run the benchmark (``mlcc matrix --explain`` names them and the recipes' reasons).
+
+    Args:
+        kb: The knowledge base.
+        filters: Only ``--benchmark`` applies: a benchmark has no base, arch or CUDA of its own.
+
+    Returns:
+        The benchmarks, by id, that the filters keep.
+    """
+    return [
+        b
+        for name, b in sorted(kb.benchmarks.items())
+        if b.incomplete is not None and (not filters.benchmarks or name in filters.benchmarks)
+    ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable, List, NamedTuple, Optional, Sequence, Tuple
 
+from mlcc.app.kb import warn_if_incomplete
 from mlcc.errors import ConflictError
 from mlcc.kb.model import KnowledgeBase
 from mlcc.matrix import CPU
@@ -75,7 +76,8 @@ def walk(kb: KnowledgeBase, ask: Ask, *, resolver: Optional[Resolver] = None) ->
         The answers as pins, and the stack they resolve to.
     """
     resolver = resolver or Resolver(kb)
-    benchmarks = sorted(kb.benchmarks)
+    # only what resolves with no pins: a recipe no base can build (dlrm, minigo of v2.1) is no choice
+    benchmarks = [b for b in sorted(kb.benchmarks) if _resolves(resolver, kb, b, Pins()) is not None]
     benchmark = ask("benchmark", benchmarks, benchmarks[0])
     pins = Pins()
     steps: List[Tuple[str, str, List[str]]] = [
@@ -102,6 +104,7 @@ def walk(kb: KnowledgeBase, ask: Ask, *, resolver: Optional[Resolver] = None) ->
             pins = _apply(pins, "with", f"{name}==={picked}")
             stack = _resolves(resolver, kb, benchmark, pins)
             assert stack is not None
+    warn_if_incomplete(stack.benchmark)
     return Selection(benchmark, pins, stack)
 
 

@@ -13,13 +13,14 @@ import importlib
 import io
 import os
 import sys
-from typing import Any, Dict, List, Optional, Sequence
+import warnings
+from typing import Any, Dict, List, Optional, Sequence, TextIO, Type, Union
 
 import click
 
 from mlcc import __version__
 from mlcc.cli.values import PATH
-from mlcc.errors import EXIT_INTERNAL, MlccError, UsageError
+from mlcc.errors import EXIT_INTERNAL, IncompleteRecipe, MlccError, UsageError
 from mlcc.stdio import OUTPUT_ERRNOS, output_failed, silence_stdout
 from mlcc.ui.safe_text import echo
 
@@ -27,7 +28,7 @@ EPILOG = """\b
 Exit codes: 0 done, 2 usage or recipe error, 3 no compatible stack,
 4 build failed, 5 registry error, 6 image drift, 7 generated files stale,
 8 lint findings, 9 build history locked or damaged, 10 kb check findings,
-130 interrupted.
+11 an INCOMPLETE recipe under --strict (or CI=true), 130 interrupted.
 Docs and examples: README.md."""
 
 # command name -> "module:attribute" of its click command, in the order --help lists them.
@@ -130,8 +131,13 @@ def _refuse_repeats(command: click.Command, args: Sequence[str]) -> None:
     envvar="MLCC_RECIPES",
     help="Knowledge base folder (default: the recipes/ shipped with mlcc). Env: MLCC_RECIPES.",
 )
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Make a recipe marked INCOMPLETE an error (exit 11), not a warning. On when CI=true.",
+)
 @click.pass_context
-def cli(ctx: click.Context, recipes: Optional[str]) -> None:
+def cli(ctx: click.Context, recipes: Optional[str], strict: bool) -> None:
     """mlcc: resolve, generate, build and verify ML benchmark container images
     for RHEL/UBI and OpenShift.
 
@@ -145,10 +151,36 @@ def cli(ctx: click.Context, recipes: Optional[str]) -> None:
       mlcc matrix --explain
     """
     ctx.obj = Settings(recipes)
+    if strict or os.environ.get("CI", "").lower() in CI_TRUE:
+        warnings.simplefilter("error", IncompleteRecipe)
+
+
+# CI=true (GitHub Actions, GitLab CI and most others set it) makes warnings of mlcc's own
+# kinds errors: a pipeline must not publish what a recipe says does not run yet.
+CI_TRUE = ("true", "1", "yes")
+
+
+def _show_warning(
+    message: Union[Warning, str],
+    category: Type[Warning],
+    filename: str,
+    lineno: int,
+    file: Optional[TextIO] = None,
+    line: Optional[str] = None,
+) -> None:
+    """mlcc's warnings on stderr as one line of their own, not Python's file:line form."""
+    echo(f"mlcc: warning: {message}", err=True)
 
 
 def run(argv: Optional[Sequence[str]] = None) -> int:
     """Run the CLI; return the exit code instead of exiting (used by tests)."""
+    with warnings.catch_warnings():  # the filters and the printer hold for this run only
+        warnings.simplefilter("always", IncompleteRecipe)
+        warnings.showwarning = _show_warning
+        return _run(argv)
+
+
+def _run(argv: Optional[Sequence[str]]) -> int:
     try:
         result = cli.main(
             args=list(argv) if argv is not None else None, prog_name="mlcc", standalone_mode=False

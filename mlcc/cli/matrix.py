@@ -9,12 +9,14 @@ from typing import List, Optional, Sequence
 import click
 
 from mlcc.app.history import open_history
-from mlcc.app.matrix import MatrixFilters, cell_results
+from mlcc.app.kb import incomplete_message
+from mlcc.app.matrix import MatrixFilters, cell_results, incomplete_benchmarks
 from mlcc.app.report import report_document, write_report
 from mlcc.cli.context import kb_of
 from mlcc.cli.options import options
 from mlcc.cli.values import PATH
 from mlcc.errors import UsageError
+from mlcc.kb.model import Benchmark
 from mlcc.matrix import github_matrix, parity, row
 from mlcc.ui.safe_text import echo
 from mlcc.ui.table import render
@@ -74,6 +76,10 @@ def matrix_command(
     if fmt == "json":
         echo(json.dumps(shown, indent=2))
         return
+    incomplete = incomplete_benchmarks(kb, filters) if explain else []
+    if not shown and incomplete:
+        _echo_incomplete(incomplete)
+        return
     if not shown:
         raise UsageError(
             "no cell of the matrix matches those filters"
@@ -94,6 +100,13 @@ def matrix_command(
         f"{published} cells build; {len(rows) - published} left out"
         + ("" if explain else " (--explain says why)")
     )
+    _echo_incomplete(incomplete)
+
+
+def _echo_incomplete(benchmarks: Sequence[Benchmark]) -> None:
+    """The benchmarks the matrix leaves out because their recipes say INCOMPLETE, and why."""
+    for bench in benchmarks:
+        echo(f"not in the matrix: {incomplete_message(bench)}")
 
 
 @click.command("report")

@@ -48,6 +48,11 @@ def list_table(what: str, rows: List[Dict[str, Any]]) -> str:
         table += "\n\nNo stack can be built for:"
         for row in unavailable:
             table += f"\n  {row['name']} ({row['round']}): {row['unavailable']}"
+    incomplete = [row for row in rows if row.get("incomplete")]
+    if incomplete:
+        table += "\n\nINCOMPLETE (a stack resolves, but its image does not yet run the benchmark):"
+        for row in incomplete:
+            table += f"\n  {row['name']} ({row['round']}): {row['incomplete']}"
     return table
 
 

@@ -64,6 +64,7 @@ from mlcc.kb.model import (
     SdistRequires,
     SourceBuild,
     SourceRef,
+    System,
     Toolset,
     benchmark_id,
     round_key,
@@ -202,6 +203,7 @@ def build(root: str, files: Sequence[Tuple[str, str]]) -> KnowledgeBase:
         hosts=_hosts(docs["hosts"][0]),
         pip_locks=pip_locks.read_lock_files(root),
         nccl_profiles=_nccl_profiles(docs["nccl_profiles"][0]),
+        systems=_systems(docs["systems"][0]),
         round_records=rounds,
     )
 
@@ -273,6 +275,26 @@ def _round_scoring(data: Dict[str, Any]) -> RoundScoring:
         benchmarks=tuple((name, RoundCounts(**counts)) for name, counts in data["benchmarks"].items()),
         note=data.get("note"),
     )
+
+
+def _systems(doc: _Doc) -> Dict[str, System]:
+    found: Dict[str, System] = {}
+    for index, entry in enumerate(doc.data["systems"]):
+        path: PathKey = ("systems", index)
+        if entry["name"] in found:
+            raise doc.error(path, f"system {entry['name']!r} is listed twice")
+        if entry["threads"] < entry["cores"]:
+            raise doc.error((*path, "threads"), f"system {entry['name']!r}: fewer threads than cores")
+        found[entry["name"]] = System(
+            name=entry["name"],
+            title=entry["title"],
+            gpus=entry["gpus"],
+            cores=entry["cores"],
+            threads=entry["threads"],
+            memory_gib=entry["memory_gib"],
+            prov=doc.prov(entry, path),
+        )
+    return found
 
 
 # What a profile's default_for names: the pod has an RDMA device, or it has none.
@@ -1330,6 +1352,7 @@ def _mpi(data: Optional[Dict[str, Any]]) -> Optional[MpiLaunch]:
         packages=tuple(sorted((family, tuple(names)) for family, names in data["packages"].items())),
         ranks=data["ranks"],
         args=tuple(data.get("args", ())),
+        rank_env=data.get("rank_env"),
     )
 
 
@@ -1417,6 +1440,16 @@ def _fill_script(doc: _Doc, path: PathKey, script: Path, text: str, values: Dict
     return template.substitute(filled)
 
 
+def _stands_for(doc: _Doc, data: Dict[str, Any], path: PathKey) -> Optional[Tuple[str, str]]:
+    """A pip step's stand-in claim, on a step of one exact pin (whose version it qualifies)."""
+    claim = data.get("stands_for")
+    if claim is None:
+        return None
+    if len(data["pip"]) != 1 or "==" not in data["pip"][0]:
+        raise doc.error((*path, "stands_for"), "stands_for qualifies a step of one name==version pin")
+    return (claim["version"], claim["nearest"])
+
+
 def _build_step(doc: _Doc, data: Dict[str, Any], path: PathKey, record: Optional[Round] = None) -> BuildStep:
     if "round_step" in data:
         return _round_step(doc, data, path, record)
@@ -1434,6 +1467,7 @@ def _build_step(doc: _Doc, data: Dict[str, Any], path: PathKey, record: Optional
             origins=tuple(doc.where((*path, "pip", i)) for i in range(len(data["pip"]))),
             pip_index=data.get("index"),
             no_deps=data.get("no_deps", False),
+            stands_for=_stands_for(doc, data, path),
         )
     if "git" in data:
         git = data["git"]

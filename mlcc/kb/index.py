@@ -236,6 +236,9 @@ def index_cache_dir() -> str:
 class IndexClient:
     """Reads project pages from one simple index (PyPI or a mirror) and find-links pages."""
 
+    # Whether a page holds every release of its project (a record keeps the pinned ones only)
+    complete_pages = True
+
     def __init__(
         self,
         index_url: Optional[str] = None,

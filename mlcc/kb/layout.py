@@ -18,6 +18,7 @@ SINGLE_FILES = {
     "nccl.yaml": "nccl",
     "tools.yaml": "tools",
     "gpus.yaml": "gpus",
+    "systems.yaml": "systems",
     "hosts.yaml": "hosts",
     "nccl-profiles.yaml": "nccl_profiles",
 }

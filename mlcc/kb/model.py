@@ -384,6 +384,9 @@ class BuildStep(NamedTuple):
     # runtime image's final stage, which copies only the environment and the work
     # directory from the build stage, runs it too
     runtime: bool = False
+    # (version, nearest): the pin stands in for ``version``, which the index lacks; ``nearest``
+    # is the index's release nearest to it for the step's targets (mlcc kb check checks it)
+    stands_for: Optional[Tuple[str, str]] = None
 
     def applies_to(self, arch: str, family: str) -> bool:
         return (not self.arches or arch in self.arches) and (not self.families or family in self.families)
@@ -411,8 +414,11 @@ class MpiLaunch(NamedTuple):
 
     prefix: Tuple[Tuple[str, str], ...]  # (base family, Open MPI prefix)
     packages: Tuple[Tuple[str, Tuple[str, ...]], ...]  # (base family, names)
-    ranks: str  # "gpu": one rank per GPU
+    ranks: str  # "gpu": one rank per GPU; "node": one per node, which starts a process per GPU
     args: Tuple[str, ...] = ()  # the entrypoint's arguments under mpirun
+    # "torch": each rank gets torch.distributed's env:// variables (RANK, WORLD_SIZE,
+    # LOCAL_RANK, MASTER_ADDR, MASTER_PORT) from Open MPI's, as torchrun would set them
+    rank_env: Optional[str] = None
 
     def prefix_for(self, family: str) -> str:
         return dict(self.prefix)[family]
@@ -537,6 +543,10 @@ class ReferenceStack(NamedTuple):
         return {"cuda": self.cuda, "cudnn": self.cudnn, "nccl": self.nccl}.get(component)
 
 
+# How a recipe says its image does not yet run the benchmark: its build note starts so.
+INCOMPLETE_MARK = "INCOMPLETE:"
+
+
 class Benchmark(NamedTuple):
     name: str
     title: str
@@ -570,6 +580,15 @@ class Benchmark(NamedTuple):
     def base_name(self) -> str:
         """The benchmark's name without its round (``maskrcnn`` for ``maskrcnn-v2.1``)."""
         return self.recipe_name or self.name
+
+    @property
+    def incomplete(self) -> Optional[str]:
+        """Why the benchmark's image does not yet run it, when its recipe says so: the build
+        note after its leading ``INCOMPLETE:`` (None for a complete recipe)."""
+        note = self.build.prov.note if self.build else None
+        if note is None or not note.startswith(INCOMPLETE_MARK):
+            return None
+        return note[len(INCOMPLETE_MARK) :].strip()
 
     def why_not_on(self, arch: str) -> Optional[str]:
         """The recorded cause of the benchmark not running on ``arch``, if the recipe gives one."""
@@ -722,6 +741,28 @@ class SdistRequires(NamedTuple):
     prov: Provenance
 
 
+class System(NamedTuple):
+    """A machine NVIDIA ran on (recipes/systems.yaml): what a run pod on one asks of a cluster."""
+
+    name: str  # DGXA100: as NVIDIA's config files and a launch's node shapes name it
+    title: str
+    gpus: int
+    cores: int  # physical cores, every socket
+    threads: int
+    memory_gib: int
+    prov: Provenance
+
+    def cores_for(self, gpus: int) -> int:
+        """The cores of ``gpus`` GPUs' share of the node (NVIDIA's launchers bind each GPU's
+        process to cores/gpus of them)."""
+        return max(1, self.cores * gpus // self.gpus)
+
+    def shm_mib_for(self, gpus: int) -> int:
+        """Half of ``gpus`` GPUs' share of the memory, MiB: the host's /dev/shm (tmpfs, half the
+        RAM by default) that NVIDIA's --ipc=host containers share, in the GPUs' proportion."""
+        return max(1, self.memory_gib * 1024 * gpus // self.gpus // 2)
+
+
 class Gpu(NamedTuple):
     """An NVIDIA GPU generation (recipes/gpus.yaml)."""
 
@@ -804,6 +845,7 @@ class KnowledgeBase(NamedTuple):
     gpus: Dict[str, Gpu]
     # The public hosts by name, in HOST_MIRRORS order.
     hosts: Dict[str, PublicHost]
+    systems: Dict[str, System]  # recipes/systems.yaml, by name (DGXA100)
     files: Tuple[str, ...] = ()
     source_builds: Tuple[SourceBuild, ...] = ()
     sdist_requires: Tuple[SdistRequires, ...] = ()

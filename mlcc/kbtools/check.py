@@ -77,6 +77,8 @@ class Pin(NamedTuple):
     installs: FrozenSet[str] = frozenset()  # the system packages the image installs
     family: str = "rhel"  # the base's package family: which package names apply
     reason: Optional[str] = None  # conda: the recipe's reason why no build is named
+    # (version, nearest): the pin stands in for a release the index lacks (recipes: stands_for)
+    stands_for: Optional[Tuple[str, str]] = None
 
 
 class FactFinding(NamedTuple):
@@ -251,7 +253,10 @@ def pins_of(stack: Stack, kb: KnowledgeBase) -> List[Pin]:
             if step.kind != "pip" or not step.applies_to(stack.arch.name, stack.base.family):
                 continue
             origins = step.origins or (bench_build.prov.origin,) * len(step.packages)
-            raw += [Pin(p, o, target, extra_index=step.pip_index) for p, o in zip(step.packages, origins)]
+            raw += [
+                Pin(p, o, target, extra_index=step.pip_index, stands_for=step.stands_for)
+                for p, o in zip(step.packages, origins)
+            ]
     installs = frozenset(_system_packages(stack))
     pins: List[Pin] = []
     urls: List[str] = []
@@ -425,7 +430,43 @@ class Checker:
             known = sorted({v for _, _, v in offered if v is not None})
             near = ", ".join(str(v) for v in _nearest(known, version))
             return ERROR, f"no release {version} on the index" + (f" (nearest: {near})" if near else "")
-        return self._choose(name, pin, version, candidates)
+        judged = self._choose(name, pin, version, candidates)
+        # the nearest release needs every release of the project: online only, not from a record
+        if judged is None and pin.stands_for is not None and self.client.complete_pages:
+            return self._stand_in(pin, pin.stands_for, offered)
+        return judged
+
+    def _stand_in(
+        self, pin: Pin, claim: Tuple[str, str], offered: List[Tuple[str, IndexFile, Optional[Version]]]
+    ) -> Optional[Tuple[str, str]]:
+        """Whether the recipe's nearest release to the one the pin stands for is the index's:
+        among the releases with a file that installs on the target, the one with the fewest
+        releases of the index (any arch) between it and the wanted one."""
+        wanted, claimed = Version(claim[0]), Version(claim[1])
+        python = Version(pin.target.python + ".99")
+        # final releases only: a .dev stub or a release candidate stands in for nothing
+        finals = [(f, v) for _, f, v in offered if v is not None and v != wanted and not v.is_prerelease]
+        every = sorted({v for _, v in finals} | {wanted})
+        fits = {
+            v
+            for f, v in finals
+            if not f.yanked
+            and (not f.requires_python or _python_ok(f.requires_python, python))
+            and (
+                not f.filename.endswith(".whl")
+                or self.ranker.rank(pin.target, _wheel_name(f.filename)[3]) is not None
+            )
+        }
+        if not fits:
+            return ERROR, f"stands for {wanted}, but no release of the index installs on {pin.target.label}"
+        at = every.index(wanted)
+        nearest = min(fits, key=lambda v: (abs(every.index(v) - at), v))
+        if nearest != claimed:
+            return ERROR, (
+                f"the recipe says {claimed} is the release nearest to {wanted} on the index for "
+                f"{pin.target.label}; the index's nearest is {nearest}"
+            )
+        return None
 
     def _versions(
         self, where: str, name: str, files: List[IndexFile]

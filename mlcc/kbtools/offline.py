@@ -200,6 +200,8 @@ def write_record(recipes: str, data: Dict[str, Any], name: str = RECORD_FILE) ->
 class RecordedIndex(IndexClient):
     """An index client that answers from the record only (no network, no cache)."""
 
+    complete_pages = False  # the record keeps the pinned versions' files only
+
     def __init__(self, data: Dict[str, Any]) -> None:
         """Answer from the record's pages, under the recorded index's URLs.
 

@@ -52,7 +52,8 @@ KUBE_RULES: Dict[str, str] = {
     "imageOptimizationPolicy within what the server accepts",
     "KS009": "nodeSelector kubernetes.io/arch names a known architecture",
     "KS010": "GPUs: nvidia.com/gpu a positive whole number in limits (requests equal), GPU counts "
-    "in the environment agree, /dev/shm memory-backed where GPUs are used",
+    "in the environment agree, /dev/shm memory-backed and CPU and memory requested where GPUs "
+    "are used (a BestEffort pod is the first a node evicts)",
     "KS011": "MPIJob: replica specs Launcher (1) and Worker (>= 1), restartPolicy Never or OnFailure, "
     "cleanPodPolicy set, slotsPerWorker equal to each worker's GPUs",
     "KS012": "ConfigMap: keys valid, data at most 1 MiB",
@@ -449,6 +450,15 @@ def _pod_spec(spec: Obj, where: Key, *, expect_slots: Optional[int] = None) -> I
                     f"{env.get('name')}={env.get('value')} but the container has {limit} GPU(s)",
                     (*here, "env"),
                 )
+        asked = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
+        missing = [k for k in ("cpu", "memory") if k not in asked]
+        if missing:
+            yield Located(
+                "KS010",
+                f"GPUs without a {' or '.join(missing)} request: "
+                "the pod is BestEffort, the first a node evicts",
+                (*here, "resources"),
+            )
         mounts = {m.get("mountPath"): m.get("name") for m in container.get("volumeMounts") or []}
         if mounts.get("/dev/shm") not in memory_volumes:
             yield Located(

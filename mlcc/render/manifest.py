@@ -256,6 +256,7 @@ def stack_manifest(stack: Stack, *, base_image: str, mirror: str, fetches: Fetch
             title=bench.title,
             suite=bench.suite,
             source=SourceRecord(source.repository, source.commit, source.path) if source else None,
+            incomplete=bench.incomplete,
         ),
         variant=stack.variant,
         arch=stack.arch.name,

@@ -19,6 +19,7 @@ from mlcc.kb.model import (
     NvidiaRepo,
     PythonOption,
     PythonTooling,
+    System,
 )
 from mlcc.kb.pip_locks import PipLocks
 from mlcc.resolve.request import Request
@@ -73,8 +74,15 @@ class Assembler:
             pip_locks=self._pip_locks(python, arch, base),
             nccl_profiles=self.kb.nccl_profiles,
             build_only=tuple(rule.name for rule in self.kb.build_only),
+            systems=self._systems(bench),
         )
         return stack
+
+    def _systems(self, bench: Benchmark) -> Tuple[System, ...]:
+        """The systems (recipes/systems.yaml) the benchmark's launch node shapes name."""
+        launch = bench.build.launch if bench.build else None
+        shapes = launch.node_shapes if launch else ()
+        return tuple(self.kb.systems[s.name] for s in shapes if s.name in self.kb.systems)
 
     def _pip_locks(self, python: Optional[PythonOption], arch: str, base: Base) -> Optional[PipLocks]:
         if python is None:

@@ -16,6 +16,7 @@ from mlcc.kb.model import (
     PublicHost,
     PythonOption,
     PythonTooling,
+    System,
     Toolset,
 )
 from mlcc.kb.pip_locks import PipLocks
@@ -115,6 +116,9 @@ class Stack(NamedTuple):
     pip_locks: Optional[PipLocks] = None
     # Named NCCL settings for the ranks of a multi-node run (recipes/nccl-profiles.yaml).
     nccl_profiles: Tuple[NcclProfile, ...] = ()
+    # The machines the benchmark's launch names as node shapes (recipes/systems.yaml): what a
+    # run pod on one asks of the cluster (CPU, memory, /dev/shm).
+    systems: Tuple[System, ...] = ()
     # The components that differ from the default stack of this stack's CUDA release, base
     # and arch, as (component, version): the variant name spells them. A fact of the stack
     # and the knowledge base, not of a request: pinning a component to the version the

@@ -76,15 +76,21 @@ class BenchmarkRecord(NamedTuple):
     title: str
     suite: str
     source: Optional[SourceRecord]
+    # The recipe's reason the image does not yet run the benchmark, when it says INCOMPLETE;
+    # written only then, so a complete benchmark's stack.json is as it was
+    incomplete: Optional[str] = None
 
     def to_json(self) -> Json:
         source = self.source.to_json() if self.source else None
-        return {"name": self.name, "title": self.title, "suite": self.suite, "source": source}
+        found: Json = {"name": self.name, "title": self.title, "suite": self.suite, "source": source}
+        if self.incomplete is not None:
+            found["incomplete"] = self.incomplete
+        return found
 
     @classmethod
     def of(cls, data: Json) -> BenchmarkRecord:
         source = SourceRecord.of(data["source"]) if data["source"] is not None else None
-        return cls(data["name"], data["title"], data["suite"], source)
+        return cls(data["name"], data["title"], data["suite"], source, data.get("incomplete"))
 
 
 class BaseRecord(NamedTuple):

@@ -51,6 +51,21 @@ def _publish(server: IndexServer) -> None:
     )
     _project(server, "py2only", [{"filename": "py2only-4.38.tar.gz", "requires-python": ">=2.7, <3"}])
     _project(server, "pillow", [{"filename": "Pillow-6.0.0.tar.gz"}])
+    # PyPI's nvidia-dali-cuda110 as it is (pypi.org/simple/nvidia-dali-cuda110/): a dev stub, x86_64
+    # wheels of 1.16.0, aarch64 only from 1.18.0 to 1.25.0, x86_64 again from 1.26.0
+    _project(
+        server,
+        "nvidia-dali-cuda110",
+        [
+            {"filename": "nvidia_dali_cuda110-0.0.1.dev5-py3-none-manylinux2014_x86_64.whl"},
+            {"filename": "nvidia_dali_cuda110-1.16.0-5351335-py3-none-manylinux2014_x86_64.whl"},
+            *(
+                {"filename": f"nvidia_dali_cuda110-1.{minor}.0-1-py3-none-manylinux2014_aarch64.whl"}
+                for minor in range(18, 26)
+            ),
+            {"filename": "nvidia_dali_cuda110-1.26.0-8269290-py3-none-manylinux2014_x86_64.whl"},
+        ],
+    )
     _project(server, "torch", [{"filename": "torch-1.1.0-cp36-cp36m-manylinux1_x86_64.whl"}])
     server.add(
         "/whl/cu100/torch_stable.html",
@@ -191,3 +206,36 @@ def test_real_pypi_known_good_and_known_bad_pins(kb, tmp_path) -> None:  # type:
     )
     gsutil = checker.judge(Pin("gsutil==4.38", "r:1", PY36_X86))
     assert gsutil is not None and gsutil[0] == ERROR and "<3" in gsutil[1]
+
+
+PY38_X86 = Target("3.8", "x86_64", "2.28")
+
+
+def test_a_stand_in_pins_claimed_nearest_release_is_checked_against_the_index(index, kb, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """corrections-4: PyPI's x86_64 DALI nearest NGC 22.09's 1.17.0 is 1.16.0 (1.18.0 to 1.25.0 are
+    aarch64 only), not 1.26.0, and nearest NGC 22.04's 1.12.0 too (the dev stub is no release)."""
+    checker = _checker(index, kb, tmp_path)
+    pin = Pin("nvidia-dali-cuda110==1.26.0", "recipes/x.yaml:3", PY38_X86, stands_for=("1.17.0", "1.16.0"))
+    assert checker.judge(pin) is None
+    assert checker.judge(pin._replace(stands_for=("1.12.0", "1.16.0"))) is None
+    verdict = checker.judge(pin._replace(stands_for=("1.17.0", "1.26.0")))
+    assert verdict == (
+        ERROR,
+        "the recipe says 1.26.0 is the release nearest to 1.17.0 on the index for Python 3.8 on x86_64"
+        " (glibc 2.28);"
+        " the index's nearest is 1.16.0",
+    )
+
+
+def test_the_v2_1_dali_steps_claim_pypis_nearest_release(kb) -> None:  # type: ignore[no-untyped-def]
+    claims = {
+        name: step.stands_for
+        for name in ("maskrcnn-v2.1", "ssd-v2.1", "rnnt-v2.1")
+        for step in kb.benchmarks[name].build.steps
+        if step.stands_for is not None
+    }
+    assert claims == {
+        "maskrcnn-v2.1": ("1.17.0", "1.16.0"),
+        "ssd-v2.1": ("1.17.0", "1.16.0"),
+        "rnnt-v2.1": ("1.12.0", "1.16.0"),
+    }

@@ -253,11 +253,14 @@ def test_maskrcnn_pod_carries_what_the_hand_written_pod_did(kb, resolver) -> Non
     [pod] = _by_kind(objects, "Pod")
     [container] = pod["spec"]["containers"]
     assert container["resources"]["limits"] == {"nvidia.com/gpu": 4}
+    # half a DGX-1 (recipes/systems.yaml: 40 cores, 503 GiB): 20 cores, and half of 4/8 of the
+    # memory as /dev/shm (NVIDIA's --ipc=host: the host's tmpfs, half the RAM) and as request
+    assert container["resources"]["requests"] == {"cpu": "20", "memory": "128768Mi"}
     env = {e["name"]: e["value"] for e in container["env"]}
     assert env["DGXNGPU"] == "4" and env["DATADIR"] == "/data" and env["LOGDIR"] == "/results"
     mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
     volumes = {v["name"]: v for v in pod["spec"]["volumes"]}
-    assert volumes[mounts["/dev/shm"]]["emptyDir"] == {"medium": "Memory", "sizeLimit": "16Gi"}
+    assert volumes[mounts["/dev/shm"]]["emptyDir"] == {"medium": "Memory", "sizeLimit": "128768Mi"}
     assert volumes[mounts["/data"]]["persistentVolumeClaim"] == {"claimName": "coco"}
     assert (
         container["command"] == ["./run_and_time.sh"]
@@ -292,7 +295,7 @@ def test_nccl_tests_mpijob(kb, resolver) -> None:  # type: ignore[no-untyped-def
     command = shlex.split(launcher["command"][2].splitlines()[-1])
     assert command[command.index("-np") + 1] == "12"
     assert command[-2:] == ["-g", "1"]
-    assert "resources" not in launcher  # the launcher needs no GPU
+    assert launcher["resources"] == {"requests": {"cpu": "1", "memory": "1Gi"}}  # no GPU
     # InfiniBand asked of NCCL comes with the RDMA device and the memlock capability it needs
     assert worker["resources"]["limits"] == {"nvidia.com/gpu": 4, "rdma/rdma_shared_device_a": 1}
     assert worker["securityContext"]["capabilities"] == {"add": ["IPC_LOCK"]}
@@ -317,7 +320,8 @@ def test_nccl_tests_mpijob(kb, resolver) -> None:  # type: ignore[no-untyped-def
 def test_cpu_stacks_request_no_gpus(kb, resolver) -> None:  # type: ignore[no-untyped-def]
     objects = _objects(render_openshift(_rendered(kb, resolver, "tf_cnn_benchmarks", cpu=True, base="ubi8")))
     [pod] = _by_kind(objects, "Pod")
-    assert "resources" not in pod["spec"]["containers"][0]
+    # no GPU, but never BestEffort: one core and the recipe's shm as memory
+    assert pod["spec"]["containers"][0]["resources"] == {"requests": {"cpu": "1", "memory": "2Gi"}}
     assert "tolerations" not in pod["spec"]
     from mlcc.errors import UsageError
 

@@ -1209,3 +1209,131 @@ def test_one_rank_per_gpu_binds_to_its_socket_of_a_dgx_a100(kb: KnowledgeBase) -
     text = bind_file(_launch(kb, "resnet50-v2.1"), Size(nodes=1, gpus=8), "resnet50-v2.1")
     assert "0) exec numactl --physcpubind=0-15,128-143 --membind=0" in text
     assert "4) exec numactl --physcpubind=64-79,192-207 --membind=1" in text
+
+
+# NVIDIA's multi-node files the image runs: `mlcc gen --nodes N` writes an MPIJob for each size,
+# and the configuration it mounts holds NVIDIA's values.
+MULTI_NODE = [
+    (b, implementation, file)
+    for b, implementation, file in FILES
+    if b.removesuffix("-v2.1") in PUBLISHED
+    and int(str(_nvidia(b, implementation, file)["DGXNNODES"].value)) > 1
+]
+
+
+def _gen_openshift(cli, out: Path, *args: str) -> Dict[str, object]:  # type: ignore[no-untyped-def]
+    result = cli("gen", *args, "--only", "openshift", "--openshift-output", str(out))
+    assert result.code == 0, result.err
+    return {path.name: yaml.safe_load(path.read_text()) for path in out.rglob("*.yaml")}
+
+
+def test_the_multi_node_files_are_the_ones_nvidia_ran_on_several_nodes() -> None:
+    assert {(b, f) for b, _, f in MULTI_NODE} >= {
+        ("ssd-v2.1", "config_DGXA100_008x08x004.sh"),
+        ("maskrcnn-v2.1", "config_DGXA100_multi.sh"),
+        ("bert-v2.1", "config_DGXA100_8x8x48x1.sh"),
+        ("bert-v2.1", "config_DGXH100_4x8x48x1_pack.sh"),
+    }
+
+
+@pytest.mark.parametrize(("benchmark", "implementation", "file"), MULTI_NODE)
+def test_at_every_multi_node_size_nvidia_ran_the_mpijob_mounts_nvidias_values(
+    kb: KnowledgeBase, cli, tmp_path: Path, benchmark: str, implementation: str, file: str
+) -> None:  # type: ignore[no-untyped-def]
+    nvidia = _nvidia(benchmark, implementation, file)
+    nodes, gpus = int(str(nvidia["DGXNNODES"].value)), int(str(nvidia["DGXNGPU"].value))
+    gpu = "h100" if "H100" in file else "a100"
+    found = _gen_openshift(
+        cli, tmp_path / "bc", benchmark.removesuffix("-v2.1"), "--round", "v2.1", "--gpu", gpu,
+        "--gpus", str(gpus), "--nodes", str(nodes),
+    )  # fmt: skip
+    mpijob = found["mpijob.yaml"]
+    assert isinstance(mpijob, dict) and mpijob["kind"] == "MPIJob"
+    assert mpijob["spec"]["mpiReplicaSpecs"]["Worker"]["replicas"] == nodes
+    assert mpijob["spec"]["slotsPerWorker"] == gpus
+    launch = found[f"launch-{nodes}x{gpus}.yaml"]
+    assert isinstance(launch, dict)
+    text = launch["data"]["config_MLCC.sh"]
+    config = next(c for c in _launch(kb, benchmark).configs if c.file == file)
+    if config.image_lacks is not None:
+        assert _started_from(text) != file and f"#   {file}: " in text
+        return
+    assert _started_from(text) == file
+    written = tmp_path / "config_MLCC.sh"
+    written.write_text(text)
+    ours = sourced(written)
+    for name in sorted(set(nvidia) - NOT_COMPARED[benchmark]):
+        if name in VALUE_ONLY:
+            assert ours[name].value == nvidia[name].value, name
+        else:
+            assert ours[name] == nvidia[name], name
+
+
+def test_ssd_on_four_a100_nodes_is_an_mpijob_from_nvidias_8_node_file(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 38's case: `mlcc gen ssd --round v2.1 --gpu a100 --gpus 8 --nodes 4` exited 2."""
+    found = _gen_openshift(
+        cli, tmp_path / "bc", "ssd", "--round", "v2.1", "--gpu", "a100", "--gpus", "8", "--nodes", "4"
+    )
+    text = found["launch-4x8.yaml"]["data"]["config_MLCC.sh"]  # type: ignore[index]
+    assert _started_from(text) == "config_DGXA100_008x08x004.sh"
+    assert "NVIDIA ran no 32-GPU configuration (8, 64, 1280, 2048 GPUs on DGXA100)" in text
+    mpijob = found["mpijob.yaml"]
+    specs = mpijob["spec"]["mpiReplicaSpecs"]  # type: ignore[index]
+    assert specs["Worker"]["replicas"] == 4 and mpijob["spec"]["slotsPerWorker"] == 8  # type: ignore[index]
+    script = specs["Launcher"]["template"]["spec"]["containers"][0]["command"][2]
+    assert " -np 32 --map-by slot " in script and " -x DGXNNODES=4 " in script
+    worker = specs["Worker"]["template"]["spec"]["containers"][0]
+    assert {"name": "launch", "mountPath": "/workspace/ssd/config_MLCC.sh", "subPath": "config_MLCC.sh",
+            "readOnly": True} in worker["volumeMounts"]  # fmt: skip
+
+
+def test_each_rank_gets_torch_distributeds_variables_from_open_mpis(tmp_path: Path) -> None:
+    """The rank script, run by a real bash as Open MPI's orted would start rank 13 of 32 (local
+    rank 5 of 8): the entrypoint sees what torchrun would give it."""
+    from mlcc.render.openshift.launch import MASTER_PORT, torch_rank_script
+
+    script = torch_rank_script("env")
+    ompi = {
+        "OMPI_COMM_WORLD_RANK": "13",
+        "OMPI_COMM_WORLD_SIZE": "32",
+        "OMPI_COMM_WORLD_LOCAL_RANK": "5",
+        "OMPI_COMM_WORLD_LOCAL_SIZE": "8",
+        "MLCC_MASTER_ADDR": "worker-0",
+        "PATH": "/usr/bin:/bin",
+    }
+    out = subprocess.run(["bash", "-c", script], env=ompi, capture_output=True, text=True, check=True).stdout
+    seen = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+    assert {k: seen[k] for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR")} == {
+        "RANK": "13",
+        "WORLD_SIZE": "32",
+        "LOCAL_RANK": "5",
+        "LOCAL_WORLD_SIZE": "8",
+        "MASTER_ADDR": "worker-0",
+    }
+    assert seen["MASTER_PORT"] == str(MASTER_PORT)
+
+
+@pytest.mark.parametrize("benchmark", ["maskrcnn", "bert", "ssd"])
+def test_each_v2_1_pytorch_recipe_launches_one_rank_per_gpu_with_torchs_variables(
+    kb: KnowledgeBase, benchmark: str
+) -> None:
+    build = kb.benchmarks[f"{benchmark}-v2.1"].build
+    assert build is not None and build.mpi is not None
+    assert (build.mpi.ranks, build.mpi.rank_env) == ("gpu", "torch")
+
+
+@pytest.mark.parametrize("benchmark", ["maskrcnn", "bert", "ssd"])
+def test_on_one_node_the_pod_starts_a_process_per_gpu_as_nvidias_run_with_docker_does(
+    cli, tmp_path: Path, benchmark: str
+) -> None:  # type: ignore[no-untyped-def]
+    """run_with_docker.sh: ${TORCH_RUN} --nproc_per_node=${DGXNGPU} ./run_and_time.sh, TORCH_RUN
+    being "python -m torch.distributed.run --standalone --no_python"; run_and_time.sh alone
+    would train in one process on one GPU."""
+    found = _gen_openshift(cli, tmp_path / "bc", benchmark, "--round", "v2.1", "--gpus", "4", "--nodes", "1")
+    for kind in ("pod.yaml", "job.yaml"):
+        document = found[kind]
+        spec = document["spec"] if kind == "pod.yaml" else document["spec"]["template"]["spec"]  # type: ignore[index]
+        assert spec["containers"][0]["command"] == [
+            "python", "-m", "torch.distributed.run", "--standalone", "--no_python",
+            "--nproc_per_node=4", "./run_and_time.sh",
+        ]  # fmt: skip

@@ -266,21 +266,29 @@ def _wrapped(prefix: str, items: List[str]) -> List[str]:
 
 
 def header(
-    launch: Launch, size: Size, chosen: ConfigChoice, settings: Sequence[Tuple[str, Value]]
+    launch: Launch,
+    size: Size,
+    chosen: ConfigChoice,
+    settings: Sequence[Tuple[str, Value]],
+    capability: Optional[str] = None,
 ) -> List[str]:
     """The comment lines that say which NVIDIA file the configuration starts from and what
-    mlcc changed in it."""
+    mlcc changed in it. The sizes it names as NVIDIA's are those of the files it chose among:
+    the stack's GPU's (:func:`configs_for_gpu`)."""
     start = chosen.start
     if start.gpus == size.total:
         why = [f"# NVIDIA's file for {size.total} GPUs."]
     else:
-        ran = ", ".join(str(n) for n in sorted({c.gpus for c in runnable(launch)}))
+        among = configs_for_gpu(launch, capability)
+        ran = ", ".join(str(n) for n in sorted({c.gpus for c in among})) + " GPUs"
+        if len(among) < len(runnable(launch)):
+            ran += f" on {launch.shape(start.node_shape).name}"
         lacking = [c.file for c in launch.configs if c.gpus == size.total and c.image_lacks is not None]
         nearest = (
             f"# NVIDIA's {size.total}-GPU files need what this image lacks ({', '.join(lacking)});"
-            f" of those it runs ({ran} GPUs) this is the nearest."
+            f" of those it runs ({ran}) this is the nearest."
             if lacking
-            else f"# NVIDIA ran no {size.total}-GPU configuration ({ran} GPUs); this is the nearest."
+            else f"# NVIDIA ran no {size.total}-GPU configuration ({ran}); this is the nearest."
         )
         why = [
             nearest,
@@ -317,7 +325,7 @@ def config_file(launch: Launch, size: Size, benchmark: str, capability: Optional
     """The text of config_<system>.sh for ``size`` on the GPU of ``capability``."""
     chosen = choose(launch, size, benchmark, capability)
     settings = scaled_settings(launch, chosen.start, size, benchmark)
-    lines = [*header(launch, size, chosen, settings), "", "## DL params"]
+    lines = [*header(launch, size, chosen, settings, capability), "", "## DL params"]
     for name, value in settings:
         if isinstance(value, tuple):
             lines.append(f"{name}=(" + " ".join(shlex.quote(v) for v in value) + ")")
@@ -402,3 +410,16 @@ def node_script(size: Size, entrypoint: str) -> str:
         f" --master_addr=${{MLCC_MASTER_ADDR}} --master_port={MASTER_PORT}"
     )
     return f'export MULTI_NODE="{multi}"; exec {entrypoint}'
+
+
+def torch_rank_script(entrypoint: str) -> str:
+    """One rank of a per-GPU launch whose scripts read torch.distributed's env:// variables
+    (NVIDIA's v2.1 PyTorch benchmarks): what torchrun, or NVIDIA's enroot hook under Slurm's
+    one task per GPU, gives each process, here from Open MPI's rank variables. The scripts
+    then take their path for a launched process (run_and_time.sh's "Mode 2": python
+    directly, each process on its LOCAL_RANK's GPU)."""
+    return (
+        "export RANK=${OMPI_COMM_WORLD_RANK} WORLD_SIZE=${OMPI_COMM_WORLD_SIZE}"
+        " LOCAL_RANK=${OMPI_COMM_WORLD_LOCAL_RANK} LOCAL_WORLD_SIZE=${OMPI_COMM_WORLD_LOCAL_SIZE}"
+        f" MASTER_ADDR=${{MLCC_MASTER_ADDR}} MASTER_PORT={MASTER_PORT}; exec {entrypoint}"
+    )

@@ -176,6 +176,22 @@ class ClusterOptions:
         show_default=True,
         group="run",
     )
+    run_cpu: Optional[str] = flag(
+        "--run-cpu",
+        "CPU request of a run pod (MPIJob: of each worker); default: its GPUs' share of the "
+        "cores of the node NVIDIA ran on (recipes/systems.yaml), else one per GPU.",
+        default=None,
+        metavar="QTY",
+        group="run",
+    )
+    run_memory: Optional[str] = flag(
+        "--run-memory",
+        "Memory request of a run pod (MPIJob: of each worker); default: its /dev/shm, half its "
+        "GPUs' share of the node's memory (NVIDIA's --ipc=host), else the recipe's shm.",
+        default=None,
+        metavar="QTY",
+        group="run",
+    )
     build_cpu: str = flag(
         "--build-cpu", "CPU request of builds.", default="2", metavar="QTY", show_default=True
     )
@@ -294,6 +310,8 @@ def check_cluster_options(options: ClusterOptions) -> ClusterOptions:
     quantities: Tuple[Tuple[str, Optional[str]], ...] = (
         ("--build-cpu", options.build_cpu),
         ("--build-memory", options.build_memory),
+        ("--run-cpu", options.run_cpu),
+        ("--run-memory", options.run_memory),
     )
     for option, quantity in quantities:
         if quantity is not None:

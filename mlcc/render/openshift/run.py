@@ -10,9 +10,10 @@ benchmark allows it.
 from __future__ import annotations
 
 import shlex
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.errors import UsageError
+from mlcc.kb.model import System
 from mlcc.render.openshift import launch as launching
 from mlcc.render.openshift import names
 from mlcc.render.openshift.build import common_labels, image_reference, metadata
@@ -28,6 +29,13 @@ GPU_TOLERATION = {"key": GPU, "operator": "Exists", "effect": "NoSchedule"}
 # Environment names that state a GPU count the pod must agree with.
 GPU_COUNT_ENV = ("DGXNGPU",)
 EXAMPLE_NODES = 2  # the MPIJob's size when --nodes is not given
+# A run pod's memory request where neither a node system nor the recipe's shm sizes it.
+FALLBACK_MEMORY = "1Gi"
+# The MPIJob launcher runs mpirun and ssh only: one core and 1 GiB (mlcc's floor, not NVIDIA's)
+# keep it out of BestEffort.
+LAUNCHER_REQUESTS = {"cpu": "1", "memory": "1Gi"}
+# NVIDIA's v2.1 run_with_docker.sh (bert, maskrcnn, ssd, rnnt): TORCH_RUN, one process per GPU
+TORCH_RUN = ("python", "-m", "torch.distributed.run", "--standalone", "--no_python")
 LAUNCH_VOLUME = "launch"
 IPC_LOCK = "IPC_LOCK"  # RDMA pins memory (ibv_reg_mr): memlock beyond the default limit
 JOB_TTL_SECONDS = 7 * 24 * 3600
@@ -79,6 +87,55 @@ def run_size(rendered: Rendered, options: ClusterOptions, nodes: int) -> Size:
         rendered.stack.gpu_capability,
     )
     return size
+
+
+class PodResources(NamedTuple):
+    """What a run pod (an MPIJob worker) requests besides its GPUs, and its /dev/shm."""
+
+    cpu: str
+    memory: str
+    shm: Optional[str]  # the memory-backed /dev/shm's size limit (None: the runtime's default)
+
+
+def node_system(rendered: Rendered, size: Size) -> Optional[System]:
+    """The machine each node of ``size`` is taken to be (the launch's node shape for the
+    stack's GPU, :func:`launching.choose`), where recipes/systems.yaml knows it."""
+    build = rendered.stack.benchmark.build
+    assert build is not None
+    if build.launch is None or not size.gpus:
+        return None
+    bench = rendered.stack.benchmark.name
+    shape = launching.choose(build.launch, size, bench, rendered.stack.gpu_capability).shape
+    return next((s for s in rendered.stack.systems if s.name == shape.name), None)
+
+
+def pod_resources(rendered: Rendered, options: ClusterOptions, size: Size) -> PodResources:
+    """CPU and memory requests, so that a run pod is never BestEffort (the first a node evicts),
+    and its /dev/shm.
+
+    On a node NVIDIA ran on (recipes/systems.yaml): the cores of the pod's GPUs' share of the
+    node (NVIDIA's launchers bind each GPU's process to cores/gpus cores) and, as /dev/shm and
+    the memory request, half of their share of the memory (NVIDIA's containers run with
+    --ipc=host: the host's /dev/shm, a tmpfs of half the RAM). Elsewhere one core per GPU (one
+    per pod without GPUs) and the recipe's shm. --run-cpu and --run-memory override the requests;
+    no limits are set, so the pod is Burstable and may use what the node has free.
+    """
+    build = rendered.stack.benchmark.build
+    assert build is not None
+    system = node_system(rendered, size)
+    shm: Optional[str] = build.shm
+    cpu = str(max(1, size.gpus))
+    if system is not None:
+        cpu, shm = str(system.cores_for(size.gpus)), _mebibytes(system.shm_mib_for(size.gpus))
+    return PodResources(options.run_cpu or cpu, options.run_memory or shm or FALLBACK_MEMORY, shm)
+
+
+def _mebibytes(mib: int) -> str:
+    """``mib`` MiB as a Kubernetes quantity in the largest binary unit that holds it whole."""
+    for unit, size in (("Ti", 1024 * 1024), ("Gi", 1024)):
+        if mib % size == 0:
+            return f"{mib // size}{unit}"
+    return f"{mib}Mi"
 
 
 def _env(rendered: Rendered, size: Size, extra: Sequence[Tuple[str, str]] = ()) -> List[Obj]:
@@ -134,15 +191,18 @@ def _launch_mounts(rendered: Rendered, size: Size) -> Tuple[List[Obj], List[Obj]
     return [volume], mounts
 
 
-def _volumes(rendered: Rendered, options: ClusterOptions) -> Tuple[List[Obj], List[Obj], List[str]]:
+def _volumes(
+    rendered: Rendered, options: ClusterOptions, size: Size
+) -> Tuple[List[Obj], List[Obj], List[str]]:
     """(volumes, volume mounts, notes) for /dev/shm, the dataset and the results."""
     build = rendered.stack.benchmark.build
     assert build is not None
     volumes: List[Obj] = []
     mounts: List[Obj] = []
     notes: List[str] = []
-    if build.shm:
-        volumes.append({"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": build.shm}})
+    shm = pod_resources(rendered, options, size).shm
+    if shm:
+        volumes.append({"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": shm}})
         mounts.append({"name": "dshm", "mountPath": "/dev/shm"})
     for dataset in build.datasets[:1]:  # one dataset volume; its description names the rest
         volume: Obj = {"name": "data"}
@@ -252,8 +312,13 @@ def benchmark_container(
             container["args"] = args
     container["workingDir"] = build.workdir
     container["env"] = _env(rendered, size, extra_env)
-    if request:
-        container["resources"] = {"limits": {GPU: request}}
+    if gpus == 0 and size.gpus:  # the MPIJob's launcher: mpirun, no GPU
+        container["resources"] = {"requests": dict(LAUNCHER_REQUESTS)}
+    else:
+        asked = pod_resources(rendered, options, size)
+        container["resources"] = {"requests": {"cpu": asked.cpu, "memory": asked.memory}}
+        if request:
+            container["resources"]["limits"] = {GPU: request}
     if mounts:
         container["volumeMounts"] = mounts
     container["securityContext"] = _container_security(run_as_root or build.run_as_root)
@@ -262,9 +327,13 @@ def benchmark_container(
 
 def single_node_command(rendered: Rendered, size: Size) -> Optional[List[str]]:
     """Per-GPU launches (Horovod) start under mpirun even on one node, as NVIDIA's run.sub does;
-    None: the entrypoint itself (bind_launch starts a process per GPU)."""
+    scripts that read torch.distributed's variables (``rank_env: torch``) under
+    torch.distributed.run, one process per GPU, as NVIDIA's v2.1 run_with_docker.sh starts
+    them on one node; None: the entrypoint itself (bind_launch starts a process per GPU)."""
     build = rendered.stack.benchmark.build
     assert build is not None
+    if build.mpi is not None and build.mpi.rank_env == "torch" and size.gpus:
+        return [*TORCH_RUN, f"--nproc_per_node={size.gpus}", *build.entrypoint]
     if build.launch is None or build.launch.style != "per-gpu" or build.mpi is None or not size.gpus:
         return None
     prefix = build.mpi.prefix_for(rendered.stack.base.family)
@@ -281,7 +350,7 @@ def _node_selector(rendered: Rendered, options: ClusterOptions) -> Dict[str, str
 def pod_spec(rendered: Rendered, options: ClusterOptions, size: Size) -> Tuple[Obj, List[str]]:
     build = rendered.stack.benchmark.build
     assert build is not None
-    volumes, mounts, notes = _volumes(rendered, options)
+    volumes, mounts, notes = _volumes(rendered, options, size)
     launch_volumes, launch_mounts = _launch_mounts(rendered, size)
     container = benchmark_container(
         rendered, options, size, mounts + launch_mounts, command=single_node_command(rendered, size)
@@ -374,7 +443,7 @@ def launcher_script(rendered: Rendered, size: Size, knobs: Sequence[Tuple[str, s
     if launch is not None:
         exports += [f"{k}={v}" for k, v in launching.environment(launch, size)]
     mpirun = [f"{prefix}/bin/mpirun", "--allow-run-as-root", "--prefix", prefix]
-    if launch is not None and launch.style == "per-node":
+    if build.mpi.ranks == "node":
         mpirun += ["-np", str(size.nodes), "--map-by", "ppr:1:node", "--bind-to", "none"]
     else:
         mpirun += ["-np", str(size.total), "--map-by", "slot", "--bind-to", "none"]
@@ -382,9 +451,12 @@ def launcher_script(rendered: Rendered, size: Size, knobs: Sequence[Tuple[str, s
     for item in exports:
         mpirun += ["-x", item]
     words = " ".join(shlex.quote(w) for w in mpirun)
-    if launch is not None and launch.style == "per-node":
+    if build.mpi.ranks == "node":
         node = launching.node_script(size, " ".join(build.entrypoint))
         words += ' -x MLCC_MASTER_ADDR="$master" /bin/bash -c ' + shlex.quote(node)
+    elif build.mpi.rank_env == "torch":
+        rank = launching.torch_rank_script(" ".join(shlex.quote(w) for w in build.entrypoint))
+        words += ' -x MLCC_MASTER_ADDR="$master" /bin/bash -c ' + shlex.quote(rank)
     else:
         args = list(build.mpi.args) if build.mpi.args else run_arguments(rendered, 1)
         words += " " + " ".join(shlex.quote(w) for w in [*build.entrypoint, *args])
@@ -416,7 +488,7 @@ def mpijob(rendered: Rendered, options: ClusterOptions) -> Optional[Obj]:
     if size is None:
         return None
     knobs = nccl_settings(stack.nccl_profiles, options)
-    volumes, mounts, notes = _volumes(rendered, options)
+    volumes, mounts, notes = _volumes(rendered, options, size)
     launch_volumes, launch_mounts = _launch_mounts(rendered, size)
     notes = [MPI_USER_NOTE, *notes]
     if launch_volumes:
