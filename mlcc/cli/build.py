@@ -21,7 +21,7 @@ from mlcc.app.matrix import MatrixFilters
 from mlcc.cli.context import benchmark_argument, complete_backend, kb_of
 from mlcc.cli.live import LiveView
 from mlcc.cli.options import options
-from mlcc.cli.values import COUNT, PATH
+from mlcc.cli.values import PATH, POSITIVE
 from mlcc.engines.base import BuildJob, BuildPolicy, BuildResult, EngineSettings, ImageEngine, Log
 from mlcc.errors import UsageError
 from mlcc.flags import given
@@ -61,7 +61,9 @@ OPENSHIFT_BUILD_GROUPS = ("",)  # the run-manifest options (group "run") belong 
     help="Build the published matrix (filtered by BENCHMARK, --base, --arch, --cuda).",
 )
 @click.option("--matrix-file", metavar="FILE", type=PATH, help="With --matrix: another matrix file.")
-@click.option("-j", "--jobs", type=COUNT, default=1, show_default=True, help="With --matrix: builds at once.")
+@click.option(
+    "-j", "--jobs", type=POSITIVE, default=1, show_default=True, help="With --matrix: builds at once."
+)
 @click.option(
     "--logs",
     metavar="DIR",
@@ -138,6 +140,10 @@ def build_command(
     """
     if plan_format != "table" and not (dry_run and matrix_build):
         raise UsageError("--format github goes with --dry-run --matrix")
+    if not policy.sbom and not (policy.push or cluster.push_to):
+        raise UsageError(
+            "--no-sbom has no effect without --push (OpenShift: --push-to): no SBOM is pushed then"
+        )
     render_options = source.options()
     cluster = check_cluster_options(cluster)
     if backend != "openshift":

@@ -25,7 +25,7 @@ from mlcc.cli import LazyGroup
 from mlcc.cli.context import kb_of
 from mlcc.cli.history import HISTORY_HELP
 from mlcc.cli.images import image_option_list
-from mlcc.cli.values import PATH, POSITIVE
+from mlcc.cli.values import PATH, POSITIVE, TEXT
 from mlcc.report.results import spread_text
 from mlcc.results.parse import log_text
 from mlcc.results.store import Placement
@@ -140,7 +140,9 @@ def stack_source(func: Any) -> Any:
             "--stack", "stack_file", metavar="FILE", type=PATH, help="Or a stack.json (mlcc gen writes one)."
         ),
         *image_option_list(),
-        click.option("--system", metavar="NAME", help="The system's name (default: the log's platform)."),
+        click.option(
+            "--system", metavar="NAME", type=TEXT, help="The system's name (default: the log's platform)."
+        ),
         click.option("--nodes", type=POSITIVE, help="Nodes (default: the log's submission_entry)."),
         click.option("--gpus", type=POSITIVE, help="GPUs in all (default: from the log)."),
         click.option("--history", "history_file", metavar="FILE", type=PATH, help=HISTORY_HELP),
@@ -232,7 +234,7 @@ def add_command(
     type=PATH,
     help="Also write the results view: one plot per benchmark.",
 )
-@click.option("--title", default="mlcc results", show_default=True, help="The HTML page's title.")
+@click.option("--title", type=TEXT, default="mlcc results", show_default=True, help="The HTML page's title.")
 @click.option("--history", "history_file", metavar="FILE", type=PATH, help=HISTORY_HELP)
 @click.pass_context
 def compare_command(

@@ -78,10 +78,13 @@ class NonEmpty(click.ParamType[str, Any]):
 
     name = "text"
 
+    def __init__(self, what: str = "a file or folder name") -> None:
+        self.what = what
+
     def convert(self, value: Any, param: Optional[click.Parameter], ctx: Optional[click.Context]) -> str:
         text = str(value)
         if not text.strip():
-            self.fail("empty value: give a file or folder name (or leave the option out)", param, ctx)
+            self.fail(f"empty value: give {self.what} (or leave the option out)", param, ctx)
         return text
 
 
@@ -89,3 +92,4 @@ COUNT = WholeNumber(0)
 POSITIVE = WholeNumber(1)
 HOURS = FiniteNumber()
 PATH = NonEmpty()
+TEXT = NonEmpty("some text")  # a title, a system's name: empty would show as nothing
