@@ -13,7 +13,7 @@ from mlcc.app.matrix import MatrixFilters, cell_results
 from mlcc.app.report import write_report
 from mlcc.cli.context import kb_of
 from mlcc.cli.options import options
-from mlcc.cli.values import PATH, TEXT
+from mlcc.cli.values import FILE, PATH, TEXT
 from mlcc.errors import UsageError
 from mlcc.matrix import github_matrix, parity, row
 from mlcc.ui.safe_text import echo
@@ -97,7 +97,7 @@ def matrix_command(
 
 
 @click.command("report")
-@click.option("--html", "html_file", metavar="FILE", type=PATH, required=True, help="Write the page here.")
+@click.option("--html", "html_file", metavar="FILE", type=FILE, required=True, help="Write the page here.")
 @options(MatrixFilters, "filters")
 @click.option(
     "--history", "history_file", metavar="FILE", type=PATH, help="The build history to colour the cells by."

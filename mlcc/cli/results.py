@@ -25,7 +25,7 @@ from mlcc.cli import LazyGroup
 from mlcc.cli.context import kb_of
 from mlcc.cli.history import HISTORY_HELP
 from mlcc.cli.images import image_option_list
-from mlcc.cli.values import PATH, POSITIVE, TEXT
+from mlcc.cli.values import FILE, PATH, POSITIVE, TEXT
 from mlcc.report.results import spread_text
 from mlcc.results.parse import log_text
 from mlcc.results.store import Placement
@@ -231,7 +231,7 @@ def add_command(
     "--html",
     "html_file",
     metavar="FILE",
-    type=PATH,
+    type=FILE,
     help="Also write the results view: one plot per benchmark.",
 )
 @click.option("--title", type=TEXT, default="mlcc results", show_default=True, help="The HTML page's title.")

@@ -10,6 +10,7 @@ its own: the root command imports it before anything costly loads.)
 from __future__ import annotations
 
 import math
+import os
 import re
 from typing import Any, Optional
 
@@ -88,8 +89,22 @@ class NonEmpty(click.ParamType[str, Any]):
         return text
 
 
+class FileName(NonEmpty):
+    """A file to write: not empty, and not a name that ends with ``/`` (``DIR/`` names a
+    folder; writing it would make a file called ``DIR``)."""
+
+    name = "file"
+
+    def convert(self, value: Any, param: Optional[click.Parameter], ctx: Optional[click.Context]) -> str:
+        text = super().convert(value, param, ctx)
+        if text.endswith(("/", os.sep)):
+            self.fail(f"{text!r} names a folder: give a file name, e.g. {text}report.html", param, ctx)
+        return text
+
+
 COUNT = WholeNumber(0)
 POSITIVE = WholeNumber(1)
 HOURS = FiniteNumber()
 PATH = NonEmpty()
 TEXT = NonEmpty("some text")  # a title, a system's name: empty would show as nothing
+FILE = FileName()

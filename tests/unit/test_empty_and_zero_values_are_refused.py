@@ -79,3 +79,22 @@ def test_a_build_flag_that_means_nothing_is_refused_before_anything_runs(cli, ar
     result = cli(*argv)
     _one_line_usage_error(result, flag)
     assert "building" not in result.out and "would build" not in result.out, result.out
+
+
+@pytest.mark.parametrize("command", [("report",), ("results", "compare")], ids=["report", "results-compare"])
+def test_an_html_target_ending_in_a_slash_names_a_folder_not_a_file(cli, tmp_path: Path, command) -> None:  # type: ignore[no-untyped-def]
+    target = tmp_path / "newdir"
+    result = cli(*command, "--html", f"{target}/", "--history", str(tmp_path / "h.sqlite"))
+    _one_line_usage_error(result, "--html")
+    assert not target.exists()
+
+
+def test_results_score_on_a_fifo_says_it_is_not_a_regular_file(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import os
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    result = cli("results", "score", str(fifo))
+    assert result.code == 2 and "not a regular file" in result.err and "no such file" not in result.err, (
+        result
+    )
