@@ -267,7 +267,7 @@ def stored_runs(
     """Stored runs, oldest first, filtered by benchmark, stack (substring) and system."""
     if not history.exists():
         return []
-    connection = history.connection()
+    connection = history.connection(write=False)  # a reader: an older format is read as it is
     try:
         exists = connection.execute(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'results'"
