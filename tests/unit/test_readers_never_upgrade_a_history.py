@@ -17,7 +17,8 @@ CREATE TABLE builds (
     size INTEGER, log_path TEXT, mlcc_version TEXT NOT NULL, reason TEXT, reference TEXT
 );
 INSERT INTO builds (finished, benchmark, variant, content_digest, backend, status, seconds, mlcc_version)
-VALUES ('2026-01-01T00:00:00Z', 'maskrcnn', 'cuda10.1-cudnn7-ubi8-x86_64', 'd', 'podman', 'built', 5.0, '0.0.9');
+VALUES ('2026-01-01T00:00:00Z', 'maskrcnn', 'cuda10.1-cudnn7-ubi8-x86_64', 'd', 'podman', 'built', 5.0,
+        '0.0.9');
 PRAGMA user_version = 1;
 """
 
