@@ -81,9 +81,6 @@ class Cluster:
             )
             if self._namespace is None:
                 self._namespace = kubeconfig.current_namespace(document, self.context)
-            # one try per call: urllib3's default retries made a silent server cost four read
-            # timeouts (242 s) before the call's error
-            configuration.retries = False
             self._api = client.ApiClient(configuration=configuration)
         return self._api
 
