@@ -9,6 +9,7 @@ added again, from a copy of the log or from a pod's log, is stored once.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from datetime import datetime, timezone
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
@@ -237,10 +238,21 @@ def _create(connection: sqlite3.Connection) -> None:
     for statement in RESULTS_SCHEMA.split(";"):
         if statement.strip():
             connection.execute(statement)
-    name, kind, before = ROUND_COLUMN
+    name, kind, _ = ROUND_COLUMN
     if name not in _columns(connection):
         connection.execute(f"ALTER TABLE results ADD COLUMN {name} {kind}")
-        connection.execute(f"UPDATE results SET {name} = ?", (before,))
+        connection.execute(f"UPDATE results SET {name} = {_round_before_the_column()}")
+
+
+def _round_before_the_column() -> str:
+    """The SQL value of a row's round in a table from before the round column: v0.6, except
+    for a benchmark only later rounds have (bert, rnnt ...), whose round is unknown (NULL)."""
+    rounds = scoring_rules().rounds
+    before = ROUND_COLUMN[2]
+    later = sorted({b for name, row in rounds.items() if name != before for b in row["benchmarks"]})
+    later = [b for b in later if b not in rounds[before]["benchmarks"] and re.fullmatch(r"[a-z0-9_-]+", b)]
+    names = ", ".join(f"'{b}'" for b in later) or "''"
+    return f"CASE WHEN benchmark IN ({names}) THEN NULL ELSE '{before}' END"
 
 
 def _columns(connection: sqlite3.Connection) -> List[str]:
@@ -291,7 +303,9 @@ def stored_runs(
         present = set(_columns(connection))
         # A database from before the round column: its rows are v0.6's (see ROUND_COLUMN).
         selected = [
-            c if c in present else f"'{ROUND_COLUMN[2]}' AS {c}" for c in RESULT_COLUMNS if c != "stack_json"
+            c if c in present else f"{_round_before_the_column()} AS {c}"
+            for c in RESULT_COLUMNS
+            if c != "stack_json"
         ]
         query = "SELECT id, " + ", ".join(selected) + " FROM results"
         if where:
