@@ -13,7 +13,7 @@ from mlcc.app.matrix import MatrixFilters, cell_results
 from mlcc.app.report import write_report
 from mlcc.cli.context import kb_of
 from mlcc.cli.options import options
-from mlcc.cli.values import FILE, PATH, TEXT
+from mlcc.cli.values import FILE, NONEMPTY_TEXT, PATH
 from mlcc.errors import UsageError
 from mlcc.matrix import github_matrix, parity, row
 from mlcc.ui.safe_text import echo
@@ -102,7 +102,9 @@ def matrix_command(
 @click.option(
     "--history", "history_file", metavar="FILE", type=PATH, help="The build history to colour the cells by."
 )
-@click.option("--title", type=TEXT, default="mlcc build matrix", show_default=True, help="The page's title.")
+@click.option(
+    "--title", type=NONEMPTY_TEXT, default="mlcc build matrix", show_default=True, help="The page's title."
+)
 @click.pass_context
 def report_command(
     ctx: click.Context, html_file: str, filters: MatrixFilters, history_file: Optional[str], title: str

@@ -25,7 +25,7 @@ from mlcc.cli import LazyGroup
 from mlcc.cli.context import kb_of
 from mlcc.cli.history import HISTORY_HELP
 from mlcc.cli.images import image_option_list
-from mlcc.cli.values import FILE, PATH, POSITIVE, TEXT
+from mlcc.cli.values import FILE, NONEMPTY_TEXT, PATH, POSITIVE
 from mlcc.report.results import spread_text
 from mlcc.results.parse import log_text
 from mlcc.results.store import Placement
@@ -141,7 +141,10 @@ def stack_source(func: Any) -> Any:
         ),
         *image_option_list(),
         click.option(
-            "--system", metavar="NAME", type=TEXT, help="The system's name (default: the log's platform)."
+            "--system",
+            metavar="NAME",
+            type=NONEMPTY_TEXT,
+            help="The system's name (default: the log's platform).",
         ),
         click.option("--nodes", type=POSITIVE, help="Nodes (default: the log's submission_entry)."),
         click.option("--gpus", type=POSITIVE, help="GPUs in all (default: from the log)."),
@@ -234,7 +237,9 @@ def add_command(
     type=FILE,
     help="Also write the results view: one plot per benchmark.",
 )
-@click.option("--title", type=TEXT, default="mlcc results", show_default=True, help="The HTML page's title.")
+@click.option(
+    "--title", type=NONEMPTY_TEXT, default="mlcc results", show_default=True, help="The HTML page's title."
+)
 @click.option("--history", "history_file", metavar="FILE", type=PATH, help=HISTORY_HELP)
 @click.pass_context
 def compare_command(

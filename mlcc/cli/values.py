@@ -106,5 +106,5 @@ COUNT = WholeNumber(0)
 POSITIVE = WholeNumber(1)
 HOURS = FiniteNumber()
 PATH = NonEmpty()
-TEXT = NonEmpty("some text")  # a title, a system's name: empty would show as nothing
+NONEMPTY_TEXT = NonEmpty("some text")  # a title, a system's name: empty would show as nothing
 FILE = FileName()

@@ -15,6 +15,7 @@ import jsonschema
 import yaml
 
 from mlcc.errors import UsageError
+from mlcc.validate import choice
 
 RULES_FILE = "scoring-rules.yaml"
 
@@ -87,12 +88,13 @@ class ScoringRules(NamedTuple):
                 or (without ``chosen``) several rounds write it.
         """
         if chosen is not None:
-            if chosen not in self.rounds:
+            found = choice(chosen, self.rounds)  # the rule of --gpu and --flavour too
+            if found is None:
                 raise UsageError(
                     f"--round {chosen}: no such round in mlcc's scoring rules",
                     hint=f"rounds: {', '.join(self.rounds)}",
                 )
-            return chosen
+            return found
         fitting = [name for name, row in self.rounds.items() if log_format in row["log_formats"]]
         if len(fitting) != 1:
             raise UsageError(
