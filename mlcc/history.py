@@ -224,10 +224,13 @@ class History:
             return HistoryError(f"the build history {self.path} is damaged", hint=_hint(self.path))
         return HistoryError(f"the build history {self.path} is damaged: {text}", hint=_hint(self.path))
 
-    def connection(self) -> sqlite3.Connection:
+    def connection(self, *, write: bool = True) -> sqlite3.Connection:
         """An open connection (WAL, busy timeout, format checked) for tables other modules
-        keep in the same database, such as the results of mlcc.results.store."""
-        return self._connect()
+        keep in the same database, such as the results of mlcc.results.store.
+
+        ``write=False``: read-only, the format as it is (a reader never upgrades a history:
+        an older mlcc would then refuse it; writers do)."""
+        return self._connect(write=write)
 
     def check(self) -> None:
         """Open (and create) the database now: a build should not run only to fail recording."""

@@ -101,4 +101,7 @@ def load(
     except (config.ConfigException, TypeError, ValueError, AttributeError, KeyError, OSError) as error:
         reason = printable(str(error))[:200]
         raise UsageError(f"{what}: no usable kubeconfig ({reason})", hint=HINT) from None
+    # one try per call: urllib3's default retries made a silent API server cost four read
+    # timeouts (242 s) before the call's error
+    configuration.retries = False
     return document, configuration

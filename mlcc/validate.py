@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Optional
+from typing import Iterable, Optional
 
 from mlcc.errors import UsageError
 
@@ -53,3 +53,18 @@ def count(value: object) -> Optional[int]:
     if not isinstance(value, int) or not 0 <= value <= SQLITE_INT_MAX:
         return None
     return value
+
+
+def choice(value: str, names: Iterable[str]) -> Optional[str]:
+    """The one of ``names`` that ``value`` names, by the one rule for named choices (--gpu,
+    --flavour, --round): surrounding spaces are dropped and case is folded. None: no such name.
+
+    Args:
+        value: What the user typed.
+        names: The names to choose from, as the knowledge base spells them.
+
+    Returns:
+        The name as spelled in ``names``, or None.
+    """
+    folded = value.strip().casefold()
+    return next((name for name in names if name.casefold() == folded), None) if folded else None

@@ -44,7 +44,7 @@ from mlcc.engines.base import (
     registry_for,
     stage_jobs,
 )
-from mlcc.errors import BuildError, MlccError, UsageError
+from mlcc.errors import BuildError, MlccError, RegistryError, UsageError
 from mlcc.flags import given
 from mlcc.history import History, Record
 from mlcc.image.base import mismatch, resolve_base
@@ -216,8 +216,13 @@ def engine_settings(
         The policy (``chain`` set for a local engine's ``--chain``) and the settings.
 
     Raises:
-        UsageError: An OpenShift option with a local engine, or a malformed one.
+        UsageError: An OpenShift option with a local engine, or a malformed one;
+            ``--no-sbom`` without a push (no SBOM is pushed then).
     """
+    if not policy.sbom and not (policy.push or cluster.push_to):
+        raise UsageError(
+            "--no-sbom has no effect without --push (OpenShift: --push-to): no SBOM is pushed then"
+        )
     cluster = check_cluster_options(cluster)
     if backend != "openshift":
         if given(replace(cluster, chain=False)) or given(connection):
@@ -730,9 +735,19 @@ def github_levels(plan: Sequence[Planned]) -> Dict[str, Any]:
     """The plan for GitHub Actions: ``levels[k]`` is the ``strategy.matrix`` of level k's job
     (the cells still to build), ``built`` the cells the registry already holds.
 
+    A cell whose state cannot be told carries ``unknown`` (why); when no cell's can, the
+    plan is refused: it would be a silent build of everything.
+
     Raises:
         UsageError: the plan is deeper than the workflow's GITHUB_LEVELS jobs.
+        RegistryError: whether the registry holds any cell cannot be told.
     """
+    if plan and all(entry.unknown for entry in plan):
+        raise RegistryError(
+            f"cannot tell whether the registry holds any of the {len(plan)} cells ({plan[0].unknown}): "
+            "the plan would build every one",
+            hint="check --registry, the network and the credentials, then plan again",
+        )
     found = levels(plan)
     if any(level is not None and level >= GITHUB_LEVELS for level in found):
         raise UsageError(
@@ -752,6 +767,8 @@ def github_levels(plan: Sequence[Planned]) -> Dict[str, Any]:
             "pins": entry.job.pins,
             "content": str(entry.job.content),
         }
+        if entry.unknown:  # counted as one to build, and said so
+            found["unknown"] = entry.unknown
         if entry.stages:  # --chain: which stage images the registry holds already
             found["stages"] = [
                 {"stage": stage.stage.kind, "content": str(stage.content), "built": where is not None}

@@ -385,8 +385,14 @@ def generate(
 
     Raises:
         UsageError: A cluster option the stack cannot serve (a size the launch cannot bind,
-            an MPIJob option for a benchmark without one, InfiniBand without RDMA).
+            an MPIJob option for a benchmark without one, InfiniBand without RDMA), or
+            ``--flavour runtime`` for a one-stage format.
     """
+    if fmt != "dockerfile" and request is not None and request.flavour == "runtime":
+        raise UsageError(
+            f"--flavour runtime: --format {fmt} builds in one stage, so it keeps the build (devel)",
+            hint="leave out --flavour for a one-stage file, or write a Dockerfile for a runtime image",
+        )
     rendered = render(stack, fmt=fmt, options=options, request=request)
     folder = f"{stack.benchmark.name}/{stack.variant}"
     if cluster is None:

@@ -119,9 +119,7 @@ def parse_logs(paths: Sequence[str]) -> List[LogFile]:
     """
     files, missing = log_files([Path(p) for p in paths])
     if missing:
-        raise UsageError(
-            f"no such file or folder: {', '.join(missing)}", hint="give result logs or folders of them"
-        )
+        raise UsageError(f"cannot read {'; '.join(missing)}", hint="give result logs or folders of them")
     if not files:
         raise UsageError(f"no files under {', '.join(paths)}", hint="give result logs or folders of them")
     logs = []

@@ -21,7 +21,7 @@ from mlcc.app.matrix import MatrixFilters
 from mlcc.cli.context import benchmark_argument, kb_of
 from mlcc.cli.live import LiveView
 from mlcc.cli.options import options
-from mlcc.cli.values import COUNT, PATH
+from mlcc.cli.values import PATH, POSITIVE
 from mlcc.engines.base import BuildJob, BuildPolicy, BuildResult, EngineSettings, Log
 from mlcc.errors import UsageError
 from mlcc.history import History
@@ -69,7 +69,9 @@ def complete_backend(ctx: click.Context, param: click.Parameter, incomplete: str
     help="Build the published matrix (filtered by BENCHMARK, --base, --arch, --cuda).",
 )
 @click.option("--matrix-file", metavar="FILE", type=PATH, help="With --matrix: another matrix file.")
-@click.option("-j", "--jobs", type=COUNT, default=1, show_default=True, help="With --matrix: builds at once.")
+@click.option(
+    "-j", "--jobs", type=POSITIVE, default=1, show_default=True, help="With --matrix: builds at once."
+)
 @click.option(
     "--logs",
     metavar="DIR",

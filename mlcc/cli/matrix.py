@@ -14,7 +14,7 @@ from mlcc.app.matrix import MatrixFilters, cell_results, incomplete_benchmarks
 from mlcc.app.report import report_document, write_report
 from mlcc.cli.context import kb_of
 from mlcc.cli.options import options
-from mlcc.cli.values import PATH
+from mlcc.cli.values import FILE, NONEMPTY_TEXT, PATH
 from mlcc.errors import UsageError
 from mlcc.kb.model import Benchmark
 from mlcc.matrix import github_matrix, parity, row
@@ -110,12 +110,14 @@ def _echo_incomplete(benchmarks: Sequence[Benchmark]) -> None:
 
 
 @click.command("report")
-@click.option("--html", "html_file", metavar="FILE", type=PATH, required=True, help="Write the page here.")
+@click.option("--html", "html_file", metavar="FILE", type=FILE, required=True, help="Write the page here.")
 @options(MatrixFilters, "filters")
 @click.option(
     "--history", "history_file", metavar="FILE", type=PATH, help="The build history to colour the cells by."
 )
-@click.option("--title", default="mlcc build matrix", show_default=True, help="The page's title.")
+@click.option(
+    "--title", type=NONEMPTY_TEXT, default="mlcc build matrix", show_default=True, help="The page's title."
+)
 @click.option(
     "--json",
     "as_json",

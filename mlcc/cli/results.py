@@ -27,7 +27,7 @@ from mlcc.cli.context import complete_benchmark, complete_round, kb_of
 from mlcc.cli.history import HISTORY_HELP
 from mlcc.cli.images import image_option_list
 from mlcc.cli.options import KnowledgeHelpOption
-from mlcc.cli.values import PATH, POSITIVE
+from mlcc.cli.values import FILE, NONEMPTY_TEXT, PATH, POSITIVE
 from mlcc.report.results import spread_text
 from mlcc.results.compare import ratio_text, reference_label
 from mlcc.results.parse import log_text
@@ -151,7 +151,12 @@ def stack_source(func: Any) -> Any:
             "--stack", "stack_file", metavar="FILE", type=PATH, help="Or a stack.json (mlcc gen writes one)."
         ),
         *image_option_list(),
-        click.option("--system", metavar="NAME", help="The system's name (default: the log's platform)."),
+        click.option(
+            "--system",
+            metavar="NAME",
+            type=NONEMPTY_TEXT,
+            help="The system's name (default: the log's platform).",
+        ),
         click.option(
             "--nodes", type=POSITIVE, help="Nodes (default: what the log or its system description says)."
         ),
@@ -275,10 +280,12 @@ def add_command(
     "--html",
     "html_file",
     metavar="FILE",
-    type=PATH,
+    type=FILE,
     help="Also write the results view: one plot per benchmark.",
 )
-@click.option("--title", default="mlcc results", show_default=True, help="The HTML page's title.")
+@click.option(
+    "--title", type=NONEMPTY_TEXT, default="mlcc results", show_default=True, help="The HTML page's title."
+)
 @click.option("--history", "history_file", metavar="FILE", type=PATH, help=HISTORY_HELP)
 @click.pass_context
 def compare_command(

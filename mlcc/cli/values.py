@@ -10,6 +10,7 @@ its own: the root command imports it before anything costly loads.)
 from __future__ import annotations
 
 import math
+import os
 import re
 from typing import Any, Optional
 
@@ -78,10 +79,26 @@ class NonEmpty(click.ParamType[str, Any]):
 
     name = "text"
 
+    def __init__(self, what: str = "a file or folder name") -> None:
+        self.what = what
+
     def convert(self, value: Any, param: Optional[click.Parameter], ctx: Optional[click.Context]) -> str:
         text = str(value)
         if not text.strip():
-            self.fail("empty value: give a file or folder name (or leave the option out)", param, ctx)
+            self.fail(f"empty value: give {self.what} (or leave the option out)", param, ctx)
+        return text
+
+
+class FileName(NonEmpty):
+    """A file to write: not empty, and not a name that ends with ``/`` (``DIR/`` names a
+    folder; writing it would make a file called ``DIR``)."""
+
+    name = "file"
+
+    def convert(self, value: Any, param: Optional[click.Parameter], ctx: Optional[click.Context]) -> str:
+        text = super().convert(value, param, ctx)
+        if text.endswith(("/", os.sep)):
+            self.fail(f"{text!r} names a folder: give a file name, e.g. {text}report.html", param, ctx)
         return text
 
 
@@ -89,3 +106,5 @@ COUNT = WholeNumber(0)
 POSITIVE = WholeNumber(1)
 HOURS = FiniteNumber()
 PATH = NonEmpty()
+NONEMPTY_TEXT = NonEmpty("some text")  # a title, a system's name: empty would show as nothing
+FILE = FileName()

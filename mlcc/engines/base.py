@@ -125,6 +125,8 @@ class BuildPolicy:
     chain: bool = False
 
     def __post_init__(self) -> None:
+        if self.registry is not None and not self.registry.strip():  # '' would mean localhost/mlcc
+            raise UsageError("--registry: empty value", hint="give REGISTRY[/NAMESPACE], e.g. quay.io/me")
         _registry(self.registry)  # a malformed --registry is refused before anything runs
         cache_repository(self)
         if self.push and self.registry is None:

@@ -39,7 +39,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from packaging.utils import canonicalize_name
 
-from mlcc.errors import IndexUnreachable
+from mlcc.errors import IndexUnreachable, UsageError
 from mlcc.kb.loader import cache_dir
 
 PYPI_SIMPLE = "https://pypi.org/simple/"
@@ -229,6 +229,31 @@ def default_index_url() -> str:
     return os.environ.get(INDEX_ENV) or PYPI_SIMPLE
 
 
+def check_index_url(url: str) -> str:
+    """``url`` when it can name a simple index: http or https, a host, no spaces or control
+    characters (a newline would split every message naming it).
+
+    Args:
+        url: From --index-url or PIP_INDEX_URL.
+
+    Returns:
+        The URL.
+
+    Raises:
+        UsageError: It cannot (exit 2: the flag is wrong, the index is not unreachable).
+    """
+    try:
+        parts = urllib.parse.urlsplit(url) if url.isprintable() and " " not in url else None
+    except ValueError:  # an unclosed [IPv6 literal
+        parts = None
+    if parts is None or parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise UsageError(
+            f"--index-url / {INDEX_ENV}: {url[:200]!r} is not an http(s) URL of a package index",
+            hint="for example --index-url https://pypi.org/simple/ (or leave it out for PyPI)",
+        )
+    return url
+
+
 def index_cache_dir() -> str:
     return os.path.join(cache_dir(), "index")
 
@@ -248,7 +273,7 @@ class IndexClient:
         refresh: bool = False,
         timeout: float = 60.0,
     ) -> None:
-        given = (index_url or default_index_url()).rstrip("/") + "/"
+        given = check_index_url(default_index_url() if index_url is None else index_url).rstrip("/") + "/"
         self.credentials = credentials_of(given)
         self.index_url = without_credentials(given)  # what errors, caches and locks may name
         self.cache = cache if cache is not None else index_cache_dir()

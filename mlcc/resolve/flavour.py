@@ -105,4 +105,12 @@ def as_devel(stack: Stack) -> Stack:
         departures=tuple(d for d in stack.departures if d[0] != "flavour"),
         choices=tuple(c for c in stack.choices if c.component != "flavour"),
     )
-    return flavoured(without, "devel")
+    devel = flavoured(without, "devel")
+    # nobody asked for devel: the format builds in one stage, and the stamp says so
+    reason = (
+        "an install script or an Apptainer file builds in one stage and keeps the build;"
+        f" the Dockerfile's default: {default_flavour(stack).name}"
+    )
+    return devel._replace(
+        choices=tuple(c._replace(reason=reason) if c.component == "flavour" else c for c in devel.choices)
+    )

@@ -11,6 +11,7 @@ from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequenc
 
 from mlcc.errors import UsageError
 from mlcc.kb.model import FLAVOURS, KnowledgeBase
+from mlcc.validate import choice
 from mlcc.versions import VersionPin, is_valid_version, parse_pin
 
 # Components `--with NAME=VERSION` may name besides the frameworks.
@@ -178,21 +179,6 @@ def build_request(
         flavour=_flavour(flavour),
         **pins,
     )
-
-
-def choice(value: str, names: Iterable[str]) -> Optional[str]:
-    """The one of ``names`` that ``value`` names, by the one rule for named choices (--gpu,
-    --flavour, --round): surrounding spaces are dropped and case is folded. None: no such name.
-
-    Args:
-        value: What the user typed.
-        names: The names to choose from, as the knowledge base spells them.
-
-    Returns:
-        The name as spelled in ``names``, or None.
-    """
-    folded = value.strip().casefold()
-    return next((name for name in names if name.casefold() == folded), None) if folded else None
 
 
 def _flavour(flavour: Optional[str]) -> Optional[str]:

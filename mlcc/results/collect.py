@@ -168,8 +168,12 @@ class _Bounded:
     def read(self, n: int = -1) -> bytes:
         if time.monotonic() > self._end:
             raise ClusterError(f"{self._what}: not complete after {self._deadline:g} s; refused")
+        size = 65536 if n is None or n < 0 else min(n, 65536)
+        # read1: what has arrived; read() waits for all ``size`` bytes, so a server that
+        # drips a byte at a time would hold it past the deadline
+        read = getattr(self._response, "read1", None) or self._response.read
         try:
-            chunk: bytes = self._response.read(65536 if n is None or n < 0 else min(n, 65536))
+            chunk: bytes = read(size)
         except (HTTPError, OSError) as error:
             raise ClusterError(
                 f"{self._what}: the cluster stopped answering ({type(error).__name__})"

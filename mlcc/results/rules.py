@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Dict, NamedTuple, Optional, Tuple
 
 from mlcc.errors import UsageError
 from mlcc.kb import load
+from mlcc.validate import choice
 
 if TYPE_CHECKING:
     from mlcc.kb.model import KnowledgeBase, RoundScoring
@@ -50,12 +51,13 @@ class ScoringRules(NamedTuple):
                 round or several rounds write this format.
         """
         if chosen is not None:
-            if chosen not in self.rounds:
+            found = choice(chosen, self.rounds)  # the rule of --gpu and --flavour too
+            if found is None:
                 raise UsageError(
                     f"--round {chosen}: no such round in mlcc's scoring rules",
                     hint=f"rounds: {', '.join(self.rounds)} (recipes/rounds/)",
                 )
-            return chosen
+            return found
         fitting = [name for name, row in self.rounds.items() if log_format in row.log_formats]
         if len(fitting) != 1:
             raise UsageError(

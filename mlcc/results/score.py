@@ -353,14 +353,18 @@ def _natural(path: str) -> Tuple[Any, ...]:
 
 
 def log_files(paths: Sequence[Path]) -> Tuple[List[Path], List[str]]:
-    """The files to read: each file given, and every file under each folder (sorted)."""
+    """The files to read: each file given, and every file under each folder (sorted); and
+    each path that is neither, with why (``X: no such file or folder``, ``X: not a regular
+    file`` for a FIFO, a device or a socket, which reading would block on or misread)."""
     found: List[Path] = []
-    missing: List[str] = []
+    unusable: List[str] = []
     for path in paths:
         if path.is_dir():
             found.extend(sorted((p for p in path.rglob("*") if p.is_file()), key=lambda p: _natural(str(p))))
         elif path.is_file():
             found.append(path)
+        elif path.exists():
+            unusable.append(f"{path}: not a regular file (a FIFO, device or socket)")
         else:
-            missing.append(str(path))
-    return list(dict.fromkeys(found)), missing
+            unusable.append(f"{path}: no such file or folder")
+    return list(dict.fromkeys(found)), unusable

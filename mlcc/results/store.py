@@ -9,6 +9,7 @@ added again, from a copy of the log or from a pod's log, is stored once.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
@@ -261,11 +262,33 @@ def _create(connection: sqlite3.Connection) -> None:
         if statement.strip():
             connection.execute(statement)
     present = _columns(connection)
-    for name, kind, before in ADDED_COLUMNS:
+    for name, kind, _ in ADDED_COLUMNS:
         if name not in present:
             connection.execute(f"ALTER TABLE results ADD COLUMN {name} {kind}")
-            if before is not None:
-                connection.execute(f"UPDATE results SET {name} = ?", (before,))
+            before = _before_the_column(name)
+            if before != "NULL":
+                connection.execute(f"UPDATE results SET {name} = {before}")
+
+
+def _before_the_column(name: str) -> str:
+    """The SQL value of column ``name`` in a row stored before the column was added."""
+    if name == ROUND_COLUMN[0]:
+        return _round_before_the_column()
+    value = {column: before for column, _, before in ADDED_COLUMNS}[name]
+    return "NULL" if value is None else repr(value)
+
+
+def _round_before_the_column() -> str:
+    """The SQL value of a row's round in a table from before the round column: v0.6, except
+    for a benchmark only later rounds have (bert, rnnt ...), whose round is unknown (NULL)."""
+    rounds = scoring_rules().rounds
+    before = ROUND_COLUMN[2]
+    assert before is not None
+    earlier = {name for name, _ in rounds[before].benchmarks}
+    later = sorted({b for name, row in rounds.items() if name != before for b, _ in row.benchmarks})
+    later = [b for b in later if b not in earlier and re.fullmatch(r"[a-z0-9_-]+", b)]
+    names = ", ".join(f"'{b}'" for b in later) or "''"
+    return f"CASE WHEN benchmark IN ({names}) THEN NULL ELSE '{before}' END"
 
 
 def _columns(connection: sqlite3.Connection) -> List[str]:
@@ -292,7 +315,7 @@ def stored_runs(
     """Stored runs, oldest first, filtered by benchmark, stack (substring) and system."""
     if not history.exists():
         return []
-    connection = history.connection()
+    connection = history.connection(write=False)  # a reader: an older format is read as it is
     try:
         exists = connection.execute(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'results'"
@@ -315,10 +338,10 @@ def stored_runs(
                     params.extend(values)
         present = set(_columns(connection))
         # A database from before a column: its rows read as the column's ADDED_COLUMNS value
-        # (before the round column, v0.6; before scaling_factor, none applied).
-        before = {name: value for name, _, value in ADDED_COLUMNS}
+        # (before the round column, v0.6 but for later rounds' benchmarks; before scaling_factor, none
+        # applied).
         selected = [
-            c if c in present else f"{'NULL' if before[c] is None else repr(before[c])} AS {c}"
+            c if c in present else f"{_before_the_column(c)} AS {c}"
             for c in RESULT_COLUMNS
             if c != "stack_json"
         ]

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mlcc.resolve.request import choice
+from mlcc.validate import choice
 
 
 @pytest.mark.parametrize(
@@ -55,3 +55,12 @@ def test_any_spelling_of_a_choice_folds_to_it(name: str, before: str, after: str
 
 def test_a_choice_of_nothing_names_nothing() -> None:
     assert choice("  ", ["a", ""]) is None and choice("b", ["a"]) is None
+
+
+def test_results_score_reads_its_round_by_the_same_rule(cli) -> None:  # type: ignore[no-untyped-def]
+    from tests.conftest import REPO
+
+    folder = REPO / "tests" / "data" / "mlperf-v2.1" / "NVIDIA" / "results" / "dgxh100_preview" / "maskrcnn"
+    plain = cli("results", "score", str(folder), "--round", "v2.1")
+    folded = cli("results", "score", str(folder), "--round", " V2.1 ")
+    assert plain.code == 0 and folded.code == 0 and folded.out == plain.out, folded

@@ -108,7 +108,7 @@ def test_a_level_builds_each_cell_on_the_stage_images_in_the_registry() -> None:
     assert build_job["strategy"]["matrix"] == "${{ fromJSON(inputs.cells) }}"
     assert build_job["strategy"]["fail-fast"] is False
     run = "\n".join(s.get("run", "") for s in build_job["steps"])
-    assert 'build "$BENCHMARK" $PINS --backend buildah' in run and "--push" in run
+    assert 'build "$BENCHMARK" "${pins[@]}" --backend buildah' in run and "--push" in run
     assert "--chain" in run and "--cache-repo" not in run  # the stage images carry what cells share
     assert "qemu-user-static" in run
     # matrix values reach the script through env, never by ${{ }} inside `run:`

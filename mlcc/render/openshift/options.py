@@ -53,8 +53,8 @@ def _nccl_env(items: Tuple[str, ...]) -> Tuple[Tuple[str, str], ...]:
         earlier = [f"{name}={v}" for n, v in pairs if n == name]
         if earlier:  # the last would silently win
             raise UsageError(
-                f"--nccl-env {name} is given twice ({earlier[0]}, {item}); give each setting once",
-                hint=f"keep the one you mean: --nccl-env {item}",
+                f"--nccl-env {name!r} is given twice ({earlier[0]!r}, {item!r}); give each setting once",
+                hint=f"keep the one you mean: --nccl-env {item!r}",
             )
         pairs.append((name, value))
     return tuple(pairs)
@@ -301,8 +301,8 @@ def check_cluster_options(options: ClusterOptions) -> ClusterOptions:
         )
     for name, value in options.nccl_env:
         if not re.match(r"^NCCL_[A-Z0-9_]+$", name) or not re.match(r"^[A-Za-z0-9_.,:=/+-]*$", value):
-            raise UsageError(
-                f"--nccl-env {name}={value}: not an NCCL setting",
+            raise UsageError(  # repr: a newline in the value must not split the message
+                f"--nccl-env {name + '=' + value!r}: not an NCCL setting",
                 hint="NCCL_NAME=value, e.g. --nccl-env NCCL_P2P_LEVEL=NVL --nccl-env NCCL_DEBUG=WARN",
             )
     if options.build_max_jobs is not None and options.build_max_jobs < 1:
@@ -320,7 +320,8 @@ def check_cluster_options(options: ClusterOptions) -> ClusterOptions:
 
 
 def check_quantity(option: str, quantity: str, example: str) -> None:
-    """A Kubernetes quantity (``16Gi``, ``500m``) no larger than Kubernetes can hold."""
+    """A Kubernetes quantity (``16Gi``, ``500m``) above 0 and no larger than Kubernetes can hold
+    (a CPU request or a volume of 0 is no request at all)."""
     match = _QUANTITY.match(quantity)
     if not match:
         raise UsageError(f"{option}: {quantity[:40]!r} is not a Kubernetes quantity", hint=example)
@@ -328,6 +329,8 @@ def check_quantity(option: str, quantity: str, example: str) -> None:
     number = (
         Decimal(quantity[: len(quantity) - len(unit)]) if len(quantity) <= 40 else Decimal(QUANTITY_MAX + 1)
     )
+    if number <= 0:
+        raise UsageError(f"{option}: {quantity!r} is nothing; give a quantity above 0", hint=example)
     if number * _QUANTITY_UNITS.get(unit, Decimal(1)) > QUANTITY_MAX:
         raise UsageError(
             f"{option}: {quantity[:40]!r} is larger than a Kubernetes quantity can be (2^63-1)",

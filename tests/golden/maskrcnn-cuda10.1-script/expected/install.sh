@@ -350,7 +350,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     {
       "component": "flavour",
       "origin": "recipes/benchmarks/maskrcnn.yaml:1",
-      "reason": "asked for (--flavour devel); by default: runtime",
+      "reason": "an install script or an Apptainer file builds in one stage and keeps the build; the Dockerfile's default: runtime",
       "sources": [
         "github:mlcommons/training_results_v0.6 @f312518c2d6107eec983750eed23950f1f0c8a0e NVIDIA/benchmarks/maskrcnn/implementations/pytorch (Dockerfile, requirements.txt, setup.py, config_DGX1.sh, run.sub)",
         "github:mlcommons/training_results_v0.6 @f312518c2d6107eec983750eed23950f1f0c8a0e NVIDIA/results/dgx1_ngc19.05_*/maskrcnn (olympic mean recomputed from the result logs)",
