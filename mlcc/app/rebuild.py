@@ -13,12 +13,11 @@ name; both are saved as oci-archives and compared layer by layer
 
 from __future__ import annotations
 
-import contextlib
 import json
 import tempfile
 import uuid
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, NamedTuple, Optional
+from typing import Any, Dict, List, NamedTuple, Optional
 
 from mlcc import engines
 from mlcc.app.generate import check_options
@@ -282,35 +281,45 @@ def rebuild_job(rendered: Rendered, manifest: StackManifest, policy: BuildPolicy
     return job_for(rendered, policy, f"rebuild of {manifest.benchmark.name}")._replace(base=base)
 
 
-@contextlib.contextmanager
-def saved_original(text: str, engine: ImageEngine, scratch: Path) -> Iterator[Path]:
+SAVED_TRANSPORTS = ("local", "oci-archive", "oci")  # what the comparison can read (saved)
+
+
+def check_saved(text: str) -> None:
+    """Refuse, before anything is built, an image the comparison cannot read as it is.
+
+    Args:
+        text: The image as the user named it.
+
+    Raises:
+        UsageError: A registry reference or a docker-archive: the hint says how to copy it
+            to an oci-archive first.
+    """
+    transport, rest = split_transport(text)
+    if transport in SAVED_TRANSPORTS:
+        return
+    raise UsageError(
+        f"--rebuild compares saved images: {text} is not local:REF, oci-archive:PATH or oci:DIR",
+        hint=f"skopeo copy docker://{rest} oci-archive:image.tar, then mlcc verify --rebuild "
+        "oci-archive:image.tar"
+        if transport == "docker"
+        else "skopeo copy it to oci-archive:FILE",
+    )
+
+
+def saved_original(text: str, engine: ImageEngine, scratch: Path) -> Path:
     """The image as an OCI archive or layout that :func:`compare_images` reads.
 
     Args:
-        text: ``local:REF`` (saved through the engine), ``oci-archive:PATH`` or ``oci:DIR``.
+        text: ``local:REF`` (saved through the engine), ``oci-archive:PATH`` or ``oci:DIR``
+            (:func:`check_saved` passed it).
         engine: The engine whose storage holds a ``local:`` image.
         scratch: A folder for the saved archive.
 
-    Yields:
+    Returns:
         The archive or layout.
-
-    Raises:
-        UsageError: A registry reference or a docker-archive: copy it to an oci-archive
-            first (the hint says how).
     """
     transport, rest = split_transport(text)
-    if transport == "local":
-        yield engine.save(rest, scratch / "original.tar")
-    elif transport in ("oci-archive", "oci"):
-        yield Path(rest)
-    else:
-        raise UsageError(
-            f"--rebuild compares saved images: {text} is not local:REF, oci-archive:PATH or oci:DIR",
-            hint=f"skopeo copy docker://{rest} oci-archive:image.tar, then mlcc verify --rebuild "
-            "oci-archive:image.tar"
-            if transport == "docker"
-            else "skopeo copy it to oci-archive:FILE",
-        )
+    return engine.save(rest, scratch / "original.tar") if transport == "local" else Path(rest)
 
 
 def rebuild_and_compare(
@@ -343,6 +352,7 @@ def rebuild_and_compare(
             not saved where the comparison can read it.
         BuildError: The rebuild failed.
     """
+    check_saved(image)
     manifest = stamped_manifest(content, image)
     rendered = render_again(kb, manifest, content, image)
     engine = rebuild_engine(backend)
@@ -356,15 +366,15 @@ def rebuild_and_compare(
     job = rebuild_job(rendered, manifest, policy)
     with tempfile.TemporaryDirectory(prefix="mlcc-rebuild-") as scratch:
         folder = Path(scratch)
-        with saved_original(image, engine, folder) as original:
-            try:
-                engine.build(job, policy, log or Log())
-                copy = engine.save(str(job.content), folder / "rebuilt.tar")
-                comparison = compare_images(original, copy)
-            finally:
-                if not keep:
-                    for ref in (job.content, job.readable):
-                        engine.remove(str(ref))
+        original = saved_original(image, engine, folder)
+        try:
+            engine.build(job, policy, log or Log())
+            copy = engine.save(str(job.content), folder / "rebuilt.tar")
+            comparison = compare_images(original, copy)
+        finally:
+            if not keep:
+                for ref in (job.content, job.readable):
+                    engine.remove(str(ref))
     return Rebuilt(image, str(job.readable), keep, comparison)
 
 

@@ -189,11 +189,10 @@ def verify_command(
     """
     if (keep or quiet) and not rebuild:
         raise UsageError("--keep and --quiet go with --rebuild")
-    contents = open_image(image, tls_verify=tls_verify, arch=image_arch, backend=backend)
     if rebuild:
-        _verify_rebuild(ctx, image, contents, tls_verify, backend, as_json=as_json, keep=keep, quiet=quiet)
+        _verify_rebuild(ctx, image, image_arch, tls_verify, backend, as_json=as_json, keep=keep, quiet=quiet)
         return
-    verified = verify_image(contents)
+    verified = verify_image(open_image(image, tls_verify=tls_verify, arch=image_arch, backend=backend))
     if as_json:
         report = [v.to_dict() for v in verified]
         echo(json.dumps(report if len(report) > 1 else report[0], indent=2))
@@ -213,7 +212,7 @@ def verify_command(
 def _verify_rebuild(
     ctx: click.Context,
     image: str,
-    contents: List[ImageContent],
+    image_arch: Optional[str],
     tls_verify: bool,
     backend: Optional[str],
     *,
@@ -222,9 +221,11 @@ def _verify_rebuild(
     quiet: bool,
 ) -> None:
     # the engines and the renderer only when asked: plain verify reads an image and no more
-    from mlcc.app.rebuild import rebuild_and_compare, rebuild_error
+    from mlcc.app.rebuild import check_saved, rebuild_and_compare, rebuild_error
     from mlcc.engines.base import Log
 
+    check_saved(image)  # before a registry is asked for it
+    contents = open_image(image, tls_verify=tls_verify, arch=image_arch, backend=backend)
     if len(contents) != 1:
         raise UsageError(f"{image} is a multi-arch image: rebuild one arch, pick it with --arch")
     log = Log(None if quiet else lambda line: echo(f"  | {line}", err=True))
