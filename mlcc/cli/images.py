@@ -20,8 +20,10 @@ from mlcc.app.images import (
     summary,
     verify_image,
 )
+from mlcc.app.rebuild import check_saved, rebuild_and_compare, rebuild_error
 from mlcc.cli.context import complete_arch
 from mlcc.cli.options import kb_of
+from mlcc.engines.base import Log
 from mlcc.errors import UsageError
 from mlcc.image.content import ImageContent
 from mlcc.image.sizes import layer_lines, summary_line
@@ -220,10 +222,6 @@ def _verify_rebuild(
     keep: bool,
     quiet: bool,
 ) -> None:
-    # the engines and the renderer only when asked: plain verify reads an image and no more
-    from mlcc.app.rebuild import check_saved, rebuild_and_compare, rebuild_error
-    from mlcc.engines.base import Log
-
     check_saved(image)  # before a registry is asked for it
     contents = open_image(image, tls_verify=tls_verify, arch=image_arch, backend=backend)
     if len(contents) != 1:

@@ -6,8 +6,10 @@ The rebuild itself, with buildah, is tests/e2e/test_verify_rebuild.py."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
+import tarfile
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -123,9 +125,21 @@ def test_keep_without_rebuild_is_a_usage_error(cli: Any, tmp_path: Path) -> None
     assert result.code == EXIT_USAGE and "--keep and --quiet go with --rebuild" in result.err
 
 
+def _plain_layer(files: Dict[str, bytes]) -> bytes:
+    """A plain tar layer, the same bytes every time (a gzip header carries the clock)."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size, info.mtime = len(data), 315532800
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
 def _layers(tmp_path: Path, name: str, extra: Dict[str, bytes]) -> Path:
     files = {"opt/app/run.py": b"print(1)\n", **extra}
-    return oci_layout(tmp_path / name, [layer({"usr/bin/python3": b"ELF"}), layer(files)], labels={})
+    layers = [_plain_layer({"usr/bin/python3": b"ELF"}), _plain_layer(files)]
+    return oci_layout(tmp_path / name, layers, labels={})
 
 
 def test_an_identical_rebuild_reports_identical_and_fails_nothing(tmp_path: Path) -> None:
