@@ -20,7 +20,11 @@ from mlcc.app.images import (
     summary,
     verify_image,
 )
+from mlcc.app.rebuild import check_saved, rebuild_and_compare, rebuild_error
 from mlcc.cli.context import complete_arch
+from mlcc.cli.options import kb_of
+from mlcc.engines.base import Log
+from mlcc.errors import UsageError
 from mlcc.image.content import ImageContent
 from mlcc.image.sizes import layer_lines, summary_line
 from mlcc.ui.safe_text import echo
@@ -153,16 +157,43 @@ def diff_command(
 @click.command("verify")
 @click.argument("image")
 @image_options
-@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the findings (with --rebuild: the comparison) as JSON."
+)
+@click.option(
+    "--rebuild",
+    is_flag=True,
+    help="Rebuild IMAGE from its stamped stack (the same base digest and build files) with a local "
+    "engine (--backend buildah or podman) and compare the two layer by layer; exit 6 naming the "
+    "first differing layer and its paths (docs/reproducing.md).",
+)
+@click.option("--keep", is_flag=True, help="With --rebuild: keep the rebuilt image in local storage.")
+@click.option("-q", "--quiet", is_flag=True, help="With --rebuild: do not show the build output.")
+@click.pass_context
 def verify_command(
-    image: str, tls_verify: bool, image_arch: Optional[str], backend: Optional[str], as_json: bool
+    ctx: click.Context,
+    image: str,
+    tls_verify: bool,
+    image_arch: Optional[str],
+    backend: Optional[str],
+    as_json: bool,
+    rebuild: bool,
+    keep: bool,
+    quiet: bool,
 ) -> None:
     """Check that IMAGE holds the stack it claims: what the build recorded as installed
     against stack.json and the labels. Exit 6 listing each mismatch.
 
     \b
     IMAGE is a registry reference, local:REF, or oci-archive:PATH / docker-archive:PATH / oci:DIR.
+    With --rebuild it is local:REF, oci-archive:PATH or oci:DIR: the image is built again and
+    the two compared; exit 0 when identical, 6 when they differ.
     """
+    if (keep or quiet) and not rebuild:
+        raise UsageError("--keep and --quiet go with --rebuild")
+    if rebuild:
+        _verify_rebuild(ctx, image, image_arch, tls_verify, backend, as_json=as_json, keep=keep, quiet=quiet)
+        return
     verified = verify_image(open_image(image, tls_verify=tls_verify, arch=image_arch, backend=backend))
     if as_json:
         report = [v.to_dict() for v in verified]
@@ -176,5 +207,34 @@ def verify_command(
             for finding in v.findings:
                 _say(f"  {'drift' if finding.severity == 'drift' else 'note '}  {finding}")
     error = drift_error(image, verified)
+    if error is not None:
+        raise error
+
+
+def _verify_rebuild(
+    ctx: click.Context,
+    image: str,
+    image_arch: Optional[str],
+    tls_verify: bool,
+    backend: Optional[str],
+    *,
+    as_json: bool,
+    keep: bool,
+    quiet: bool,
+) -> None:
+    check_saved(image)  # before a registry is asked for it
+    contents = open_image(image, tls_verify=tls_verify, arch=image_arch, backend=backend)
+    if len(contents) != 1:
+        raise UsageError(f"{image} is a multi-arch image: rebuild one arch, pick it with --arch")
+    log = Log(None if quiet else lambda line: echo(f"  | {line}", err=True))
+    rebuilt = rebuild_and_compare(
+        kb_of(ctx), image, contents[0], backend=backend, tls_verify=tls_verify, keep=keep, log=log
+    )
+    if as_json:
+        echo(json.dumps(rebuilt.to_dict(), indent=2))
+    else:
+        for line in rebuilt.describe():
+            _say(line)
+    error = rebuild_error(rebuilt)
     if error is not None:
         raise error
