@@ -364,7 +364,11 @@ def _hint(path: Path) -> str:
     file a link leads to); a file that is no SQLite database is someone else's: leave it."""
     shown = shlex.quote(str(path))
     other = "point --history / MLCC_HISTORY at another file"
-    if path.exists() and not _sqlite_file(path):
+    try:
+        foreign = path.exists() and not _sqlite_file(path)
+    except OSError:  # a name the system cannot look up (too long, a loop of links)
+        return other
+    if foreign:
         return f"{other}; mlcc never changes {shown}"
     try:
         real = path.resolve()
