@@ -446,18 +446,23 @@ def benchmark_lists(generated: Sequence[Generated], root: Path, *, from_disk: bo
         OutputError: A ``build.yaml`` on disk cannot be read or is not a List.
     """
     by_benchmark: Dict[str, Dict[str, Sequence[Any]]] = {}
+    built: Dict[str, Dict[str, str]] = {}  # the build.yaml already dumped, per variant
     for g in generated:
         if g.openshift is None:
             continue
         bench, variant = g.folder.split("/")
         by_benchmark.setdefault(bench, {})[variant] = g.openshift.build_objects
+        built.setdefault(bench, {})[variant] = dict(g.openshift.files)[f"{g.folder}/{BUILD_FILE}"]
     if from_disk:
         for bench, variants in by_benchmark.items():
             for path in sorted((root / bench).glob(f"*/{BUILD_FILE}")):
                 variant = path.parent.name
                 if variant not in variants:
                     variants[variant] = _read_build_objects(path)
-    return [benchmark_list(bench, list(variants.items())) for bench, variants in sorted(by_benchmark.items())]
+    return [
+        benchmark_list(bench, list(variants.items()), built[bench])
+        for bench, variants in sorted(by_benchmark.items())
+    ]
 
 
 def _read_build_objects(path: Path) -> Sequence[Any]:

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import click
 
 from mlcc.app import generate as gen
-from mlcc.app import published_set
 from mlcc.app.kb import resolve
-from mlcc.app.select import Selection, walk
 from mlcc.cli.context import benchmark_argument, kb_of
 from mlcc.cli.options import options
 from mlcc.errors import UsageError
@@ -23,6 +21,9 @@ from mlcc.render.openshift import ClusterOptions, check_cluster_options
 from mlcc.render.plan import DEFAULT_OPTIONS
 from mlcc.resolve.pins import Pins
 from mlcc.ui.safe_text import echo, printable
+
+if TYPE_CHECKING:
+    from mlcc.app.select import Selection
 
 
 def _refuse_ignored_cluster_flags(out: gen.OutputFlags, cluster: ClusterOptions) -> None:
@@ -100,6 +101,9 @@ def gen_command(
     if all_:
         if benchmark is not None or pins:
             raise UsageError("--all regenerates the published set; it takes no benchmark or pins")
+        # the matrix and its schema check serve --all only: one variant's gen never reads them
+        from mlcc.app import published_set
+
         generated = published_set.generate_all(
             kb, fmt=fmt, options=render_options, cluster=cluster if openshift else None
         )
@@ -142,6 +146,9 @@ MAX_ANSWER_LENGTH = 200
 
 
 def _ask_for_stack(kb: KnowledgeBase) -> Selection:
+    # the menus (and the matrix's CPU value they offer) serve -i only
+    from mlcc.app.select import walk
+
     if sys.stdin is None:  # started with file descriptor 0 closed
         raise UsageError(
             "gen -i: standard input is closed, so there is no one to answer the questions",

@@ -41,6 +41,10 @@ LATE_IMPORTS = {
     "mlcc.kb.yamlsrc:yaml",
     # difflib suggests a name only after a typo; `mlcc resolve` would import it on every run
     "mlcc.resolve.request:difflib",
+    # the published set (recipes/matrix.yaml, its schema check) is read by `gen --all` only
+    "mlcc.cli.gen:mlcc.app.published_set",
+    # and the menus of `gen -i`, which offer the matrix's CPU value, by -i only
+    "mlcc.cli.gen:mlcc.app.select",
     # rich draws tables only: `mlcc resolve --json` and `mlcc gen` print none (perf/README.md)
     "mlcc.ui.table:rich.box",
     "mlcc.ui.table:rich.console",

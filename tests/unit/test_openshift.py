@@ -17,7 +17,14 @@ from mlcc.api import Pins, request_for
 from mlcc.errors import UsageError
 from mlcc.lint.kube import SchemaStore
 from mlcc.render import render
-from mlcc.render.openshift import ClusterOptions, check_cluster_options, render_openshift
+from mlcc.render.openshift import (
+    BUILD_FILE,
+    ClusterOptions,
+    benchmark_list,
+    check_cluster_options,
+    object_list,
+    render_openshift,
+)
 from mlcc.render.openshift.yamlout import dumps
 from tests.conftest import REPO
 from tests.kube_schemas import SCHEMAS, object_errors, schema_store
@@ -438,3 +445,20 @@ def test_a_chained_runtime_image_is_built_from_its_runtime_stage_and_triggered_b
     with pytest.raises(UsageError) as error:
         render_openshift(rendered, ClusterOptions(chain=True))
     assert "--namespace" in (error.value.hint or "")
+
+
+def test_a_benchmark_list_of_one_variant_is_its_build_file_and_of_two_is_dumped_anew(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    """`mlcc gen` reuses a variant's build.yaml text for the benchmark's List when the List
+    holds exactly that variant's objects (not dumping the same document twice); the text is
+    what a fresh dump would write, and a List that merges two variants is dumped anew."""
+    first = render_openshift(_rendered(kb, resolver, "maskrcnn", cuda="10.1"))
+    second = render_openshift(_rendered(kb, resolver, "maskrcnn", cuda="10.2"))
+    texts = {f.folder.split("/")[1]: dict(f.files)[f"{f.folder}/{BUILD_FILE}"] for f in (first, second)}
+    one = [(first.folder.split("/")[1], first.build_objects)]
+    fresh = benchmark_list("maskrcnn", one)
+    assert benchmark_list("maskrcnn", one, texts) == fresh
+    assert fresh[1] == texts[one[0][0]] == dumps(object_list(first.build_objects))
+    two = [*one, (second.folder.split("/")[1], second.build_objects)]
+    merged = benchmark_list("maskrcnn", two, texts)
+    assert merged == benchmark_list("maskrcnn", two)
+    assert merged[1] not in texts.values()

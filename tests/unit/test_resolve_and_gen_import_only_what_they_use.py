@@ -17,8 +17,10 @@ import pytest
 from tests.conftest import REPO
 
 # Never needed to resolve a stack or write its files: the engines (and the Docker SDK,
-# Kubernetes client and sh module only they use).
+# Kubernetes client and sh module only they use), and the published set that only
+# `gen --all` reads (recipes/matrix.yaml and its schema check).
 NOT_IMPORTED = ("mlcc.engines", "docker", "kubernetes", "sh")
+NOT_IMPORTED_MODULES = ("mlcc.app.published_set", "mlcc.matrix")
 IMPORTED = re.compile(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$")
 
 
@@ -48,10 +50,20 @@ def _imported(args: List[str], cwd: Path) -> Set[str]:
 )
 def test_resolve_and_gen_never_import_the_engines(args: List[str], tmp_path: Path) -> None:
     names = _imported(args, tmp_path)
-    unwanted = sorted(n for n in names if n.split(".")[0] in NOT_IMPORTED or n.startswith("mlcc.engines"))
+    unwanted = sorted(
+        n
+        for n in names
+        if n.split(".")[0] in NOT_IMPORTED or n.startswith("mlcc.engines") or n in NOT_IMPORTED_MODULES
+    )
     assert unwanted == [], f"mlcc {args[0]} imports {unwanted}"
 
 
 def test_build_does_import_the_engines(tmp_path: Path) -> None:
     # the check above can fail: the same reading sees mlcc.engines where it is used
     assert "mlcc.engines" in _imported(["build", "--help"], tmp_path)
+
+
+def test_gen_all_does_import_the_published_set(tmp_path: Path) -> None:
+    # likewise for the published set: `gen --all` reads the matrix through it
+    names = _imported(["gen", "--all", "--only", "openshift", "-o", "out"], tmp_path)
+    assert {"mlcc.app.published_set", "mlcc.matrix"} <= names

@@ -12,7 +12,7 @@ dicts built in a fixed key order and written by :mod:`.yamlout`: byte-identical 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.errors import UsageError
 from mlcc.render.openshift.build import dedupe, variant_build_objects
@@ -100,8 +100,24 @@ def render_openshift(rendered: Rendered, options: ClusterOptions = DEFAULT_CLUST
     return OpenShiftFiles(folder, tuple(sorted(files)), tuple(build_objects))
 
 
-def benchmark_list(benchmark: str, variants: Sequence[Tuple[str, Sequence[Obj]]]) -> Tuple[str, str]:
-    """``<benchmark>/<benchmark>.yaml``: every variant's build objects, each object once."""
+def benchmark_list(
+    benchmark: str, variants: Sequence[Tuple[str, Sequence[Obj]]], built: Optional[Mapping[str, str]] = None
+) -> Tuple[str, str]:
+    """``<benchmark>/<benchmark>.yaml``: every variant's build objects, each object once.
+
+    Args:
+        benchmark: The benchmark's name.
+        variants: ``(variant, build objects)`` for every variant of the benchmark.
+        built: Variant -> the text of its ``build.yaml`` where it was just dumped: when the
+            merged list is exactly those objects in that order (a benchmark with one
+            variant), the file is that text, not a second dump of the same document.
+
+    Returns:
+        The file's path under the OpenShift root and its content.
+
+    Raises:
+        UsageError: Two variants define one object differently.
+    """
     objects: List[Obj] = []
     origins: List[str] = []
     for variant, items in sorted(variants, key=lambda v: v[0]):
@@ -111,4 +127,9 @@ def benchmark_list(benchmark: str, variants: Sequence[Tuple[str, Sequence[Obj]]]
     # ImageStreams first, then ConfigMaps, then BuildConfigs: what `oc apply` creates in order
     order = {"ImageStream": 0, "ConfigMap": 1, "BuildConfig": 2}
     merged.sort(key=lambda o: order.get(o["kind"], 3))
-    return f"{benchmark}/{benchmark}.yaml", dumps(object_list(merged))
+    path = f"{benchmark}/{benchmark}.yaml"
+    for variant, items in variants:
+        text = (built or {}).get(variant)
+        if text is not None and len(items) == len(merged) and all(a is b for a, b in zip(items, merged)):
+            return path, text  # the very objects of that variant's build.yaml, in its order
+    return path, dumps(object_list(merged))
