@@ -9,9 +9,8 @@ from typing import Any, Optional
 import click
 
 from mlcc.app.advise import Advice, advise
-from mlcc.cli.context import benchmark_argument, complete_round, kb_of
+from mlcc.cli.context import benchmark_argument, kb_of, round_option
 from mlcc.cli.history import HISTORY_HELP
-from mlcc.cli.options import KnowledgeHelpOption
 from mlcc.cli.values import PATH
 from mlcc.ui.safe_text import echo
 from mlcc.ui.table import render
@@ -25,15 +24,7 @@ ROUND_HELP = "Only this MLPerf round's recipe (`mlcc list rounds`)."
 @click.option(
     "--gpu", required=True, metavar="NAME", help="The GPU generation (mlcc list gpus): a100, h100, ..."
 )
-@click.option(
-    "--round",
-    "round_name",
-    metavar="ROUND",
-    help=ROUND_HELP,
-    cls=KnowledgeHelpOption,
-    describe=lambda kb: ROUND_HELP.replace("`mlcc list rounds`", ", ".join(kb.rounds())),
-    shell_complete=complete_round,
-)
+@round_option(ROUND_HELP)
 @click.option("--history", "history_file", metavar="FILE", type=PATH, help=HISTORY_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.pass_context

@@ -7,7 +7,7 @@ from typing import Any, Callable, Iterable, List, TypeVar
 import click
 from packaging.version import Version
 
-from mlcc.cli.options import COMPLETERS, kb_of
+from mlcc.cli.options import COMPLETERS, KnowledgeHelpOption, kb_of
 from mlcc.kb.model import FLAVOURS, KnowledgeBase
 
 # kb_of lives with the options (an option's --help may read the knowledge base); commands take it from here
@@ -20,6 +20,7 @@ __all__ = [
     "complete_nccl_profile",
     "complete_round",
     "kb_of",
+    "round_option",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -148,3 +149,18 @@ COMPLETERS["--with"] = complete_with
 
 def benchmark_argument(required: bool = True) -> Callable[[F], F]:
     return click.argument("benchmark", required=required, shell_complete=complete_benchmark)
+
+
+def round_option(help_text: str) -> Callable[[F], F]:
+    """``--round ROUND`` of a command that takes a round by itself (results, advise): its
+    help names the rounds the recipes record where ``help_text`` says `mlcc list rounds`,
+    and the shell completes them."""
+    return click.option(
+        "--round",
+        "round_name",
+        metavar="ROUND",
+        help=help_text,
+        cls=KnowledgeHelpOption,
+        describe=lambda kb: help_text.replace("`mlcc list rounds`", ", ".join(kb.rounds())),
+        shell_complete=complete_round,
+    )

@@ -23,10 +23,9 @@ from mlcc.app.results import (
     write_results_page,
 )
 from mlcc.cli import LazyGroup
-from mlcc.cli.context import complete_benchmark, complete_round, kb_of
+from mlcc.cli.context import complete_benchmark, kb_of, round_option
 from mlcc.cli.history import HISTORY_HELP
 from mlcc.cli.images import image_option_list
-from mlcc.cli.options import KnowledgeHelpOption
 from mlcc.cli.values import FILE, NONEMPTY_TEXT, PATH, POSITIVE
 from mlcc.report.results import spread_text
 from mlcc.results.compare import ratio_text, reference_label
@@ -66,15 +65,7 @@ SCORE_ROUND_HELP = (
 @click.command("score")
 @click.argument("paths", nargs=-1, required=True, type=PATH, metavar="DIR|LOG...")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list, one object per benchmark.")
-@click.option(
-    "--round",
-    "round_name",
-    metavar="ROUND",
-    help=SCORE_ROUND_HELP,
-    cls=KnowledgeHelpOption,
-    describe=lambda kb: SCORE_ROUND_HELP.replace("`mlcc list rounds`", ", ".join(kb.rounds())),
-    shell_complete=complete_round,
-)
+@round_option(SCORE_ROUND_HELP)
 @click.pass_context
 def score_command(ctx: click.Context, paths: Sequence[str], as_json: bool, round_name: Any) -> None:
     """Time to train of each run and the MLPerf score of each benchmark: the mean after
@@ -83,8 +74,9 @@ def score_command(ctx: click.Context, paths: Sequence[str], as_json: bool, round
     score partial.
 
     \b
-    Reads :::MLL (v0.6) and :::MLLOG (v0.7 and later) logs; :::MLLOG logs are scored by
-    the v2.1 rules unless --round says otherwise.
+    Reads :::MLL (v0.6) and :::MLLOG (v0.7 and later) logs, each scored by the rules of
+    the round record (mlcc list rounds) that writes its format, unless --round names one;
+    the output names the round whose rules it used.
     Runs are grouped by benchmark, submitter and platform (from the submission_* lines).
     Examples:
       mlcc results score training_results_v0.6/NVIDIA/results
@@ -196,23 +188,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 ROUND_HELP = "The runs' MLPerf round (`mlcc list rounds`); default: the round the log format implies."
 
 
-def round_option() -> Callable[[F], F]:
-    """``--round`` of the commands that store runs: its help lists the recorded rounds."""
-    return click.option(
-        "--round",
-        "round_name",
-        metavar="ROUND",
-        help=ROUND_HELP,
-        cls=KnowledgeHelpOption,
-        describe=lambda kb: ROUND_HELP.replace("`mlcc list rounds`", ", ".join(kb.rounds())),
-        shell_complete=complete_round,
-    )
-
-
 @click.command("add")
 @click.argument("paths", nargs=-1, required=True, type=PATH, metavar="LOG...")
 @stack_source
-@round_option()
+@round_option(ROUND_HELP)
 @click.option(
     "--json",
     "as_json",

@@ -9,8 +9,8 @@ from typing import Any
 import click
 
 from mlcc.app.results_collect import CollectTarget, collect_results
-from mlcc.cli.context import kb_of
-from mlcc.cli.results import report_added, round_option, source_of, stack_source
+from mlcc.cli.context import kb_of, round_option
+from mlcc.cli.results import ROUND_HELP, report_added, source_of, stack_source
 from mlcc.cli.values import PATH
 from mlcc.errors import UsageError
 from mlcc.results.collect import Cluster
@@ -34,7 +34,7 @@ from mlcc.ui.safe_text import echo
 @click.option("--context", metavar="NAME", help="The kubeconfig context (default: the current one).")
 @click.option("--container", metavar="NAME", help="The container whose log to read (default: the first).")
 @stack_source
-@round_option()
+@round_option(ROUND_HELP)
 @click.pass_context
 def collect_command(
     ctx: click.Context,

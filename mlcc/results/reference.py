@@ -27,14 +27,18 @@ class GpuReferences(NamedTuple):
     tags: Mapping[str, str]  # GPU name -> its variant tag (h100 -> sm90)
 
     def gpu_of(self, rows: Sequence[Mapping[str, Any]]) -> Optional[str]:
-        """The one GPU the rows ran on, or None when they name none or several."""
+        """The one GPU the rows ran on, or None when they name none or several.
+
+        A system's name names its GPU; a variant's tag (``sm90``) names an architecture,
+        which several GPUs may share (H100 and H200): it settles the GPU only when one
+        GPU has it, else the system must."""
         found = set()
         for row in rows:
             variant = str(row.get("variant") or "")
             system = str(row.get("system") or "")
-            for name, tag in self.tags.items():
-                if variant.endswith(f"-{tag}") or re.search(rf"\b{re.escape(name)}\b", system, re.I):
-                    found.add(name)
+            named = {name for name in self.tags if re.search(rf"\b{re.escape(name)}\b", system, re.I)}
+            by_tag = {name for name, tag in self.tags.items() if variant.endswith(f"-{tag}")}
+            found |= (named & by_tag or named) if named else by_tag
         return found.pop() if len(found) == 1 else None
 
     def reference(

@@ -354,7 +354,13 @@ def test_a_stacks_gpu_is_read_from_its_variant_tag_or_its_system() -> None:
     from mlcc.results.reference import published_by_gpu
 
     by_gpu = published_by_gpu(load())
-    assert by_gpu.gpu_of([{"variant": "cuda11.8-cudnn8-ubi8-x86_64-sm90", "system": None}]) == "h100"
+    assert by_gpu.gpu_of([{"variant": "cuda11.8-cudnn8-ubi8-x86_64-sm80", "system": None}]) == "a100"
+    # sm90 is H100's and H200's: the tag alone cannot tell them apart, the system can
+    assert by_gpu.gpu_of([{"variant": "cuda11.8-cudnn8-ubi8-x86_64-sm90", "system": None}]) is None
+    assert (
+        by_gpu.gpu_of([{"variant": "cuda11.8-cudnn8-ubi8-x86_64-sm90", "system": "1xNVIDIA DGX H100"}])
+        == "h100"
+    )
     assert by_gpu.gpu_of([{"variant": None, "system": "1xNVIDIA DGX A100"}]) == "a100"
     assert by_gpu.gpu_of([{"system": "1xNVIDIA DGX A100"}, {"system": "1xNVIDIA DGX H100"}]) is None
     assert by_gpu.gpu_of([{"variant": "cuda10.1-cudnn7-ubi8-x86_64", "system": "dgx1"}]) is None
