@@ -16,7 +16,7 @@ from mlcc.ui.safe_text import echo
 from mlcc.ui.table import render
 
 # the rounds come from the records (recipes/rounds/), listed when --help is asked
-ROUND_HELP = "Only this MLPerf round's recipe (`mlcc list rounds`)."
+ADVISE_ROUND_HELP = "Only this MLPerf round's recipe (`mlcc list rounds`)."
 
 
 @click.command("advise")
@@ -24,7 +24,7 @@ ROUND_HELP = "Only this MLPerf round's recipe (`mlcc list rounds`)."
 @click.option(
     "--gpu", required=True, metavar="NAME", help="The GPU generation (mlcc list gpus): a100, h100, ..."
 )
-@round_option(ROUND_HELP)
+@round_option(ADVISE_ROUND_HELP)
 @click.option("--history", "history_file", metavar="FILE", type=PATH, help=HISTORY_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.pass_context
