@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import warnings
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from mlcc.errors import IncompleteRecipe
 from mlcc.flags import flag
 from mlcc.kb import KnowledgeBase, load, recipes_root
-from mlcc.kb.model import Benchmark, Provenance
+from mlcc.kb.model import Benchmark, LibBuild, Provenance
 from mlcc.resolve import Resolver, Stack
 from mlcc.resolve import gpu as gpu_rule
 from mlcc.resolve.pins import Pins
@@ -189,123 +189,158 @@ def list_rows(kb: KnowledgeBase, what: str) -> List[Dict[str, Any]]:
     Raises:
         ValueError: ``what`` is not one of them (the CLI offers only those).
     """
-    if what == "rounds":
-        return _round_rows(kb)
-    if what == "benchmarks":
-        return [
-            {
-                "name": b.base_name,
-                "round": b.round,
-                "id": b.name,  # what stack files, images and tags carry (maskrcnn-v2.1)
-                "title": b.title,
-                "suite": b.suite,
-                "framework": (f"{b.framework.name} {b.framework.versions}" if b.framework else None),
-                "arches": list(b.arches),
-                "accelerators": list(b.accelerators),
-                "requires": list(b.requires),
-                "gpus": {"min": b.gpus_min, "reference": b.gpus_reference},
-                "unavailable": b.unavailable,  # why no stack can be built (None: one can)
-                "incomplete": b.incomplete,  # why its image does not yet run it (None: it does)
-                **_provenance(b.prov),
-            }
-            for b in sorted(kb.benchmarks.values(), key=lambda b: (b.base_name, b.name))
-        ]
-    if what == "bases":
-        return [
-            {
-                "name": b.name,
-                "image": b.ref,
-                "family": b.family,
-                "package_manager": b.package_manager,
-                "repo_distro": b.repo_distro,
-                "arches": list(b.arches),
-                "isa_baseline": dict(b.isa_baseline),
-                "python_default": b.python_default,
-                "pythons": [p.version for p in b.pythons],
-                "gcc": b.gcc_system,
-                "toolsets": [f"{t.name} ({t.gcc})" for t in b.toolsets],
-                "preference": b.preference,
-                "requires_subscription": b.requires_subscription,
-                "end_of_life": b.end_of_life,
-                **_provenance(b.prov),
-            }
-            for b in kb.bases
-        ]
-    if what == "cuda":
-        return [
-            {
-                "version": r.version,
-                "label": r.label,
-                "min_driver": r.min_driver,
-                "host_gcc": dict(r.host_gcc),
-                "repos": {d: list(a) for d, a in r.repos},
-                **_provenance(r.prov),
-                "unverified_fields": list(r.prov.unverified_fields),
-            }
-            for r in kb.cuda
-        ]
-    if what in ("cudnn", "nccl"):
-        builds = kb.cudnn if what == "cudnn" else kb.nccl
-        return [
-            {
-                "version": b.version,
-                "cuda": b.cuda,
-                "repo_distro": b.repo_distro,
-                "arches": list(b.arches),
-                "method": b.method,
-                "packages": [kb.packaging(b.method).pin(p) for p in b.packages],
-                "url": b.url,
-                **_provenance(b.prov),
-            }
-            for b in sorted(
-                builds,
-                key=lambda b: (parse_version(b.cuda), parse_version(b.version)),
-                reverse=True,
-            )
-        ]
-    if what == "frameworks":
-        return [
-            {
-                "framework": f.framework,
-                "version": f.version,
-                "variant": f.variant,
-                "cuda": list(f.cuda),
-                "python": list(f.python),
-                "arches": list(f.arches),
-                "install": f.install.method,
-                **_provenance(f.prov),
-            }
-            for framework in kb.frameworks.values()
-            for f in sorted(framework.builds, key=lambda b: parse_version(b.version), reverse=True)
-        ]
-    if what == "arches":
-        return [
-            {
-                "name": a.name,
-                "aliases": list(a.aliases),
-                "oci": a.oci,
-                "nvidia_repo": dict(a.nvidia_repos),
-                "debian": a.debian,
-                "kubernetes": a.kubernetes,
-            }
-            for a in kb.arches.values()
-        ]
-    if what == "gpus":
-        return [
-            {
-                "name": g.name,
-                "title": g.title,
-                "architecture": g.architecture,
-                "compute_capability": g.compute_capability,
-                "sm": g.sm,
-                "min_cuda": g.min_cuda,
-                "min_driver": g.min_driver,
-                "product_labels": list(g.product_labels),
-                "gpus_per_node": g.gpus_per_node,
-                "host_arch": g.host_arch,
-                **_provenance(g.prov),
-                "unverified_fields": list(g.prov.unverified_fields),
-            }
-            for g in kb.gpus.values()
-        ]
-    raise ValueError(what)
+    rows = _ROWS.get(what)
+    if rows is None:
+        raise ValueError(what)
+    return rows(kb)
+
+
+def _benchmarks_rows(kb: KnowledgeBase) -> List[Dict[str, Any]]:
+    """The benchmarks, by name and round."""
+    return [
+        {
+            "name": b.base_name,
+            "round": b.round,
+            "id": b.name,  # what stack files, images and tags carry (maskrcnn-v2.1)
+            "title": b.title,
+            "suite": b.suite,
+            "framework": (f"{b.framework.name} {b.framework.versions}" if b.framework else None),
+            "arches": list(b.arches),
+            "accelerators": list(b.accelerators),
+            "requires": list(b.requires),
+            "gpus": {"min": b.gpus_min, "reference": b.gpus_reference},
+            "unavailable": b.unavailable,  # why no stack can be built (None: one can)
+            "incomplete": b.incomplete,  # why its image does not yet run it (None: it does)
+            **_provenance(b.prov),
+        }
+        for b in sorted(kb.benchmarks.values(), key=lambda b: (b.base_name, b.name))
+    ]
+
+
+def _bases_rows(kb: KnowledgeBase) -> List[Dict[str, Any]]:
+    """The base images, in order of preference."""
+    return [
+        {
+            "name": b.name,
+            "image": b.ref,
+            "family": b.family,
+            "package_manager": b.package_manager,
+            "repo_distro": b.repo_distro,
+            "arches": list(b.arches),
+            "isa_baseline": dict(b.isa_baseline),
+            "python_default": b.python_default,
+            "pythons": [p.version for p in b.pythons],
+            "gcc": b.gcc_system,
+            "toolsets": [f"{t.name} ({t.gcc})" for t in b.toolsets],
+            "preference": b.preference,
+            "requires_subscription": b.requires_subscription,
+            "end_of_life": b.end_of_life,
+            **_provenance(b.prov),
+        }
+        for b in kb.bases
+    ]
+
+
+def _cuda_rows(kb: KnowledgeBase) -> List[Dict[str, Any]]:
+    """The CUDA releases, newest first."""
+    return [
+        {
+            "version": r.version,
+            "label": r.label,
+            "min_driver": r.min_driver,
+            "host_gcc": dict(r.host_gcc),
+            "repos": {d: list(a) for d, a in r.repos},
+            **_provenance(r.prov),
+            "unverified_fields": list(r.prov.unverified_fields),
+        }
+        for r in kb.cuda
+    ]
+
+
+def _frameworks_rows(kb: KnowledgeBase) -> List[Dict[str, Any]]:
+    """Every framework build, newest first per framework."""
+    return [
+        {
+            "framework": f.framework,
+            "version": f.version,
+            "variant": f.variant,
+            "cuda": list(f.cuda),
+            "python": list(f.python),
+            "arches": list(f.arches),
+            "install": f.install.method,
+            **_provenance(f.prov),
+        }
+        for framework in kb.frameworks.values()
+        for f in sorted(framework.builds, key=lambda b: parse_version(b.version), reverse=True)
+    ]
+
+
+def _arches_rows(kb: KnowledgeBase) -> List[Dict[str, Any]]:
+    """The CPU architectures."""
+    return [
+        {
+            "name": a.name,
+            "aliases": list(a.aliases),
+            "oci": a.oci,
+            "nvidia_repo": dict(a.nvidia_repos),
+            "debian": a.debian,
+            "kubernetes": a.kubernetes,
+        }
+        for a in kb.arches.values()
+    ]
+
+
+def _gpus_rows(kb: KnowledgeBase) -> List[Dict[str, Any]]:
+    """The GPU generations."""
+    return [
+        {
+            "name": g.name,
+            "title": g.title,
+            "architecture": g.architecture,
+            "compute_capability": g.compute_capability,
+            "sm": g.sm,
+            "min_cuda": g.min_cuda,
+            "min_driver": g.min_driver,
+            "product_labels": list(g.product_labels),
+            "gpus_per_node": g.gpus_per_node,
+            "host_arch": g.host_arch,
+            **_provenance(g.prov),
+            "unverified_fields": list(g.prov.unverified_fields),
+        }
+        for g in kb.gpus.values()
+    ]
+
+
+def _library_rows(kb: KnowledgeBase, builds: Sequence[LibBuild]) -> List[Dict[str, Any]]:
+    """cuDNN or NCCL builds, newest CUDA and version first."""
+    return [
+        {
+            "version": b.version,
+            "cuda": b.cuda,
+            "repo_distro": b.repo_distro,
+            "arches": list(b.arches),
+            "method": b.method,
+            "packages": [kb.packaging(b.method).pin(p) for p in b.packages],
+            "url": b.url,
+            **_provenance(b.prov),
+        }
+        for b in sorted(
+            builds,
+            key=lambda b: (parse_version(b.cuda), parse_version(b.version)),
+            reverse=True,
+        )
+    ]
+
+
+# What `mlcc list WHAT` lists, one row builder per kind (LISTABLE names them in its order).
+_ROWS: Dict[str, Callable[[KnowledgeBase], List[Dict[str, Any]]]] = {
+    "benchmarks": _benchmarks_rows,
+    "bases": _bases_rows,
+    "cuda": _cuda_rows,
+    "cudnn": lambda kb: _library_rows(kb, kb.cudnn),
+    "nccl": lambda kb: _library_rows(kb, kb.nccl),
+    "frameworks": _frameworks_rows,
+    "arches": _arches_rows,
+    "gpus": _gpus_rows,
+    "rounds": _round_rows,
+}
