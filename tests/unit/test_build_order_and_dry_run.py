@@ -5,8 +5,6 @@ already) while building, tagging and recording nothing."""
 from __future__ import annotations
 
 import json
-import sys
-import textwrap
 from pathlib import Path
 from typing import Iterator, List
 
@@ -23,6 +21,7 @@ from mlcc.kb.model import KnowledgeBase
 from mlcc.render import ClusterOptions, Options, render
 from mlcc.resolve import Resolver
 from mlcc.resolve.pins import Pins
+from tests.engine_plugin import installed_engine_plugin
 
 PLUGIN = '''
 import json
@@ -75,17 +74,8 @@ class Silent(Ledger):
 @pytest.fixture
 def ledger(tmp_path: Path) -> Iterator[Path]:
     """A real installed distribution (a dist-info folder on sys.path) declaring two engines."""
-    (tmp_path / "mlcc_ledger.py").write_text(textwrap.dedent(PLUGIN))
-    info = tmp_path / "mlcc_ledger-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mlcc-ledger\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(
-        "[mlcc.engines]\nledger = mlcc_ledger:Ledger\nsilent = mlcc_ledger:Silent\n"
-    )
-    sys.path.insert(0, str(tmp_path))
-    yield tmp_path
-    sys.path.remove(str(tmp_path))
-    sys.modules.pop("mlcc_ledger", None)
+    with installed_engine_plugin(tmp_path, "mlcc_ledger", PLUGIN, {"ledger": "Ledger", "silent": "Silent"}):
+        yield tmp_path
 
 
 def _plan_rows(out: str) -> List[List[str]]:

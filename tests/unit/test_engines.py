@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import sys
-import textwrap
 from pathlib import Path
 from typing import Iterator
 
@@ -14,6 +12,7 @@ from mlcc import engines
 from mlcc.engines.base import Engine, ImageEngine
 from mlcc.errors import UsageError
 from mlcc.history import History
+from tests.engine_plugin import installed_engine_plugin
 
 PLUGIN = '''
 import json
@@ -49,15 +48,8 @@ class Recording(Engine):
 @pytest.fixture
 def plugin(tmp_path: Path) -> Iterator[Path]:
     """A real installed distribution (a dist-info folder on sys.path) declaring an engine."""
-    (tmp_path / "mlcc_recording.py").write_text(textwrap.dedent(PLUGIN))
-    info = tmp_path / "mlcc_recording-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mlcc-recording\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[mlcc.engines]\nrecording = mlcc_recording:Recording\n")
-    sys.path.insert(0, str(tmp_path))
-    yield tmp_path
-    sys.path.remove(str(tmp_path))
-    sys.modules.pop("mlcc_recording", None)
+    with installed_engine_plugin(tmp_path, "mlcc_recording", PLUGIN, {"recording": "Recording"}):
+        yield tmp_path
 
 
 def test_mlcc_declares_its_four_engines() -> None:

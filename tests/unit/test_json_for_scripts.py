@@ -5,14 +5,13 @@ anything is built), results add and report; stdout holds nothing else."""
 from __future__ import annotations
 
 import json
-import sys
-import textwrap
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
 from tests.conftest import mlperf_v06
+from tests.engine_plugin import installed_engine_plugin
 
 VARIANT = "cuda10.1-cudnn7-ubi8-x86_64"
 
@@ -50,15 +49,8 @@ def _strict(text: str) -> Any:
 @pytest.fixture
 def instant(tmp_path: Path) -> Iterator[None]:
     """A real installed distribution declaring an engine that builds at once."""
-    (tmp_path / "mlcc_instant.py").write_text(textwrap.dedent(ENGINE))
-    info = tmp_path / "mlcc_instant-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mlcc-instant\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[mlcc.engines]\ninstant = mlcc_instant:Instant\n")
-    sys.path.insert(0, str(tmp_path))
-    yield
-    sys.path.remove(str(tmp_path))
-    sys.modules.pop("mlcc_instant", None)
+    with installed_engine_plugin(tmp_path, "mlcc_instant", ENGINE, {"instant": "Instant"}):
+        yield
 
 
 def test_gen_json_lists_every_file_with_its_status(cli) -> None:  # type: ignore[no-untyped-def]

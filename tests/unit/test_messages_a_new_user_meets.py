@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests.engine_plugin import installed_engine_plugin
 from tests.oci_layout import layer, oci_layout
 
 
@@ -78,20 +79,8 @@ class Unreachable(Engine):
 
 
 def test_a_failed_build_says_its_error_once(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    import sys
-    import textwrap
-
-    (tmp_path / "mlcc_unreachable.py").write_text(textwrap.dedent(FAILING))
-    info = tmp_path / "mlcc_unreachable-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mlcc-unreachable\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[mlcc.engines]\nunreachable = mlcc_unreachable:Unreachable\n")
-    sys.path.insert(0, str(tmp_path))
-    try:
+    with installed_engine_plugin(tmp_path, "mlcc_unreachable", FAILING, {"unreachable": "Unreachable"}):
         result = cli("build", "ssd", "--backend", "unreachable", "--no-history")
-    finally:
-        sys.path.remove(str(tmp_path))
-        sys.modules.pop("mlcc_unreachable", None)
     assert result.code == 5, result
     assert "  | STEP 1/2: FROM base" in result.err  # the build's own output still shows
     assert result.err.count("cannot reach registry registry.invalid") == 1, result.err
