@@ -28,7 +28,7 @@ from mlcc.cli.history import HISTORY_HELP
 from mlcc.cli.images import image_option_list
 from mlcc.cli.values import FILE, NONEMPTY_TEXT, PATH, POSITIVE
 from mlcc.report.results import spread_text
-from mlcc.results.compare import ratio_text, reference_label
+from mlcc.results.compare import different_benchmarks, ratio_text, reference_label
 from mlcc.results.parse import log_text
 from mlcc.results.store import Placement
 from mlcc.ui.safe_text import echo
@@ -302,6 +302,10 @@ def compare_command(
             f"no results stored in {history.path}{filtered}; mlcc results add LOG... --image REF stores some"
         )
         return
+    apart = different_benchmarks(comparisons) if len(set(benchmarks)) > 1 else None
+    if apart:
+        echo(apart)
+        echo()
     _print_comparisons(comparisons)
     if html_file:
         echo(f"wrote {html_file}: {len(comparisons)} plot(s)")
@@ -323,7 +327,7 @@ def _print_comparisons(comparisons: Sequence[Any]) -> None:
         if index:
             echo()
         reference = comparison.reference
-        line = f"{comparison.benchmark}"
+        line = comparison.title
         if reference:
             line += f"  reference {reference.minutes:.2f} min ({reference.system})"
         echo(line)
@@ -354,3 +358,5 @@ def _print_comparisons(comparisons: Sequence[Any]) -> None:
         for stack in comparison.stacks:
             for note in stack.notes:
                 echo(f"  {stack.stack}: {note}")
+        for note in comparison.notes:
+            echo(f"  {note}")
