@@ -219,18 +219,25 @@ def compare(
                 s.gpu or "",
             )
         )
-        others = sorted(m for b, m in groups if b == benchmark and m != model)
-        notes = tuple(
-            f"{benchmark} runs of {_rounds_text(groups[(benchmark, other)])} train {other or 'another model'},"
-            f" not {model or 'this one'}: another benchmark under the same log name, compared in its own table"
-            for other in others
-        )
+        notes = _apart(benchmark, model, groups)
         found.append(BenchmarkComparison(benchmark, reference, tuple(stacks), model or None, notes))
     return found
 
 
-def _rounds_text(members: Mapping[Tuple[str, str, str], Any]) -> str:
-    return ", ".join(sorted({round_name or "no round" for _, round_name, _ in members}))
+def _apart(
+    benchmark: str, model: str, groups: Mapping[Tuple[str, str], Mapping[Tuple[str, str, str], Any]]
+) -> Tuple[str, ...]:
+    """Why the runs of this log name that train another model stand in another table."""
+    notes = []
+    for (name, other), members in sorted(groups.items()):
+        if name != benchmark or other == model:
+            continue
+        rounds = ", ".join(sorted({round_name or "no round" for _, round_name, _ in members}))
+        notes.append(
+            f"{benchmark} runs of {rounds} train {other or 'another model'}, not {model or 'this one'}:"
+            " another benchmark under the same log name, compared in its own table"
+        )
+    return tuple(notes)
 
 
 def _like_reference(
