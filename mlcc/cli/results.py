@@ -57,9 +57,7 @@ def results_group() -> None:
     """
 
 
-SCORE_ROUND_HELP = (
-    "Score by this MLPerf round's rules (`mlcc list rounds`); default: the round the log format implies."
-)
+SCORE_ROUND_HELP = "Score by this MLPerf round's rules (`mlcc list rounds`); default: the round the log's format and benchmark (or folder) imply."
 
 
 @click.command("score")
@@ -75,8 +73,10 @@ def score_command(ctx: click.Context, paths: Sequence[str], as_json: bool, round
 
     \b
     Reads :::MLL (v0.6) and :::MLLOG (v0.7 and later) logs, each scored by the rules of
-    the round record (mlcc list rounds) that writes its format, unless --round names one;
-    the output names the round whose rules it used.
+    the round record (mlcc list rounds) that writes its format and holds its benchmark
+    (llama31_8b: v5.1), or that a folder of its path is named for (training_results_v5.1)
+    where several do, unless --round names one; the output names the round whose rules
+    it used (scaling.json applied from v2.0).
     Runs are grouped by benchmark, submitter and platform (from the submission_* lines).
     Examples:
       mlcc results score training_results_v0.6/NVIDIA/results
@@ -185,7 +185,7 @@ def report_added(stored: Stored) -> None:
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-ROUND_HELP = "The runs' MLPerf round (`mlcc list rounds`); default: the round the log format implies."
+ROUND_HELP = "The runs' MLPerf round (`mlcc list rounds`); default: the round the log's format and benchmark (or folder) imply."
 
 
 @click.command("add")
