@@ -245,7 +245,8 @@ def check_benchmarks(
         kb: The knowledge base (the benchmarks' rounds and log names).
         runs: The runs to store.
         stack: The stack they ran on.
-        round_name: ``--round``: the runs' round; default: the one their log's format, benchmark or folder imply.
+        round_name: ``--round``: the runs' round; default: the one their log's format,
+            benchmark or folder imply.
 
     Returns:
         The runs; one whose log never names its benchmark takes the image's.
@@ -333,7 +334,8 @@ def store_runs(
         stack: The stack they ran on.
         placement: The system, GPUs and nodes (default: what the logs say).
         history_file: ``--history FILE``, or None for the default database.
-        round_name: The MLPerf round of the runs; default: the one their log's format, benchmark or folder imply.
+        round_name: The MLPerf round of the runs; default: the one their log's format,
+            benchmark or folder imply.
 
     Returns:
         What was added (a run already stored is skipped), and the history.

@@ -57,7 +57,10 @@ def results_group() -> None:
     """
 
 
-SCORE_ROUND_HELP = "Score by this MLPerf round's rules (`mlcc list rounds`); default: the round the log's format and benchmark (or folder) imply."
+SCORE_ROUND_HELP = (
+    "Score by this MLPerf round's rules (`mlcc list rounds`); default: the round the log's format"
+    " and benchmark (or folder) imply."
+)
 
 
 @click.command("score")
@@ -185,7 +188,10 @@ def report_added(stored: Stored) -> None:
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-ROUND_HELP = "The runs' MLPerf round (`mlcc list rounds`); default: the round the log's format and benchmark (or folder) imply."
+ROUND_HELP = (
+    "The runs' MLPerf round (`mlcc list rounds`); default: the round the log's format and"
+    " benchmark (or folder) imply."
+)
 
 
 @click.command("add")
