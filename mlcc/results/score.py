@@ -203,7 +203,8 @@ def score(
 
     With ``rules``, each run is scored by the rules of its round (``round_name``, or the
     round its log's format, benchmark or folder imply) and ``required`` is not used;
-    without, ``required`` maps a log's benchmark name to the runs the rules ask for and v0.6's olympic rule applies.
+    without, ``required`` maps a log's benchmark name to the runs the rules ask for and
+    v0.6's olympic rule applies.
     Returns the scores (sorted) and notes about files that hold no run.
 
     Raises:
