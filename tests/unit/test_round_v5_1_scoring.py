@@ -204,3 +204,25 @@ def test_the_v5_systems_are_nvidias_trays_and_nodes(knowledge: KnowledgeBase) ->
         ("v5.1", "GB200"): ("gb200", 4, 144),
         ("v5.1", "GB300"): ("gb300", 4, 144),
     }
+
+
+def test_an_mllog_benchmark_no_round_holds_asks_for_the_round(
+    knowledge: KnowledgeBase, tmp_path: Path
+) -> None:
+    """Three rounds write :::MLLOG; a benchmark none of them holds tells none of them."""
+    logs = tmp_path / "mine"
+    logs.mkdir()
+    for run in range(3):
+        start = 1_759_900_000_000 + run * 10_000_000
+        (logs / f"result_{run}.txt").write_text(
+            f':::MLLOG {{"key": "submission_benchmark", "time_ms": {start}, "value": "mybench",'
+            ' "metadata": {}}\n'
+            f':::MLLOG {{"key": "run_start", "time_ms": {start}, "value": null, "metadata": {{}}}}\n'
+            f':::MLLOG {{"key": "run_stop", "time_ms": {start + 600_000}, "value": null,'
+            ' "metadata": {"status": "success"}}\n'
+        )
+    with pytest.raises(UsageError) as caught:
+        score_logs(knowledge, [str(logs)])
+    assert "a mllog log may be of rounds v2.1, v5.0, v5.1" in str(caught.value)
+    scored = _score(knowledge, logs, "v5.1")
+    assert (scored["round"], scored["score_minutes"], scored["required_runs"]) == ("v5.1", 10.0, None)
