@@ -168,6 +168,7 @@ def _int(text: Optional[str]) -> Optional[int]:
     no GPU) is unknown too, never a stored 0. A count too large to store stays as written,
     so that _placement refuses the log instead of storing "unknown" for it."""
     digits = text.strip() if isinstance(text, str) else ""
+    number: Optional[int]
     if digits.isascii() and digits.isdigit():
         # beyond 20 digits it cannot be stored anyway, and int() refuses over 4,300 digits
         number = int(digits) if len(digits) <= 20 else SQLITE_MAX_INTEGER + 1

@@ -334,7 +334,7 @@ def test_ctrl_c_stops_a_chain_after_the_running_stage(world: World) -> None:
             break
     assert any("building the stack stage" in line for line in seen), "".join(seen)
     process.send_signal(signal.SIGINT)  # to mlcc only, not to its process group
-    out, err = process.communicate(timeout=300)
+    _, err = process.communicate(timeout=300)
     text = "".join(seen) + err
     assert process.returncode == 130, text[-4000:]
     assert "interrupted" in err and "Traceback" not in text

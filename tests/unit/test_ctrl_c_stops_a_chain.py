@@ -63,7 +63,9 @@ def _job(benchmark: str) -> BuildJob:
     kb = load()
     request = request_for(kb, benchmark, Pins(cuda="10.1"))
     rendered = render(Resolver(kb).resolve(request), request=request)
-    base = ResolvedBase(rendered.plan.base_image, "sha256:" + "1" * 64, rendered.stack.arch.name, ("rhel",), "8.10")
+    base = ResolvedBase(
+        rendered.plan.base_image, "sha256:" + "1" * 64, rendered.stack.arch.name, ("rhel",), "8.10"
+    )
     return job_for(rendered, POLICY, benchmark)._replace(base=base)
 
 
@@ -102,7 +104,10 @@ def test_ctrl_c_stops_the_chain_in_its_first_stage_and_records_it_interrupted(
     assert len(_builds(fake_buildah)) == 1  # the stack stage only: no framework stage, no image
     assert "interrupted" in fake_buildah.read_text()  # the engine got the SIGINT mlcc alone got
     rows = history.rows()
-    assert [(row["benchmark"], row["status"]) for row in rows] == [("maskrcnn", "failed"), ("mlcc-stack", "failed")]
+    assert [(row["benchmark"], row["status"]) for row in rows] == [
+        ("maskrcnn", "failed"),
+        ("mlcc-stack", "failed"),
+    ]
     assert all("interrupted (Ctrl-C)" in row["reason"] for row in rows), rows
 
 
@@ -113,7 +118,9 @@ def test_ctrl_c_reaches_the_cli_as_exit_130_without_a_traceback(
     job = _job("nccl-tests")
     monkeypatch.setattr(building, "pin_base", lambda engine, j, policy, log: j._replace(base=job.base))
     watcher = _ctrl_c_once_building(fake_buildah)
-    result = cli("build", "nccl-tests", "--backend", "buildah", "--chain", "--history", str(tmp_path / "h.sqlite"))
+    result = cli(
+        "build", "nccl-tests", "--backend", "buildah", "--chain", "--history", str(tmp_path / "h.sqlite")
+    )
     watcher.join()
     assert result.code == 130 and "mlcc: interrupted" in result.err, result
     assert "Traceback" not in result.err and "built in" not in result.out
