@@ -29,6 +29,9 @@ from mlcc.kb import load
 from mlcc.render import render
 from mlcc.resolve import Resolver
 from mlcc.resolve.pins import Pins
+from tests.fakeopenshift import Cluster, cluster
+
+__all__ = ["cluster"]  # the fixture: a recording API server on 127.0.0.1
 
 POLICY = BuildPolicy(chain=True)
 FAKE_BUILDAH = """#!/bin/sh
@@ -125,3 +128,44 @@ def test_ctrl_c_reaches_the_cli_as_exit_130_without_a_traceback(
     assert result.code == 130 and "mlcc: interrupted" in result.err, result
     assert "Traceback" not in result.err and "built in" not in result.out
     assert len(_builds(fake_buildah)) == 1
+
+
+def _ctrl_c_once_following(state: Cluster) -> threading.Thread:
+    """SIGINT to this process once mlcc polls the cluster's build for its phase."""
+
+    def watch() -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if any(
+                "/builds/" in r.path and r.method == "GET" and not r.path.endswith("/log")
+                for r in state.requests
+            ):
+                os.kill(os.getpid(), signal.SIGINT)
+                return
+            time.sleep(0.05)
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_ctrl_c_stops_following_a_cluster_build_and_says_how_to_cancel_it(
+    cli, cluster, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """OpenShift: the build runs in the cluster; Ctrl-C ends mlcc's wait for it at once, the
+    build is recorded as interrupted, and the log names the Build and how to cancel it."""
+    state, kubeconfig = cluster
+    state.build_phase = "Running"  # a build that does not end while the test runs
+    history = tmp_path / "h.sqlite"
+    log = tmp_path / "build.log"
+    args = ("--cuda", "12.6", "--backend", "openshift", "--kubeconfig", str(kubeconfig), "--log", str(log))
+    watcher = _ctrl_c_once_following(state)
+    started = time.monotonic()
+    result = cli("build", "nccl-tests", *args, "--history", str(history))
+    watcher.join()
+    assert result.code == 130 and "mlcc: interrupted" in result.err, result
+    assert time.monotonic() - started < 20 and "Traceback" not in result.err
+    (row,) = History(history).rows()
+    assert row["status"] == "failed" and "interrupted (Ctrl-C)" in row["reason"], row
+    text = log.read_text()
+    assert "stopped following build nccl-tests-" in text and "oc cancel-build nccl-tests-" in text, text
