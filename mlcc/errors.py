@@ -22,6 +22,7 @@ EXIT_LINT = 8
 EXIT_HISTORY = 9
 EXIT_FACTS = 10
 EXIT_INCOMPLETE = 11
+EXIT_INTERRUPTED = 130
 
 
 class MlccError(Exception):
@@ -140,6 +141,13 @@ class FactError(MlccError):
     """`mlcc kb check` found recipe facts that their source (a package index) contradicts."""
 
     exit_code = EXIT_FACTS
+
+
+class Interrupted(MlccError):
+    """Ctrl-C (SIGINT) stopped a build: what was built before it is kept and recorded, the
+    build it stopped is recorded as interrupted, and nothing after it starts."""
+
+    exit_code = EXIT_INTERRUPTED
 
 
 class IncompleteRecipe(MlccError, UserWarning):

@@ -44,7 +44,7 @@ from mlcc.engines.base import (
     registry_for,
     stage_jobs,
 )
-from mlcc.errors import BuildError, MlccError, RegistryError, UsageError
+from mlcc.errors import BuildError, Interrupted, MlccError, RegistryError, UsageError
 from mlcc.flags import given
 from mlcc.history import History, Record
 from mlcc.image.base import mismatch, resolve_base
@@ -265,7 +265,12 @@ def check_engine(engine: Engine, policy: BuildPolicy, jobs: Sequence[BuildJob], 
 
 
 def run_job(
-    engine: Engine, job: BuildJob, policy: BuildPolicy, log: Log, history: Optional[History] = None
+    engine: Engine,
+    job: BuildJob,
+    policy: BuildPolicy,
+    log: Log,
+    history: Optional[History] = None,
+    stop: Optional[threading.Event] = None,
 ) -> BuildResult:
     """Build one job: pin the base, lock, skip what is built, build, attach the SBOM.
 
@@ -279,6 +284,7 @@ def run_job(
         policy: Where images go and how they are built (``--force`` never skips).
         log: Receives the engine's output and mlcc's own lines.
         history: Tells whether the base moved since the last build of these inputs.
+        stop: Set on Ctrl-C (:func:`run_jobs`): no further stage or build starts.
 
     Returns:
         The result, ``"built"`` or ``"skipped"``, with its duration.
@@ -288,6 +294,8 @@ def run_job(
             folder (where the per-content locks live) is not writable.
         BuildError: The build failed.
         RegistryError: A registry could not be reached or refused (base, push, SBOM).
+        Interrupted: ``stop`` was set before the build (or a stage) started, or Ctrl-C
+            stopped the engine.
     """
     start = time.monotonic()
     job = pin_base(engine, job, policy, log)
@@ -298,7 +306,8 @@ def run_job(
             if moved:
                 log(f"mlcc: {moved}: rebuilding")
             if policy.chain and isinstance(engine, ImageEngine):
-                job = build_stages(engine, job, policy, log, history)
+                job = build_stages(engine, job, policy, log, history, stop)
+            stop_if_asked(stop, f"{job.variant} was not built")
             result = engine.build(job, policy, log)
             result = result._replace(reason=f"{moved}; {result.reason}") if moved else result
         else:
@@ -347,8 +356,27 @@ def pin_base(engine: Engine, job: BuildJob, policy: BuildPolicy, log: Log) -> Bu
     return job._replace(base=base)
 
 
+def stop_if_asked(stop: Optional[threading.Event], what: str) -> None:
+    """Raise Interrupted when Ctrl-C asked the builds to stop.
+
+    Args:
+        stop: Set by :func:`run_jobs` on Ctrl-C; None: never asked.
+        what: What is left undone, for the message.
+
+    Raises:
+        Interrupted: ``stop`` is set.
+    """
+    if stop is not None and stop.is_set():
+        raise Interrupted(f"interrupted (Ctrl-C): {what}")
+
+
 def build_stages(
-    engine: ImageEngine, job: BuildJob, policy: BuildPolicy, log: Log, history: Optional[History] = None
+    engine: ImageEngine,
+    job: BuildJob,
+    policy: BuildPolicy,
+    log: Log,
+    history: Optional[History] = None,
+    stop: Optional[threading.Event] = None,
 ) -> BuildJob:
     """``--chain``: find or build each shared stage image, each FROM the one before.
 
@@ -363,7 +391,9 @@ def build_stages(
         log: Told which stage is taken and which is built.
         history: Where each stage built or taken is recorded (benchmark ``mlcc-stack`` or
             ``mlcc-framework``, variant the stage's tag), so that the hours a shared stage
-            takes, and what it weighs, show in ``mlcc history``; None records nothing.
+            takes, and what it weighs, show in ``mlcc history``; None records nothing. A
+            stage Ctrl-C stopped is recorded as failed, "interrupted".
+        stop: Set on Ctrl-C (:func:`run_jobs`): the chain ends with the stage it is in.
 
     Returns:
         The job with ``built`` naming each stage image: its build is the benchmark
@@ -373,17 +403,19 @@ def build_stages(
         UsageError: mlcc's cache folder (the per-content locks) is not writable.
         BuildError: A stage's build failed.
         RegistryError: A registry could not be reached or refused.
+        Interrupted: Ctrl-C stopped a stage, or ``stop`` was set before one started.
     """
     built: Dict[str, str] = {}  # each stage image found or built, by kind: what the next is FROM
     for stage in stage_jobs(job, policy):
         stage = stage._replace(built=tuple(built.items()))
         what = f"{stage.stage.kind} stage {stage.readable.tag}"
+        stop_if_asked(stop, f"the {what} and the stages after it were not built")
         with content_lock(stage.digest, log):  # two jobs on one stage: the second takes it
             start = time.monotonic()
             found = None if policy.force else engine.stage_image(stage, policy)
             if found is None:
                 log(f"mlcc: building the {what} ({stage.content})")
-                found = engine.build_stage(stage, policy, log)
+                found = _build_stage(engine, job, stage, policy, log, history, stop)
                 status, reason = "built", f"built with {engine.name}"
             else:
                 log(f"mlcc: the {what} is built already: building FROM {found}")
@@ -400,6 +432,30 @@ def build_stages(
     else:
         log(f"mlcc: building the benchmark stage FROM {bound.parent}")
     return job
+
+
+def _build_stage(
+    engine: ImageEngine,
+    job: BuildJob,
+    stage: StageJob,
+    policy: BuildPolicy,
+    log: Log,
+    history: Optional[History],
+    stop: Optional[threading.Event],
+) -> str:
+    """Build one stage image; one Ctrl-C stopped is recorded as interrupted and ends the chain."""
+    start = time.monotonic()
+    try:
+        return engine.build_stage(stage, policy, log)
+    except MlccError as error:
+        if not isinstance(error, Interrupted) and not (stop is not None and stop.is_set()):
+            raise
+        what = f"the {stage.stage.kind} stage {stage.readable.tag}"
+        log(f"mlcc: interrupted (Ctrl-C) while building {what}: no further stage is built")
+        if history is not None:
+            seconds = time.monotonic() - start
+            history.record(_stage_record(engine, job, stage, "failed", "interrupted (Ctrl-C)", seconds, ""))
+        raise Interrupted(f"interrupted (Ctrl-C) while building {what}") from None
 
 
 def _stage_record(
@@ -489,12 +545,20 @@ def content_lock(digest: str, log: Log) -> Iterator[None]:
 
 
 def _guarded(
-    engine: Engine, job: BuildJob, policy: BuildPolicy, log: Log, history: Optional[History]
+    engine: Engine,
+    job: BuildJob,
+    policy: BuildPolicy,
+    log: Log,
+    history: Optional[History],
+    stop: Optional[threading.Event] = None,
 ) -> BuildResult:
     start = time.monotonic()
     try:
-        return run_job(engine, job, policy, log, history)
+        return run_job(engine, job, policy, log, history, stop)
     except MlccError as error:
+        if stop is not None and stop.is_set() and not isinstance(error, Interrupted):
+            # the engine failed because Ctrl-C stopped it: that is why, not its exit code
+            error = Interrupted(f"interrupted (Ctrl-C): {error.message}")
         log(f"mlcc: error: {error}")
         return BuildResult(job, "failed", str(error).splitlines()[0], time.monotonic() - start, error=error)
     except Exception as error:  # a bug in one job must not stop the others
@@ -522,6 +586,11 @@ def run_jobs(
     Jobs sharing leading layers go to one worker in order (:func:`prefix_groups`); every
     result is recorded in ``history`` (when given) as it arrives.
 
+    Ctrl-C (SIGINT, which Python raises in the main thread only) stops the builds: the
+    engine's running programs are stopped (:meth:`Engine.interrupt`), no further job, stage
+    or step starts, the jobs that were running are recorded as failed, "interrupted", and
+    KeyboardInterrupt is raised again once they have ended. Jobs not started are not recorded.
+
     Args:
         engine: The engine that builds.
         jobs: The jobs.
@@ -539,6 +608,7 @@ def run_jobs(
     Raises:
         UsageError: ``parallel`` is below 1.
         HistoryError: The history cannot be written (checked before any build).
+        KeyboardInterrupt: Ctrl-C, once the running builds have stopped and been recorded.
     """
     if parallel < 1:
         raise UsageError(f"-j {parallel}: give at least 1 parallel build")
@@ -546,9 +616,12 @@ def run_jobs(
         history.check()  # a build should not run only to fail recording
     results: Dict[int, BuildResult] = {}
     done = threading.Lock()
+    stop = threading.Event()  # Ctrl-C: the workers start nothing more
 
     def one(index: int) -> None:
         job = jobs[index]
+        if stop.is_set():
+            return  # never started: not recorded
         log = log_for(job)
         try:  # first, so that the content tag shown when the job starts is the real one
             job = pin_base(engine, job, policy, log)
@@ -558,7 +631,7 @@ def run_jobs(
         else:
             if started is not None:
                 started(index, job)
-            result = _guarded(engine, job, policy, log, history)
+            result = _guarded(engine, job, policy, log, history, stop)
         with done:
             results[index] = result
             if history is not None:
@@ -570,17 +643,23 @@ def run_jobs(
     waiting = list(range(len(jobs)))
     with ThreadPoolExecutor(max_workers=parallel) as pool:
         running: Dict[Future[None], int] = {}
-        while waiting or running:
-            # a job starts once the job it shares the most layers with is done (its layers are
-            # in the engine's cache then), so every shared step runs once
-            ready = [i for i in waiting if after[i] is None or after[i] in results]
-            for index in ready[: parallel - len(running)]:
-                waiting.remove(index)
-                running[pool.submit(one, index)] = index
-            finished_now, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in finished_now:
-                running.pop(future)
-                future.result()
+        try:
+            while waiting or running:
+                # a job starts once the job it shares the most layers with is done (its layers
+                # are in the engine's cache then), so every shared step runs once
+                ready = [i for i in waiting if after[i] is None or after[i] in results]
+                for index in ready[: parallel - len(running)]:
+                    waiting.remove(index)
+                    running[pool.submit(one, index)] = index
+                finished_now, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in finished_now:
+                    running.pop(future)
+                    future.result()
+        except KeyboardInterrupt:
+            stop.set()  # before the engine is stopped: its failure is then read as interrupted
+            engine.interrupt()
+            wait(running)  # the running jobs end (and are recorded) before mlcc exits
+            raise
     return [results[i] for i in range(len(jobs))]
 
 

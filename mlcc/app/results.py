@@ -376,8 +376,9 @@ def add_results(
         What was stored and skipped, the stack, the history, and the logs' problems.
 
     Raises:
-        UsageError: A path cannot be read, no run is in the logs, the stack cannot be read,
-            or a run is of another benchmark or round.
+        UsageError: A path cannot be read, no run is in the logs, a run has zero or
+            negative length, the stack cannot be read, or a run is of another benchmark or
+            round.
         RegistryError: The image's registry could not be reached.
         HistoryError: The database is locked or damaged.
     """
@@ -388,9 +389,49 @@ def add_results(
             f"no MLPerf runs in {len(logs)} file(s): no :::MLLOG, :::MLL or :::MLPv0.5.0 lines;"
             " nothing stored"
         )
+    refuse_runs_of_no_length(runs)
     stack = load_stack(source)
     added, history = store_runs(kb, runs, stack, placement or Placement(), history_file, round_name)
     return Stored(added, stack, history, log_problems(logs))
+
+
+def _no_length(run: Run) -> Optional[float]:
+    """The run's length in seconds when it is zero or negative (its run_stop at or before
+    its run_start, or a negative eval_result time), else None."""
+    if run.start is None:
+        return None
+    if run.result_seconds is not None:  # v0.6 MiniGo: 0 means the target was missed, a real run
+        return run.result_seconds if run.result_seconds < 0 else None
+    if run.stop is None:
+        return None
+    seconds = run.stop - run.start
+    return seconds if seconds <= 0 else None
+
+
+def refuse_runs_of_no_length(runs: Sequence[Run]) -> None:
+    """Refuse runs that took no time: a log whose run_stop is at or before its run_start is
+    forged or broken, and stored it would count as a failed run, its reason lost.
+
+    Args:
+        runs: The runs ``results add`` was given.
+
+    Raises:
+        UsageError: A run has zero or negative length; each is named, nothing is stored.
+    """
+    lengths = [(run, _no_length(run)) for run in runs]
+    empty = [(run, seconds) for run, seconds in lengths if seconds is not None]
+    if not empty:
+        return
+
+    def what(run: Run, seconds: float) -> str:
+        where = run.file if run.position == 0 else f"{run.file} (run {run.position + 1})"
+        return f"{where}: lasted {seconds:g} s (its run_stop is at or before its run_start)"
+
+    raise UsageError(
+        f"{len(empty)} run(s) of zero or negative length: {what(*empty[0])}",
+        details=[what(run, seconds) for run, seconds in empty[1:10]],
+        hint="a run's time is run_stop - run_start of its log: fix or leave out the log; nothing was stored",
+    )
 
 
 def compare_results(

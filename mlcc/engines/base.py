@@ -455,6 +455,16 @@ class Engine(ABC):
         """
         self.settings = settings
 
+    def interrupt(self) -> None:
+        """Stop what the engine runs for mlcc's builds: Ctrl-C reached mlcc, whose builds run
+        in worker threads that Python does not interrupt (it tells the main thread only).
+
+        Called from the main thread; the build then running fails with
+        :class:`~mlcc.errors.Interrupted`, and no further build or stage starts. The default
+        stops nothing: the running build (or chain stage) ends on its own first.
+        """
+        return None
+
     @abstractmethod
     def check(self) -> None:
         """Make sure the engine can run here, before any build starts.

@@ -12,13 +12,14 @@ import contextlib
 import shutil
 import signal
 import tempfile
+import threading
 from pathlib import Path
-from typing import ClassVar, List, Optional
+from typing import Any, ClassVar, Dict, List, Optional
 
 import sh
 
-from mlcc.engines.base import EngineBuild, ImageEngine, Log
-from mlcc.errors import RegistryError, UsageError
+from mlcc.engines.base import EngineBuild, EngineSettings, ImageEngine, Log
+from mlcc.errors import Interrupted, RegistryError, UsageError
 from mlcc.image.auth import AuthFile, Credentials
 from mlcc.image.reference import Reference
 from mlcc.image.sizes import ImageSizes, from_engine_history
@@ -43,13 +44,40 @@ class CliEngine(ImageEngine):
                 hint=f"install it (apt-get or dnf install {self.program}) or pick another --backend",
             )
 
+    def __init__(self, settings: EngineSettings) -> None:
+        """Keep the settings, and no program running yet.
+
+        Args:
+            settings: Unused by local engines (kept for the interface).
+        """
+        super().__init__(settings)
+        self._running: Dict[int, Any] = {}  # the logged programs (builds, pushes) now running, by id
+        self._lock = threading.Lock()
+        self._interrupted = False
+
+    def interrupt(self) -> None:
+        """Send SIGINT to every build and push this engine runs, as a terminal's Ctrl-C would
+        (a ``kill -INT`` or a CI runner's cancel reaches mlcc alone); later ones are stopped
+        as they start. Each then fails with :class:`~mlcc.errors.Interrupted`."""
+        with self._lock:
+            self._interrupted = True
+            running = list(self._running.values())
+        for process in running:
+            with contextlib.suppress(Exception):  # it may have ended meanwhile
+                process.signal(signal.SIGINT)
+
     def _run(self, *args: str, log: Optional[Log] = None) -> str:
         command = sh.Command(self.program)
         if log is None:
             return str(command(*args, _err_to_out=True, _new_session=False))
         # in the background so that Ctrl-C can stop the engine, not just mlcc
         process = command(*args, _out=log, _err=log, _bg=True, _bg_exc=False, _new_session=False)
+        with self._lock:
+            self._running[id(process)] = process
+            interrupted = self._interrupted
         try:
+            if interrupted:  # started just after a Ctrl-C: stopped at once
+                process.signal(signal.SIGINT)
             process.wait()
         except KeyboardInterrupt:
             with contextlib.suppress(Exception):
@@ -58,6 +86,14 @@ class CliEngine(ImageEngine):
             with contextlib.suppress(Exception):
                 process.kill()
             raise
+        except sh.ErrorReturnCode as error:
+            # ended by SIGINT: ours (interrupt) or a terminal's Ctrl-C, which reaches the group
+            if self._interrupted or error.exit_code in (-signal.SIGINT, 128 + signal.SIGINT):
+                raise Interrupted(f"{self.program} {args[0]} was interrupted (Ctrl-C)") from None
+            raise
+        finally:
+            with self._lock:
+                self._running.pop(id(process), None)
         return ""
 
     def layer_sizes(self, image: str) -> Optional[ImageSizes]:
@@ -94,7 +130,8 @@ class CliEngine(ImageEngine):
         Raises:
             BuildError: The engine exited non-zero or wrote no image id; the error names the
                 failed step.
-            KeyboardInterrupt: Ctrl-C, after the engine was stopped.
+            Interrupted: Ctrl-C (or :meth:`interrupt`) stopped the engine.
+            KeyboardInterrupt: Ctrl-C in the thread that runs it, after the engine was stopped.
         """
         with tempfile.TemporaryDirectory(prefix="mlcc-iid-") as scratch:
             iidfile = Path(scratch) / "iid"

@@ -11,13 +11,14 @@ import contextlib
 import json
 import os
 import re
+import threading
 from pathlib import Path
 from typing import Any, Dict, Optional
 
 import docker
 
 from mlcc.engines.base import EngineBuild, EngineSettings, ImageEngine, Log
-from mlcc.errors import BuildError, RegistryError, UsageError
+from mlcc.errors import BuildError, Interrupted, RegistryError, UsageError
 from mlcc.image.auth import Credentials
 from mlcc.image.reference import Reference
 from mlcc.image.sizes import ImageSizes, from_engine_history
@@ -38,6 +39,13 @@ class Docker(ImageEngine):
         """
         super().__init__(settings)
         self._client: Any = None
+        self._stop = threading.Event()  # Ctrl-C: stop reading the running build
+
+    def interrupt(self) -> None:
+        """Stop the running build at its next output line (Ctrl-C): its stream is closed,
+        which ends the API request, and it fails with :class:`~mlcc.errors.Interrupted`.
+        A step that prints nothing runs on until it prints."""
+        self._stop.set()
 
     @property
     def client(self) -> Any:
@@ -80,6 +88,7 @@ class Docker(ImageEngine):
 
         Raises:
             BuildError: The daemon reported an error, the API call failed, or no image id came.
+            Interrupted: Ctrl-C (:meth:`interrupt`) stopped reading the build.
         """
         kwargs: Dict[str, Any] = {
             "path": str(spec.context),
@@ -102,8 +111,12 @@ class Docker(ImageEngine):
         if not spec.tls_verify:  # the build API has no such setting: the daemon's decides
             log(NO_TLS_VERIFY_NOTE)
         image = ""
+        stream: Any = ()
         try:
-            for chunk in self.client.api.build(**kwargs):
+            stream = self.client.api.build(**kwargs)
+            for chunk in stream:
+                if self._stop.is_set():
+                    raise Interrupted("docker build was interrupted (Ctrl-C)")
                 if "error" in chunk:
                     log(str(chunk["error"]))
                     raise log.failure("docker build failed", str(chunk["error"]).strip().splitlines()[-1])
@@ -115,10 +128,13 @@ class Docker(ImageEngine):
                 aux = chunk.get("aux")
                 if isinstance(aux, dict) and aux.get("ID"):
                     image = str(aux["ID"])
-        except BuildError:
+        except (BuildError, Interrupted):
             raise
         except Exception as error:
             raise log.failure("docker build failed", str(error)) from None
+        finally:
+            if hasattr(stream, "close"):  # the SDK's generator: closing it ends the request
+                stream.close()
         if not image:
             raise log.failure("docker build reported no image id")
         return image

@@ -19,6 +19,7 @@ image, once its label shows it is this build's.
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -38,7 +39,7 @@ from mlcc.engines.base import (
     pushed,
     registry_for,
 )
-from mlcc.errors import BuildError, RegistryError, UsageError
+from mlcc.errors import BuildError, Interrupted, RegistryError, UsageError
 from mlcc.image.reference import Reference, parse_reference
 from mlcc.image.registry import Manifest, Registry
 from mlcc.render import DEFAULT_CLUSTER, DIGEST_LABEL, ClusterOptions, object_name, render_openshift
@@ -76,6 +77,13 @@ class OpenShift(Engine):
         self._namespace = self.cluster.namespace
         self.poll_seconds = poll_seconds
         self._client: Any = None
+        self._stop = threading.Event()  # Ctrl-C: stop following the cluster's builds
+
+    def interrupt(self) -> None:
+        """Stop following the cluster's builds (Ctrl-C): each build followed ends with
+        :class:`~mlcc.errors.Interrupted` naming the Build, which runs on in the cluster
+        (``oc cancel-build`` stops it), and no further build is started."""
+        self._stop.set()
 
     # ------------------------------------------------------------------ connection
 
@@ -395,10 +403,12 @@ class OpenShift(Engine):
 
         Raises:
             BuildError: The cluster refused to show the build.
+            Interrupted: Ctrl-C (:meth:`interrupt`): mlcc stopped following; the build runs on.
         """
         self._stream_log(build, log)
         resource = self._resource("build.openshift.io/v1", "Build")
         while True:
+            self._stop_following(build)
             try:
                 status = resource.get(name=build, namespace=self.namespace).to_dict().get("status") or {}
             except Exception as error:
@@ -406,7 +416,26 @@ class OpenShift(Engine):
             phase = str(status.get("phase", ""))
             if phase in TERMINAL:
                 return ClusterBuild(build, phase, str(status.get("message") or status.get("reason") or ""))
-            time.sleep(self.poll_seconds)
+            self._stop.wait(self.poll_seconds)  # a Ctrl-C ends the wait at once
+
+    def stop_if_interrupted(self, what: str, hint: Optional[str] = None) -> None:
+        """Raise Interrupted once :meth:`interrupt` was called.
+
+        Args:
+            what: What is left undone, for the message.
+            hint: What the user can do about it.
+
+        Raises:
+            Interrupted: Ctrl-C asked the builds to stop.
+        """
+        if self._stop.is_set():
+            raise Interrupted(f"interrupted (Ctrl-C): {what}", hint=hint)
+
+    def _stop_following(self, build: str) -> None:
+        self.stop_if_interrupted(
+            f"stopped following build {build}, which runs on in the cluster",
+            hint=f"stop it with: oc cancel-build {build} -n {self.namespace}",
+        )
 
     def _stream_log(self, build: str, log: Log) -> None:
         path = f"/apis/build.openshift.io/v1/namespaces/{self.namespace}/builds/{build}/log"
@@ -423,6 +452,7 @@ class OpenShift(Engine):
             return
         pending = b""
         for chunk in _chunks(response):
+            self._stop_following(build)
             pending += chunk
             *lines, pending = pending.split(b"\n")
             for line in lines:
@@ -483,6 +513,7 @@ def build_on_cluster(cluster: OpenShift, objects: List[Obj], build_config: str, 
             (with the end of its log).
     """
     cluster.apply(objects, log)
+    cluster.stop_if_interrupted(f"{build_config} was not started")  # a chain's next stage
     name = cluster.start(build_config)
     log(f"build {name} started")
     result = cluster.follow(name, log)

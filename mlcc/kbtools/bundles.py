@@ -28,6 +28,7 @@ from mlcc.errors import IndexUnreachable
 from mlcc.kb.index import IndexClient
 from mlcc.kb.model import UNCONFIRMED, FrameworkBuild, KnowledgeBase
 from mlcc.kb.wheel import WheelReader
+from mlcc.ui import Step
 
 ERROR = "error"  # fails mlcc kb check
 WARNING = "warning"
@@ -316,6 +317,7 @@ def bundle_findings(
     client: IndexClient,
     reader: WheelReader,
     builds: Iterable[FrameworkBuild],
+    step: Optional[Step] = None,
 ) -> List[BundleFinding]:
     """Check each pip build's ``bundles:`` claim (or its absence) against its wheel.
 
@@ -327,13 +329,17 @@ def bundle_findings(
         client: The index client.
         reader: The wheel reader.
         builds: The framework builds; each is checked once.
+        step: Told ``("kb check: bundled libraries", done, total)`` per build (progress).
 
     Returns:
         The findings.
     """
     findings: List[BundleFinding] = []
     seen: Dict[Tuple[str, str, str], bool] = {}
-    for build in builds:
+    todo = list(builds)
+    for done, build in enumerate(todo):
+        if step is not None:
+            step("kb check: bundled libraries", done, len(todo))
         key = (build.framework, build.version, build.variant)
         if build.is_cpu or key in seen or build.install.method not in ("pip", "conda"):
             continue
@@ -366,4 +372,6 @@ def bundle_findings(
             findings.append(_unchecked(build, origin, exc.message))
             continue
         findings += judge(build, origin, evidence)
+    if step is not None:
+        step("kb check: bundled libraries", len(todo), len(todo))
     return findings

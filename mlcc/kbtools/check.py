@@ -800,17 +800,14 @@ def run(
     tell("kb check: pins", len(by_pin), len(by_pin))
     if wheels is not None:
         builds += [b for f in kb.frameworks.values() for b in f.builds if b.bundles]
-        tell("kb check: bundled libraries", 0, 1)
-        findings += [FactFinding(*f) for f in bundle_findings(kb, client, wheels, builds)]
-        tell("kb check: bundled libraries", 1, 1)
+        findings += [FactFinding(*f) for f in bundle_findings(kb, client, wheels, builds, tell)]
     read: Dict[str, Any] = {}
     if wheels is not None or recorded_wheels is not None:
         source = WheelSource(wheels, recorded_wheels or {}, wheel_budget)
         pip_builds = [b for f in kb.frameworks.values() for b in f.builds if b.install.method == "pip"]
         # one claim (a release's python line) serves several builds: one finding, naming them
         by_claim: Dict[Tuple[str, str, str], List[str]] = {}
-        tell("kb check: framework wheels", 0, 1)
-        for found in wheel_findings(kb, client, source, pip_builds, read):
+        for found in wheel_findings(kb, client, source, pip_builds, read, tell):
             by_claim.setdefault((found.severity, found.origin, found.message), []).append(
                 found.subject.removesuffix(" wheel")
             )
@@ -818,7 +815,6 @@ def run(
             FactFinding(severity, origin, "wheel", message, tuple(sorted(set(labels))))
             for (severity, origin, message), labels in by_claim.items()
         ]
-        tell("kb check: framework wheels", 1, 1)
     order = {ERROR: 0, WARNING: 1, NOTE: 2}
     findings.sort(key=lambda f: (order[f.severity], _origin_key(f.origin), f.subject, f.message))
     return Report(

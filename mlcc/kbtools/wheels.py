@@ -60,6 +60,7 @@ from mlcc.kbtools.bundles import (
     framework_wheel,
     wheel_evidence,
 )
+from mlcc.ui import Step
 
 _LINKED = {
     "cuda_runtime": re.compile(r"^libcudart\.so\.([0-9]+(?:\.[0-9]+)?)$"),
@@ -422,6 +423,7 @@ def wheel_findings(
     source: WheelSource,
     builds: Iterable[FrameworkBuild],
     read: Dict[str, Any],
+    step: Optional[Step] = None,
 ) -> List[BundleFinding]:
     """Check every pip framework build's Pythons, arches and linked libraries against its wheel.
 
@@ -431,14 +433,19 @@ def wheel_findings(
         source: Where wheels' facts come from.
         builds: The framework builds; each is checked once.
         read: Filled with the facts of each wheel used, by file name (for ``--record``).
+        step: Told ``("kb check: framework wheels", done, total)`` per build, then
+            ``("kb check: wheel libraries", done, total)`` per wheel read (progress).
 
     Returns:
         The findings.
     """
+    tell = step or (lambda what, done, total: None)
     findings: List[BundleFinding] = []
     done: Set[Tuple[str, str, str]] = set()
     wanted: List[Tuple[FrameworkBuild, str, str]] = []
-    for build in builds:
+    todo = list(builds)
+    for number, build in enumerate(todo):
+        tell("kb check: framework wheels", number, len(todo))
         key = (build.framework, build.version, build.variant)
         if key in done or build.install.method != "pip":
             continue
@@ -455,13 +462,18 @@ def wheel_findings(
             continue  # the pin check reports an unreachable page once
         if wheel is not None:
             wanted.append((build, wheel[0], wheel[1]))
+    tell("kb check: framework wheels", len(todo), len(todo))
     unread = [w for w in wanted if _recorded(source, w[2]) is None]
     # a library costs a few hundred MB: the rest wait for the next run, so a run stays bounded
     # and the record fills up run by run
     later = {url for _, _, url in unread[source.budget :]} if source.reader is not None else set()
     # the libraries are downloaded and inflated: several wheels at once (network-bound)
+    all_facts: List[Optional[Dict[str, Any]]] = []
     with ThreadPoolExecutor(max_workers=READERS) as pool:
-        all_facts = list(pool.map(lambda w: None if w[2] in later else _facts(source, w[1], w[2]), wanted))
+        tell("kb check: wheel libraries", 0, len(wanted))
+        for facts in pool.map(lambda w: None if w[2] in later else _facts(source, w[1], w[2]), wanted):
+            all_facts.append(facts)  # in order, each told as it is read
+            tell("kb check: wheel libraries", len(all_facts), len(wanted))
     for (build, project, url), facts in zip(wanted, all_facts):
         if url in later:
             findings.append(

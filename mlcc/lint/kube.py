@@ -110,8 +110,15 @@ class SchemaStore:
         self.unmatched: set[Tuple[str, str]] = set()  # kinds without a schema, reported once
         folders = (p for p in root.iterdir() if p.is_dir()) if root is not None else ()
         self.folders = sorted(folders, key=lambda p: _version_key(p.name))
+        self._found: Dict[Tuple[str, str, str], Optional[Path]] = {}  # asked once per kind
 
     def find(self, api_version: str, kind: str, openshift: str) -> Optional[Path]:
+        key = (api_version, kind, openshift)
+        if key not in self._found:  # a file of many objects of one kind: one lookup
+            self._found[key] = self._find(api_version, kind, openshift)
+        return self._found[key]
+
+    def _find(self, api_version: str, kind: str, openshift: str) -> Optional[Path]:
         if self.root is None:
             return None
         group, _, version = api_version.rpartition("/")

@@ -164,13 +164,17 @@ def _placement(run: Run, given: Placement) -> Tuple[Optional[str], Optional[int]
 
 
 def _int(text: Optional[str]) -> Optional[int]:
-    """A count from a log: ASCII digits, else unknown. A count too large to store stays as
-    written, so that _placement refuses the log instead of storing "unknown" for it."""
+    """A count of nodes or GPUs from a log: ASCII digits, else unknown; zero (no run ran on
+    no GPU) is unknown too, never a stored 0. A count too large to store stays as written,
+    so that _placement refuses the log instead of storing "unknown" for it."""
     digits = text.strip() if isinstance(text, str) else ""
+    number: Optional[int]
     if digits.isascii() and digits.isdigit():
         # beyond 20 digits it cannot be stored anyway, and int() refuses over 4,300 digits
-        return int(digits) if len(digits) <= 20 else SQLITE_MAX_INTEGER + 1
-    return count(text)
+        number = int(digits) if len(digits) <= 20 else SQLITE_MAX_INTEGER + 1
+    else:
+        number = count(text)
+    return number or None
 
 
 def add_runs(

@@ -318,6 +318,33 @@ def test_ctrl_c_leaves_no_tag_and_no_lock(world: World) -> None:
     assert _tag(again.out) == _tag(out)
 
 
+def test_ctrl_c_stops_a_chain_after_the_running_stage(world: World) -> None:
+    """SIGINT to mlcc alone (a CI runner's cancel, ``kill -INT``: the engine is not told)
+    while the stack stage builds: mlcc stops the engine, builds no further stage, records
+    the stage it stopped as failed ("interrupted") and nothing as built, and exits 130."""
+    registry = f"{world.registry.host}/chain-interrupted"
+    mirror = f"{world.stage.mirror}/a12"  # an alias no other test builds from: every stage is cold
+    args = _args(world, "--backend", "buildah", "--chain", registry=registry, mirror=mirror)
+    process = start_mlcc(world, *args)
+    assert process.stderr is not None
+    seen = []
+    for line in process.stderr:  # wait until the engine runs a RUN step of the stack stage
+        seen.append(line)
+        if "STEP" in line and "RUN" in line:
+            break
+    assert any("building the stack stage" in line for line in seen), "".join(seen)
+    process.send_signal(signal.SIGINT)  # to mlcc only, not to its process group
+    _, err = process.communicate(timeout=300)
+    text = "".join(seen) + err
+    assert process.returncode == 130, text[-4000:]
+    assert "interrupted" in err and "Traceback" not in text
+    assert "building the benchmark stage" not in text  # the chain stopped at the stage it was in
+    rows = json.loads(mlcc(world, "history", "--json").out)
+    mine = [row for row in rows if registry in (row.get("reference") or "")]
+    assert mine and all(row["status"] == "failed" for row in mine), mine
+    assert all("interrupted" in row["reason"] for row in mine), mine
+
+
 def test_inspect_reads_local_storage(world: World) -> None:
     built = mlcc(world, *_args(world, "--backend", "podman"))
     assert built.code == 0, built.err[-2000:]

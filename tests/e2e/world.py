@@ -20,7 +20,7 @@ from tests.e2e import fixtures as fx
 
 E2E_RECIPES = Path(__file__).parent / "recipes"
 BASE_TAG = "8"
-ALIASES = ("a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9", "a10", "a11")
+ALIASES = ("a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9", "a10", "a11", "a12")
 REQUIRED = (
     "buildah",
     "podman",

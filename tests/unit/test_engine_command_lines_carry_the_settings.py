@@ -10,14 +10,14 @@ import os
 import stat
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Dict, List
+from typing import Dict, Iterator, List
 
 import pytest
 
 from mlcc.engines.base import EngineBuild, EngineSettings, Log
 from mlcc.engines.commandline import Buildah, CliEngine, Podman
 from mlcc.engines.docker_api import NO_TLS_VERIFY_NOTE, Docker
-from mlcc.errors import BuildError
+from mlcc.errors import BuildError, Interrupted
 
 RECORDER = """#!/bin/sh
 printf '%s\\n' "$@" > "$(dirname "$0")/argv"
@@ -91,3 +91,31 @@ def test_docker_says_no_tls_verify_cannot_reach_its_pull(
         docker.build_image(_spec(tmp_path, tls_verify=tls_verify), Log(lines.append)) == "sha256:" + "2" * 64
     )
     assert lines == said
+
+
+class _LongBuild:
+    """A daemon build that prints a line, then (as Ctrl-C arrives) more lines."""
+
+    def __init__(self, docker: Docker) -> None:
+        self.docker = docker
+        self.closed = False
+        self.lines_sent = 0
+
+    def build(self, **kwargs: object) -> Iterator[Dict[str, object]]:
+        try:
+            for number in range(100):
+                self.lines_sent += 1
+                yield {"stream": f"STEP {number}: RUN step\n"}
+                if number == 0:
+                    self.docker.interrupt()  # what run_jobs' main thread does on Ctrl-C
+        finally:
+            self.closed = True
+
+
+def test_ctrl_c_stops_a_docker_build_at_its_next_line_and_ends_its_request(tmp_path: Path) -> None:
+    docker = Docker(EngineSettings())
+    daemon = _LongBuild(docker)
+    docker._client = SimpleNamespace(api=daemon)
+    with pytest.raises(Interrupted):
+        docker.build_image(_spec(tmp_path, tls_verify=True), Log())
+    assert daemon.lines_sent == 2 and daemon.closed  # not read to its end; the stream is closed

@@ -18,6 +18,9 @@ from hypothesis import strategies as st
 from tests.conftest import REPO
 
 STACK = REPO / "dockerfiles" / "maskrcnn" / "cuda10.1-cudnn7-ubi8-x86_64" / "stack.json"
+STACK_V21 = (
+    REPO / "dockerfiles" / "maskrcnn-v2.1" / "cuda11.8-cudnn8-ubi8-x86_64" / "stack.json"
+)  # :::MLLOG runs
 START = 1_600_000_000_000
 MINUTE = 60_000
 
@@ -75,19 +78,23 @@ def test_an_impossible_run_makes_the_score_partial_with_a_note(cli, tmp_path: Pa
         assert odd["status"] != "success"
 
 
-def test_results_add_stores_no_run_of_zero_or_negative_length(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    import sqlite3
-
+def test_results_add_refuses_runs_of_zero_or_negative_length_and_stores_nothing(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     folder = tmp_path / "logs"
     folder.mkdir()
+    (folder / "good.txt").write_text("\n".join(_run(START, START + 22 * MINUTE)) + "\n")
     (folder / "zero.txt").write_text("\n".join(_run(START, START)) + "\n")
     (folder / "negative.txt").write_text("\n".join(_run(START + MINUTE, START)) + "\n")
     history = tmp_path / "h.sqlite"
-    cli("results", "add", str(folder), "--stack", str(STACK), "--history", str(history))
-    if history.exists():
-        rows = sqlite3.connect(history).execute("SELECT minutes, status FROM results").fetchall()
-        assert all(minutes is None or minutes > 0 for minutes, _ in rows), rows
-        assert all(status != "success" for _, status in rows), rows
+    result = cli("results", "add", str(folder), "--stack", str(STACK_V21), "--history", str(history))
+    assert result.code == 2, result
+    assert "2 run(s) of zero or negative length" in result.err and "nothing was stored" in result.err
+    assert "zero.txt: lasted 0 s" in result.err and "negative.txt: lasted -60 s" in result.err
+    assert "Traceback" not in result.err and not history.exists()
+    # the good log alone is stored, as a success
+    (folder / "zero.txt").unlink()
+    (folder / "negative.txt").unlink()
+    stored = cli("results", "add", str(folder), "--stack", str(STACK_V21), "--history", str(history))
+    assert stored.code == 0 and "good.txt: success" in stored.out, stored
 
 
 def test_results_add_refuses_zero_gpus(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

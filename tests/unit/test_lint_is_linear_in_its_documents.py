@@ -39,3 +39,21 @@ def test_many_objects_of_one_kind_load_its_schema_once(
     assert result.code == 8, result  # the bad object is still found, on its own line
     assert "many.yaml:" in result.out and "'bogus' was unexpected" in result.out
     assert len(loads) <= 2, loads  # the kind's schema and the definitions, once
+
+
+def test_many_objects_of_one_kind_look_for_its_schema_file_once(
+    cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """The schema folder is searched (a dozen is_file calls) once per kind, not per object."""
+    looked = []
+    real = kube.SchemaStore._find
+
+    def counted(self, api_version: str, kind: str, openshift: str):  # type: ignore[no-untyped-def]
+        looked.append((api_version, kind))
+        return real(self, api_version, kind, openshift)
+
+    monkeypatch.setattr(kube.SchemaStore, "_find", counted)
+    path = tmp_path / "many.yaml"
+    path.write_text(_configmaps(300, bad=250))
+    assert cli("lint", str(path)).code == 8
+    assert looked == [("v1", "ConfigMap")], looked

@@ -5,6 +5,7 @@ nothing at all for a command that ends quickly."""
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 from typing import List, Tuple
 
@@ -114,3 +115,37 @@ def test_kb_check_shows_its_pins_as_it_judges_them(index, capsys, monkeypatch: p
     pins = [line for line in out.err.splitlines() if line.startswith("kb check: pins: ")]
     assert pins and pins[-1].split(": ")[-1].split("/")[0] == pins[-1].split("/")[-1], pins
     assert "kb check: pins" not in out.out
+
+
+def test_kb_check_shows_each_framework_wheel_as_it_reads_it(
+    index, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """The wheel phases (the minute of kb check --wheels) count their builds and wheels one
+    by one, as the pins do, instead of a 0/1 at their start and a 1/1 at their end."""
+    monkeypatch.setattr(progress, "QUIET_SECONDS", 0.0)
+    monkeypatch.setattr(progress, "LINE_SECONDS", 0.0)  # every step a line, to count them
+    monkeypatch.delenv("CI", raising=False)
+    code = cli_run(["kb", "check", "--index-url", index.url + "/simple/", "--sample", "0", "--wheels", "0"])
+    out = capsys.readouterr()
+    assert code == 10, out.err
+    for phase in ("kb check: bundled libraries", "kb check: framework wheels"):
+        told = [line.rsplit(": ", 1)[1] for line in out.err.splitlines() if line.startswith(phase + ": ")]
+        totals = {int(t.split("/")[1]) for t in told}
+        assert len(totals) == 1 and totals.pop() > 1, (phase, told)  # every build, not 0/1 then 1/1
+        assert len(told) > 2 and told[-1].split("/")[0] == told[-1].split("/")[1], (phase, told)
+    assert "kb check:" not in out.out
+
+
+def test_kb_check_json_keeps_progress_off_stdout_and_a_pipe_quiet(
+    index, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """A quick run into a pipe (no terminal, under QUIET_SECONDS) prints no progress at all."""
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setattr(progress, "QUIET_SECONDS", 3600.0)
+    code = cli_run(
+        ["kb", "check", "--index-url", index.url + "/simple/", "--sample", "0", "--wheels", "0", "--json"]
+    )
+    out = capsys.readouterr()
+    assert code == 10 and out.out.startswith("{")
+    progress_line = re.compile(r"kb check: [a-z ]+: [0-9]+/[0-9]+")
+    assert not progress_line.search(out.err) and not progress_line.search(out.out)

@@ -101,3 +101,18 @@ def test_a_count_in_words_is_not_a_count(tmp_path: Path) -> None:
     (run,) = described(parse_file(log_path)).runs
     assert run.system["nodes"] == "1"  # the log's own 1x... stands over the description's 2
     assert "gpus_per_node" not in run.system
+
+
+def test_a_count_of_zero_gpus_or_nodes_is_unknown_not_zero(cli: Any, tmp_path: Path) -> None:
+    """A system description saying 0 accelerators per node (or 0 nodes) says nothing about
+    where the run ran: the run is stored with its GPUs unknown, never as 0 GPUs."""
+    copy = tmp_path / "NVIDIA"
+    shutil.copytree(MASKRCNN_A100, copy / "results" / "box" / "maskrcnn")
+    (copy / "systems").mkdir()
+    (copy / "systems" / "box.json").write_text('{"number_of_nodes": "0", "accelerators_per_node": "0"}')
+    history = tmp_path / "h.sqlite"
+    result = cli(
+        "results", "add", str(copy / "results"), "--stack", str(V21_STACK), "--history", str(history)
+    )
+    assert result.code == 0, result.err
+    assert set(_placements(history)) == {("1xNVIDIA DGX A100", None, 1)}  # the log's 1 node; GPUs unknown
