@@ -120,6 +120,11 @@ def test_every_new_cuda_release_has_its_driver_and_rhel_packages(kb) -> None:  #
 def test_ubi10_is_listed_with_its_arches_python_and_x86_64_baseline(cli) -> None:  # type: ignore[no-untyped-def]
     table = cli("list", "bases").out
     assert "registry.access.redhat.com/ubi10/ubi:10.0" in table
+    # the table itself says what an x86_64 host must be to run it, beside arches, Pythons, GCC
+    assert "isa baseline" in table.splitlines()[0]
+    row_text = next(line for line in table.splitlines() if line.startswith("ubi10"))
+    assert " x86_64,aarch64 " in row_text and " x86_64:x86-64-v3 " in row_text
+    assert " 3.12 " in row_text and row_text.endswith("14.2.1")
     row = next(r for r in json.loads(cli("list", "bases", "--json").out) if r["name"] == "ubi10")
     assert row["arches"] == ["x86_64", "aarch64"]
     assert row["isa_baseline"] == {"x86_64": "x86-64-v3"}
@@ -148,3 +153,17 @@ def test_ubi9_keeps_the_family_key(kb, resolver) -> None:  # type: ignore[no-unt
     stack = resolver.resolve(request_for(kb, "nccl-tests", Pins(cuda="13.0", base="ubi9")))
     rendered = render(stack)
     assert "rhel9/x86_64/D42D0685.pub" in rendered.content(rendered.main_file)
+
+
+def test_ubi9_is_at_its_current_minor_with_the_x86_64_baseline_rhel9_needs(kb, cli) -> None:  # type: ignore[no-untyped-def]
+    # 9.8 is the newest UBI 9 minor public Dockerfiles pull by digest (recipes/bases.yaml ubi9-tags)
+    rows = {r["name"]: r for r in json.loads(cli("list", "bases", "--json").out)}
+    for name, image in (("ubi9", "ubi9/ubi"), ("ubi9-minimal", "ubi9/ubi-minimal")):
+        assert rows[name]["image"] == f"registry.access.redhat.com/{image}:9.8"
+        assert rows[name]["isa_baseline"] == {"x86_64": "x86-64-v2"}
+        prov = kb.base(name).prov
+        assert "tag" not in prov.unverified_fields
+        assert any("ubi9/ubi:9.8-1782365825@sha256:" in text for text in prov.source)
+    # every other base has no baseline beyond its arch's first level: the table shows a dash
+    ubi8 = next(line for line in cli("list", "bases").out.splitlines() if line.startswith("ubi8 "))
+    assert " - " in ubi8

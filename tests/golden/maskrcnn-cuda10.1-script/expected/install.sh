@@ -276,7 +276,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "base",
-      "origin": "recipes/bases.yaml:97",
+      "origin": "recipes/bases.yaml:107",
       "reason": "first base by preference that fits (skipped ubi9: CUDA 10.1.243 has no rhel9/x86_64 packages (NVIDIA's rhel9 repositories do not carry it); ubi9-minimal: CUDA 10.1.243 has no rhel9/x86_64 packages (NVIDIA's rhel9 repositories do not carry it))",
       "sources": [
         "https://catalog.redhat.com/software/base-images (UBI 7/8/9 images and their arches); the arches of each image as multi-arch manifests show them: https://github.com/adoptium/installer/pull/642 (UBI 7: x86_64, ppc64le, s390x, no aarch64), https://github.com/kiali/kiali/pull/2532 (UBI 7: no aarch64), https://github.com/IBM/ibm-iam-operator/pull/277 (ubi8-minimal: x86_64, aarch64, ppc64le, s390x), https://github.com/kanisterio/kanister/pull/618 (UBI 8: x86_64, aarch64, ppc64le, s390x), https://github.com/sclorg/s2i-python-container/issues/659 (ubi9/python-311: x86_64, aarch64 and more)",
@@ -293,7 +293,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "python",
-      "origin": "recipes/bases.yaml:97",
+      "origin": "recipes/bases.yaml:107",
       "reason": "newest Python on ubi8 that pytorch 1.1.0a0+828a6a3 (ngc19.05-src) supports (3.6) and maskrcnn accepts (>=3.6)",
       "sources": [
         "https://catalog.redhat.com/software/base-images (UBI 7/8/9 images and their arches); the arches of each image as multi-arch manifests show them: https://github.com/adoptium/installer/pull/642 (UBI 7: x86_64, ppc64le, s390x, no aarch64), https://github.com/kiali/kiali/pull/2532 (UBI 7: no aarch64), https://github.com/IBM/ibm-iam-operator/pull/277 (ubi8-minimal: x86_64, aarch64, ppc64le, s390x), https://github.com/kanisterio/kanister/pull/618 (UBI 8: x86_64, aarch64, ppc64le, s390x), https://github.com/sclorg/s2i-python-container/issues/659 (ubi9/python-311: x86_64, aarch64 and more)",
