@@ -142,11 +142,24 @@ def test_ubi10_builds_cuda_13_from_the_rhel10_repository_and_its_own_key(kb, res
     assert "libnccl-2.27.7-1+cuda13.0" in dockerfile
 
 
-def test_cuda_12_9_on_ubi10_is_refused_because_nvidia_has_no_rhel10_packages_of_it(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+def test_cuda_12_9_on_ubi10_is_refused_because_nvidia_has_no_rhel10_packages_of_it(kb, resolver, cli) -> None:  # type: ignore[no-untyped-def]
+    """Issue 36's done-when lists `--cuda 12.9 --base ubi10` among the requests that resolve.
+    Decided otherwise, on the evidence: NVIDIA's first CUDA with rhel10 packages is 13.0.0 (its
+    13.0 features archive adds RHEL 10.0; its container history has ubi10 image folders from
+    13.0.0 on and none for 12.8.x/12.9.x), and no public source shows its rhel10 repository
+    carrying a 12.x toolkit. A stack made up for it would install packages that do not exist,
+    so the request is refused, naming the CUDA UBI 10 carries and the bases that carry 12.9."""
     with pytest.raises(ConflictError) as caught:
         resolver.resolve(request_for(kb, "nccl-tests", Pins(cuda="12.9", base="ubi10")))
     text = str(caught.value)
     assert "has no rhel10/x86_64 packages" in text and "--cuda 13.0" in text
+    refused = cli("resolve", "nccl-tests", "--cuda", "12.9", "--base", "ubi10")
+    assert refused.code == 3 and not refused.out
+    why = " ".join(refused.err.split())
+    for release in ("12.9.0", "12.9.1"):
+        assert f"CUDA {release} has no rhel10/x86_64 packages (NVIDIA's rhel10 repositories do not carry it)" in why
+    assert "--cuda 13.0 -> ubi10/x86_64, CUDA 13.0.0" in why  # what UBI 10 can carry
+    assert "--base ubi9 -> ubi9/x86_64, CUDA 12.9.1" in why  # where 12.9 can go
 
 
 def test_ubi9_keeps_the_family_key(kb, resolver) -> None:  # type: ignore[no-untyped-def]
