@@ -16,6 +16,7 @@ from mlcc.kb.model import FrameworkBuild, Provenance
 from mlcc.resolve.request import Request
 from mlcc.resolve.stack import Choice, Stack
 from mlcc.resolve.view import ResolverView
+from mlcc.versions import parse_version
 
 _MAX_SKIPPED = 3
 
@@ -72,7 +73,7 @@ def explain_choices(resolver: ResolverView, stack: Stack, defaults: Defaults) ->
     choices = [
         _arch(stack),
         *_framework(stack, core),
-        *_cuda(stack, defaults.cuda, defaults.newest),
+        *_cuda(resolver, stack, defaults.cuda, defaults.newest),
         _base(resolver, stack, defaults.base),
         *_python(stack, core),
         *_lib(stack, "cudnn", core),
@@ -138,7 +139,34 @@ def _reference_note(stack: Stack, component: str) -> Optional[str]:
     return f"nearest {stack.benchmark.name}'s reference run ({reference.run}: {component} {version})"
 
 
-def _cuda(stack: Stack, default: Optional[Stack], newest: Optional[Stack]) -> List[Choice]:
+def _newer_without_libs(resolver: ResolverView, stack: Stack) -> str:
+    """ " (13.1.0, 13.0.2 have no NCCL build known)": the newer releases NVIDIA publishes
+    for the stack's distro and arch that the stack passed over because no build of a
+    library it installs is recorded for them, or "" when there are none."""
+    cuda = stack.cuda
+    assert cuda is not None
+    distro, arch = stack.base.repo_distro, stack.arch.name
+    newer = [
+        r
+        for r in resolver.kb.cuda
+        if parse_version(r.version) > parse_version(cuda.version) and r.carried(distro, arch)
+    ]
+    lacking = [
+        title
+        for library, title, build in (("cudnn", "cuDNN", stack.cudnn), ("nccl", "NCCL", stack.nccl))
+        if build is not None
+        and build.method != "bundled"
+        and all(not resolver.candidates.lib_candidates(library, r, distro, arch) for r in newer)
+    ]
+    if not newer or not lacking:
+        return ""
+    verb = "has" if len(newer) == 1 else "have"
+    return f" ({', '.join(r.version for r in newer)} {verb} no {' or '.join(lacking)} build known)"
+
+
+def _cuda(
+    resolver: ResolverView, stack: Stack, default: Optional[Stack], newest: Optional[Stack]
+) -> List[Choice]:
     cuda = stack.cuda
     if cuda is None:
         reason = "a CPU-only stack: no CUDA"
@@ -155,6 +183,8 @@ def _cuda(stack: Stack, default: Optional[Stack], newest: Optional[Stack]) -> Li
         label = stack.framework.label if stack.framework else ""
         why += f" of the lines {label} was built for ({', '.join(lines)})"
     why += f" with {stack.arch.name} packages for {stack.base.repo_distro}"
+    if why.startswith("newest"):
+        why += _newer_without_libs(resolver, stack)
     if (default is None or default.cuda != cuda) and (newest is None or newest.cuda != cuda):
         why += _not_default(default.cuda.version if default and default.cuda else None)
     driver = Choice(

@@ -10,8 +10,10 @@ import pytest
 
 from mlcc.api import Pins, request_for
 from mlcc.errors import ConflictError
+from mlcc.kb import load
 from mlcc.render import render
-from mlcc.versions import parse_version
+from mlcc.resolve import Resolver
+from mlcc.versions import parse_version, satisfies
 
 # name -> (sm, first CUDA, its driver, GPUs per node, host arch)
 NEW_GPUS = {
@@ -157,7 +159,10 @@ def test_cuda_12_9_on_ubi10_is_refused_because_nvidia_has_no_rhel10_packages_of_
     assert refused.code == 3 and not refused.out
     why = " ".join(refused.err.split())
     for release in ("12.9.0", "12.9.1"):
-        assert f"CUDA {release} has no rhel10/x86_64 packages (NVIDIA's rhel10 repositories do not carry it)" in why
+        assert (
+            f"CUDA {release} has no rhel10/x86_64 packages (NVIDIA's rhel10 repositories do not carry it)"
+            in why
+        )
     assert "--cuda 13.0 -> ubi10/x86_64, CUDA 13.0.0" in why  # what UBI 10 can carry
     assert "--base ubi9 -> ubi9/x86_64, CUDA 12.9.1" in why  # where 12.9 can go
 
@@ -180,3 +185,73 @@ def test_ubi9_is_at_its_current_minor_with_the_x86_64_baseline_rhel9_needs(kb, c
     # every other base has no baseline beyond its arch's first level: the table shows a dash
     ubi8 = next(line for line in cli("list", "bases").out.splitlines() if line.startswith("ubi8 "))
     assert " - " in ubi8
+
+
+# version -> (driver, cudart, cuBLAS): NVIDIA's RPMs as Amazon Linux 2023 lists them and its
+# cuda-toolkit metapackage on PyPI pins them (recipes/cuda.yaml al2023-nvidia-packages)
+LATER_RELEASES = {
+    "13.0.1": ("580.82.07", "13.0.88-1", "13.0.2.14-1"),
+    "13.0.2": ("580.95.05", "13.0.96-1", "13.1.0.3-1"),
+    "13.1.0": ("590.44.01", "13.1.80-1", "13.2.0.9-1"),
+}
+
+
+def test_cuda_releases_after_13_0_0_are_recorded_with_their_driver_packages_and_doubts(kb) -> None:  # type: ignore[no-untyped-def]
+    releases = {r.version: r for r in kb.cuda}
+    for version, (driver, cudart, cublas) in LATER_RELEASES.items():
+        release = releases[version]
+        minor = "-".join(version.split(".")[:2])
+        pins = dict(release.packages)
+        assert release.min_driver == driver
+        assert pins[f"cuda-cudart-{minor}"] == cudart and pins[f"libcublas-devel-{minor}"] == cublas
+        assert pins[f"cuda-libraries-{minor}"] == f"{version}-1"
+        # no NVIDIA image of the release was read: which repositories carry it stays unconfirmed
+        assert "repos" in release.prov.unverified_fields
+        assert dict(release.repos) == {"rhel9": ("x86_64", "aarch64"), "rhel10": ("x86_64", "aarch64")}
+    # 13.0.2 keeps 13.0.1's nvtx and NPP (the metapackage pins the same wheels)
+    assert (
+        dict(releases["13.0.2"].packages)["libnpp-13-0"] == dict(releases["13.0.1"].packages)["libnpp-13-0"]
+    )
+
+
+def test_a_stack_that_needs_nccl_says_which_newer_cuda_has_none(cli) -> None:  # type: ignore[no-untyped-def]
+    shown = cli("resolve", "nccl-tests", "--cuda", "13.0", "--arch", "x86_64")
+    assert shown.code == 0, shown.err
+    flat = " ".join(shown.out.split())
+    assert (
+        "newest CUDA release with x86_64 packages for rhel9 (13.1.0, 13.0.2, 13.0.1 have no NCCL build known)"
+        in flat
+    )
+    refused = cli("resolve", "nccl-tests", "--cuda", "13.1")
+    assert refused.code == 3
+    assert "no NCCL build is known for CUDA 13.1.0 on rhel9/x86_64" in refused.err
+    assert "--cuda 13.0" in refused.err
+
+
+def test_host_gcc_bounds_of_12_8_to_13_x_pick_a_toolset_or_refuse(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    # GCC 14 (gcc-toolset-14 on UBI 9) is first accepted by 12.8 (Spack: gcc@14 conflicts cuda@:12.6)
+    stack = resolver.resolve(
+        request_for(kb, "nccl-tests", Pins(base="ubi9", cuda="12.8", gcc="14", arch="x86_64"))
+    )
+    assert stack.gcc.toolset is not None and stack.gcc.toolset.name == "gcc-toolset-14"
+    with pytest.raises(ConflictError) as caught:
+        resolver.resolve(
+            request_for(kb, "nccl-tests", Pins(base="ubi9", cuda="12.6", gcc="14", arch="x86_64"))
+        )
+    assert "CUDA 12.6.3 on x86_64 accepts GCC <14" in str(caught.value)
+    # UBI 10's system GCC 14 is within CUDA 13.0's bound (<16): no toolset needed
+    ubi10 = resolver.resolve(request_for(kb, "nccl-tests", Pins(base="ubi10", cuda="13.0", arch="x86_64")))
+    assert ubi10.gcc.toolset is None and ubi10.gcc.version == "14.2.1"
+    assert satisfies(ubi10.gcc.version, ubi10.cuda.host_gcc_spec("x86_64"))
+
+
+def test_a_system_gcc_too_new_for_the_cuda_and_no_toolset_is_refused_naming_the_bound(recipes_copy) -> None:  # type: ignore[no-untyped-def]
+    # a UBI 10 whose system GCC were 16: nvcc 13.0 rejects it, and UBI 10 offers no older toolset
+    bases = recipes_copy / "bases.yaml"
+    bases.write_text(bases.read_text().replace('system: "14.2.1"', 'system: "16.1.1"'))
+    kb = load(str(recipes_copy))
+    with pytest.raises(ConflictError) as caught:
+        Resolver(kb, host_arch="x86_64").resolve(
+            request_for(kb, "nccl-tests", Pins(base="ubi10", cuda="13.0", arch="x86_64"))
+        )
+    assert "CUDA 13.0.0 on x86_64 accepts GCC <16; ubi10 offers system 16.1.1" in str(caught.value)
