@@ -27,6 +27,7 @@ from mlcc.kb.layout import OTHER_FILES, ROUND_FOLDER, ROUND_SCRIPTS
 from mlcc.kb.model import (
     HOST_MIRRORS,
     Arch,
+    ArchListEnv,
     Base,
     Benchmark,
     BenchmarkBuild,
@@ -205,6 +206,7 @@ def build(root: str, files: Sequence[Tuple[str, str]]) -> KnowledgeBase:
         nccl_profiles=_nccl_profiles(docs["nccl_profiles"][0]),
         systems=_systems(docs["systems"][0]),
         round_records=rounds,
+        arch_list_env=_arch_list_env(docs["gpus"][0]),
     )
 
 
@@ -473,6 +475,14 @@ def _command(doc: _Doc, pattern: str, path: PathKey, allowed: FrozenSet[str]) ->
     if "{" in rest or "}" in rest:
         raise doc.error(path, "a brace outside a {placeholder}", hint="placeholders are {lowercase_names}")
     return pattern
+
+
+def _arch_list_env(doc: _Doc) -> ArchListEnv:
+    """recipes/gpus.yaml's arch-list variables (none when the file names none)."""
+    entry = doc.data.get("arch_list_env")
+    if entry is None:
+        return ArchListEnv((), doc.prov({"source": [], "verified": True}, ("arch_list_env",)))
+    return ArchListEnv(tuple(entry["variables"].items()), doc.prov(entry, ("arch_list_env",)))
 
 
 def _gpus(doc: _Doc, arches: Dict[str, Arch]) -> Dict[str, Gpu]:
@@ -1160,7 +1170,15 @@ def _benchmark_build(
             )
         ),
         runtime_copy=_runtime_copy(doc, data.get("runtime", {}).get("copy", ())),
+        arch_list_env=_build_arch_list_env(data),
     )
+
+
+def _build_arch_list_env(data: Dict[str, Any]) -> Tuple[Tuple[str, str], ...]:
+    """A benchmark build's own arch-list variables. One its env also sets holds the list a
+    build without --gpu compiles for; one it does not is set with --gpu only (the build's
+    own default list otherwise, as nccl-tests' Makefile has)."""
+    return tuple(data.get("arch_list_env", {}).items())
 
 
 # A runtime image copies these from the build stage; the kernel's own trees are not files a

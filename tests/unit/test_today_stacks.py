@@ -9,7 +9,7 @@ import json
 import pytest
 
 from mlcc.api import Pins, request_for
-from mlcc.errors import ConflictError
+from mlcc.errors import ConflictError, RecipeError
 from mlcc.kb import load
 from mlcc.render import render
 from mlcc.resolve import Resolver
@@ -255,3 +255,57 @@ def test_a_system_gcc_too_new_for_the_cuda_and_no_toolset_is_refused_naming_the_
             request_for(kb, "nccl-tests", Pins(base="ubi10", cuda="13.0", arch="x86_64"))
         )
     assert "CUDA 13.0.0 on x86_64 accepts GCC <16; ubi10 offers system 16.1.1" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("gpu", "torch", "gencode"),
+    [("b200", "10.0", "sm_100"), ("gb300", "10.3", "sm_103"), ("rtxpro6000", "12.0", "sm_120")],
+)
+def test_source_builds_compile_for_the_blackwell_gpu_asked(
+    kb, resolver, gpu: str, torch: str, gencode: str
+) -> None:  # type: ignore[no-untyped-def]
+    stack = resolver.resolve(request_for(kb, "nccl-tests", Pins(gpu=gpu)))
+    spelled = dict(stack.gpu_arch_env)
+    assert spelled["TORCH_CUDA_ARCH_LIST"] == torch and spelled["TF_CUDA_COMPUTE_CAPABILITIES"] == torch
+    # nccl-tests' Makefile takes NVCC_GENCODE from the environment (its build.arch_list_env)
+    sm = gencode.split("_")[1]
+    dockerfile = render(stack).content(render(stack).main_file)
+    assert f'NVCC_GENCODE="-gencode=arch=compute_{sm},code={gencode}"' in dockerfile
+
+
+def test_without_gpu_nccl_tests_keeps_its_makefiles_own_arch_list(kb, resolver) -> None:  # type: ignore[no-untyped-def]
+    stack = resolver.resolve(request_for(kb, "nccl-tests", Pins(cuda="13.0")))
+    assert stack.gpu_arch_env == ()
+    assert "NVCC_GENCODE" not in render(stack).content(render(stack).main_file)
+
+
+def test_a_recipe_declares_its_own_arch_list_variable_and_spelling(recipes_copy) -> None:  # type: ignore[no-untyped-def]
+    # what a TransformerEngine build declares: NVTE_CUDA_ARCHS spells a GPU "100a" (sm_100a)
+    recipe = recipes_copy / "benchmarks" / "nccl-tests.yaml"
+    text = recipe.read_text()
+    recipe.write_text(
+        text.replace(
+            "  env:\n    LOGDIR: /results\n",
+            '  env:\n    LOGDIR: /results\n    NVTE_CUDA_ARCHS: "90a"\n    TORCH_CUDA_ARCH_LIST: "9.0"\n',
+        ).replace("  arch_list_env:\n", '  arch_list_env:\n    NVTE_CUDA_ARCHS: "{sm}a"\n')
+    )
+    kb = load(str(recipes_copy))
+    resolver = Resolver(kb, host_arch="x86_64")
+    for gpu, nvte, torch in (("b200", "100a", "10.0"), ("gb300", "103a", "10.3")):
+        stack = resolver.resolve(request_for(kb, "nccl-tests", Pins(gpu=gpu)))
+        dockerfile = render(stack).content(render(stack).main_file)
+        assert f'NVTE_CUDA_ARCHS="{nvte}"' in dockerfile and f'TORCH_CUDA_ARCH_LIST="{torch}"' in dockerfile
+    plain = resolver.resolve(request_for(kb, "nccl-tests", Pins(cuda="13.0")))
+    assert 'NVTE_CUDA_ARCHS="90a"' in render(plain).content(render(plain).main_file)
+
+
+def test_an_arch_list_spelling_with_an_unknown_placeholder_is_a_recipe_error(recipes_copy) -> None:  # type: ignore[no-untyped-def]
+    gpus = recipes_copy / "gpus.yaml"
+    gpus.write_text(
+        gpus.read_text().replace('TORCH_CUDA_ARCH_LIST: "{capability}"', 'TORCH_CUDA_ARCH_LIST: "{gpu}"')
+    )
+    with pytest.raises(RecipeError) as caught:
+        load(str(recipes_copy))
+    assert "recipes/gpus.yaml:" in str(
+        caught.value
+    ) and "arch_list_env.variables.TORCH_CUDA_ARCH_LIST" in str(caught.value)
