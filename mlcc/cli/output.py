@@ -16,7 +16,7 @@ _LIST_COLUMNS: Dict[str, Sequence[str]] = {
     "nccl": ("version", "cuda", "repo_distro", "arches", "method"),
     "frameworks": ("framework", "version", "variant", "arches", "python", "cuda"),
     "arches": ("name", "aliases", "oci", "nvidia_repo", "debian"),
-    "gpus": ("name", "title", "architecture", "sm", "min_cuda", "min_driver"),
+    "gpus": ("name", "title", "architecture", "sm", "min_cuda", "max_cuda", "min_driver"),
     "rounds": ("name", "year", "default", "systems", "benchmarks"),
 }
 

@@ -508,6 +508,7 @@ def _gpus(doc: _Doc, arches: Dict[str, Arch]) -> Dict[str, Gpu]:
             prov=doc.prov(entry, path),
             gpus_per_node=entry.get("gpus_per_node"),
             host_arch=entry.get("host_arch"),
+            max_cuda=entry.get("max_cuda"),
             host_cpu=entry.get("host_cpu"),
         )
     return found

@@ -781,6 +781,8 @@ class Gpu(NamedTuple):
     # the arch of every host the GPU comes in (GB200: aarch64, Grace); None when it varies
     host_arch: Optional[str] = None
     host_cpu: Optional[str] = None  # "NVIDIA Grace", for messages
+    # the last CUDA line that targets it (Pascal, Volta: 12.9); None while current ones do
+    max_cuda: Optional[str] = None
 
     @property
     def sm(self) -> str:

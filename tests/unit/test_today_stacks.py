@@ -309,3 +309,21 @@ def test_an_arch_list_spelling_with_an_unknown_placeholder_is_a_recipe_error(rec
     assert "recipes/gpus.yaml:" in str(
         caught.value
     ) and "arch_list_env.variables.TORCH_CUDA_ARCH_LIST" in str(caught.value)
+
+
+@pytest.mark.parametrize("gpu", ["p100", "v100"])
+def test_a_gpu_cuda_13_dropped_resolves_to_the_last_cuda_that_targets_it(kb, resolver, cli, gpu: str) -> None:  # type: ignore[no-untyped-def]
+    # CUDA 13.0 dropped Pascal and Volta (offline compilation and library support)
+    stack = resolver.resolve(request_for(kb, "nccl-tests", Pins(gpu=gpu)))
+    assert stack.cuda is not None and stack.cuda.minor == "12.9"
+    refused = cli("resolve", "nccl-tests", "--gpu", gpu, "--cuda", "13.0")
+    assert refused.code == 3
+    sm = kb.gpus[gpu].sm
+    assert f"({sm}): it needs CUDA >= {kb.gpus[gpu].min_cuda} and <= 12.9" in refused.err
+    assert "--cuda 12.9" in refused.err
+    row = next(r for r in json.loads(cli("list", "gpus", "--json").out) if r["name"] == gpu)
+    assert row["max_cuda"] == "12.9"
+    assert (
+        next(r for r in json.loads(cli("list", "gpus", "--json").out) if r["name"] == "t4")["max_cuda"]
+        is None
+    )
