@@ -89,11 +89,13 @@ def explain_choices(resolver: ResolverView, stack: Stack, defaults: Defaults) ->
 
 def _arch(stack: Stack) -> Choice:
     supported = ", ".join(stack.benchmark.arches)
-    # The same words on every host: without --arch a request resolves for the generating
-    # machine's arch, and the text is inside the digest.
+    # The same words on every host and for every request that resolves to the stack: without
+    # --arch a request resolves for the generating machine's arch (or the arch of every host
+    # of the --gpu asked), and the text is inside the digest.
     reason = (
         f"an arch {stack.benchmark.name} supports ({supported}); mlcc resolves for the"
-        " generating machine's arch where it is supported, else the first, and --arch for another"
+        " generating machine's arch where it is supported, else the first, or for the hosts'"
+        " arch of a GPU built with its host CPU (Grace: aarch64), and --arch for another"
     )
     return Choice(
         "arch",

@@ -220,7 +220,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     {
       "component": "arch",
       "origin": "recipes/arches.yaml:18",
-      "reason": "an arch maskrcnn supports (x86_64); mlcc resolves for the generating machine's arch where it is supported, else the first, and --arch for another",
+      "reason": "an arch maskrcnn supports (x86_64); mlcc resolves for the generating machine's arch where it is supported, else the first, or for the hosts' arch of a GPU built with its host CPU (Grace: aarch64), and --arch for another",
       "sources": [
         "https://github.com/opencontainers/image-spec/blob/main/config.md (architecture values follow GOARCH)",
         "https://gitlab.com/nvidia/container-images/cuda (NVARCH=x86_64|sbsa|ppc64le on RHEL, x86_64|sbsa|ppc64el on Ubuntu; repo directories)",
