@@ -30,6 +30,8 @@ class Defaults(NamedTuple):
     base: Optional[Stack]
     core: Optional[Stack]
     newest: Optional[Stack] = None  # ``cuda``'s request with --newest
+    # ``cuda``'s request with --gpu of the stack's compute capability (None without one)
+    gpu: Optional[Stack] = None
 
 
 def _same_build(a: Optional[FrameworkBuild], b: Optional[FrameworkBuild]) -> bool:
@@ -73,7 +75,7 @@ def explain_choices(resolver: ResolverView, stack: Stack, defaults: Defaults) ->
     choices = [
         _arch(stack),
         *_framework(stack, core),
-        *_cuda(resolver, stack, defaults.cuda, defaults.newest),
+        *_cuda(resolver, stack, defaults),
         _base(resolver, stack, defaults.base),
         *_python(stack, core),
         *_lib(stack, "cudnn", core),
@@ -166,9 +168,8 @@ def _newer_without_libs(resolver: ResolverView, stack: Stack) -> str:
     return f" ({', '.join(r.version for r in newer)} {verb} no {' or '.join(lacking)} build known)"
 
 
-def _cuda(
-    resolver: ResolverView, stack: Stack, default: Optional[Stack], newest: Optional[Stack]
-) -> List[Choice]:
+def _cuda(resolver: ResolverView, stack: Stack, defaults: Defaults) -> List[Choice]:
+    default, newest, gpu_default = defaults.cuda, defaults.newest, defaults.gpu
     cuda = stack.cuda
     if cuda is None:
         reason = "a CPU-only stack: no CUDA"
@@ -179,6 +180,8 @@ def _cuda(
         why = f"CUDA release {near} (--newest for the newest)," if near else "newest CUDA release"
     elif newest is not None and newest.cuda == cuda:
         why = "newest CUDA release"
+    elif gpu_default is not None and gpu_default.cuda == cuda:
+        why = f"newest CUDA release that targets compute capability {stack.gpu_capability}"
     else:
         why = "a CUDA release"
     if lines:

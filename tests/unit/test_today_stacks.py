@@ -321,6 +321,12 @@ def test_a_gpu_cuda_13_dropped_resolves_to_the_last_cuda_that_targets_it(kb, res
     sm = kb.gpus[gpu].sm
     assert f"({sm}): it needs CUDA >= {kb.gpus[gpu].min_cuda} and <= 12.9" in refused.err
     assert "--cuda 12.9" in refused.err
+    # the CUDA row says why it is not the default stack's, in words any request for it gets
+    for asked in (("--gpu", gpu), ("--gpu", gpu, "--cuda", "12.9")):
+        flat = " ".join(cli("resolve", "nccl-tests", *asked, "--arch", "x86_64").out.split())
+        capability = kb.gpus[gpu].compute_capability
+        assert f"newest CUDA release that targets compute capability {capability} with x86_64" in flat
+        assert "not the default stack's (13.0.0)" in flat
     row = next(r for r in json.loads(cli("list", "gpus", "--json").out) if r["name"] == gpu)
     assert row["max_cuda"] == "12.9"
     assert (
