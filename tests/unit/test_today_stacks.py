@@ -121,7 +121,7 @@ def test_every_new_cuda_release_has_its_driver_and_rhel_packages(kb) -> None:  #
 
 def test_ubi10_is_listed_with_its_arches_python_and_x86_64_baseline(cli) -> None:  # type: ignore[no-untyped-def]
     table = cli("list", "bases").out
-    assert "registry.access.redhat.com/ubi10/ubi:10.0" in table
+    assert "registry.access.redhat.com/ubi10/ubi:10.2" in table
     # the table itself says what an x86_64 host must be to run it, beside arches, Pythons, GCC
     assert "isa baseline" in table.splitlines()[0]
     row_text = next(line for line in table.splitlines() if line.startswith("ubi10"))
@@ -131,7 +131,7 @@ def test_ubi10_is_listed_with_its_arches_python_and_x86_64_baseline(cli) -> None
     assert row["arches"] == ["x86_64", "aarch64"]
     assert row["isa_baseline"] == {"x86_64": "x86-64-v3"}
     assert row["python_default"] == "3.12" and row["repo_distro"] == "rhel10"
-    assert row["verified"] is False  # its tag, glibc and GCC release are not confirmed from the image
+    assert row["verified"] is False  # its glibc and GCC release are not confirmed from the image
 
 
 def test_ubi10_builds_cuda_13_from_the_rhel10_repository_and_its_own_key(kb, resolver) -> None:  # type: ignore[no-untyped-def]
@@ -182,6 +182,9 @@ def test_ubi9_is_at_its_current_minor_with_the_x86_64_baseline_rhel9_needs(kb, c
         prov = kb.base(name).prov
         assert "tag" not in prov.unverified_fields
         assert any("ubi9/ubi:9.8-1782365825@sha256:" in text for text in prov.source)
+    # UBI 10 by the same rule: its newest minor seen pulled by digest (10.2), not 10.0
+    assert rows["ubi10"]["image"] == "registry.access.redhat.com/ubi10/ubi:10.2"
+    assert "tag" not in kb.base("ubi10").prov.unverified_fields
     # every other base has no baseline beyond its arch's first level: the table shows a dash
     ubi8 = next(line for line in cli("list", "bases").out.splitlines() if line.startswith("ubi8 "))
     assert " - " in ubi8
