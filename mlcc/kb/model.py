@@ -510,7 +510,8 @@ class BenchmarkBuild(NamedTuple):
     # DGX A100 reference): each names its GPU; results compare sets runs on that GPU beside it.
     gpu_references: Tuple[ReferenceRun, ...] = ()
     # arch-list variables of this build besides recipes/gpus.yaml's: (name, template), e.g.
-    # NVTE_CUDA_ARCHS "{sm}a"; each is one of ``env``, which holds its list without --gpu
+    # NVTE_CUDA_ARCHS "{sm}a". One ``env`` also sets holds the list a build without --gpu
+    # compiles for; one it does not is set with --gpu only (nccl-tests' NVCC_GENCODE)
     arch_list_env: Tuple[Tuple[str, str], ...] = ()
 
     def packages_for(self, family: str) -> Tuple[str, ...]:

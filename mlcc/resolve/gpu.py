@@ -1,7 +1,7 @@
 """The GPU rule: a stack runs on a GPU generation only if its CUDA release targets the GPU's
-compute capability (recipes/gpus.yaml: ``min_cuda``, and ``max_cuda`` for the generations a
-later CUDA major dropped). Kept apart from the other rules: the
-resolver asks it about each CUDA release when ``--gpu`` is given, and nothing else."""
+compute capability (recipes/gpus.yaml: ``min_cuda``, and ``max_cuda`` for a generation a
+later CUDA major dropped). Kept apart from the other rules: the resolver asks it about each
+CUDA release when ``--gpu`` is given, and nothing else."""
 
 from __future__ import annotations
 
