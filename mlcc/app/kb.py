@@ -300,6 +300,7 @@ def _gpus_rows(kb: KnowledgeBase) -> List[Dict[str, Any]]:
             "compute_capability": g.compute_capability,
             "sm": g.sm,
             "min_cuda": g.min_cuda,
+            "max_cuda": g.max_cuda,  # the last CUDA line that targets it (None: current ones do)
             "min_driver": g.min_driver,
             "product_labels": list(g.product_labels),
             "gpus_per_node": g.gpus_per_node,

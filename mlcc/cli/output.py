@@ -10,13 +10,13 @@ from mlcc.ui.table import render
 
 _LIST_COLUMNS: Dict[str, Sequence[str]] = {
     "benchmarks": ("name", "round", "framework", "arches", "accelerators", "title"),
-    "bases": ("name", "image", "package_manager", "arches", "pythons", "gcc"),
+    "bases": ("name", "image", "package_manager", "arches", "isa_baseline", "pythons", "gcc"),
     "cuda": ("version", "label", "min_driver", "host_gcc", "repos"),
     "cudnn": ("version", "cuda", "repo_distro", "arches", "method"),
     "nccl": ("version", "cuda", "repo_distro", "arches", "method"),
     "frameworks": ("framework", "version", "variant", "arches", "python", "cuda"),
     "arches": ("name", "aliases", "oci", "nvidia_repo", "debian"),
-    "gpus": ("name", "title", "architecture", "sm", "min_cuda", "min_driver"),
+    "gpus": ("name", "title", "architecture", "sm", "min_cuda", "max_cuda", "min_driver"),
     "rounds": ("name", "year", "default", "systems", "benchmarks"),
 }
 
@@ -29,7 +29,7 @@ def _cell(value: Any) -> str:
     if isinstance(value, list):
         return ",".join(map(str, value)) or "-"
     if isinstance(value, dict):
-        return " ".join(f"{k}:{_cell(v)}" for k, v in value.items())
+        return " ".join(f"{k}:{_cell(v)}" for k, v in value.items()) or "-"
     return str(value)
 
 

@@ -27,6 +27,7 @@ from mlcc.kb.layout import OTHER_FILES, ROUND_FOLDER, ROUND_SCRIPTS
 from mlcc.kb.model import (
     HOST_MIRRORS,
     Arch,
+    ArchListEnv,
     Base,
     Benchmark,
     BenchmarkBuild,
@@ -205,6 +206,7 @@ def build(root: str, files: Sequence[Tuple[str, str]]) -> KnowledgeBase:
         nccl_profiles=_nccl_profiles(docs["nccl_profiles"][0]),
         systems=_systems(docs["systems"][0]),
         round_records=rounds,
+        arch_list_env=_arch_list_env(docs["gpus"][0]),
     )
 
 
@@ -475,6 +477,14 @@ def _command(doc: _Doc, pattern: str, path: PathKey, allowed: FrozenSet[str]) ->
     return pattern
 
 
+def _arch_list_env(doc: _Doc) -> ArchListEnv:
+    """recipes/gpus.yaml's arch-list variables (none when the file names none)."""
+    entry = doc.data.get("arch_list_env")
+    if entry is None:
+        return ArchListEnv((), doc.prov({"source": [], "verified": True}, ("arch_list_env",)))
+    return ArchListEnv(tuple(entry["variables"].items()), doc.prov(entry, ("arch_list_env",)))
+
+
 def _gpus(doc: _Doc, arches: Dict[str, Arch]) -> Dict[str, Gpu]:
     found: Dict[str, Gpu] = {}
     for index, entry in enumerate(doc.data["gpus"]):
@@ -498,6 +508,7 @@ def _gpus(doc: _Doc, arches: Dict[str, Arch]) -> Dict[str, Gpu]:
             prov=doc.prov(entry, path),
             gpus_per_node=entry.get("gpus_per_node"),
             host_arch=entry.get("host_arch"),
+            max_cuda=entry.get("max_cuda"),
             host_cpu=entry.get("host_cpu"),
         )
     return found
@@ -1160,7 +1171,15 @@ def _benchmark_build(
             )
         ),
         runtime_copy=_runtime_copy(doc, data.get("runtime", {}).get("copy", ())),
+        arch_list_env=_build_arch_list_env(data),
     )
+
+
+def _build_arch_list_env(data: Dict[str, Any]) -> Tuple[Tuple[str, str], ...]:
+    """A benchmark build's own arch-list variables. One its env also sets holds the list a
+    build without --gpu compiles for; one it does not is set with --gpu only (the build's
+    own default list otherwise, as nccl-tests' Makefile has)."""
+    return tuple(data.get("arch_list_env", {}).items())
 
 
 # A runtime image copies these from the build stage; the kernel's own trees are not files a

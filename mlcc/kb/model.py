@@ -509,6 +509,10 @@ class BenchmarkBuild(NamedTuple):
     # NVIDIA's results of the same round on other GPU generations (v2.1: DGX H100 beside the
     # DGX A100 reference): each names its GPU; results compare sets runs on that GPU beside it.
     gpu_references: Tuple[ReferenceRun, ...] = ()
+    # arch-list variables of this build besides recipes/gpus.yaml's: (name, template), e.g.
+    # NVTE_CUDA_ARCHS "{sm}a". One ``env`` also sets holds the list a build without --gpu
+    # compiles for; one it does not is set with --gpu only (nccl-tests' NVCC_GENCODE)
+    arch_list_env: Tuple[Tuple[str, str], ...] = ()
 
     def packages_for(self, family: str) -> Tuple[str, ...]:
         return dict(self.packages).get(family, ())
@@ -780,10 +784,26 @@ class Gpu(NamedTuple):
     # the arch of every host the GPU comes in (GB200: aarch64, Grace); None when it varies
     host_arch: Optional[str] = None
     host_cpu: Optional[str] = None  # "NVIDIA Grace", for messages
+    # the last CUDA line that targets it (Pascal, Volta: 12.9); None while current ones do
+    max_cuda: Optional[str] = None
 
     @property
     def sm(self) -> str:
         return "sm_" + self.compute_capability.replace(".", "")
+
+
+def spell_target(template: str, capability: str) -> str:
+    """One GPU as an arch-list variable spells it: "{capability}" -> "10.0", "{sm}a" ->
+    "100a" (recipes/gpus.yaml arch_list_env, a benchmark's build.arch_list_env)."""
+    return template.format(capability=capability, sm=capability.replace(".", ""))
+
+
+class ArchListEnv(NamedTuple):
+    """The variables through which every build takes the CUDA targets to compile for, each
+    with how it spells one GPU (recipes/gpus.yaml arch_list_env)."""
+
+    variables: Tuple[Tuple[str, str], ...]  # (name, template)
+    prov: Provenance
 
 
 class PublicHost(NamedTuple):
@@ -855,6 +875,8 @@ class KnowledgeBase(NamedTuple):
     pip_locks: LockFiles = LockFiles()  # recipes/locks/, parsed
     nccl_profiles: Tuple[NcclProfile, ...] = ()  # recipes/nccl-profiles.yaml, in file order
     round_records: Tuple[Round, ...] = ()  # recipes/rounds/, oldest first
+    # the arch-list variables every build takes with --gpu (recipes/gpus.yaml)
+    arch_list_env: ArchListEnv = ArchListEnv((), Provenance((), True, ""))
 
     def rounds(self) -> Tuple[str, ...]:
         """Every MLPerf round recipes/rounds/ records, oldest first."""

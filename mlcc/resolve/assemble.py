@@ -20,6 +20,7 @@ from mlcc.kb.model import (
     PythonOption,
     PythonTooling,
     System,
+    spell_target,
 )
 from mlcc.kb.pip_locks import PipLocks
 from mlcc.resolve.request import Request
@@ -71,12 +72,23 @@ class Assembler:
             installer=self.rules.installer(arch) if build and build.install.method == "conda" else None,
             framework_module=self.kb.frameworks[build.framework].import_name if build else None,
             gpu_capability=self.kb.gpus[req.gpu].compute_capability if req.gpu else None,
+            gpu_arch_env=self._gpu_arch_env(bench, req.gpu),
             pip_locks=self._pip_locks(python, arch, base),
             nccl_profiles=self.kb.nccl_profiles,
             build_only=tuple(rule.name for rule in self.kb.build_only),
             systems=self._systems(bench),
         )
         return stack
+
+    def _gpu_arch_env(self, bench: Benchmark, gpu: Optional[str]) -> Tuple[Tuple[str, str], ...]:
+        """Each arch-list variable as the GPU asked spells it; none without --gpu. The
+        benchmark's own declarations (build.arch_list_env) win over recipes/gpus.yaml's."""
+        if gpu is None:
+            return ()
+        templates = dict(self.kb.arch_list_env.variables)
+        templates.update(bench.build.arch_list_env if bench.build else ())
+        capability = self.kb.gpus[gpu].compute_capability
+        return tuple((name, spell_target(template, capability)) for name, template in templates.items())
 
     def _systems(self, bench: Benchmark) -> Tuple[System, ...]:
         """The systems (recipes/systems.yaml) the benchmark's launch node shapes name."""

@@ -126,9 +126,20 @@ class Resolver:
             base=self._bare_stack(self.default_request(bare, ("cuda",))),
             core=self._bare_stack(self.default_request(bare, ("cuda", "base"))),
             newest=self._bare_stack(self.default_request(bare, ("base",))._replace(newest=True)),
+            gpu=self._gpu_default(bare),
         )
         stack = bare._replace(departures=departures(bare, defaults.core))
         return stack._replace(choices=explain_choices(self, stack, defaults))
+
+    def _gpu_default(self, bare: Stack) -> Optional[Stack]:
+        """The stack of the default request on the stack's base with --gpu of its compute
+        capability (a GPU a later CUDA dropped resolves to an older one), or None."""
+        gpu = next(
+            (g.name for g in self.kb.gpus.values() if g.compute_capability == bare.gpu_capability), None
+        )
+        if gpu is None:
+            return None
+        return self._bare_stack(self.default_request(bare, ("base",))._replace(gpu=gpu))
 
     def default_request(self, stack: Stack, fixed: Sequence[str]) -> Request:
         """The request for the stack's benchmark on its arch (and accelerator) that fixes

@@ -1,12 +1,13 @@
 """The GPU rule: a stack runs on a GPU generation only if its CUDA release targets the GPU's
-compute capability (recipes/gpus.yaml: ``min_cuda``). Kept apart from the other rules: the
-resolver asks it about each CUDA release when ``--gpu`` is given, and nothing else."""
+compute capability (recipes/gpus.yaml: ``min_cuda``, and ``max_cuda`` for a generation a
+later CUDA major dropped). Kept apart from the other rules: the resolver asks it about each
+CUDA release when ``--gpu`` is given, and nothing else."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
-from mlcc.kb.model import CudaRelease, KnowledgeBase
+from mlcc.kb.model import CudaRelease, Gpu, KnowledgeBase
 from mlcc.resolve.stages import Failure
 from mlcc.resolve.view import ResolverView
 from mlcc.versions import parse_version
@@ -18,7 +19,16 @@ if TYPE_CHECKING:
 def cuda_supports(kb: KnowledgeBase, gpu: Optional[str], release: CudaRelease) -> bool:
     if gpu is None:
         return True
-    return parse_version(release.version) >= parse_version(kb.gpus[gpu].min_cuda)
+    found = kb.gpus[gpu]
+    if parse_version(release.version) < parse_version(found.min_cuda):
+        return False
+    return found.max_cuda is None or parse_version(release.minor) <= parse_version(found.max_cuda)
+
+
+def needed_cuda(gpu: Gpu) -> str:
+    """ ">= 12.8", or ">= 9.0 and <= 12.9" for a generation a later CUDA dropped."""
+    bound = f">= {gpu.min_cuda}"
+    return bound + (f" and <= {gpu.max_cuda}" if gpu.max_cuda else "")
 
 
 def gpu_problem(kb: KnowledgeBase, gpu: Optional[str], release: CudaRelease) -> Optional[Tuple[str, str]]:
@@ -26,10 +36,14 @@ def gpu_problem(kb: KnowledgeBase, gpu: Optional[str], release: CudaRelease) -> 
     if gpu is None or cuda_supports(kb, gpu, release):
         return None
     found = kb.gpus[gpu]
+    if parse_version(release.version) < parse_version(found.min_cuda):
+        why = f"CUDA {release.version} and the frameworks built for it have no {found.sm} kernels"
+    else:
+        why = f"CUDA {release.version} no longer compiles for {found.sm}"
+        why += f", nor do its libraries carry {found.sm} code"
     return (
         f"{found.title} (compute capability {found.compute_capability}, {found.sm}) needs CUDA"
-        f" >= {found.min_cuda}: CUDA {release.version} and the frameworks built for it have no"
-        f" {found.sm} kernels",
+        f" {needed_cuda(found)}: {why}",
         found.prov.origin,
     )
 
@@ -42,7 +56,7 @@ def cause(resolver: ResolverView, request: Request) -> Failure:
     assert request.gpu is not None
     gpu = kb.gpus[request.gpu]
     message = f"{gpu.title} is compute capability {gpu.compute_capability} ({gpu.sm})"
-    message += f": it needs CUDA >= {gpu.min_cuda}"
+    message += f": it needs CUDA {needed_cuda(gpu)}"
     free = resolver.try_resolve(request._replace(gpu=None))
     if free is not None and free.cuda is not None:
         message += f"; without --gpu, {request.benchmark} resolves to CUDA {free.cuda.version}"

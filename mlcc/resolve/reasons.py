@@ -16,6 +16,7 @@ from mlcc.kb.model import FrameworkBuild, Provenance
 from mlcc.resolve.request import Request
 from mlcc.resolve.stack import Choice, Stack
 from mlcc.resolve.view import ResolverView
+from mlcc.versions import parse_version
 
 _MAX_SKIPPED = 3
 
@@ -29,6 +30,8 @@ class Defaults(NamedTuple):
     base: Optional[Stack]
     core: Optional[Stack]
     newest: Optional[Stack] = None  # ``cuda``'s request with --newest
+    # ``cuda``'s request with --gpu of the stack's compute capability (None without one)
+    gpu: Optional[Stack] = None
 
 
 def _same_build(a: Optional[FrameworkBuild], b: Optional[FrameworkBuild]) -> bool:
@@ -72,7 +75,7 @@ def explain_choices(resolver: ResolverView, stack: Stack, defaults: Defaults) ->
     choices = [
         _arch(stack),
         *_framework(stack, core),
-        *_cuda(stack, defaults.cuda, defaults.newest),
+        *_cuda(resolver, stack, defaults),
         _base(resolver, stack, defaults.base),
         *_python(stack, core),
         *_lib(stack, "cudnn", core),
@@ -88,11 +91,13 @@ def explain_choices(resolver: ResolverView, stack: Stack, defaults: Defaults) ->
 
 def _arch(stack: Stack) -> Choice:
     supported = ", ".join(stack.benchmark.arches)
-    # The same words on every host: without --arch a request resolves for the generating
-    # machine's arch, and the text is inside the digest.
+    # The same words on every host and for every request that resolves to the stack: without
+    # --arch a request resolves for the generating machine's arch (or the arch of every host
+    # of the --gpu asked), and the text is inside the digest.
     reason = (
         f"an arch {stack.benchmark.name} supports ({supported}); mlcc resolves for the"
-        " generating machine's arch where it is supported, else the first, and --arch for another"
+        " generating machine's arch where it is supported, else the first, or for the hosts'"
+        " arch of a GPU built with its host CPU (Grace: aarch64), and --arch for another"
     )
     return Choice(
         "arch",
@@ -138,7 +143,33 @@ def _reference_note(stack: Stack, component: str) -> Optional[str]:
     return f"nearest {stack.benchmark.name}'s reference run ({reference.run}: {component} {version})"
 
 
-def _cuda(stack: Stack, default: Optional[Stack], newest: Optional[Stack]) -> List[Choice]:
+def _newer_without_libs(resolver: ResolverView, stack: Stack) -> str:
+    """ " (13.1.0, 13.0.2 have no NCCL build known)": the newer releases NVIDIA publishes
+    for the stack's distro and arch that the stack passed over because no build of a
+    library it installs is recorded for them, or "" when there are none."""
+    cuda = stack.cuda
+    assert cuda is not None
+    distro, arch = stack.base.repo_distro, stack.arch.name
+    newer = [
+        r
+        for r in resolver.kb.cuda
+        if parse_version(r.version) > parse_version(cuda.version) and r.carried(distro, arch)
+    ]
+    lacking = [
+        title
+        for library, title, build in (("cudnn", "cuDNN", stack.cudnn), ("nccl", "NCCL", stack.nccl))
+        if build is not None
+        and build.method != "bundled"
+        and all(not resolver.candidates.lib_candidates(library, r, distro, arch) for r in newer)
+    ]
+    if not newer or not lacking:
+        return ""
+    verb = "has" if len(newer) == 1 else "have"
+    return f" ({', '.join(r.version for r in newer)} {verb} no {' or '.join(lacking)} build known)"
+
+
+def _cuda(resolver: ResolverView, stack: Stack, defaults: Defaults) -> List[Choice]:
+    default, newest, gpu_default = defaults.cuda, defaults.newest, defaults.gpu
     cuda = stack.cuda
     if cuda is None:
         reason = "a CPU-only stack: no CUDA"
@@ -149,12 +180,16 @@ def _cuda(stack: Stack, default: Optional[Stack], newest: Optional[Stack]) -> Li
         why = f"CUDA release {near} (--newest for the newest)," if near else "newest CUDA release"
     elif newest is not None and newest.cuda == cuda:
         why = "newest CUDA release"
+    elif gpu_default is not None and gpu_default.cuda == cuda:
+        why = f"newest CUDA release that targets compute capability {stack.gpu_capability}"
     else:
         why = "a CUDA release"
     if lines:
         label = stack.framework.label if stack.framework else ""
         why += f" of the lines {label} was built for ({', '.join(lines)})"
     why += f" with {stack.arch.name} packages for {stack.base.repo_distro}"
+    if why.startswith("newest"):
+        why += _newer_without_libs(resolver, stack)
     if (default is None or default.cuda != cuda) and (newest is None or newest.cuda != cuda):
         why += _not_default(default.cuda.version if default and default.cuda else None)
     driver = Choice(

@@ -111,6 +111,9 @@ class Stack(NamedTuple):
     framework_module: Optional[str] = None
     # The compute capability of the GPU asked (--gpu): source builds compile for it.
     gpu_capability: Optional[str] = None
+    # With --gpu, each arch-list variable a build takes (recipes/gpus.yaml's and the
+    # benchmark's build.arch_list_env) and its value for that GPU: ("NVTE_CUDA_ARCHS", "100a").
+    gpu_arch_env: Tuple[Tuple[str, str], ...] = ()
     # The hash locks of the pip installs for this stack's Python, arch and glibc
     # (recipes/locks/): the renderers install with --require-hashes where they lock.
     pip_locks: Optional[PipLocks] = None

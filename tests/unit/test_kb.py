@@ -53,7 +53,7 @@ def test_covers_what_the_issue_lists(kb) -> None:  # type: ignore[no-untyped-def
     assert "maskrcnn-v2.1" in kb.benchmarks
     assert set(kb.frameworks) == {"pytorch", "tensorflow", "mxnet"}
     versions = [r.version for r in kb.cuda]
-    assert versions[-1] == "9.0.176" and versions[0] == "13.0.0"
+    assert versions[-1] == "9.0.176" and versions[0] == "13.1.0"
     assert {b.package_manager for b in kb.bases} >= {"yum", "dnf", "apt"}
     torch = {b.version for b in kb.frameworks["pytorch"].builds}
     assert {"1.0.0", "2.5.1", "1.1.0a0+828a6a3"} <= torch

@@ -53,7 +53,8 @@ class BenchmarkSteps(StepWriter):
         self.add(f"{bench.name}: system packages", self.install(packages))
         if build.mpi is not None:
             self.sshd()
-        env = [*self.gpu_arch(build.env), ("HOME", MLCC_HOME)]
+        own = [name for name, _ in build.arch_list_env]
+        env = [*self.gpu_arch(build.env, own), ("HOME", MLCC_HOME)]
         self.add(f"{bench.name}: environment", env=env)
         if build.source is None:
             self.add(f"{bench.name}: work directory", [f"mkdir -p {build.workdir}"])
@@ -130,7 +131,8 @@ class BenchmarkSteps(StepWriter):
                 from_stage=BUILD_STAGE,
             )
         )
-        self.add(f"{bench.name}: environment", env=[*self.gpu_arch(build.env), ("HOME", MLCC_HOME)])
+        own = [name for name, _ in build.arch_list_env]
+        self.add(f"{bench.name}: environment", env=[*self.gpu_arch(build.env, own), ("HOME", MLCC_HOME)])
         for step in build.steps:  # what the build set up outside the copies: again, here
             if step.kind == "script" and step.runtime and step.applies_to(self.arch, self.base.family):
                 self.build_step(build.workdir, step)

@@ -169,12 +169,6 @@ def _double_quoted(text: str) -> str:
     return text
 
 
-# Variables through which source builds take the CUDA compute capabilities to compile for:
-# PyTorch's setup.py and torch.utils.cpp_extension (apex, maskrcnn_benchmark), TensorFlow's
-# configure, MXNet's CUDA_ARCH_LIST-style make variable is not modelled.
-ARCH_LIST_ENV = ("TORCH_CUDA_ARCH_LIST", "TF_CUDA_COMPUTE_CAPABILITIES")
-
-
 def _requirement_name(requirement: str) -> str:
     if "#subdirectory=" in requirement:
         return (

@@ -12,7 +12,6 @@ from mlcc.render import fetches
 from mlcc.render.manifest import pinned
 from mlcc.render.mirror import routes, through_mirrors
 from mlcc.render.plan.commands import (
-    ARCH_LIST_ENV,
     _env_prefix,
     _install,
     _requirement_word,
@@ -156,13 +155,15 @@ class StepWriter:
 
     # sections -----------------------------------------------------------------
 
-    def gpu_arch(self, env: Sequence[Tuple[str, str]]) -> List[Tuple[str, str]]:
-        """With --gpu, the CUDA arch lists of source builds name that GPU's compute capability
-        (recipes/gpus.yaml) instead of the recipe's default list."""
-        capability = self.stack.gpu_capability
-        if capability is None:
-            return list(env)
-        return [(name, capability if name in ARCH_LIST_ENV else value) for name, value in env]
+    def gpu_arch(self, env: Sequence[Tuple[str, str]], own: Sequence[str] = ()) -> List[Tuple[str, str]]:
+        """With --gpu, the CUDA arch lists of source builds name that GPU alone, spelled as
+        each variable wants it (Stack.gpu_arch_env), instead of the recipe's default list.
+        ``own`` names the variables the build declares itself: one ``env`` does not set is
+        added with --gpu (without it the build's tools keep their own default list)."""
+        spelled = dict(self.stack.gpu_arch_env)
+        given = {name for name, _ in env}
+        added = [(name, spelled[name]) for name in own if name in spelled and name not in given]
+        return [(name, spelled.get(name, value)) for name, value in env] + added
 
     def _host_url(self, var: str) -> str:
         """The public URL of the host the build argument ``var`` stands for."""

@@ -220,7 +220,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     {
       "component": "arch",
       "origin": "recipes/arches.yaml:18",
-      "reason": "an arch maskrcnn supports (x86_64); mlcc resolves for the generating machine's arch where it is supported, else the first, and --arch for another",
+      "reason": "an arch maskrcnn supports (x86_64); mlcc resolves for the generating machine's arch where it is supported, else the first, or for the hosts' arch of a GPU built with its host CPU (Grace: aarch64), and --arch for another",
       "sources": [
         "https://github.com/opencontainers/image-spec/blob/main/config.md (architecture values follow GOARCH)",
         "https://gitlab.com/nvidia/container-images/cuda (NVARCH=x86_64|sbsa|ppc64le on RHEL, x86_64|sbsa|ppc64el on Ubuntu; repo directories)",
@@ -250,7 +250,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "cuda",
-      "origin": "recipes/cuda.yaml:290",
+      "origin": "recipes/cuda.yaml:298",
       "reason": "CUDA release nearest maskrcnn's reference run (NVIDIA's MLPerf v0.6 submission, NGC 19.05 on DGX-1: cuda 10.1.163) (--newest for the newest), of the lines pytorch 1.1.0a0+828a6a3 (ngc19.05-src) was built for (10.1, 10.2) with x86_64 packages for rhel8",
       "sources": [
         "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html (table 'CUDA Toolkit and Corresponding Driver Versions')",
@@ -263,7 +263,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "driver",
-      "origin": "recipes/cuda.yaml:290",
+      "origin": "recipes/cuda.yaml:298",
       "reason": "CUDA 10.1.243 needs a host driver >= 418.39 (NVIDIA's toolkit/driver table)",
       "sources": [
         "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html (table 'CUDA Toolkit and Corresponding Driver Versions')",
@@ -276,7 +276,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "base",
-      "origin": "recipes/bases.yaml:97",
+      "origin": "recipes/bases.yaml:107",
       "reason": "first base by preference that fits (skipped ubi9: CUDA 10.1.243 has no rhel9/x86_64 packages (NVIDIA's rhel9 repositories do not carry it); ubi9-minimal: CUDA 10.1.243 has no rhel9/x86_64 packages (NVIDIA's rhel9 repositories do not carry it))",
       "sources": [
         "https://catalog.redhat.com/software/base-images (UBI 7/8/9 images and their arches); the arches of each image as multi-arch manifests show them: https://github.com/adoptium/installer/pull/642 (UBI 7: x86_64, ppc64le, s390x, no aarch64), https://github.com/kiali/kiali/pull/2532 (UBI 7: no aarch64), https://github.com/IBM/ibm-iam-operator/pull/277 (ubi8-minimal: x86_64, aarch64, ppc64le, s390x), https://github.com/kanisterio/kanister/pull/618 (UBI 8: x86_64, aarch64, ppc64le, s390x), https://github.com/sclorg/s2i-python-container/issues/659 (ubi9/python-311: x86_64, aarch64 and more)",
@@ -293,7 +293,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "python",
-      "origin": "recipes/bases.yaml:97",
+      "origin": "recipes/bases.yaml:107",
       "reason": "newest Python on ubi8 that pytorch 1.1.0a0+828a6a3 (ngc19.05-src) supports (3.6) and maskrcnn accepts (>=3.6)",
       "sources": [
         "https://catalog.redhat.com/software/base-images (UBI 7/8/9 images and their arches); the arches of each image as multi-arch manifests show them: https://github.com/adoptium/installer/pull/642 (UBI 7: x86_64, ppc64le, s390x, no aarch64), https://github.com/kiali/kiali/pull/2532 (UBI 7: no aarch64), https://github.com/IBM/ibm-iam-operator/pull/277 (ubi8-minimal: x86_64, aarch64, ppc64le, s390x), https://github.com/kanisterio/kanister/pull/618 (UBI 8: x86_64, aarch64, ppc64le, s390x), https://github.com/sclorg/s2i-python-container/issues/659 (ubi9/python-311: x86_64, aarch64 and more)",
@@ -332,7 +332,7 @@ install -D -m 0644 /dev/stdin /etc/mlcc/stack.json <<'MLCC_FILE_EOF'
     },
     {
       "component": "gcc",
-      "origin": "recipes/cuda.yaml:290",
+      "origin": "recipes/cuda.yaml:298",
       "reason": "the system GCC of ubi8 (CUDA 10.1.243 on x86_64 accepts <9; maskrcnn accepts >=5; pytorch 1.1.0a0+828a6a3 (ngc19.05-src) accepts >=5)",
       "sources": [
         "https://catalog.redhat.com/software/base-images (UBI 7/8/9 images and their arches); the arches of each image as multi-arch manifests show them: https://github.com/adoptium/installer/pull/642 (UBI 7: x86_64, ppc64le, s390x, no aarch64), https://github.com/kiali/kiali/pull/2532 (UBI 7: no aarch64), https://github.com/IBM/ibm-iam-operator/pull/277 (ubi8-minimal: x86_64, aarch64, ppc64le, s390x), https://github.com/kanisterio/kanister/pull/618 (UBI 8: x86_64, aarch64, ppc64le, s390x), https://github.com/sclorg/s2i-python-container/issues/659 (ubi9/python-311: x86_64, aarch64 and more)",
