@@ -437,7 +437,7 @@ def wheel_findings(
     """
     findings: List[BundleFinding] = []
     done: Set[Tuple[str, str, str]] = set()
-    wanted: List[Tuple[FrameworkBuild, str, str]] = []
+    wanted: List[Tuple[FrameworkBuild, str, str, str]] = []  # (build, project, url, arch)
     for build in builds:
         key = (build.framework, build.version, build.variant)
         if key in done or build.install.method != "pip":
@@ -450,19 +450,19 @@ def wheel_findings(
                 findings += python_and_platform(build, client, first[0], first[1], where)
             if build.is_cpu or where is not None or not _proves_more(build):
                 continue
-            wheel = framework_wheel(client, build)
+            # each arch's wheel is its own build: each loads its own libraries
+            wheels = [(framework_wheel(client, build, arch), arch) for arch in build.arches]
         except IndexUnreachable:
             continue  # the pin check reports an unreachable page once
-        if wheel is not None:
-            wanted.append((build, wheel[0], wheel[1]))
+        wanted += [(build, wheel[0], wheel[1], arch) for wheel, arch in wheels if wheel is not None]
     unread = [w for w in wanted if _recorded(source, w[2]) is None]
     # a library costs a few hundred MB: the rest wait for the next run, so a run stays bounded
     # and the record fills up run by run
-    later = {url for _, _, url in unread[source.budget :]} if source.reader is not None else set()
+    later = {w[2] for w in unread[source.budget :]} if source.reader is not None else set()
     # the libraries are downloaded and inflated: several wheels at once (network-bound)
     with ThreadPoolExecutor(max_workers=READERS) as pool:
         all_facts = list(pool.map(lambda w: None if w[2] in later else _facts(source, w[1], w[2]), wanted))
-    for (build, project, url), facts in zip(wanted, all_facts):
+    for (build, project, url, arch), facts in zip(wanted, all_facts):
         if url in later:
             findings.append(
                 BundleFinding(
@@ -476,7 +476,7 @@ def wheel_findings(
         if facts is None:
             continue
         read[url.rsplit("/", 1)[-1]] = facts
-        evidence = wheel_evidence(FactsReader(facts), url, project)
+        evidence = wheel_evidence(FactsReader(facts), url, project, arch=arch)
         brought = {library for library, _, _ in evidence.found}
         findings += linked_findings(build, kb, facts, brought)
         findings += _static_claims_hold(build, facts, brought)
