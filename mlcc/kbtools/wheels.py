@@ -68,6 +68,8 @@ _LINKED = {
 }
 _NVIDIA_REQUIRES = re.compile(r"^nvidia-[a-z0-9-]+", re.I)
 NOT_READ = " (not read)"
+# why mlcc.kb.wheel left a library unread for its size: "<n> bytes deflated, over <limit>"
+OVER_LIMIT = re.compile(r"^[0-9]+ bytes (?:deflated|inflated), over [0-9]+$")
 READERS = 4  # wheels read at once
 
 
@@ -490,9 +492,13 @@ def _recorded(source: WheelSource, url: str) -> Optional[Dict[str, Any]]:
         return None
     if source.reader is None:
         return recorded
-    # online, a wheel with a library left unread is asked again (the reader's own cache
-    # answers a size limit without a download; a failed read may succeed this time)
-    partial = any(str(m).endswith(NOT_READ) for m in recorded.get("needed") or {})
+    # online, a wheel with a library left unread is asked again: a failed read (the network,
+    # a deadline) may succeed this time. A library over the size limit stays over it, so a
+    # record unread only for that is final (torch 2.8.0's libtorch_cuda.so: 666 MB deflated)
+    partial = any(
+        str(m).endswith(NOT_READ) and not all(OVER_LIMIT.search(str(w)) for w in why or [""])
+        for m, why in (recorded.get("needed") or {}).items()
+    )
     return recorded if recorded.get("url") == url and not partial else None
 
 
