@@ -39,9 +39,11 @@ from tests.unit.simple_index import IndexServer, serve
 BENCHMARK = "e2e-wheels"
 # what the real wheels' torch/version.py and libraries report (recipes/frameworks/pytorch.yaml)
 TORCH = {"version": "2.11.0+cu130", "cuda": "13.0", "cudnn": 91900, "nccl": (2, 28, 9)}
-# the image's own pip tooling for Python 3.11 (recipes/tools.yaml): real wheels from PyPI
-TOOLING = (("pip", "26.3"), ("setuptools", "84.2.1"), ("wheel", "0.48.0"))
-PYPI_JSON = "https://pypi.org/pypi/{name}/{version}/json"
+# the image's own pip tooling for Python 3.11 (recipes/tools.yaml), and packaging, which
+# wheel 0.48.0 requires (the release kb lock takes): real wheels from PyPI
+TOOLING = (("pip", "26.3"), ("setuptools", "84.2.1"), ("wheel", "0.48.0"), ("packaging", "26.4"))
+PYPI_SIMPLE = "https://pypi.org/simple/{name}/"
+PEP_691 = "application/vnd.pypi.simple.v1+json"
 
 
 class WheelWorld(NamedTuple):
@@ -116,19 +118,21 @@ def stand_in_wheels() -> List[Tuple[str, str, bytes]]:
 
 
 def pypi_wheel(cache: Path, name: str, version: str) -> Tuple[str, bytes]:
-    """PyPI's own py3-none-any wheel of ``name`` ``version``, kept in the e2e cache and
-    checked against the sha256 PyPI publishes."""
-    with urllib.request.urlopen(PYPI_JSON.format(name=name, version=version), timeout=60) as answer:
-        release = json.load(answer)
-    [file] = [f for f in release["urls"] if f["filename"].endswith("-py3-none-any.whl")]
-    kept = cache / "pypi" / file["filename"]
+    """PyPI's own py3-none-any wheel of ``name`` ``version`` (its PEP 691 page names it and
+    its sha256), kept in the e2e cache and checked against that sha256."""
+    request = urllib.request.Request(PYPI_SIMPLE.format(name=name), headers={"Accept": PEP_691})
+    with urllib.request.urlopen(request, timeout=60) as answer:
+        page = json.load(answer)
+    wanted = f"{name.replace('-', '_')}-{version}-py3-none-any.whl"
+    [file] = [f for f in page["files"] if f["filename"] == wanted]
+    kept = cache / "pypi" / wanted
     if not kept.exists():
         kept.parent.mkdir(parents=True, exist_ok=True)
         with urllib.request.urlopen(file["url"], timeout=300) as answer:
             kept.write_bytes(answer.read())
     body = kept.read_bytes()
-    assert hashlib.sha256(body).hexdigest() == file["digests"]["sha256"], f"{kept} is not PyPI's file"
-    return file["filename"], body
+    assert hashlib.sha256(body).hexdigest() == file["hashes"]["sha256"], f"{kept} is not PyPI's file"
+    return wanted, body
 
 
 def _serve_index(index: IndexServer, wheels: Sequence[Tuple[str, str, bytes]]) -> None:
