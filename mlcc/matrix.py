@@ -1,6 +1,6 @@
 """The published matrix: recipes/matrix.yaml expanded into cells, resolved, deduplicated.
 
-A cell is a benchmark plus pins (base, arch, cuda, python). The axes' product is taken per
+A cell is a benchmark plus pins (base, arch, cuda, python, gpu). The axes' product is taken per
 benchmark (``overrides`` replace an axis for one benchmark), ``exclude`` removes the
 cells it matches, ``include`` adds cells. Every cell is resolved; those that resolve form
 the published set (``mlcc gen --all``), those that do not carry the resolver's reason.
@@ -22,7 +22,7 @@ from mlcc.resolve import Resolver, Stack
 from mlcc.resolve.pins import Pins
 from mlcc.resolve.request import did_you_mean
 
-AXES = ("benchmark", "base", "arch", "cuda", "python")
+AXES = ("benchmark", "base", "arch", "cuda", "python", "gpu")
 DEFAULT = "default"  # leave the component to the resolver
 CPU = "cpu"  # cuda axis value: a CPU-only stack
 
@@ -33,6 +33,7 @@ class MatrixCell(NamedTuple):
     arch: Optional[str] = None
     cuda: Optional[str] = None
     python: Optional[str] = None
+    gpu: Optional[str] = None  # the GPU the image must run on (--gpu): its code and its host arch
 
     @property
     def label(self) -> str:
@@ -52,6 +53,7 @@ class MatrixCell(NamedTuple):
             python=axis(self.python),
             cuda=axis(self.cuda),
             cpu=self.cuda == CPU,
+            gpu=axis(self.gpu),
         )
 
 
@@ -97,6 +99,7 @@ def load_matrix(kb: KnowledgeBase, path: Optional[Path] = None) -> Matrix:
             "benchmark": set(kb.benchmarks),
             "base": {b.name for b in kb.bases} | {DEFAULT},
             "arch": set(kb.arch_aliases) | {DEFAULT},
+            "gpu": set(kb.gpus) | {DEFAULT},
         }
         for axis, allowed in known.items():
             values = cell.get(axis)
@@ -228,6 +231,8 @@ def cell_flags(cell: MatrixCell) -> str:
         parts.append("--cpu")
     elif pins.cuda:
         parts.append(f"--cuda {pins.cuda}")
+    if pins.gpu:
+        parts.append(f"--gpu {pins.gpu}")
     return " ".join(parts)
 
 

@@ -14,6 +14,7 @@ name; both are saved as oci-archives and compared layer by layer
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 import uuid
 from pathlib import Path
@@ -33,6 +34,8 @@ from mlcc.render.variant import Rendered
 from mlcc.resolve import Resolver
 from mlcc.resolve.pins import Pins
 from mlcc.stackfile.document import StackManifest
+
+_GPU_PART = re.compile(r"-sm([0-9]{2,3})$")  # the variant's last part when a GPU was asked
 
 # where rebuilt images go: a name no build of mlcc's pushes to, one per rebuild
 REBUILD_ROOT = "localhost/mlcc-rebuild"
@@ -164,6 +167,34 @@ def pins_of(manifest: StackManifest) -> Pins:
     )
 
 
+def gpu_of(kb: KnowledgeBase, manifest: StackManifest) -> Optional[str]:
+    """A GPU that resolves the stamped stack again, when it was resolved for one.
+
+    The stack records the GPU only as its compute capability, in the variant's last part
+    (``-sm100``: 10.0, the last digit the minor, as mlcc.resolve.reasons names it). GPUs of one
+    capability give one stack; of those, one whose host is the image's arch (GB200 for an
+    aarch64 sm100 image), else one that names no host, first by name.
+
+    Args:
+        kb: The knowledge base.
+        manifest: The image's stack manifest.
+
+    Returns:
+        The GPU's name; None when the variant names no GPU or no GPU of that capability is known.
+    """
+    match = _GPU_PART.search(manifest.variant)
+    if match is None:
+        return None
+    digits = match.group(1)
+    capability = f"{digits[:-1]}.{digits[-1]}"
+    fitting = sorted(
+        (gpu.host_arch != manifest.arch, name)
+        for name, gpu in kb.gpus.items()
+        if gpu.compute_capability == capability and gpu.host_arch in (manifest.arch, None)
+    )
+    return fitting[0][1] if fitting else None
+
+
 def render_again(kb: KnowledgeBase, manifest: StackManifest, content: ImageContent, image: str) -> Rendered:
     """The image's build files as this mlcc and its recipes render them, checked to be the
     image's own.
@@ -182,7 +213,7 @@ def render_again(kb: KnowledgeBase, manifest: StackManifest, content: ImageConte
         UsageError: The stamped stack does not resolve here, resolves to another stack
             (other recipes or another mlcc release), or renders other build files.
     """
-    pins = pins_of(manifest)
+    pins = pins_of(manifest).updated(gpu=gpu_of(kb, manifest))
     base_image = manifest.base.image if manifest.base.image != manifest.base.default_image else None
     try:
         request = pins.request(kb, manifest.benchmark.name)

@@ -41,13 +41,22 @@ _NVIDIA_WHEELS = {
     "cudnn": re.compile(r"^nvidia-cudnn-cu\d+==([0-9.]*)$"),
     "nccl": re.compile(r"^nvidia-nccl-cu\d+==([0-9.]*)$"),
 }
+# From CUDA 13 torch depends on NVIDIA's cuda-toolkit metapackage, one extra per library
+# (``cuda-toolkit[cublas,cudart,...]==13.0.2``): its release is the CUDA release whose runtime
+# the ``cudart`` extra installs
+_TOOLKIT_EXTRAS = {"cuda_runtime": "cudart"}
+_TOOLKIT = "cuda-toolkit"
 # shared libraries a wheel carries itself: the soname's version (auditwheel adds -<hash>)
 _BUNDLED_FILES = {
     "cuda_runtime": re.compile(r"/libcudart(?:-[0-9a-f]+)?\.so\.([0-9.]+)$"),
     "cudnn": re.compile(r"/libcudnn(?:-[0-9a-f]+)?\.so\.([0-9.]+)$"),
     "nccl": re.compile(r"/libnccl(?:-[0-9a-f]+)?\.so\.([0-9.]+)$"),
 }
-_VERSION_FILES = {"torch": ("torch/version.py", re.compile(r"^cuda\s*=\s*'([0-9.]+)'", re.M))}
+# torch/version.py: ``cuda = '11.7'``, and from torch 2.x with a type annotation,
+# ``cuda: Optional[str] = '13.0'``
+_VERSION_FILES = {
+    "torch": ("torch/version.py", re.compile(r"^cuda(?:\s*:\s*[A-Za-z_.\[\]]+)?\s*=\s*'([0-9.]+)'", re.M))
+}
 
 
 class WheelContents(Protocol):
@@ -117,10 +126,15 @@ def wheel_evidence(
         requirement = _installed_requirement(line, extras, arch)
         if requirement is None:
             continue
+        how = f"Requires-Dist {line.split(';')[0].strip()}"
         for library, pattern in _NVIDIA_WHEELS.items():
             match = pattern.match(f"{requirement.name}=={_exact(requirement) or ''}")
             if match and match.group(1):
-                found.setdefault(library, (match.group(1), f"Requires-Dist {line.split(';')[0].strip()}"))
+                found.setdefault(library, (match.group(1), how))
+        if canonicalize_name(requirement.name) == _TOOLKIT and _exact(requirement):
+            for library, extra in _TOOLKIT_EXTRAS.items():
+                if extra in requirement.extras:
+                    found.setdefault(library, (str(_exact(requirement)), how))
     for name in reader.names(url):
         for library, pattern in _BUNDLED_FILES.items():
             match = pattern.search("/" + name)
@@ -252,8 +266,10 @@ def elsewhere(client: IndexClient, build: FrameworkBuild) -> Optional[str]:
     return None
 
 
-def framework_wheel(client: IndexClient, build: FrameworkBuild) -> Optional[Tuple[str, str]]:
-    """The wheel pip installs for the build's first Python and arch.
+def framework_wheel(
+    client: IndexClient, build: FrameworkBuild, arch: Optional[str] = None
+) -> Optional[Tuple[str, str]]:
+    """The wheel pip installs for the build's first Python on ``arch``.
 
     An exact wheel URL the recipe names, else the index's Linux file for its
     ``name==version``.
@@ -261,6 +277,7 @@ def framework_wheel(client: IndexClient, build: FrameworkBuild) -> Optional[Tupl
     Args:
         client: The index client.
         build: The framework build.
+        arch: The CPU arch (default: the build's first).
 
     Returns:
         ``(project, URL)``, or None when there is no such wheel.
@@ -269,7 +286,7 @@ def framework_wheel(client: IndexClient, build: FrameworkBuild) -> Optional[Tupl
         IndexUnreachable: The project's page cannot be read.
     """
     python = build.python[0] if build.python else None
-    arch = build.arches[0] if build.arches else "x86_64"
+    arch = arch or (build.arches[0] if build.arches else "x86_64")
     if python is not None and build.install.wheels_for(python):
         url = build.install.wheels_for(python)[0]
         return url.rsplit("/", 1)[-1].split("-", 1)[0], url
@@ -357,21 +374,27 @@ def bundle_findings(
                     _unchecked(build, origin, f"its wheel comes from {source}, which is not read here")
                 )
             continue
-        try:
-            wheel = framework_wheel(client, build)
-        except IndexUnreachable as exc:
-            findings.append(_unchecked(build, origin, exc.message))
-            continue
-        if wheel is None:
-            if build.bundles:
-                findings.append(_unchecked(build, origin, "no wheel for its Python and arch on the index"))
-            continue
-        try:
-            evidence = wheel_evidence(reader, wheel[1], wheel[0], _extras(build), build.arches[0])
-        except IndexUnreachable as exc:
-            findings.append(_unchecked(build, origin, exc.message))
-            continue
-        findings += judge(build, origin, evidence)
+        for arch in build.arches:  # a wheel per arch: each must bring what the recipe claims
+            findings += _arch_findings(client, reader, build, origin, arch)
     if step is not None:
         step("kb check: bundled libraries", len(todo), len(todo))
     return findings
+
+
+def _arch_findings(
+    client: IndexClient, reader: WheelReader, build: FrameworkBuild, origin: str, arch: str
+) -> List[BundleFinding]:
+    """The build's claim against the wheel pip installs on ``arch``."""
+    try:
+        wheel = framework_wheel(client, build, arch)
+    except IndexUnreachable as exc:
+        return [_unchecked(build, origin, exc.message)]
+    if wheel is None:
+        if build.bundles:
+            return [_unchecked(build, origin, f"no wheel for its Python on {arch} on the index")]
+        return []
+    try:
+        evidence = wheel_evidence(reader, wheel[1], wheel[0], _extras(build), arch)
+    except IndexUnreachable as exc:
+        return [_unchecked(build, origin, exc.message)]
+    return judge(build, origin, evidence)

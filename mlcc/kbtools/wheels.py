@@ -69,6 +69,8 @@ _LINKED = {
 }
 _NVIDIA_REQUIRES = re.compile(r"^nvidia-[a-z0-9-]+", re.I)
 NOT_READ = " (not read)"
+# why mlcc.kb.wheel left a library unread for its size: "<n> bytes deflated, over <limit>"
+OVER_LIMIT = re.compile(r"^[0-9]+ bytes (?:deflated|inflated), over [0-9]+$")
 READERS = 4  # wheels read at once
 
 
@@ -442,7 +444,7 @@ def wheel_findings(
     tell = step or (lambda what, done, total: None)
     findings: List[BundleFinding] = []
     done: Set[Tuple[str, str, str]] = set()
-    wanted: List[Tuple[FrameworkBuild, str, str]] = []
+    wanted: List[Tuple[FrameworkBuild, str, str, str]] = []  # (build, project, url, arch)
     todo = list(builds)
     for number, build in enumerate(todo):
         tell("kb check: framework wheels", number, len(todo))
@@ -457,16 +459,16 @@ def wheel_findings(
                 findings += python_and_platform(build, client, first[0], first[1], where)
             if build.is_cpu or where is not None or not _proves_more(build):
                 continue
-            wheel = framework_wheel(client, build)
+            # each arch's wheel is its own build: each loads its own libraries
+            wheels = [(framework_wheel(client, build, arch), arch) for arch in build.arches]
         except IndexUnreachable:
             continue  # the pin check reports an unreachable page once
-        if wheel is not None:
-            wanted.append((build, wheel[0], wheel[1]))
+        wanted += [(build, wheel[0], wheel[1], arch) for wheel, arch in wheels if wheel is not None]
     tell("kb check: framework wheels", len(todo), len(todo))
     unread = [w for w in wanted if _recorded(source, w[2]) is None]
     # a library costs a few hundred MB: the rest wait for the next run, so a run stays bounded
     # and the record fills up run by run
-    later = {url for _, _, url in unread[source.budget :]} if source.reader is not None else set()
+    later = {w[2] for w in unread[source.budget :]} if source.reader is not None else set()
     # the libraries are downloaded and inflated: several wheels at once (network-bound)
     all_facts: List[Optional[Dict[str, Any]]] = []
     with ThreadPoolExecutor(max_workers=READERS) as pool:
@@ -474,7 +476,7 @@ def wheel_findings(
         for facts in pool.map(lambda w: None if w[2] in later else _facts(source, w[1], w[2]), wanted):
             all_facts.append(facts)  # in order, each told as it is read
             tell("kb check: wheel libraries", len(all_facts), len(wanted))
-    for (build, project, url), facts in zip(wanted, all_facts):
+    for (build, project, url, arch), facts in zip(wanted, all_facts):
         if url in later:
             findings.append(
                 BundleFinding(
@@ -488,7 +490,7 @@ def wheel_findings(
         if facts is None:
             continue
         read[url.rsplit("/", 1)[-1]] = facts
-        evidence = wheel_evidence(FactsReader(facts), url, project)
+        evidence = wheel_evidence(FactsReader(facts), url, project, arch=arch)
         brought = {library for library, _, _ in evidence.found}
         findings += linked_findings(build, kb, facts, brought)
         findings += _static_claims_hold(build, facts, brought)
@@ -502,9 +504,13 @@ def _recorded(source: WheelSource, url: str) -> Optional[Dict[str, Any]]:
         return None
     if source.reader is None:
         return recorded
-    # online, a wheel with a library left unread is asked again (the reader's own cache
-    # answers a size limit without a download; a failed read may succeed this time)
-    partial = any(str(m).endswith(NOT_READ) for m in recorded.get("needed") or {})
+    # online, a wheel with a library left unread is asked again: a failed read (the network,
+    # a deadline) may succeed this time. A library over the size limit stays over it, so a
+    # record unread only for that is final (torch 2.8.0's libtorch_cuda.so: 666 MB deflated)
+    partial = any(
+        str(m).endswith(NOT_READ) and not all(OVER_LIMIT.search(str(w)) for w in why or [""])
+        for m, why in (recorded.get("needed") or {}).items()
+    )
     return recorded if recorded.get("url") == url and not partial else None
 
 

@@ -49,6 +49,7 @@ def test_covers_what_the_issue_lists(kb) -> None:  # type: ignore[no-untyped-def
         "ncf",
         "tf_cnn_benchmarks",
         "nccl-tests",
+        "retinanet-reference",  # MLCommons' reference on PyPI's PyTorch 2.x wheels (issue 36)
     } | {name for name in kb.benchmarks if name.endswith("-v2.1")}  # and v2.1's
     assert "maskrcnn-v2.1" in kb.benchmarks
     assert set(kb.frameworks) == {"pytorch", "tensorflow", "mxnet"}
@@ -56,7 +57,7 @@ def test_covers_what_the_issue_lists(kb) -> None:  # type: ignore[no-untyped-def
     assert versions[-1] == "9.0.176" and versions[0] == "13.1.0"
     assert {b.package_manager for b in kb.bases} >= {"yum", "dnf", "apt"}
     torch = {b.version for b in kb.frameworks["pytorch"].builds}
-    assert {"1.0.0", "2.5.1", "1.1.0a0+828a6a3"} <= torch
+    assert {"1.0.0", "2.5.1", "1.1.0a0+828a6a3", "2.8.0", "2.11.0"} <= torch
     assert any(b.install.method == "conda" and "ppc64le" in b.arches for b in kb.frameworks["pytorch"].builds)
 
 

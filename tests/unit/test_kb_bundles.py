@@ -181,3 +181,69 @@ def test_a_contradicted_claim_names_its_own_recipe_line(kb) -> None:  # type: ig
     path, _, line = finding.origin.rpartition(":")
     text = (RECIPES.parent / path).read_text(encoding="utf-8").splitlines()
     assert finding.severity == ERROR and text[int(line) - 1].strip() == "nccl: '2.14.3'"
+
+
+def _torch2_wheel(cuda: str) -> bytes:
+    """A torch 2.x wheel's version file: the CUDA line carries a type annotation."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(
+            "torch/version.py",
+            f"from typing import Optional\n__version__ = '2.11.0+cu130'\ncuda: Optional[str] = '{cuda}'\n",
+        )
+        archive.writestr("torch/lib/libtorch_cuda.so", b"\1" * 1000)
+    return buffer.getvalue()
+
+
+def _torch2_metadata(nccl: str) -> bytes:
+    return (
+        "Metadata-Version: 2.4\nName: torch\nVersion: 2.11.0\n"
+        'Requires-Dist: cuda-toolkit[cublas,cudart,nvrtc]==13.0.2; platform_system == "Linux"\n'
+        'Requires-Dist: nvidia-cudnn-cu13==9.19.0.56; platform_system == "Linux"\n'
+        f'Requires-Dist: nvidia-nccl-cu13=={nccl}; platform_system == "Linux"\n'
+    ).encode()
+
+
+def test_a_torch2_wheel_shows_its_cuda_through_the_annotated_version_file_and_cuda_toolkit(
+    index: IndexServer, tmp_path: Path
+) -> None:
+    """torch 2.x writes ``cuda: Optional[str] = '13.0'``; from CUDA 13 its runtime comes
+    with the cuda-toolkit metapackage's cudart extra, not an nvidia-cuda-runtime wheel."""
+    name = "/files/torch-2.11.0-cp312-cp312-manylinux_2_28_x86_64.whl"
+    url = index.add(name, _torch2_wheel("13.0"), "application/octet-stream")
+    index.add(name + ".metadata", _torch2_metadata("2.28.9"))
+    evidence = wheel_evidence(WheelReader(cache=str(tmp_path)), url, "torch")
+    assert evidence.version("cuda_runtime") == ("13.0", "torch/version.py cuda = '13.0'")
+    assert evidence.version("cudnn")[0] == "9.19.0.56" and evidence.version("nccl")[0] == "2.28.9"  # type: ignore[index]
+    # a version file without a CUDA line: the toolkit's release is the runtime's
+    other = "/files/torch-2.11.0-cp312-cp312-manylinux_2_28_aarch64.whl"
+    url = index.add(other, _torch2_wheel("none"), "application/octet-stream")
+    index.add(other + ".metadata", _torch2_metadata("2.28.9"))
+    seen = wheel_evidence(WheelReader(cache=str(tmp_path)), url, "torch", arch="aarch64")
+    toolkit = "Requires-Dist cuda-toolkit[cublas,cudart,nvrtc]==13.0.2"
+    assert seen.version("cuda_runtime") == ("13.0.2", toolkit)
+
+
+def test_a_build_for_two_arches_is_checked_against_each_arches_wheel(
+    kb, index: IndexServer, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """torch 2.11.0 cu130 claims its x86_64 and aarch64 wheels bring NCCL 2.28.9: an aarch64
+    wheel that brings another NCCL is an error naming that wheel, while x86_64 agrees."""
+    import json
+
+    build = _build(kb, "pytorch", "2.11.0", "cu130")
+    assert build.arches == ("x86_64", "aarch64")
+    files = []
+    for arch, nccl in (("x86_64", "2.28.9"), ("aarch64", "2.27.3")):
+        name = f"torch-2.11.0-cp310-cp310-manylinux_2_28_{arch}.whl"
+        index.add(f"/files/{name}", _torch2_wheel("13.0"), "application/octet-stream")
+        index.add(f"/files/{name}.metadata", _torch2_metadata(nccl))
+        files.append({"filename": name, "url": f"/files/{name}", "hashes": {}})
+    page = {"meta": {"api-version": "1.0"}, "name": "torch", "files": files}
+    index.add("/simple/torch/", json.dumps(page).encode(), "application/vnd.pypi.simple.v1+json")
+    client = IndexClient(index.url + "/simple/", cache=str(tmp_path / "index"))
+    findings = bundle_findings(kb, client, WheelReader(cache=str(tmp_path / "wheels")), [build])
+    [error] = [f for f in findings if f.severity == ERROR]
+    assert "nccl 2.28.9 but torch-2.11.0-cp310-cp310-manylinux_2_28_aarch64.whl shows 2.27.3" in error.message
+    assert error.origin == build.bundle_origin("nccl")
+    assert not any("x86_64" in f.message for f in findings if f.severity != NOTE)

@@ -175,3 +175,17 @@ def test_a_library_over_the_size_limit_is_left_unread_and_said_so(
     url = index.add("/files/demo-1.0-cp311-cp311-manylinux1_x86_64.whl", buffer.getvalue(), "application/zip")
     needed = WheelReader(cache="").needed(url, ("demo/big.so",))
     assert list(needed) == ["demo/big.so (not read)"] and "over 100" in needed["demo/big.so (not read)"][0]
+
+
+def test_a_record_unread_only_for_a_library_size_is_final_online() -> None:
+    """A library over the size limit stays over it: its wheel's record is used online too,
+    while a library whose read failed (a deadline, the network) is asked again."""
+    from mlcc.kbtools.wheels import WheelSource, _recorded
+
+    url = "https://files.example/torch-2.8.0-cp39-cp39-manylinux_2_28_x86_64.whl"
+    over = {"torch/lib/libtorch_cuda.so (not read)": ["666263951 bytes deflated, over 536870912"]}
+    failed = {"torch/lib/libtorch_cuda.so (not read)": ["torch/lib/libtorch_cuda.so: not read within 600 s"]}
+    for needed, used in ((over, True), (failed, False)):
+        facts = {"url": url, "libraries": [], "needed": needed}
+        source = WheelSource(object(), {url.rsplit("/", 1)[-1]: facts})  # type: ignore[arg-type]
+        assert (_recorded(source, url) is facts) is used, needed

@@ -82,12 +82,30 @@ def test_matrix_parity(cli) -> None:  # type: ignore[no-untyped-def]
 
 def test_a_matrix_file_with_an_unknown_axis_or_benchmark(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     bad = tmp_path / "matrix.yaml"
-    bad.write_text("kind: matrix\nschema_version: 1\naxes:\n  benchmark: [maskrcnn]\n  gpu: [v100]\n")
+    bad.write_text("kind: matrix\nschema_version: 1\naxes:\n  benchmark: [maskrcnn]\n  driver: [535]\n")
     result = cli("matrix", "--matrix-file", str(bad))
-    assert result.code == 2 and "matrix.yaml:4" in result.err and "'gpu'" in result.err
+    assert result.code == 2 and "matrix.yaml:4" in result.err and "'driver'" in result.err
     bad.write_text("kind: matrix\nschema_version: 1\naxes:\n  benchmark: [maskrcnn, resnet5]\n")
     result = cli("matrix", "--matrix-file", str(bad))
     assert result.code == 2 and "unknown benchmark 'resnet5'" in result.err and "resnet50" in result.err
+
+
+def test_a_matrix_cell_names_the_gpu_its_image_must_run_on(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A cell's gpu is the --gpu pin: the GPU's code in the variant, a Grace GPU's host arch."""
+    matrix = tmp_path / "matrix.yaml"
+    matrix.write_text(
+        "kind: matrix\nschema_version: 1\naxes:\n  benchmark: [retinanet-reference]\n  base: [ubi9]\n"
+        "  gpu: [b200, gb200]\n"
+    )
+    rows = json.loads(cli("matrix", "--matrix-file", str(matrix), "--format", "json").out)
+    assert {(r["variant"], r["arch"], r["pins"]) for r in rows} == {
+        ("cuda13.0-cudnn9-ubi9-x86_64-sm100", "x86_64", "--base ubi9 --gpu b200"),
+        ("cuda13.0-cudnn9-ubi9-aarch64-sm100", "aarch64", "--base ubi9 --gpu gb200"),
+    }
+    matrix.write_text("kind: matrix\nschema_version: 1\naxes:\n  benchmark: [nccl-tests]\n  gpu: [b20]\n")
+    result = cli("matrix", "--matrix-file", str(matrix))
+    assert result.code == 2 and "matrix.yaml:5" in result.err and "unknown gpu 'b20'" in result.err
+    assert "b200" in result.err
 
 
 # ----------------------------------------------------------------------------- history

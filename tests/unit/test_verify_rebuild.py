@@ -15,7 +15,15 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 
-from mlcc.app.rebuild import Rebuilt, check_saved, pins_of, rebuild_error, render_again, stamped_manifest
+from mlcc.app.rebuild import (
+    Rebuilt,
+    check_saved,
+    gpu_of,
+    pins_of,
+    rebuild_error,
+    render_again,
+    stamped_manifest,
+)
 from mlcc.errors import EXIT_DRIFT, EXIT_USAGE, UsageError
 from mlcc.image.compare import compare_images
 from mlcc.image.content import STACK_FILE, ImageContent
@@ -56,6 +64,23 @@ def test_every_published_variant_renders_again_to_its_own_build_files_from_its_s
     content = _content(document, {"io.mlcc.digest": label})
     rendered = render_again(kb, stamped_manifest(content, "image"), content, "image")
     assert rendered.digest == label
+
+
+@pytest.mark.parametrize(
+    "variant, gpu",
+    [
+        ("retinanet-reference/cuda13.0-cudnn9-ubi9-x86_64-sm100", "b200"),
+        ("retinanet-reference/cuda13.0-cudnn9-ubi9-aarch64-sm100", "gb200"),  # Grace's own GPU
+        ("resnet50/cuda10.1-cudnn7-ubi7-x86_64", None),
+    ],
+)
+def test_a_stack_resolved_for_a_gpu_is_resolved_for_one_of_its_capability_again(
+    kb: Any, variant: str, gpu: Optional[str]
+) -> None:
+    """The variant's -sm100 is all the stack records of the GPU asked: rebuilding asks for a
+    GPU of that compute capability, on the image's arch."""
+    document, _ = _published(REPO / "dockerfiles" / variant / "stack.json")
+    assert gpu_of(kb, StackManifest.from_json(document)) == gpu
 
 
 def test_the_pins_of_a_stamped_stack_name_every_component_at_its_stamped_version() -> None:
