@@ -20,11 +20,11 @@ BENCHMARK = "retinanet-reference"
 RESOLVED = [
     (
         {"gpu": "b200", "base": "ubi9"},
-        ("x86_64", "2.11.0", "13.0.0", "9.19.0.56", "2.28.9", "cuda13.0-cudnn9-ubi9-x86_64-sm100"),
+        ("x86_64", "2.11.0", "13.0.2", "9.19.0.56", "2.28.9", "cuda13.0-cudnn9-ubi9-x86_64-sm100"),
     ),
     (
         {"gpu": "gb200", "base": "ubi9"},  # Grace: aarch64 without --arch
-        ("aarch64", "2.11.0", "13.0.0", "9.19.0.56", "2.28.9", "cuda13.0-cudnn9-ubi9-aarch64-sm100"),
+        ("aarch64", "2.11.0", "13.0.2", "9.19.0.56", "2.28.9", "cuda13.0-cudnn9-ubi9-aarch64-sm100"),
     ),
     (
         {"cuda": "12.8", "arch": "x86_64", "base": "ubi9"},  # PyPI's 2.8.0 x86_64 wheel is cu128
