@@ -28,6 +28,8 @@ from mlcc.kb.model import (
     HOST_MIRRORS,
     Arch,
     Base,
+    BaseContents,
+    BaseFramework,
     Benchmark,
     BenchmarkBuild,
     BuildOnly,
@@ -161,14 +163,14 @@ def build(root: str, files: Sequence[Tuple[str, str]]) -> KnowledgeBase:
         docs.setdefault(kind, []).append(_read(Path(root), rel, kind))
     arches, aliases = _arches(docs["arches"][0])
     families = _families(docs["families"][0])
-    bases = _bases(docs["bases"][0], arches, families)
+    bases = _bases(docs["bases"], arches, families)
     cuda = _cuda(docs["cuda"][0], arches)
     cudnn = _libs(docs["cudnn"][0], "cudnn", arches, cuda)
     nccl = _libs(docs["nccl"][0], "nccl", arches, cuda)
     frameworks = _frameworks(docs.get("framework", []), arches, cuda)
     gpus = _gpus(docs["gpus"][0], arches)
     rounds = _rounds(docs.get("round", []), gpus)
-    benchmarks = _benchmarks(docs.get("benchmark", []), arches, frameworks, gpus, rounds)
+    benchmarks = _benchmarks(docs.get("benchmark", []), arches, frameworks, gpus, rounds, bases)
     cuda_doc = docs["cuda"][0]
     tooling, downloads = _tools(docs["tools"][0], arches)
     for base in bases:
@@ -616,74 +618,115 @@ def _arches(doc: _Doc) -> Tuple[Dict[str, Arch], Dict[str, str]]:
     return arches, aliases
 
 
-def _bases(doc: _Doc, arches: Dict[str, Arch], families: Dict[str, Family]) -> Tuple[Base, ...]:
+def _bases(docs: Sequence[_Doc], arches: Dict[str, Arch], families: Dict[str, Family]) -> Tuple[Base, ...]:
+    """The bases of every bases file (recipes/bases.yaml, recipes/bases-ngc.yaml), by preference."""
     bases: List[Base] = []
-    seen: Dict[str, int] = {}
+    seen: Dict[str, str] = {}
     preferences: Dict[int, str] = {}
-    for index, entry in enumerate(doc.data["bases"]):
-        path: PathKey = ("bases", index)
-        name = entry["name"]
-        if name in seen:
-            raise doc.error(path, f"base {name!r} is defined twice (first at index {seen[name]})")
-        seen[name] = index
-        if entry["preference"] in preferences:
-            raise doc.error(
-                (*path, "preference"),
-                f"preference {entry['preference']} is already used by {preferences[entry['preference']]!r}",
-                hint="preferences must differ so the choice between bases is deterministic",
-            )
-        preferences[entry["preference"]] = name
-        _check_arches(doc, (*path, "arches"), entry["arches"], arches)
-        family = families.get(entry["family"])
-        if family is None:
-            raise doc.error(
-                (*path, "family"),
-                f"unknown family {entry['family']!r}",
-                hint=f"recipes/families.yaml defines {', '.join(sorted(families))}",
-            )
-        managers = [manager.name for manager in family.package_managers]
-        if entry["package_manager"] not in managers:
-            raise doc.error(
-                (*path, "package_manager"),
-                f"{entry['package_manager']} is not a package manager of the {family.name} family "
-                f"({', '.join(managers)})",
-            )
-        pythons = tuple(_python(p) for p in entry["python"]["versions"])
-        versions = [p.version for p in pythons]
-        if len(set(versions)) != len(versions):
-            raise doc.error((*path, "python", "versions"), "lists a Python version twice")
-        if entry["python"]["default"] not in versions:
-            raise doc.error(
-                (*path, "python", "default"),
-                f"default Python {entry['python']['default']} is not among versions {versions}",
-            )
-        gcc = entry["gcc"]
-        bases.append(
-            Base(
-                name=name,
-                title=entry["title"],
-                image=entry["image"],
-                tag=entry["tag"],
-                family=entry["family"],
-                repo_distro=entry["repo_distro"],
-                package_manager=entry["package_manager"],
-                arches=tuple(entry["arches"]),
-                preference=entry["preference"],
-                python_default=entry["python"]["default"],
-                pythons=pythons,
-                gcc_system=gcc["system"],
-                gcc_packages=tuple(gcc["packages"]),
-                toolsets=tuple(_toolset(t) for t in gcc["toolsets"]),
-                build_packages=tuple(entry["build_packages"]),
-                prov=doc.prov(entry, path),
-                packaging=family,
-                requires_subscription=entry.get("requires_subscription", False),
-                end_of_life=entry.get("end_of_life"),
-                glibc=entry.get("glibc"),
-                isa_baseline=tuple(sorted(entry.get("isa_baseline", {}).items())),
-            )
-        )
+    for doc in docs:
+        for index, entry in enumerate(doc.data["bases"]):
+            bases.append(_base(doc, index, entry, arches, families, seen, preferences))
     return tuple(sorted(bases, key=lambda b: b.preference))
+
+
+def _base(
+    doc: _Doc,
+    index: int,
+    entry: Dict[str, Any],
+    arches: Dict[str, Arch],
+    families: Dict[str, Family],
+    seen: Dict[str, str],
+    preferences: Dict[int, str],
+) -> Base:
+    """One base entry, checked against the others read so far (``seen``, ``preferences``)."""
+    path: PathKey = ("bases", index)
+    name = entry["name"]
+    if name in seen:
+        raise doc.error(path, f"base {name!r} is defined twice (first at {seen[name]})")
+    seen[name] = doc.where(path)
+    if entry["preference"] in preferences:
+        raise doc.error(
+            (*path, "preference"),
+            f"preference {entry['preference']} is already used by {preferences[entry['preference']]!r}",
+            hint="preferences must differ so the choice between bases is deterministic",
+        )
+    preferences[entry["preference"]] = name
+    _check_arches(doc, (*path, "arches"), entry["arches"], arches)
+    family = families.get(entry["family"])
+    if family is None:
+        raise doc.error(
+            (*path, "family"),
+            f"unknown family {entry['family']!r}",
+            hint=f"recipes/families.yaml defines {', '.join(sorted(families))}",
+        )
+    managers = [manager.name for manager in family.package_managers]
+    if entry["package_manager"] not in managers:
+        raise doc.error(
+            (*path, "package_manager"),
+            f"{entry['package_manager']} is not a package manager of the {family.name} family "
+            f"({', '.join(managers)})",
+        )
+    pythons = tuple(_python(p) for p in entry["python"]["versions"])
+    versions = [p.version for p in pythons]
+    if len(set(versions)) != len(versions):
+        raise doc.error((*path, "python", "versions"), "lists a Python version twice")
+    if entry["python"]["default"] not in versions:
+        raise doc.error(
+            (*path, "python", "default"),
+            f"default Python {entry['python']['default']} is not among versions {versions}",
+        )
+    if "contents" in entry and entry["contents"]["python"] != entry["python"]["default"]:
+        raise doc.error(
+            (*path, "contents", "python"),
+            f"the image's Python {entry['contents']['python']} is not the base's default "
+            f"Python {entry['python']['default']}",
+            hint="an image base's python: lists the interpreter the image carries",
+        )
+    gcc = entry["gcc"]
+    return Base(
+        name=name,
+        title=entry["title"],
+        image=entry["image"],
+        tag=entry["tag"],
+        family=entry["family"],
+        repo_distro=entry["repo_distro"],
+        package_manager=entry["package_manager"],
+        arches=tuple(entry["arches"]),
+        preference=entry["preference"],
+        python_default=entry["python"]["default"],
+        pythons=pythons,
+        gcc_system=gcc["system"],
+        gcc_packages=tuple(gcc["packages"]),
+        toolsets=tuple(_toolset(t) for t in gcc["toolsets"]),
+        build_packages=tuple(entry["build_packages"]),
+        prov=doc.prov(entry, path),
+        packaging=family,
+        requires_subscription=entry.get("requires_subscription", False),
+        end_of_life=entry.get("end_of_life"),
+        glibc=entry.get("glibc"),
+        isa_baseline=tuple(sorted(entry.get("isa_baseline", {}).items())),
+        contents=_contents(entry.get("contents")),
+    )
+
+
+def _contents(data: Optional[Dict[str, Any]]) -> Optional[BaseContents]:
+    """What an image base already holds (NGC), or None for a plain OS base."""
+    if data is None:
+        return None
+    return BaseContents(
+        release=data["release"],
+        os=data["os"],
+        python=data["python"],
+        cuda=data["cuda"],
+        cuda_min_driver=data["cuda_min_driver"],
+        cudnn=data["cudnn"],
+        nccl=data["nccl"],
+        frameworks=tuple(BaseFramework(f["name"], f["version"]) for f in data["frameworks"]),
+        cublas=data.get("cublas"),
+        dali=data.get("dali"),
+        tensorrt=data.get("tensorrt"),
+        driver_ran=tuple(sorted(data.get("driver_ran", {}).items())),
+    )
 
 
 def _python(entry: Dict[str, Any]) -> PythonOption:
@@ -959,6 +1002,7 @@ def _benchmarks(
     frameworks: Dict[str, Framework],
     generations: Dict[str, Gpu],
     rounds: Sequence[Round],
+    bases: Sequence[Base] = (),
 ) -> Dict[str, Benchmark]:
     benchmarks: Dict[str, Benchmark] = {}
     default_round = next((r.name for r in rounds if r.default), None)
@@ -1007,9 +1051,11 @@ def _benchmarks(
                 "gcc",
                 "framework",
                 "gpus",
+                "bases",
             )
             if key in constraints
         }
+        named_bases = _benchmark_bases(doc, constraints.get("bases", ()), rule, bases)
         if "unavailable" in data:
             if "build" in data:
                 raise doc.error(
@@ -1041,9 +1087,35 @@ def _benchmarks(
             build=_benchmark_build(doc, data["build"], generations, record) if "build" in data else None,
             reference_stack=_reference_stack(doc, data.get("reference_stack")),
             unavailable=" ".join(data["unavailable"].split()) if "unavailable" in data else None,
+            bases=named_bases,
         )
         _check_sources_cover(doc, benchmarks[key], frameworks)
     return dict(sorted(benchmarks.items()))
+
+
+def _benchmark_bases(
+    doc: _Doc, names: Sequence[str], rule: Optional[FrameworkRule], bases: Sequence[Base]
+) -> Tuple[str, ...]:
+    """The benchmark's ``constraints.bases``, each a known base; a base that carries
+    frameworks must carry the one the recipe's ``framework:`` names, if it names one."""
+    known = {base.name: base for base in bases}
+    for index, name in enumerate(names):
+        path: PathKey = ("constraints", "bases", index)
+        base = known.get(name)
+        if base is None:
+            raise doc.error(
+                path,
+                f"unknown base {name!r}",
+                hint=f"recipes/bases*.yaml define {', '.join(sorted(known))}",
+            )
+        if base.contents is not None and rule is not None and base.contents.carries(rule.name) is None:
+            carried = ", ".join(f.name for f in base.contents.frameworks)
+            raise doc.error(
+                path,
+                f"base {name} carries {carried}, not the framework {rule.name} the recipe names",
+                hint="name a base that carries it, or drop framework: (the base brings its own)",
+            )
+    return tuple(names)
 
 
 def _benchmark_round(doc: _Doc, rounds: Sequence[Round], default_round: Optional[str]) -> Optional[Round]:

@@ -12,6 +12,7 @@ SCHEMA_DIR = os.path.join(os.path.dirname(__file__), "schemas")  # os.path: no p
 SINGLE_FILES = {
     "arches.yaml": "arches",
     "bases.yaml": "bases",
+    "bases-ngc.yaml": "bases",  # NVIDIA's NGC framework images (bases with contents)
     "cuda.yaml": "cuda",
     "cudnn.yaml": "cudnn",
     "families.yaml": "families",

@@ -140,6 +140,46 @@ class Toolset(NamedTuple):
     note: Optional[str] = None
 
 
+class BaseFramework(NamedTuple):
+    """A framework an image base carries (NGC's PyTorch build 2.9.0a0+50eac811a6)."""
+
+    name: str
+    version: str  # UNCONFIRMED when no source names it
+
+
+class BaseContents(NamedTuple):
+    """What an image that already holds a framework brings (recipes/bases-ngc.yaml
+    ``contents``): a stack on it installs no CUDA, cuDNN, NCCL or framework."""
+
+    release: str  # the NGC release, 25.09
+    os: str  # Ubuntu 24.04.3 LTS
+    python: str  # 3.12
+    cuda: str  # NVIDIA's full number, 13.0.1.012
+    cuda_min_driver: str
+    cudnn: str
+    nccl: str
+    frameworks: Tuple[BaseFramework, ...]  # the one the image is named for first
+    cublas: Optional[str] = None
+    dali: Optional[str] = None
+    tensorrt: Optional[str] = None
+    # (kernel | user_mode, version): the drivers NVIDIA's run on the image had
+    driver_ran: Tuple[Tuple[str, str], ...] = ()
+
+    @property
+    def cuda_release(self) -> str:
+        """The CUDA release as recipes/cuda.yaml numbers it: 13.0.1 for 13.0.1.012."""
+        return ".".join(str(part) for part in parse_version(self.cuda).release[:3])
+
+    @property
+    def framework(self) -> BaseFramework:
+        """The framework the image is named for (pytorch, dgl)."""
+        return self.frameworks[0]
+
+    def carries(self, framework: str) -> Optional[BaseFramework]:
+        """The build of ``framework`` the image carries, if any."""
+        return next((f for f in self.frameworks if f.name == framework), None)
+
+
 class Base(NamedTuple):
     name: str
     title: str
@@ -163,10 +203,17 @@ class Base(NamedTuple):
     glibc: Optional[str] = None  # decides which manylinux wheels fit (mlcc kb check)
     # (arch, the oldest CPU level its binaries run on): UBI 10 needs x86-64-v3 (AVX2) hosts
     isa_baseline: Tuple[Tuple[str, str], ...] = ()
+    # What the image already holds (NGC framework images); None for a plain OS base
+    contents: Optional[BaseContents] = None
 
     @property
     def ref(self) -> str:
         return f"{self.image}:{self.tag}"
+
+    @property
+    def provides_framework(self) -> bool:
+        """True for an image that brings CUDA, its libraries and a framework (NGC)."""
+        return self.contents is not None
 
 
 class CudaRelease(NamedTuple):
@@ -575,6 +622,9 @@ class Benchmark(NamedTuple):
     recipe_name: str = ""
     # Why no stack of it can be built on the bases mlcc knows: resolving refuses with this cause
     unavailable: Optional[str] = None
+    # The bases it builds on (constraints.bases), the reference first; empty: the resolver
+    # chooses among the bases without contents. A base with contents brings the framework.
+    bases: Tuple[str, ...] = ()
 
     @property
     def base_name(self) -> str:

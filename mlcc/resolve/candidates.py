@@ -76,6 +76,9 @@ class Candidates:
                     reverse=True,
                 )
             )
+        # The bases the resolver chooses among: an image base that brings its framework
+        # (NGC) is built on only where a benchmark's recipe names it (constraints.bases).
+        self.plain_bases = tuple(base for base in kb.bases if base.contents is None)
         self._filtered: Dict[Tuple[object, ...], _Filtered] = {}
         self._narrowed: Dict[Tuple[object, ...], Tuple[Any, ...]] = {}
         self._why: Dict[Tuple[object, ...], Tuple[Rejection, ...]] = {}
@@ -183,7 +186,7 @@ class Candidates:
         if ruled is None:
             ruled = self._filtered[key] = _filter(
                 "base",
-                self.kb.bases,
+                self.plain_bases,
                 lambda base: base.name,
                 lambda base: self.rules.base_rule_failures(base, release, arch),
             )
