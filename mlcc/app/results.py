@@ -265,7 +265,10 @@ def check_benchmarks(
         _refuse(wrong, stack, lambda r: f"is a {r.benchmark} run")
     rules = scoring_rules(kb)
     if recipe.round is not None:
-        rounds = {r.run_id: rules.round_of(r.log_format, round_name) for r in runs}
+        rounds = {
+            r.run_id: rules.round_of(r.log_format, round_name, benchmark=r.benchmark, path=r.file)
+            for r in runs
+        }
         other = [r for r in runs if rounds[r.run_id] != recipe.round]
         if other:
             why = "" if round_name else " (its {} lines say so)"

@@ -2,13 +2,17 @@
 
 The rules are data, not constants: each round's record cites the training_rules.adoc commit
 its counts come from, and a new round is a new record. A log's round is the one ``--round``
-names or, without it, the one round whose logs write the log's format (``:::MLL`` for
-v0.6, ``:::MLLOG`` for v2.1).
+names or, without it, the one round that both writes the log's format (``:::MLL`` for v0.6,
+``:::MLLOG`` from v0.7) and holds its benchmark (llama31_8b: v5.1 alone); where several do
+(retinanet: v5.0 and v5.1), the round the log's path names (``training_results_v5.1/...``,
+``mlperf-v2.1/...``), else none: the caller is told to name it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, NamedTuple, Optional, Tuple
+import re
+from pathlib import PurePath
+from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Tuple
 
 from mlcc.errors import UsageError
 from mlcc.kb import load
@@ -43,12 +47,31 @@ class ScoringRules(NamedTuple):
     def names(self) -> Tuple[str, ...]:
         return tuple(self.rounds)
 
-    def round_of(self, log_format: str, chosen: Optional[str] = None) -> str:
-        """The round whose rules score a log of this format.
+    def round_of(
+        self,
+        log_format: str,
+        chosen: Optional[str] = None,
+        *,
+        benchmark: Optional[str] = None,
+        path: Optional[str] = None,
+    ) -> str:
+        """The round whose rules score a log of this format (see the module's docstring).
+
+        Args:
+            log_format: The log's format (``mllog``, ``v0.6+``, ``v0.5``).
+            chosen: ``--round``: it decides.
+            benchmark: The benchmark the log names: of the rounds writing the format, the
+                ones that hold it.
+            path: The log's path, as given: a folder named for a round (``..._v5.1``,
+                ``v5.1``) decides between the rounds that hold the benchmark.
+
+        Returns:
+            The round's name.
 
         Raises:
             UsageError: ``chosen`` is no round of the records, or (without ``chosen``) no
-                round or several rounds write this format.
+                round writes this format, or several do and neither the benchmark nor the
+                path tells which.
         """
         if chosen is not None:
             found = choice(chosen, self.rounds)  # the rule of --gpu and --flavour too
@@ -59,12 +82,22 @@ class ScoringRules(NamedTuple):
                 )
             return found
         fitting = [name for name, row in self.rounds.items() if log_format in row.log_formats]
-        if len(fitting) != 1:
-            raise UsageError(
-                f"a {log_format} log may be of rounds {', '.join(fitting) or '(none)'}",
-                hint="name its round: --round " + "|".join(fitting or self.rounds),
-            )
-        return fitting[0]
+        holding = [name for name in fitting if benchmark in dict(self.rounds[name].benchmarks)]
+        candidates = holding or fitting
+        if len(candidates) == 1:
+            return candidates[0]
+        named = [name for name in _rounds_named(path) if name in candidates]
+        if named:
+            return named[-1]  # the innermost folder naming a round
+        what = f"a {benchmark} log" if holding else f"a {log_format} log"
+        raise UsageError(
+            f"{what} may be of rounds {', '.join(candidates) or '(none)'}: its lines do not say which",
+            hint="name its round: --round "
+            + "|".join(candidates or self.rounds)
+            + " (or keep the logs under a folder named for it, e.g. training_results_"
+            + (candidates or list(self.rounds))[-1]
+            + "/)",
+        )
 
     def rule(self, round_name: str, benchmark: str) -> BenchmarkRule:
         row = self.rounds[round_name]
@@ -79,6 +112,18 @@ class ScoringRules(NamedTuple):
             scaling_json=row.scaling_json,
             source=row.rules,
         )
+
+
+# A folder named for a round: v5.1, mlperf-v2.1, training_results_v5.1 (not v5.10, not 2v5.1)
+_ROUND_FOLDER = re.compile(r"(?:^|[^0-9A-Za-z.])(v[0-9]+\.[0-9]+)$")
+
+
+def _rounds_named(path: Optional[str]) -> List[str]:
+    """The rounds the folders of ``path`` are named for, outermost first."""
+    if path is None:
+        return []
+    found = (_ROUND_FOLDER.search(part) for part in PurePath(path).parent.parts)
+    return [match.group(1) for match in found if match is not None]
 
 
 def rules_of(kb: KnowledgeBase) -> ScoringRules:

@@ -228,7 +228,9 @@ def score(
             else:
                 seen[run.run_id] = _where(run)
             key = (
-                rules.round_of(run.log_format, round_name) if rules is not None else "",
+                rules.round_of(run.log_format, round_name, benchmark=run.benchmark, path=run.file)
+                if rules is not None
+                else "",
                 run.benchmark or "unknown",
                 run.system.get("submitter", "-"),
                 run.system.get("platform", "-"),

@@ -190,7 +190,9 @@ def add_runs(
     base in use (default: the one :func:`mlcc.kb.load` finds).
     """
     rules = rules if rules is not None else scoring_rules()
-    rounds = [rules.round_of(run.log_format, round_name) for run in runs]
+    rounds = [
+        rules.round_of(run.log_format, round_name, benchmark=run.benchmark, path=run.file) for run in runs
+    ]
     factors = [_scaling(rules, run, round_of_run) for run, round_of_run in zip(runs, rounds)]
     connection = history.connection()
     added = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -81,7 +81,8 @@ def test_an_unknown_round_lists_the_rounds(two_rounds: KnowledgeBase) -> None:
     with pytest.raises(UsageError) as caught:
         find_benchmark(two_rounds, "maskrcnn", "v1.0")
     assert "unknown round 'v1.0'" in str(caught.value)
-    assert "v0.6, v2.1, v9.9" in (caught.value.hint or "")
+    assert (caught.value.hint or "").endswith(", ".join(two_rounds.rounds()))
+    assert "v9.9" in two_rounds.rounds()
 
 
 def test_the_later_round_keeps_its_own_helper_scripts(two_rounds: KnowledgeBase) -> None:
