@@ -1,5 +1,5 @@
 # ${why}
-# HugeCTR from source as NVIDIA's Dockerfile builds it (cmake -DSM=$SM -DUSE_CUDART_STATIC=ON
+# HugeCTR from source as NVIDIA's Dockerfile builds it (cmake -DSM=$$SM -DUSE_CUDART_STATIC=ON
 # -DENABLE_MULTINODES=ON -DSHARP_A2A=OFF, make install into /usr/local/hugectr), at the full
 # commit of NVIDIA's tag, for the SM list in the image's environment (the recipe's, narrowed to
 # the GPU asked by mlcc gen --gpu).
