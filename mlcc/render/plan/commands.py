@@ -169,10 +169,34 @@ def _double_quoted(text: str) -> str:
     return text
 
 
-# Variables through which source builds take the CUDA compute capabilities to compile for:
-# PyTorch's setup.py and torch.utils.cpp_extension (apex, maskrcnn_benchmark), TensorFlow's
-# configure, MXNet's CUDA_ARCH_LIST-style make variable is not modelled.
-ARCH_LIST_ENV = ("TORCH_CUDA_ARCH_LIST", "TF_CUDA_COMPUTE_CAPABILITIES")
+# Variables through which source builds take the CUDA compute capabilities to compile for, and
+# how each spells one: PyTorch's setup.py and torch.utils.cpp_extension (apex,
+# maskrcnn_benchmark) and TensorFlow's configure as "9.0"; TransformerEngine's NVTE_CUDA_ARCHS
+# and HugeCTR's SM (CMake's CUDA_ARCHITECTURES, ";"-separated) as "90". MXNet's
+# CUDA_ARCH_LIST-style make variable is not modelled.
+DOTTED, CMAKE = "dotted", "cmake"
+ARCH_LIST_ENV = {
+    "TORCH_CUDA_ARCH_LIST": DOTTED,
+    "TF_CUDA_COMPUTE_CAPABILITIES": DOTTED,
+    "NVTE_CUDA_ARCHS": CMAKE,
+    "SM": CMAKE,
+}
+
+
+def narrowed_arch_list(name: str, value: str, capability: str) -> str:
+    """The arch list ``name`` (a key of :data:`ARCH_LIST_ENV`) holds for the one GPU of
+    ``capability`` ("10.0") instead of the recipe's ``value``.
+
+    In CMake's spelling an arch-specific target (``100a``: code for that GPU alone, with the
+    instructions its generation adds) is kept where the recipe's list names the GPU's sm with
+    that suffix, as NVIDIA's v5.1 TransformerEngine builds do ("100a;103a"); elsewhere the plain
+    sm ("90" for H100, as NVIDIA's v5.0 H100 TransformerEngine build spelled it).
+    """
+    if ARCH_LIST_ENV[name] == DOTTED:
+        return capability
+    sm = capability.replace(".", "")
+    listed = {entry.strip() for entry in value.replace(" ", ";").split(";")}
+    return f"{sm}a" if f"{sm}a" in listed else sm
 
 
 def _requirement_name(requirement: str) -> str:

@@ -19,6 +19,7 @@ from mlcc.render.plan.commands import (
     _sh,
     _url_word,
     locked_pip_command,
+    narrowed_arch_list,
 )
 from mlcc.render.plan.model import Options, Step
 from mlcc.resolve.stack import Stack
@@ -158,11 +159,15 @@ class StepWriter:
 
     def gpu_arch(self, env: Sequence[Tuple[str, str]]) -> List[Tuple[str, str]]:
         """With --gpu, the CUDA arch lists of source builds name that GPU's compute capability
-        (recipes/gpus.yaml) instead of the recipe's default list."""
+        (recipes/gpus.yaml) instead of the recipe's default list, each in its own spelling
+        (:func:`~mlcc.render.plan.commands.narrowed_arch_list`)."""
         capability = self.stack.gpu_capability
         if capability is None:
             return list(env)
-        return [(name, capability if name in ARCH_LIST_ENV else value) for name, value in env]
+        return [
+            (name, narrowed_arch_list(name, value, capability) if name in ARCH_LIST_ENV else value)
+            for name, value in env
+        ]
 
     def _host_url(self, var: str) -> str:
         """The public URL of the host the build argument ``var`` stands for."""

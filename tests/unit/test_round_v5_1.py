@@ -1,0 +1,346 @@
+"""MLPerf Training v5.1's benchmarks, NVIDIA's seven implementations, one table per behaviour:
+
+- launching: every config_*.sh NVIDIA published for each (GB200 and GB300 trays of 4 GPUs, and
+  the v5.0 DGX B200 files where the v5.0 code is the v5.1 code) is in its recipe with its
+  source, and at every size NVIDIA ran, the config_MLCC.sh mlcc writes for that size and GPU
+  holds NVIDIA's values: both are sourced by a real bash (NVIDIA's files byte for byte under
+  tests/data/mlperf-v5.1 and mlperf-v5.0, their ORIGIN.md says where from);
+- the arch lists source builds compile for: NVIDIA's (TransformerEngine's "100a;103a" or "100",
+  HugeCTR's "80;90;100") without --gpu, the GPU's own sm with --gpu, arch-specific (100a,
+  103a) where NVIDIA's list has it, plain 90 on H100/H200 (which NVIDIA's v5.1 list lacks);
+- the entrypoint: NVIDIA's v5.x run_and_time.sh reads its configuration from the environment,
+  so the image's wrapper sources the mounted config_MLCC.sh first.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+import pytest
+import yaml
+
+from mlcc.kb.model import KnowledgeBase, Launch
+from mlcc.render.openshift.launch import Size, config_file
+from mlcc.render.plan.commands import narrowed_arch_list
+from tests.conftest import REPO
+from tests.nvidia_configs import Variable, sourced
+
+V51 = REPO / "recipes" / "benchmarks" / "v5.1"
+TEST_DATA = REPO / "tests" / "data"
+DATA = {
+    "441d65f4445cd59687466533fd9f55399136e7a4": ("training_results_v5.1", TEST_DATA / "mlperf-v5.1"),
+    "0fdc28f013256aea84fa36fdaf1e0fa46094b18c": ("training_results_v5.0", TEST_DATA / "mlperf-v5.0"),
+}
+R51, R50 = list(DATA)
+
+
+def _impl(benchmark: str, folder: str) -> str:
+    return f"NVIDIA/benchmarks/{benchmark}/implementations/{folder}"
+
+
+# (recipe id, commit, implementation folder, file): every file the v5.1 recipes carry. llama31_405b:
+# its four folders' files (GB200 at 128, 640 and 1280 trays, GB300 at 32 and 128, DGX B200 at 64
+# nodes; _fp4 and plain at 128 and 32). llama31_8b and llama2_70b_lora: GB200 and GB300 at 2, 18
+# and 128. flux1: GB200 at 4, 18, 128, 288, GB300 at 4, 18, 128. retinanet, rgat and dlrm_dcnv2:
+# their GB200 files and v5.0's DGX B200 file of the same code.
+FILES: List[Tuple[str, str, str, str]] = [
+    *[
+        ("llama31_405b-v5.1", R51, _impl("llama31_405b", folder), file)
+        for folder, file in [
+            ("tyche_ngpu512_ngc25.09_nemo", "config_GB200_128x4x144xtp4pp8cp2_cg_fp4.sh"),
+            ("tyche_ngpu512_ngc25.09_nemo", "config_GB200_128x4x144xtp4pp8cp2_cg.sh"),
+            ("hsg_ngpu2560_ngc25.09_nemo", "config_GB200_640x4x24xtp4pp8cp2_cg_fp4.sh"),
+            ("hsg_ngpu5120_ngc25.09_nemo", "config_GB200_1280x4x16xtp4pp8cp2_cg_fp4.sh"),
+            ("theia_ngpu512_ngc25.09_nemo", "config_GB300_128x4x72xtp2pp8cp2_cg_fp4.sh"),
+            ("theia_ngpu512_ngc25.09_nemo", "config_GB300_128x4x72xtp2pp8cp2_cg.sh"),
+            ("tyche_ngpu512_ngc25.09_nemo", "config_GB300_32x4x288xtp2pp8cp2_cg_fp4.sh"),
+            ("tyche_ngpu512_ngc25.09_nemo", "config_GB300_32x4x288xtp2pp8cp2_cg.sh"),
+            ("tyche_ngpu512_ngc25.09_nemo", "config_DGXB200_64x8x144xtp4pp8cp2_cg.sh"),
+        ]
+    ],
+    *[
+        ("llama31_8b-v5.1", R51, _impl("llama31_8b", "nemo"), f"config_{system}_{size}.sh")
+        for system in ("GB200", "GB300")
+        for size in ("2x4x2xtp1pp1cp1_8b_fp4", "18x4x1xtp1pp1cp2_8b", "128x4x1xtp2pp1cp4_8b")
+    ],
+    *[
+        ("llama2_70b_lora-v5.1", R51, _impl("llama2_70b_lora", "nemo"), file)
+        for file in [
+            "config_GB200_2x4x2xtp1pp1cp2_fp4.sh",
+            "config_GB200_18x4x1xtp1pp1cp8.sh",
+            "config_GB200_128x4x1xtp1pp1cp8.sh",
+            "config_GB300_2x4x1xtp1pp1cp1_fp4.sh",
+            "config_GB300_18x4x1xtp1pp1cp8.sh",
+            "config_GB300_128x4x1xtp1pp1cp8.sh",
+        ]
+    ],
+    *[
+        ("flux1-v5.1", R51, _impl("flux1", folder), file)
+        for folder, file in [
+            ("tyche_ngpu16_ngc25.09_nemo", "config_GB200_04x04x32.sh"),
+            ("tyche_ngpu72_ngc25.09_nemo", "config_GB200_18x04x32.sh"),
+            ("tyche_ngpu512_ngc25.09_nemo", "config_GB200_128x04x16xtp4.sh"),
+            ("hsg_ngpu1152_ngc25.09_nemo", "config_GB200_288x04x08xtp4.sh"),
+            ("theia_ngpu16_ngc25.09_nemo", "config_GB300_04x04x64.sh"),
+            ("theia_ngpu72_ngc25.09_nemo", "config_GB300_18x04x32.sh"),
+            ("theia_ngpu512_ngc25.09_nemo", "config_GB300_128x04x16xtp4.sh"),
+        ]
+    ],
+    *[
+        ("retinanet-v5.1", R51, _impl("retinanet", folder), file)
+        for folder, file in [
+            ("tyche_ngpu8_ngc25.04_pytorch", "config_GB200_002x04x032.sh"),
+            ("tyche_ngpu72_ngc25.04_pytorch", "config_GB200_018x04x004.sh"),
+            ("tyche_ngpu512_ngc25.04_pytorch", "config_GB200_128x04x002.sh"),
+        ]
+    ],
+    ("retinanet-v5.1", R50, _impl("retinanet", "nyx_n1_ngc25.04_pytorch"), "config_DGXB200_001x08x032.sh"),
+    ("rgat-v5.1", R51, _impl("rgat", "tyche_ngpu8_ngc25.03_dgl"), "config_GB200_2x4x4096.sh"),
+    ("rgat-v5.1", R51, _impl("rgat", "tyche_ngpu72_ngc25.03_dgl"), "config_GB200_18x4x1024.sh"),
+    ("rgat-v5.1", R51, _impl("rgat", "tyche_ngpu256_ngc25.03_dgl"), "config_GB200_64x4x1024.sh"),
+    ("rgat-v5.1", R50, _impl("rgat", "nyx_n1_ngc25.03_dgl"), "config_DGXB200_1x8x4096.sh"),
+    ("dlrm_dcnv2-v5.1", R51, _impl("dlrm_dcnv2", "hugectr"), "config_GB200_2x4x6912.sh"),
+    ("dlrm_dcnv2-v5.1", R51, _impl("dlrm_dcnv2", "hugectr"), "config_GB200_16x4x2112.sh"),
+    ("dlrm_dcnv2-v5.1", R50, _impl("dlrm_dcnv2", "hugectr"), "config_DGXB200_1x8x6912.sh"),
+]
+BENCHMARKS = sorted({f[0] for f in FILES})
+# What is not compared: Slurm's walltime (and the minutes it is made of) and the file's own name
+# (DGXSYSTEM): an OpenShift run has no wall-time limit from the file, and mlcc's file is
+# config_MLCC.sh. flux1's EXP_NAME is made from the date at sourcing. retinanet's files set a
+# DGX's socket values (DGXNSOCKET=2 DGXSOCKETCORES=64 DGXHT=2) on GB200 trays too: mlcc writes
+# the node's own (the round's systems).
+SLURM = {"DGXSYSTEM", "WALLTIME", "WALLTIME_RUNANDTIME"}
+NOT_COMPARED = {
+    "flux1-v5.1": SLURM | {"EXP_NAME"},
+    "retinanet-v5.1": SLURM | {"DGXSOCKETCORES", "DGXNSOCKET", "DGXHT"},
+}
+# NVIDIA's files export the system size, mlcc's file sets it (the value counts, not the export);
+# mlcc's file also sets the socket layout its launcher binds by.
+VALUE_ONLY = {"DGXNNODES", "DGXNGPU"}
+MLCC_ONLY = {"DGXIBDEVICES", "BIND_LAUNCH", "DGXSOCKETCORES", "DGXNSOCKET", "DGXHT"}
+GPU_OF_SHAPE = {"GB200": "gb200", "GB300": "gb300", "DGXB200": "b200"}
+
+
+def _launch(kb: KnowledgeBase, benchmark: str) -> Launch:
+    build = kb.benchmarks[benchmark].build
+    assert build is not None and build.launch is not None
+    return build.launch
+
+
+def _nvidia(commit: str, folder: str, file: str) -> Dict[str, Variable]:
+    return sourced(DATA[commit][1] / folder / file)
+
+
+def _shape_name(file: str) -> str:
+    return file.split("_")[1]
+
+
+def _started_from(text: str) -> str:
+    line = next(x for x in text.splitlines() if x.startswith("# Started from NVIDIA's "))
+    return line.split()[4]
+
+
+@pytest.mark.parametrize("benchmark", BENCHMARKS)
+def test_each_v5_1_recipe_carries_nvidias_files_with_their_sources(kb: KnowledgeBase, benchmark: str) -> None:
+    launch = _launch(kb, benchmark)
+    ours = [(commit, folder, file) for b, commit, folder, file in FILES if b == benchmark]
+    assert [c.file for c in launch.configs] == [file for _, _, file in ours]
+    for config, (commit, folder, file) in zip(launch.configs, ours):
+        assert config.source == f"github:mlcommons/{DATA[commit][0]} @{commit} {folder}/{file}"
+        nvidia = _nvidia(commit, folder, file)
+        assert (config.nodes, config.gpus_per_node) == (
+            int(str(nvidia["DGXNNODES"].value)),
+            int(str(nvidia["DGXNGPU"].value)),
+        )
+        shape = launch.shape(config.node_shape)
+        assert shape.name == _shape_name(file)
+        assert shape.gpu == GPU_OF_SHAPE[shape.name]
+        assert shape.gpu_capability == kb.gpus[GPU_OF_SHAPE[shape.name]].compute_capability
+
+
+@pytest.mark.parametrize("benchmark", BENCHMARKS)
+def test_the_node_shapes_are_the_rounds_systems(kb: KnowledgeBase, benchmark: str) -> None:
+    """A GB200 or GB300 tray is 4 GPUs and two 72-core Grace; a DGX B200 8 GPUs and two 56-core
+    Xeons (recipes/rounds/v5.1.yaml and v5.0.yaml, from NVIDIA's system JSONs)."""
+    for shape in _launch(kb, benchmark).node_shapes:
+        system = kb.round("v5.1").system(shape.name) or kb.round("v5.0").system(shape.name)
+        assert system is not None, shape.name
+        assert (shape.gpus, shape.sockets, shape.socket_cores, shape.hyperthreads, shape.gpu) == (
+            system.gpus,
+            system.sockets,
+            system.socket_cores,
+            system.hyperthreads,
+            system.gpu,
+        )
+
+
+@pytest.mark.parametrize(("benchmark", "commit", "folder", "file"), FILES)
+def test_at_every_v5_1_size_nvidia_ran_mlcc_writes_nvidias_values(
+    kb: KnowledgeBase, tmp_path: Path, benchmark: str, commit: str, folder: str, file: str
+) -> None:
+    """NVIDIA's file (with the config_common*.sh it sources) and the config_MLCC.sh mlcc writes
+    for the same size on the same GPU, both sourced by a real bash."""
+    nvidia = _nvidia(commit, folder, file)
+    size = Size(nodes=int(str(nvidia["DGXNNODES"].value)), gpus=int(str(nvidia["DGXNGPU"].value)))
+    capability = kb.gpus[GPU_OF_SHAPE[_shape_name(file)]].compute_capability
+    launch = _launch(kb, benchmark)
+    text = config_file(launch, size, benchmark.removesuffix("-v5.1"), capability)
+    if _started_from(text) != file:
+        # the same size's twin without FP4 (llama31_405b): a run starts from the _fp4 file
+        # NVIDIA ran; this one's values are in the recipe as NVIDIA's file sets them
+        assert _started_from(text) == file.replace(".sh", "_fp4.sh")
+        config = next(c for c in launch.configs if c.file == file)
+        skipped = NOT_COMPARED.get(benchmark, SLURM) | VALUE_ONLY | MLCC_ONLY
+        assert {**dict(config.settings), **dict(config.exports)} == {
+            name: variable.value for name, variable in nvidia.items() if name not in skipped
+        }
+        return
+    written = tmp_path / "config_MLCC.sh"
+    written.write_text(text)
+    ours = sourced(written)
+    compared = set(nvidia) - NOT_COMPARED.get(benchmark, SLURM)
+    assert compared <= set(ours), sorted(compared - set(ours))
+    for name in sorted(compared):
+        if name in VALUE_ONLY:
+            assert ours[name].value == nvidia[name].value, name
+        else:
+            assert ours[name] == nvidia[name], name
+    assert set(ours) - set(nvidia) <= MLCC_ONLY, sorted(set(ours) - set(nvidia))
+
+
+# (benchmark, --gpu, nodes x GPUs per node): the file a run of that size starts from. The 128-tray
+# llama31_405b run starts from the _fp4 file NVIDIA ran (README-<system>.md), not the plain one.
+BY_GPU: List[Tuple[str, str, int, int, str]] = [
+    ("llama31_8b", "gb200", 18, 4, "config_GB200_18x4x1xtp1pp1cp2_8b.sh"),
+    ("llama31_8b", "gb300", 18, 4, "config_GB300_18x4x1xtp1pp1cp2_8b.sh"),
+    ("llama31_405b", "gb200", 128, 4, "config_GB200_128x4x144xtp4pp8cp2_cg_fp4.sh"),
+    ("llama31_405b", "gb300", 32, 4, "config_GB300_32x4x288xtp2pp8cp2_cg_fp4.sh"),
+    ("llama31_405b", "b200", 64, 8, "config_DGXB200_64x8x144xtp4pp8cp2_cg.sh"),
+    ("llama2_70b_lora", "gb200", 18, 4, "config_GB200_18x4x1xtp1pp1cp8.sh"),
+    ("flux1", "gb200", 18, 4, "config_GB200_18x04x32.sh"),
+    ("retinanet", "gb200", 18, 4, "config_GB200_018x04x004.sh"),
+    ("retinanet", "b200", 1, 8, "config_DGXB200_001x08x032.sh"),
+    ("rgat", "gb200", 18, 4, "config_GB200_18x4x1024.sh"),
+    # dlrm_dcnv2: NVIDIA ran 8 and 64 GB200 GPUs; 72 is nearest to 64
+    ("dlrm_dcnv2", "gb200", 18, 4, "config_GB200_16x4x2112.sh"),
+]
+
+
+@pytest.mark.parametrize(("benchmark", "gpu", "nodes", "gpus", "file"), BY_GPU)
+def test_the_gpu_of_the_stack_picks_nvidias_file_for_that_gpu(
+    kb: KnowledgeBase, benchmark: str, gpu: str, nodes: int, gpus: int, file: str
+) -> None:
+    capability = kb.gpus[gpu].compute_capability
+    text = config_file(_launch(kb, f"{benchmark}-v5.1"), Size(nodes=nodes, gpus=gpus), benchmark, capability)
+    assert _started_from(text) == file
+
+
+def _gen_openshift(cli, out: Path, *args: str) -> Dict[str, object]:  # type: ignore[no-untyped-def]
+    result = cli("gen", *args, "--only", "openshift", "--openshift-output", str(out))
+    assert result.code == 0, result.err
+    return {path.name: yaml.safe_load(path.read_text()) for path in out.rglob("*.yaml")}
+
+
+def test_gen_on_18_gb200_trays_runs_an_mpijob_from_nvidias_18_tray_file(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 37's case: `mlcc gen llama31_8b --round v5.1 --gpu gb200 --gpus 4 --nodes 18` (72
+    GPUs) starts from NVIDIA's config_GB200_18x4x1xtp1pp1cp2_8b.sh, one rank per GPU."""
+    size = ("--gpu", "gb200", "--gpus", "4", "--nodes", "18")
+    found = _gen_openshift(cli, tmp_path / "oc", "llama31_8b", "--round", "v5.1", *size)
+    mpijob = found["mpijob.yaml"]
+    assert isinstance(mpijob, dict) and mpijob["kind"] == "MPIJob"
+    assert mpijob["spec"]["mpiReplicaSpecs"]["Worker"]["replicas"] == 18
+    assert mpijob["spec"]["slotsPerWorker"] == 4
+    launch = found["launch-18x4.yaml"]
+    assert isinstance(launch, dict)
+    text = launch["data"]["config_MLCC.sh"]
+    assert _started_from(text) == "config_GB200_18x4x1xtp1pp1cp2_8b.sh"
+    written = tmp_path / "config_MLCC.sh"
+    written.write_text(text)
+    values = sourced(written)
+    assert (values["CONTEXT_PARALLEL"].value, values["MINIBS"].value) == ("2", "1")
+
+
+# ============================================================================= arch lists
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "capability", "narrowed"),
+    [
+        ("NVTE_CUDA_ARCHS", "100a;103a", "10.0", "100a"),
+        ("NVTE_CUDA_ARCHS", "100a;103a", "10.3", "103a"),
+        ("NVTE_CUDA_ARCHS", "100a;103a", "9.0", "90"),  # NVIDIA's v5.1 list has no sm_90
+        ("NVTE_CUDA_ARCHS", "100", "10.3", "103"),
+        ("NVTE_CUDA_ARCHS", "90;100", "9.0", "90"),
+        ("SM", "80;90;100", "10.0", "100"),
+        ("SM", "80;90;100", "9.0", "90"),
+        ("TORCH_CUDA_ARCH_LIST", "7.0 8.0 8.6 9.0+PTX", "9.0", "9.0"),
+    ],
+)
+def test_an_arch_list_is_narrowed_to_the_gpu_in_its_own_spelling(
+    name: str, value: str, capability: str, narrowed: str
+) -> None:
+    assert narrowed_arch_list(name, value, capability) == narrowed
+
+
+def _image_env(cli, tmp_path: Path, benchmark: str, gpu: Optional[str], name: str) -> str:  # type: ignore[no-untyped-def]
+    args = ["gen", benchmark, "--round", "v5.1", "-o", str(tmp_path / "gen"), "--only", "dockerfile"]
+    result = cli(*args, *(["--gpu", gpu] if gpu else []))
+    assert result.code == 0, result.err
+    [dockerfile] = (tmp_path / "gen").rglob("Dockerfile")
+    values = set(re.findall(rf'\b{name}="([^"]*)"', dockerfile.read_text()))
+    assert len(values) == 1, values
+    return values.pop()
+
+
+@pytest.mark.parametrize(
+    ("benchmark", "gpu", "name", "value"),
+    [
+        ("llama31_405b", None, "NVTE_CUDA_ARCHS", "100a;103a"),
+        ("llama31_405b", "gb200", "NVTE_CUDA_ARCHS", "100a"),
+        ("llama31_405b", "gb300", "NVTE_CUDA_ARCHS", "103a"),
+        ("llama31_405b", "h100", "NVTE_CUDA_ARCHS", "90"),
+        ("llama2_70b_lora", "h200", "NVTE_CUDA_ARCHS", "90"),
+        ("flux1", None, "NVTE_CUDA_ARCHS", "100"),
+        ("flux1", "gb300", "NVTE_CUDA_ARCHS", "103"),
+        ("dlrm_dcnv2", None, "SM", "80;90;100"),
+        ("dlrm_dcnv2", "h100", "SM", "90"),
+    ],
+)
+def test_the_image_builds_te_and_hugectr_for_the_gpu_asked(
+    cli, tmp_path: Path, benchmark: str, gpu: Optional[str], name: str, value: str
+) -> None:  # type: ignore[no-untyped-def]
+    assert _image_env(cli, tmp_path, benchmark, gpu, name) == value
+
+
+# ============================================================================= the entrypoint
+
+
+def test_the_wrapper_exports_the_mounted_configuration_before_nvidias_script(tmp_path: Path) -> None:
+    """run-with-config.sh writes run_with_config.sh into the work directory; run there by a
+    real bash beside a stand-in run_and_time.sh, the script sees every value of config_MLCC.sh
+    in its environment, as Slurm hands it the submitting shell's exports."""
+    subprocess.run(["bash", str(V51 / "scripts" / "run-with-config.sh")], cwd=tmp_path, check=True)
+    (tmp_path / "config_MLCC.sh").write_text("MINIBS=144\nexport NCCL_NVLS_ENABLE='0'\n")
+    stand_in = tmp_path / "run_and_time.sh"
+    stand_in.write_text(
+        '#!/bin/bash\necho "MINIBS=$(printenv MINIBS) NVLS=$(printenv NCCL_NVLS_ENABLE) ARGS=$*"\n'
+    )
+    stand_in.chmod(0o755)
+    out = subprocess.run(
+        [str(tmp_path / "run_with_config.sh"), "one"],
+        env={"PATH": "/usr/bin:/bin", "DGXSYSTEM": "MLCC"},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert out.strip() == "MINIBS=144 NVLS=0 ARGS=one"
+
+
+@pytest.mark.parametrize("benchmark", BENCHMARKS)
+def test_every_v5_1_recipe_says_what_is_incomplete(kb: KnowledgeBase, benchmark: str) -> None:
+    """Each stands on revisions the stored snapshots lack or on steps not modelled yet, and
+    says which: mlcc warns on resolve and keeps it out of the published set."""
+    assert kb.benchmarks[benchmark].incomplete
