@@ -1,7 +1,8 @@
 """MLPerf Training v5.1's benchmarks, NVIDIA's seven implementations, one table per behaviour:
 
-- launching: every config_*.sh NVIDIA published for each (GB200 and GB300 trays of 4 GPUs, and
-  the v5.0 DGX B200 files where the v5.0 code is the v5.1 code) is in its recipe with its
+- launching: every config_*.sh NVIDIA published for each (GB200 and GB300 trays of 4 GPUs, the
+  v5.0 DGX B200 files where the v5.0 code is the v5.1 code, and v5.0's HGX H100 llama31_405b
+  files in the v5.0 recipe of that image) is in its recipe with its
   source, and at every size NVIDIA ran, the config_MLCC.sh mlcc writes for that size and GPU
   holds NVIDIA's values: both are sourced by a real bash (NVIDIA's files byte for byte under
   tests/data/mlperf-v5.1 and mlperf-v5.0, their ORIGIN.md says where from);
@@ -105,6 +106,17 @@ FILES: List[Tuple[str, str, str, str]] = [
     ("dlrm_dcnv2-v5.1", R51, _impl("dlrm_dcnv2", "hugectr"), "config_GB200_2x4x6912.sh"),
     ("dlrm_dcnv2-v5.1", R51, _impl("dlrm_dcnv2", "hugectr"), "config_GB200_16x4x2112.sh"),
     ("dlrm_dcnv2-v5.1", R50, _impl("dlrm_dcnv2", "hugectr"), "config_DGXB200_1x8x6912.sh"),
+    # HGX H100 has only v5.0 files, of another image (NGC 25.01, NeMo v2.2.0): a v5.0 recipe
+    *[
+        ("llama31_405b-v5.0", R50, _impl("llama31_405b", f"eos-dfw_n{nodes}_ngc25.01_nemo"), file)
+        for nodes, file in [
+            (64, "config_DGXH100_64x8x288xtp8pp8cp2.sh"),
+            (256, "config_DGXH100_256x8x72xtp8pp8cp2.sh"),
+            (304, "config_DGXH100_304x8x64xtp8pp8cp2.sh"),
+            (320, "config_DGXH100_320x8x56xtp8pp8cp2.sh"),
+            (1024, "config_DGXH100_1024x8x24xtp8pp8cp2.sh"),
+        ]
+    ],
 ]
 BENCHMARKS = sorted({f[0] for f in FILES})
 # What is not compared: Slurm's walltime (and the minutes it is made of) and the file's own name
@@ -120,8 +132,9 @@ NOT_COMPARED = {
 # NVIDIA's files export the system size, mlcc's file sets it (the value counts, not the export);
 # mlcc's file also sets the socket layout its launcher binds by.
 VALUE_ONLY = {"DGXNNODES", "DGXNGPU"}
-MLCC_ONLY = {"DGXIBDEVICES", "BIND_LAUNCH", "DGXSOCKETCORES", "DGXNSOCKET", "DGXHT"}
-GPU_OF_SHAPE = {"GB200": "gb200", "GB300": "gb300", "DGXB200": "b200"}
+# (v5.0's DGX H100 files leave DGXNGPU to run.sub's default, 8)
+MLCC_ONLY = {"DGXIBDEVICES", "BIND_LAUNCH", "DGXSOCKETCORES", "DGXNSOCKET", "DGXHT", "DGXNGPU"}
+GPU_OF_SHAPE = {"GB200": "gb200", "GB300": "gb300", "DGXB200": "b200", "DGXH100": "h100"}
 
 
 def _launch(kb: KnowledgeBase, benchmark: str) -> Launch:
@@ -138,23 +151,26 @@ def _shape_name(file: str) -> str:
     return file.split("_")[1]
 
 
+def _size(nvidia: Dict[str, Variable], file: str) -> Size:
+    """The nodes and GPUs per node NVIDIA's file sets (DGXNGPU: run.sub's default 8 where the
+    file leaves it, as its name says)."""
+    gpus = nvidia["DGXNGPU"].value if "DGXNGPU" in nvidia else file.split("_")[2].split("x")[1]
+    return Size(nodes=int(str(nvidia["DGXNNODES"].value)), gpus=int(str(gpus)))
+
+
 def _started_from(text: str) -> str:
     line = next(x for x in text.splitlines() if x.startswith("# Started from NVIDIA's "))
     return line.split()[4]
 
 
 @pytest.mark.parametrize("benchmark", BENCHMARKS)
-def test_each_v5_1_recipe_carries_nvidias_files_with_their_sources(kb: KnowledgeBase, benchmark: str) -> None:
+def test_each_v5_x_recipe_carries_nvidias_files_with_their_sources(kb: KnowledgeBase, benchmark: str) -> None:
     launch = _launch(kb, benchmark)
     ours = [(commit, folder, file) for b, commit, folder, file in FILES if b == benchmark]
     assert [c.file for c in launch.configs] == [file for _, _, file in ours]
     for config, (commit, folder, file) in zip(launch.configs, ours):
         assert config.source == f"github:mlcommons/{DATA[commit][0]} @{commit} {folder}/{file}"
-        nvidia = _nvidia(commit, folder, file)
-        assert (config.nodes, config.gpus_per_node) == (
-            int(str(nvidia["DGXNNODES"].value)),
-            int(str(nvidia["DGXNGPU"].value)),
-        )
+        assert (config.nodes, config.gpus_per_node) == _size(_nvidia(commit, folder, file), file)
         shape = launch.shape(config.node_shape)
         assert shape.name == _shape_name(file)
         assert shape.gpu == GPU_OF_SHAPE[shape.name]
@@ -166,7 +182,8 @@ def test_the_node_shapes_are_the_rounds_systems(kb: KnowledgeBase, benchmark: st
     """A GB200 or GB300 tray is 4 GPUs and two 72-core Grace; a DGX B200 8 GPUs and two 56-core
     Xeons (recipes/rounds/v5.1.yaml and v5.0.yaml, from NVIDIA's system JSONs)."""
     for shape in _launch(kb, benchmark).node_shapes:
-        system = kb.round("v5.1").system(shape.name) or kb.round("v5.0").system(shape.name)
+        round_ = kb.benchmarks[benchmark].round or ""
+        system = kb.round(round_).system(shape.name) or kb.round("v5.0").system(shape.name)
         assert system is not None, shape.name
         assert (shape.gpus, shape.sockets, shape.socket_cores, shape.hyperthreads, shape.gpu) == (
             system.gpus,
@@ -178,16 +195,16 @@ def test_the_node_shapes_are_the_rounds_systems(kb: KnowledgeBase, benchmark: st
 
 
 @pytest.mark.parametrize(("benchmark", "commit", "folder", "file"), FILES)
-def test_at_every_v5_1_size_nvidia_ran_mlcc_writes_nvidias_values(
+def test_at_every_v5_x_size_nvidia_ran_mlcc_writes_nvidias_values(
     kb: KnowledgeBase, tmp_path: Path, benchmark: str, commit: str, folder: str, file: str
 ) -> None:
     """NVIDIA's file (with the config_common*.sh it sources) and the config_MLCC.sh mlcc writes
     for the same size on the same GPU, both sourced by a real bash."""
     nvidia = _nvidia(commit, folder, file)
-    size = Size(nodes=int(str(nvidia["DGXNNODES"].value)), gpus=int(str(nvidia["DGXNGPU"].value)))
+    size = _size(nvidia, file)
     capability = kb.gpus[GPU_OF_SHAPE[_shape_name(file)]].compute_capability
     launch = _launch(kb, benchmark)
-    text = config_file(launch, size, benchmark.removesuffix("-v5.1"), capability)
+    text = config_file(launch, size, benchmark.rsplit("-", 1)[0], capability)
     if _started_from(text) != file:
         # the same size's twin without FP4 (llama31_405b): a run starts from the _fp4 file
         # NVIDIA ran; this one's values are in the recipe as NVIDIA's file sets them
