@@ -336,7 +336,11 @@ def pin_base(engine: Engine, job: BuildJob, policy: BuildPolicy, log: Log) -> Bu
     reference = job.rendered.plan.base_image
     base = resolve_base(reference, stack.arch.name, tls_verify=policy.tls_verify)
     why = mismatch(
-        base, arch=stack.arch.name, family=stack.base.family, release=stack.base.tag, name=stack.base.name
+        base,
+        arch=stack.arch.name,
+        family=stack.base.family,
+        release=stack.base.os_release,
+        name=stack.base.name,
     )
     if why is not None:
         raise UsageError(

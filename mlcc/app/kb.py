@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 from mlcc.errors import IncompleteRecipe
 from mlcc.flags import flag
 from mlcc.kb import KnowledgeBase, load, recipes_root
-from mlcc.kb.model import Benchmark, LibBuild, Provenance
+from mlcc.kb.model import Base, Benchmark, LibBuild, Provenance
 from mlcc.resolve import Resolver, Stack
 from mlcc.resolve import gpu as gpu_rule
 from mlcc.resolve.pins import Pins
@@ -235,10 +235,32 @@ def _bases_rows(kb: KnowledgeBase) -> List[Dict[str, Any]]:
             "preference": b.preference,
             "requires_subscription": b.requires_subscription,
             "end_of_life": b.end_of_life,
+            "contents": _base_contents(b),
             **_provenance(b.prov),
         }
         for b in kb.bases
     ]
+
+
+def _base_contents(base: Base) -> Optional[Dict[str, Any]]:
+    """What an image base holds (NGC), as its record says; None for a plain OS base."""
+    contents = base.contents
+    if contents is None:
+        return None
+    return {
+        "release": contents.release,
+        "os": contents.os,
+        "python": contents.python,
+        "cuda": contents.cuda,
+        "cuda_min_driver": contents.cuda_min_driver,
+        "cublas": contents.cublas,
+        "cudnn": contents.cudnn,
+        "nccl": contents.nccl,
+        "dali": contents.dali,
+        "tensorrt": contents.tensorrt,
+        "frameworks": {f.name: f.version for f in contents.frameworks},
+        "driver_ran": dict(contents.driver_ran),
+    }
 
 
 def _cuda_rows(kb: KnowledgeBase) -> List[Dict[str, Any]]:

@@ -33,6 +33,18 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
+def _held(contents: Dict[str, Any]) -> str:
+    """An image base's contents in one line: NGC 25.09, CUDA 13.0.1.012, cuDNN ..., pytorch ..."""
+    parts = [f"NGC {contents['release']}", f"CUDA {contents['cuda']}"]
+    parts += [f"{title} {contents[key]}" for key, title in _HELD if contents.get(key)]
+    parts += [f"{name} {version}" for name, version in contents["frameworks"].items()]
+    parts.append(contents["os"])
+    return ", ".join(parts)
+
+
+_HELD = (("cudnn", "cuDNN"), ("nccl", "NCCL"), ("cublas", "cuBLAS"), ("dali", "DALI"), ("python", "Python"))
+
+
 def list_table(what: str, rows: List[Dict[str, Any]]) -> str:
     columns = _LIST_COLUMNS[what]
     body = [
@@ -43,6 +55,11 @@ def list_table(what: str, rows: List[Dict[str, Any]]) -> str:
     weak = sum(1 for row in rows if not row.get("verified", True))
     if weak:
         table += f"\n\n* rests on unconfirmed evidence ({weak} of {len(rows)}); see the recipe's note"
+    holding = [row for row in rows if row.get("contents")]
+    if holding:
+        table += "\n\nImages that hold a stack (a build on one installs none of it):"
+        for row in holding:
+            table += f"\n  {row['name']}: {_held(row['contents'])}"
     unavailable = [row for row in rows if row.get("unavailable")]
     if unavailable:
         table += "\n\nNo stack can be built for:"

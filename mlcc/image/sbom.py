@@ -372,7 +372,13 @@ def _base(stack: StackManifest) -> Component:
         package_url=_oci_purl(base.image, base.digest, stack.arch),
         description=f"the base image ({base.name})",
         hashes=_sha256(base.digest),
-        properties=(*_property("image", base.image), *_property("default-image", base.default_image)),
+        properties=(
+            *_property("image", base.image),
+            *_property("default-image", base.default_image),
+            # an image base that already holds a stack (NGC): what the build took from it
+            *_property("provides", ",".join(base.provides)),
+            *[p for name, version in base.contents for p in _property(f"base-contents:{name}", version)],
+        ),
     )
 
 
@@ -569,7 +575,7 @@ def _python_packages(stack: StackManifest, installed: Installed) -> List[Compone
                 *_property("install", framework.install),
                 *_property("cuda-lines", ", ".join(framework.cuda)),
             )
-            if framework.install == "source":
+            if framework.install in ("source", "base"):  # not a PyPI release (NGC's own build)
                 package_url = None
             elif framework.install == "conda":
                 package_url = purl("conda", normal, version)

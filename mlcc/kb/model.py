@@ -211,6 +211,14 @@ class Base(NamedTuple):
         return f"{self.image}:{self.tag}"
 
     @property
+    def os_release(self) -> str:
+        """The OS release the image's /etc/os-release names: the tag of an OS base (8.10),
+        the OS of an image base's contents (24.04.3 for "Ubuntu 24.04.3 LTS", tag 25.09-py3)."""
+        if self.contents is None:
+            return self.tag
+        return next((word for word in self.contents.os.split() if word[:1].isdigit()), self.tag)
+
+    @property
     def provides_framework(self) -> bool:
         """True for an image that brings CUDA, its libraries and a framework (NGC)."""
         return self.contents is not None

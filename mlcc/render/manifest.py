@@ -80,6 +80,8 @@ def labels(stack: Stack) -> Tuple[Tuple[str, str], ...]:
         "io.mlcc.framework.variant": stack.framework.variant if stack.framework else None,
         "io.mlcc.driver.min": stack.driver_min,
         "io.mlcc.flavour": stack.flavour,
+        # an image base that already holds them (NGC): the build installed none of these
+        "io.mlcc.base.provides": ",".join(stack.from_base) or None,
     }
     found.update({k: v for k, v in optional.items() if v is not None})
     return tuple(sorted(found.items()))
@@ -180,6 +182,25 @@ def benchmark_python(stack: Stack) -> Optional[str]:
     return python.executable
 
 
+def base_contents(stack: Stack) -> Tuple[Tuple[str, str], ...]:
+    """What an image base holds, as its record says, by name (empty for a plain base)."""
+    contents = stack.base.contents
+    if contents is None:
+        return ()
+    found = {
+        "release": contents.release,
+        "os": contents.os,
+        "python": contents.python,
+        "cuda": contents.cuda,
+        "cudnn": contents.cudnn,
+        "nccl": contents.nccl,
+        **{f.name: f.version for f in contents.frameworks},
+    }
+    optional = {"cublas": contents.cublas, "dali": contents.dali, "tensorrt": contents.tensorrt}
+    found.update({k: v for k, v in optional.items() if v is not None})
+    return tuple(sorted(found.items()))
+
+
 def _lib(lib: Optional[LibBuild], stack: Stack, fetch: Callable[[str], str]) -> Optional[LibraryRecord]:
     if lib is None:
         return None
@@ -261,7 +282,13 @@ def stack_manifest(stack: Stack, *, base_image: str, mirror: str, fetches: Fetch
         variant=stack.variant,
         arch=stack.arch.name,
         accelerator=stack.accelerator,
-        base=BaseRecord(name=stack.base.name, image=base_image, default_image=stack.base.ref),
+        base=BaseRecord(
+            name=stack.base.name,
+            image=base_image,
+            default_image=stack.base.ref,
+            provides=stack.from_base,
+            contents=base_contents(stack),
+        ),
         mirror=mirror,
         components=components,
         reference=stack.reference,

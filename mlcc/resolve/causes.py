@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from mlcc.kb.model import Benchmark, FrameworkBuild
+from mlcc.resolve import image_base
 from mlcc.resolve.request import Request
 from mlcc.resolve.stages import Failure
 from mlcc.resolve.view import ResolverView
@@ -262,6 +263,8 @@ def _base_text(resolver: ResolverView, request: Request, bench: Benchmark) -> Op
     arch = _arch_of(resolver, request, bench)
     if arch not in base.arches:
         return f"{base.name} has no {arch} image"
+    if base.contents is not None:
+        return _image_base_text(resolver, request, bench, arch)
     if request.cpu:
         return None
     carried = [r for r in resolver.kb.cuda if r.carried(base.repo_distro, arch)]
@@ -274,6 +277,22 @@ def _base_text(resolver: ResolverView, request: Request, bench: Benchmark) -> Op
             f"for {arch}; {_who(request, bench)} are built for CUDA {', '.join(lines)}"
         )
     return None
+
+
+def _image_base_text(resolver: ResolverView, request: Request, bench: Benchmark, arch: str) -> Optional[str]:
+    """Why an image base (NGC) pinned with --base cannot serve: the recipe does not name it,
+    or what it holds does not fit the other pins (its CUDA for the GPU asked ...)."""
+    assert request.base is not None
+    base = resolver.kb.base(request.base)
+    if base.name not in bench.bases:
+        named = f"names {', '.join(bench.bases)}" if bench.bases else "names none (constraints.bases)"
+        return f"{base.name} holds its own CUDA and framework and {bench.name}'s recipe {named}"
+    reasons = [
+        f.message
+        for f in image_base.failures(resolver.kb, bench, base, arch, request)
+        if f.rule != "base-pin"
+    ]
+    return "; ".join(reasons) or None
 
 
 _DESCRIBERS: Dict[str, Callable[[ResolverView, Request, Benchmark], Optional[str]]] = {

@@ -39,6 +39,7 @@ from typing import Any, Dict, Optional, Sequence, Tuple
 from mlcc.errors import ConflictError, UsageError
 from mlcc.kb.model import Base, Benchmark, CudaRelease, FrameworkBuild, KnowledgeBase
 from mlcc.resolve import gpu as gpu_rule
+from mlcc.resolve import image_base
 from mlcc.resolve.assemble import Assembler
 from mlcc.resolve.candidates import Candidates
 from mlcc.resolve.explain import explain_conflict
@@ -47,7 +48,7 @@ from mlcc.resolve.picks import Picks
 from mlcc.resolve.reasons import Defaults, departures, explain_choices
 from mlcc.resolve.request import Request
 from mlcc.resolve.rules import Rules
-from mlcc.resolve.stack import Stack
+from mlcc.resolve.stack import Compiler, Stack
 from mlcc.resolve.stages import Rejection
 from mlcc.resolve.view import Tracker
 from mlcc.versions import parse_pin
@@ -128,6 +129,8 @@ class Resolver:
             newest=self._bare_stack(self.default_request(bare, ("base",))._replace(newest=True)),
         )
         stack = bare._replace(departures=departures(bare, defaults.core))
+        if stack.base.contents is not None:  # the base's record is the reason of every part
+            return stack._replace(choices=image_base.choices(stack))
         return stack._replace(choices=explain_choices(self, stack, defaults))
 
     def default_request(self, stack: Stack, fixed: Sequence[str]) -> Request:
@@ -176,14 +179,67 @@ class Resolver:
                 t.add("benchmark", bench.name, failures)
             return None
         accelerator = "cpu" if req.cpu else "cuda"
-        for arch in (req.arch or self.default_arch(bench, req.gpu),):
-            for build in self.candidates.framework_builds(bench, arch, accelerator, req, t):
-                for cuda in self.candidates.cuda_releases(bench, build, arch, accelerator, req, t):
-                    for base in self.candidates.bases(arch, cuda, req, t):
-                        stack = self._complete(bench, req, arch, build, cuda, base, t)
-                        if stack is not None:
-                            return stack
+        arch = req.arch or self.default_arch(bench, req.gpu)
+        if bench.bases:
+            return self._on_named_bases(bench, req, arch, accelerator, t)
+        return self._on_plain_bases(bench, req, arch, accelerator, t)
+
+    def _on_plain_bases(
+        self, bench: Benchmark, req: Request, arch: str, accelerator: str, t: Optional[Tracker]
+    ) -> Optional[Stack]:
+        """The first stack, in preference order, on the bases the resolver chooses among."""
+        for build in self.candidates.framework_builds(bench, arch, accelerator, req, t):
+            for cuda in self.candidates.cuda_releases(bench, build, arch, accelerator, req, t):
+                for base in self.candidates.bases(arch, cuda, req, t):
+                    stack = self._complete(bench, req, arch, build, cuda, base, t)
+                    if stack is not None:
+                        return stack
         return None
+
+    def _on_named_bases(
+        self, bench: Benchmark, req: Request, arch: str, accelerator: str, t: Optional[Tracker]
+    ) -> Optional[Stack]:
+        """The first stack on the bases the benchmark's recipe names, in its order: an image
+        base (NGC) is the stack its record states; a plain one is searched as any base is."""
+        for base in image_base.named_bases(self.kb, bench):
+            if base.contents is None:
+                if req.base is None or req.base == base.name:
+                    plain = self._on_plain_bases(bench, req._replace(base=base.name), arch, accelerator, t)
+                    if plain is not None:
+                        return plain
+                continue
+            failures = image_base.failures(self.kb, bench, base, arch, req)
+            if failures:
+                if t is not None:
+                    t.add("base", base.name, failures)
+                continue
+            return self._on_image_base(bench, req, arch, base)
+        return None
+
+    def _on_image_base(self, bench: Benchmark, req: Request, arch: str, base: Base) -> Stack:
+        """The stack an image base holds: its CUDA, cuDNN, NCCL, Python and framework."""
+        contents = image_base.contents_of(base)
+        python = next(option for option in base.pythons if option.version == contents.python)
+        framework = image_base.base_framework(base)
+        known = self.kb.frameworks.get(framework.framework)
+        stack = self.assembler.stack(
+            bench,
+            req,
+            arch,
+            None,
+            image_base.base_cuda(base),
+            base,
+            python if bench.needs_python else None,
+            image_base.base_library(base, "cudnn"),
+            image_base.base_library(base, "nccl"),
+            Compiler(base.gcc_system),
+        )
+        return stack._replace(
+            framework=framework,
+            framework_module=known.import_name if known is not None else framework.framework,
+            repositories=(),  # nothing comes from NVIDIA's package repositories
+            cuda_newest_in_line=True,  # the base's name tells its CUDA from any other's
+        )
 
     def _complete(
         self,

@@ -37,6 +37,11 @@ def runtime_unavailable(stack: Stack) -> Optional[str]:
             f"{stack.benchmark.name} has no Python of its own (python: none): its build steps install"
             " into the base's interpreter, which a runtime image does not copy"
         )
+    if stack.base.contents is not None:
+        return (
+            f"{stack.base.ref} already holds CUDA, its libraries and {stack.base.contents.framework.name}:"
+            " a final stage on it would carry the same image, compilers included"
+        )
     cuda = stack.cuda
     if cuda is not None and cuda.runtime_packages_for(stack.base.packaging, stack.arch.name) is None:
         return (

@@ -69,7 +69,11 @@ class Rules:
                 )
             )
         for name, _ in req.frameworks:
-            if bench.framework is None or bench.framework.name != name:
+            carried = any(
+                base.contents is not None and base.contents.carries(name) is not None
+                for base in (self.kb.base(b) for b in bench.bases)
+            )
+            if (bench.framework is None or bench.framework.name != name) and not carried:
                 uses = bench.framework.name if bench.framework else "no framework"
                 failures.append(
                     Failure(

@@ -137,6 +137,15 @@ class Stack(NamedTuple):
         return self.flavour == "runtime"
 
     @property
+    def from_base(self) -> Tuple[str, ...]:
+        """The components the base image already holds (an NGC image: CUDA, cuDNN, NCCL,
+        Python and the framework), which the build installs none of; empty for a plain base."""
+        if self.base.contents is None:
+            return ()
+        held = ("cuda", "cudnn", "nccl", "python", "framework")
+        return tuple(name for name in held if name != "python" or self.python is not None)
+
+    @property
     def accelerator(self) -> str:
         return "cuda" if self.cuda else "cpu"
 
@@ -147,6 +156,8 @@ class Stack(NamedTuple):
     @property
     def reference(self) -> bool:
         """True when the framework is the build the benchmark's reference run used."""
+        if self.base.contents is not None:  # the reference is the base the recipe names first
+            return not self.benchmark.bases or self.benchmark.bases[0] == self.base.name
         rule = self.benchmark.framework
         if rule is None or self.framework is None:
             return self.framework is None
@@ -211,6 +222,7 @@ class Stack(NamedTuple):
             "reference": self.reference,
             "verified": self.verified,
             "components": [c.to_dict() for c in self.choices],
+            **({"from_base": list(self.from_base)} if self.from_base else {}),
         }
 
 

@@ -98,16 +98,31 @@ class BaseRecord(NamedTuple):
     image: str  # what the build pulls (a mirror given by --base-image, or the default)
     default_image: str
     digest: Optional[str] = None  # the manifest the build pulled, set at build time
+    # An image base that already holds a stack (NGC): the components the build installs none
+    # of, and what the base's record says it holds (release, CUDA, cuDNN, NCCL, frameworks);
+    # written only for such a base, so every other stack.json is as it was
+    provides: Strings = ()
+    contents: Pairs = ()
 
     def to_json(self) -> Json:
-        found = {"name": self.name, "image": self.image, "default_image": self.default_image}
+        found: Json = {"name": self.name, "image": self.image, "default_image": self.default_image}
         if self.digest is not None:
             found["digest"] = self.digest
+        if self.provides:
+            found["provides"] = list(self.provides)
+            found["contents"] = dict(self.contents)
         return found
 
     @classmethod
     def of(cls, data: Json) -> BaseRecord:
-        return cls(data["name"], data["image"], data["default_image"], data.get("digest"))
+        return cls(
+            data["name"],
+            data["image"],
+            data["default_image"],
+            data.get("digest"),
+            tuple(data.get("provides", ())),
+            _pairs(data.get("contents", {})),
+        )
 
 
 class CudaRecord(NamedTuple):

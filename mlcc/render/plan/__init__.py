@@ -63,7 +63,7 @@ class _Planner(StackSteps, FrameworkSteps, BenchmarkSteps):
     def plan(self) -> Plan:
         self.runtime_stack()
         self.compiler()
-        if self.stack.framework is not None:
+        if self.stack.framework is not None and not self.stack.from_base:
             self.framework()
         self.benchmark()
         if not self.stack.runtime:

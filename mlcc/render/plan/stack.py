@@ -28,7 +28,9 @@ class StackSteps(StepWriter):
         """Base packages, NVIDIA repositories, CUDA, cuDNN, NCCL, Python: the steps every
         benchmark on the stack shares (devel packages, or runtime ones in a final stage)."""
         self.system()
-        if self.stack.cuda is not None:
+        if self.stack.from_base:
+            self.from_base()
+        elif self.stack.cuda is not None:
             self.nvidia_repositories()
             self.cuda()
             if self.stack.cudnn is not None:
@@ -50,6 +52,20 @@ class StackSteps(StepWriter):
         self.add(
             "System packages for the build (versions follow the base image's release)",
             self.install(sorted(set(names), key=names.index)),
+            stage="stack",
+        )
+
+    def from_base(self) -> None:
+        """What the base image already holds (NGC): said in the file, installed by nothing."""
+        stack = self.stack
+        held = [f"CUDA {stack.cuda.version}" if stack.cuda else ""]
+        held += [
+            f"{name} {lib.version}" for name, lib in (("cuDNN", stack.cudnn), ("NCCL", stack.nccl)) if lib
+        ]
+        if stack.framework is not None:
+            held.append(f"{stack.framework.framework} {stack.framework.version}")
+        self.add(
+            f"{', '.join(h for h in held if h)} come with the base image {self.base.ref}",
             stage="stack",
         )
 
@@ -183,10 +199,12 @@ class StackSteps(StepWriter):
             self.runtime_python()
             return
         tooling = _required(self.stack.python_tooling, f"pip/setuptools/wheel for Python {python.version}")
+        # on an image base the environment sees the base's own packages (its framework)
+        inherit = " --system-site-packages" if self.stack.from_base else ""
         commands = [
             *self.install(list(python.setup_packages)),
             *self.install(list(python.packages)),
-            f"{python.executable} -m venv {VENV}",
+            f"{python.executable} -m venv{inherit} {VENV}",
             self.pip(
                 [f"pip=={tooling.pip}", f"setuptools=={tooling.setuptools}", f"wheel=={tooling.wheel}"],
                 origins=[tooling.prov.origin] * 3,
@@ -196,7 +214,10 @@ class StackSteps(StepWriter):
         env = [("VIRTUAL_ENV", VENV), ("PATH", f"{VENV}/bin:${{PATH}}")]
         if python.prefix:
             env.append(self.add_library_path(f"{python.prefix}/lib64"))
-        self.add(f"Python {python.version} in a virtual environment ({VENV})", commands, env, stage="stack")
+        where = f" that sees {self.base.ref}'s packages" if inherit else ""
+        self.add(
+            f"Python {python.version} in a virtual environment ({VENV}){where}", commands, env, stage="stack"
+        )
 
     def runtime_python(self) -> None:
         """The interpreter alone: the environment the build stage made is copied onto it."""
