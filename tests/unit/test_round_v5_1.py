@@ -23,9 +23,11 @@ from typing import Dict, List, Optional, Tuple
 import pytest
 import yaml
 
+from mlcc.errors import ConflictError
 from mlcc.kb.model import KnowledgeBase, Launch
 from mlcc.render.openshift.launch import Size, config_file
 from mlcc.render.plan.commands import narrowed_arch_list
+from mlcc.resolve.request import build_request
 from tests.conftest import REPO
 from tests.nvidia_configs import Variable, sourced
 
@@ -280,6 +282,60 @@ def test_gen_on_18_gb200_trays_runs_an_mpijob_from_nvidias_18_tray_file(cli, tmp
     assert (values["CONTEXT_PARALLEL"].value, values["MINIBS"].value) == ("2", "1")
 
 
+# ============================================================================= resolving
+
+# (benchmark, NGC base its Dockerfile FROMs, CUDA major.minor of that release): NVIDIA's stack
+NGC = [
+    ("llama31_405b", "ngc-pytorch-25.09", "13.0"),
+    ("llama31_8b", "ngc-pytorch-25.09", "13.0"),
+    ("llama2_70b_lora", "ngc-pytorch-25.09", "13.0"),
+    ("flux1", "ngc-pytorch-25.09", "13.0"),
+    ("retinanet", "ngc-pytorch-25.04", "12.9"),
+    ("rgat", "ngc-dgl-25.03", "12.8"),
+    ("dlrm_dcnv2", "ngc-pytorch-25.03", "12.8"),
+]
+# The GPUs a benchmark resolves for, each with its host arch: Grace trays are aarch64, the
+# DGX/HGX boards x86_64; GB300 (sm_103) needs CUDA >= 12.9, which NGC 25.03 lacks.
+GPU_ARCH = {"gb200": "aarch64", "gb300": "aarch64", "b200": "x86_64", "h100": "x86_64"}
+
+
+@pytest.mark.parametrize(
+    ("benchmark", "base", "cuda", "gpu"),
+    [
+        (b, base, cuda, gpu)
+        for b, base, cuda in NGC
+        for gpu in GPU_ARCH
+        if not (gpu == "gb300" and cuda == "12.8")
+    ],
+)
+def test_v5_1_resolves_to_nvidias_ngc_image_for_the_gpu(
+    kb: KnowledgeBase, resolver, benchmark: str, base: str, cuda: str, gpu: str
+) -> None:  # type: ignore[no-untyped-def]
+    stack = resolver.resolve(build_request(kb, benchmark, round_="v5.1", gpu=gpu))
+    assert stack.benchmark.name == f"{benchmark}-v5.1"
+    assert stack.base.name == base
+    assert stack.cuda is not None and stack.cuda.minor == cuda
+    assert stack.arch.name == GPU_ARCH[gpu]
+    assert stack.gpu_capability == kb.gpus[gpu].compute_capability
+
+
+@pytest.mark.parametrize("benchmark", ["rgat", "dlrm_dcnv2"])
+def test_on_gb300_ngc_25_03_is_refused_for_its_cuda(kb: KnowledgeBase, resolver, benchmark: str) -> None:  # type: ignore[no-untyped-def]
+    """NGC 25.03's CUDA 12.8 has no sm_103 (HugeCTR's SM list has no 103 either): the refusal
+    names the CUDA GB300 needs."""
+    with pytest.raises(ConflictError, match=r"sm_103.*CUDA >= 12\.9"):
+        resolver.resolve(build_request(kb, benchmark, round_="v5.1", gpu="gb300"))
+
+
+def test_the_h100_implementation_nvidia_published_is_v5_0s(kb: KnowledgeBase, resolver) -> None:  # type: ignore[no-untyped-def]
+    stack = resolver.resolve(build_request(kb, "llama31_405b", round_="v5.0", gpu="h100"))
+    assert (stack.benchmark.name, stack.base.name, stack.arch.name) == (
+        "llama31_405b-v5.0",
+        "ngc-pytorch-25.01",
+        "x86_64",
+    )
+
+
 # ============================================================================= arch lists
 
 
@@ -354,6 +410,14 @@ def test_the_wrapper_exports_the_mounted_configuration_before_nvidias_script(tmp
         check=True,
     ).stdout
     assert out.strip() == "MINIBS=144 NVLS=0 ARGS=one"
+
+
+def test_a_folder_without_a_slash_is_installed_as_a_path(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """llama31_405b's embedding_lib: pip takes a bare word for a name on the index."""
+    result = cli("gen", "llama31_405b", "--round", "v5.1", "-o", str(tmp_path), "--only", "dockerfile")
+    assert result.code == 0, result.err
+    [dockerfile] = tmp_path.rglob("Dockerfile")
+    assert "pip install --no-cache-dir --no-deps ./embedding_lib\n" in dockerfile.read_text()
 
 
 @pytest.mark.parametrize("benchmark", BENCHMARKS)
