@@ -412,6 +412,27 @@ def test_the_wrapper_exports_the_mounted_configuration_before_nvidias_script(tmp
     assert out.strip() == "MINIBS=144 NVLS=0 ARGS=one"
 
 
+@pytest.mark.parametrize("round_", ["v5.1", "v5.0"])
+def test_a_process_per_gpu_gets_the_task_variables_slurm_would_give_it(tmp_path: Path, round_: str) -> None:
+    """Rank 7 of 8, local rank 3 of 4 (as torch.distributed.run or mlcc's MPI rank script set
+    them): NVIDIA's script sees Slurm's task 7 on node 1, local id 3, and so takes its per-task
+    path (rgat's run_and_time.sh starts torchrun itself when SLURM_LOCALID is unset)."""
+    script = REPO / "recipes" / "benchmarks" / round_ / "scripts" / "run-with-config.sh"
+    subprocess.run(["bash", str(script)], cwd=tmp_path, check=True)
+    stand_in = tmp_path / "run_and_time.sh"
+    stand_in.write_text("#!/bin/bash\necho $SLURM_LOCALID $SLURM_PROCID $SLURM_NODEID $SLURM_NTASKS\n")
+    stand_in.chmod(0o755)
+    ranks = {"LOCAL_RANK": "3", "RANK": "7", "LOCAL_WORLD_SIZE": "4", "WORLD_SIZE": "8"}
+    out = subprocess.run(
+        [str(tmp_path / "run_with_config.sh")],
+        env={"PATH": "/usr/bin:/bin", **ranks},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert out.split() == ["3", "7", "1", "8"]
+
+
 def test_a_folder_without_a_slash_is_installed_as_a_path(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """llama31_405b's embedding_lib: pip takes a bare word for a name on the index."""
     result = cli("gen", "llama31_405b", "--round", "v5.1", "-o", str(tmp_path), "--only", "dockerfile")
