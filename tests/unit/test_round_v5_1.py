@@ -136,7 +136,10 @@ NOT_COMPARED = {
 VALUE_ONLY = {"DGXNNODES", "DGXNGPU"}
 # (v5.0's DGX H100 files leave DGXNGPU to run.sub's default, 8)
 MLCC_ONLY = {"DGXIBDEVICES", "BIND_LAUNCH", "DGXSOCKETCORES", "DGXNSOCKET", "DGXHT", "DGXNGPU"}
-GPU_OF_SHAPE = {"GB200": "gb200", "GB300": "gb300", "DGXB200": "b200", "DGXH100": "h100"}
+GPU_OF_SHAPE = {"GB200": "gb200", "GB300": "gb300", "DGXB200": "b200", "HGXH100": "h100"}
+# NVIDIA's v5.0 files call Eos-dfw's HGX H100 nodes DGXH100; recipes/systems.yaml's DGXH100 is
+# the DGX H100 of v2.1 (56-core Xeons), so the recipe names this machine HGXH100
+SHAPE_OF_SYSTEM = {"DGXH100": "HGXH100"}
 
 
 def _launch(kb: KnowledgeBase, benchmark: str) -> Launch:
@@ -150,7 +153,8 @@ def _nvidia(commit: str, folder: str, file: str) -> Dict[str, Variable]:
 
 
 def _shape_name(file: str) -> str:
-    return file.split("_")[1]
+    system = file.split("_")[1]
+    return SHAPE_OF_SYSTEM.get(system, system)
 
 
 def _size(nvidia: Dict[str, Variable], file: str) -> Size:
@@ -185,7 +189,8 @@ def test_the_node_shapes_are_the_rounds_systems(kb: KnowledgeBase, benchmark: st
     Xeons (recipes/rounds/v5.1.yaml and v5.0.yaml, from NVIDIA's system JSONs)."""
     for shape in _launch(kb, benchmark).node_shapes:
         round_ = kb.benchmarks[benchmark].round or ""
-        system = kb.round(round_).system(shape.name) or kb.round("v5.0").system(shape.name)
+        named = {v: k for k, v in SHAPE_OF_SYSTEM.items()}.get(shape.name, shape.name)
+        system = kb.round(round_).system(named) or kb.round("v5.0").system(named)
         assert system is not None, shape.name
         assert (shape.gpus, shape.sockets, shape.socket_cores, shape.hyperthreads, shape.gpu) == (
             system.gpus,
@@ -334,6 +339,43 @@ def test_the_h100_implementation_nvidia_published_is_v5_0s(kb: KnowledgeBase, re
         "ngc-pytorch-25.01",
         "x86_64",
     )
+
+
+def test_each_dataset_is_a_claim_mounted_where_nvidias_config_mounts_sh_mounts_it(
+    cli, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """llama31_405b reads its C4 data at /preproc_data, the tokenizer in its work directory and
+    Meta's checkpoint at /load_checkpoints (config_mounts.sh): each is a PVC every worker
+    mounts, and --storage-class writes all three claims."""
+    size = (
+        "--gpu",
+        "gb200",
+        "--gpus",
+        "4",
+        "--nodes",
+        "128",
+        "--storage-class",
+        "fast",
+        "--data-size",
+        "10Ti",
+    )
+    found = _gen_openshift(cli, tmp_path / "oc", "llama31_405b", "--round", "v5.1", *size)
+    mpijob = found["mpijob.yaml"]
+    spec = mpijob["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]  # type: ignore[index]
+    claims = {
+        v["name"]: v["persistentVolumeClaim"]["claimName"]
+        for v in spec["volumes"]
+        if "persistentVolumeClaim" in v
+    }
+    mounts = {m["name"]: m["mountPath"] for m in spec["containers"][0]["volumeMounts"]}
+    assert {mounts[name]: claim for name, claim in claims.items()} == {
+        "/preproc_data": "llama31-405b-v5-1-data",
+        "/workspace/llm/nemo_tokenizer": "llama31-405b-v5-1-llama31-tokenizer",
+        "/load_checkpoints": "llama31-405b-v5-1-llama31-405b-checkpoint",
+    }
+    volumes = found["volumes.yaml"]
+    written = {item["metadata"]["name"] for item in volumes["items"]}  # type: ignore[index]
+    assert written == set(claims.values())
 
 
 # ============================================================================= arch lists
