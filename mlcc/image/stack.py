@@ -299,6 +299,7 @@ def _verify_stack(content: ImageContent) -> List[Mismatch]:
     components = stack.components
     problems: List[Mismatch] = []
     problems += _labels(stack, content.labels)
+    problems += _base_digest(stack, content.labels)
     problems += _platform(stack, installed, content)
     problems += _cuda(components.cuda, installed, runtime=stack.flavour == "runtime")
     problems += _library("cuDNN", components.cudnn, installed, "cudnn")
@@ -370,6 +371,9 @@ def _framework_libraries(components: Components, installed: Dict[str, Any]) -> L
         if library not in recorded:
             continue  # recorded by an older mlcc-record
         expected = stamped.version if stamped else ""
+        if stamped is not None and stamped.method == "base" and framework is not None:
+            # an image base's library as far as a source confirms it (UNCONFIRMED otherwise)
+            expected = dict(framework.loads).get(library, expected)
         found = _text(recorded.get(library))
         what = f"{title} the framework loads"
         if expected == UNCONFIRMED:
@@ -437,6 +441,30 @@ def _labels(stack: StackManifest, labels: Dict[str, str]) -> List[Mismatch]:
     if not labels.get("io.mlcc.digest"):
         problems.append(Mismatch("label io.mlcc.digest", "the content digest", "(no label)", "image labels"))
     return problems
+
+
+BASE_DIGEST_LABEL = "org.opencontainers.image.base.digest"
+
+
+def _base_digest(stack: StackManifest, labels: Dict[str, str]) -> List[Mismatch]:
+    """The base manifest the build pulled, as stack.json records it, against the image's own
+    annotation of it; an image on a base that holds its stack (NGC) must record it, as what
+    CUDA and the framework are rests on that manifest alone."""
+    base = stack.base
+    label = labels.get(BASE_DIGEST_LABEL)
+    if base.digest and label and label != base.digest:
+        return [Mismatch("base image digest", base.digest, label, f"image labels ({BASE_DIGEST_LABEL})")]
+    if base.provides and not base.digest:
+        held = ", ".join(base.provides)
+        return [
+            Mismatch(
+                f"base image digest ({held} come with {base.default_image})",
+                "the manifest the build pulled",
+                "not recorded",
+                f"/{STACK_FILE} (base.digest)",
+            )
+        ]
+    return []
 
 
 def _labelled_version(lib: Optional[LibraryRecord]) -> Optional[str]:

@@ -49,6 +49,8 @@ class StackSteps(StepWriter):
             )
             return
         names = list(self.base.build_packages) + list(self.base.gcc_packages)
+        if not names:
+            return  # an image that holds them (NGC): nothing to install
         self.add(
             "System packages for the build (versions follow the base image's release)",
             self.install(sorted(set(names), key=names.index)),
