@@ -158,7 +158,8 @@ def score_logs(kb: KnowledgeBase, paths: Sequence[str], round_name: Optional[str
         kb: The knowledge base: its round records hold the rules (runs required, dropped, failed).
         paths: Log files and folders.
         round_name: ``--round``: the round whose rules score every log; default: the round
-            each log's format implies (``:::MLL`` v0.6, ``:::MLLOG`` v2.1).
+            each log's format, benchmark or folder imply
+            (:meth:`mlcc.results.rules.ScoringRules.round_of`).
 
     Returns:
         The scores per benchmark, submitter and platform, the notes, and the parsed logs.
@@ -237,14 +238,15 @@ def check_benchmarks(
 
     A stack's benchmark id names its round (``maskrcnn-v2.1``); its runs' logs name the
     benchmark as that round's logs do (``maskrcnn``), and each run is of the round
-    ``round_name`` or its log format implies. A v2.1 log on the v0.6 stack (or the other
+    ``round_name`` or its log's format, benchmark or folder imply. A v2.1 log on the v0.6 stack (or the other
     way round) is refused, naming both rounds.
 
     Args:
         kb: The knowledge base (the benchmarks' rounds and log names).
         runs: The runs to store.
         stack: The stack they ran on.
-        round_name: ``--round``: the runs' round; default: the one their log format implies.
+        round_name: ``--round``: the runs' round; default: the one their log's format,
+            benchmark or folder imply.
 
     Returns:
         The runs; one whose log never names its benchmark takes the image's.
@@ -332,7 +334,8 @@ def store_runs(
         stack: The stack they ran on.
         placement: The system, GPUs and nodes (default: what the logs say).
         history_file: ``--history FILE``, or None for the default database.
-        round_name: The MLPerf round of the runs; default: the one their log format implies.
+        round_name: The MLPerf round of the runs; default: the one their log's format,
+            benchmark or folder imply.
 
     Returns:
         What was added (a run already stored is skipped), and the history.
@@ -367,7 +370,7 @@ def add_results(
         placement: The system, GPUs and nodes (default: what the logs say).
         history_file: ``--history FILE``, or None for the default database.
         round_name: ``--round``: the MLPerf round of the runs; default: the one their log
-            format implies.
+            format, benchmark or folder imply.
 
     Returns:
         What was stored and skipped, the stack, the history, and the logs' problems.

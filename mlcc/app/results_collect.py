@@ -65,7 +65,7 @@ def collect_results(
         placement: The system, GPUs and nodes, where they override the job's.
         history_file: ``--history FILE``, or None for the default database.
         round_name: ``--round``: the MLPerf round whose rules score the runs (default: the
-            round the log format implies), as ``mlcc results add`` takes it.
+            round the log's format, benchmark or folder imply), as ``mlcc results add`` takes it.
 
     Returns:
         What the cluster gave, how many runs, and what was stored.

@@ -76,6 +76,10 @@ def _offered(
 def complete_round(ctx: click.Context, param: click.Parameter, incomplete: str) -> List[str]:
     """The rounds of the benchmark already typed, else every round the recipes hold."""
     benchmark = ctx.params.get("benchmark")
+    if benchmark is None:
+        # `mlcc gen maskrcnn --round <TAB>`: click stops parsing at the option still waiting
+        # for its value and leaves the words before it, the benchmark among them, in ctx.args
+        benchmark = next((word for word in ctx.args if not word.startswith("-")), None)
 
     def rounds(kb: KnowledgeBase) -> Iterable[str]:
         return (kb.rounds_of(benchmark) if isinstance(benchmark, str) else ()) or kb.rounds()

@@ -28,7 +28,7 @@ from mlcc.cli.history import HISTORY_HELP
 from mlcc.cli.images import image_option_list
 from mlcc.cli.values import FILE, NONEMPTY_TEXT, PATH, POSITIVE
 from mlcc.report.results import spread_text
-from mlcc.results.compare import ratio_text, reference_label
+from mlcc.results.compare import different_benchmarks, ratio_text, reference_label
 from mlcc.results.parse import log_text
 from mlcc.results.store import Placement
 from mlcc.ui.safe_text import echo
@@ -58,7 +58,8 @@ def results_group() -> None:
 
 
 SCORE_ROUND_HELP = (
-    "Score by this MLPerf round's rules (`mlcc list rounds`); default: the round the log format implies."
+    "Score by this MLPerf round's rules (`mlcc list rounds`); default: the round the log's format"
+    " and benchmark (or folder) imply."
 )
 
 
@@ -75,8 +76,10 @@ def score_command(ctx: click.Context, paths: Sequence[str], as_json: bool, round
 
     \b
     Reads :::MLL (v0.6) and :::MLLOG (v0.7 and later) logs, each scored by the rules of
-    the round record (mlcc list rounds) that writes its format, unless --round names one;
-    the output names the round whose rules it used.
+    the round record (mlcc list rounds) that writes its format and holds its benchmark
+    (llama31_8b: v5.1), or that a folder of its path is named for (training_results_v5.1)
+    where several do, unless --round names one; the output names the round whose rules
+    it used (scaling.json applied from v2.0).
     Runs are grouped by benchmark, submitter and platform (from the submission_* lines).
     Examples:
       mlcc results score training_results_v0.6/NVIDIA/results
@@ -185,7 +188,10 @@ def report_added(stored: Stored) -> None:
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-ROUND_HELP = "The runs' MLPerf round (`mlcc list rounds`); default: the round the log format implies."
+ROUND_HELP = (
+    "The runs' MLPerf round (`mlcc list rounds`); default: the round the log's format and"
+    " benchmark (or folder) imply."
+)
 
 
 @click.command("add")
@@ -302,6 +308,10 @@ def compare_command(
             f"no results stored in {history.path}{filtered}; mlcc results add LOG... --image REF stores some"
         )
         return
+    apart = different_benchmarks(comparisons) if len(set(benchmarks)) > 1 else None
+    if apart:
+        echo(apart)
+        echo()
     _print_comparisons(comparisons)
     if html_file:
         echo(f"wrote {html_file}: {len(comparisons)} plot(s)")
@@ -323,7 +333,7 @@ def _print_comparisons(comparisons: Sequence[Any]) -> None:
         if index:
             echo()
         reference = comparison.reference
-        line = f"{comparison.benchmark}"
+        line = comparison.title
         if reference:
             line += f"  reference {reference.minutes:.2f} min ({reference.system})"
         echo(line)
@@ -354,3 +364,5 @@ def _print_comparisons(comparisons: Sequence[Any]) -> None:
         for stack in comparison.stacks:
             for note in stack.notes:
                 echo(f"  {stack.stack}: {note}")
+        for note in comparison.notes:
+            echo(f"  {note}")

@@ -672,6 +672,7 @@ class RoundCounts(NamedTuple):
     dropped: Optional[int] = None
     max_failed: Optional[int] = None
     note: Optional[str] = None
+    model: Optional[str] = None  # the rules' model name: SSD (v0.6) is not SSD (RetinaNet) (v2.1)
 
 
 class RoundScoring(NamedTuple):
@@ -692,6 +693,7 @@ class RoundScoring(NamedTuple):
             dropped=own.dropped if own.dropped is not None else self.default.dropped,
             max_failed=own.max_failed if own.max_failed is not None else self.default.max_failed,
             note=own.note,
+            model=own.model,
         )
 
 

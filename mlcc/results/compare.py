@@ -5,6 +5,11 @@ Runs of different MLPerf rounds (v0.6's DGX-1 beside v2.1's A100 and H100) are s
 apart, each by its round's rules, and every row names its round. Where a round's recipe
 records a reference per GPU generation (v2.1: DGX A100 and DGX H100), a stack's runs on H100
 stand beside NVIDIA's H100 result, on A100 beside its A100 one.
+
+Only like is compared with like: one table holds one benchmark, a log name whose rounds'
+rules name one model (recipes/rounds/: ``model``). v0.6's ssd (SSD) and v2.1's ssd (SSD
+(RetinaNet)) share a log name but are two benchmarks, two tables; maskrcnn and retinanet are
+never in one table, and no ratio is drawn between two benchmarks.
 """
 
 from __future__ import annotations
@@ -63,11 +68,21 @@ class BenchmarkComparison(NamedTuple):
     benchmark: str
     reference: Optional[PublishedResult]
     stacks: Tuple[StackScore, ...]  # fastest score first; no score last
+    model: Optional[str] = None  # the model its rounds' rules name (recipes/rounds/), if they do
+    # why runs of this log name stand in another table (another model under the same name)
+    notes: Tuple[str, ...] = ()
+
+    @property
+    def title(self) -> str:
+        """``ssd`` alone, ``ssd (SSD (RetinaNet))`` where the log name has two models."""
+        return f"{self.benchmark} ({self.model})" if self.notes and self.model else self.benchmark
 
     def as_json(self) -> Dict[str, Any]:
         reference = self.reference
         return {
             "benchmark": self.benchmark,
+            "model": self.model,
+            "notes": list(self.notes),
             "recipe": reference.recipe if reference else None,
             "reference": (
                 {"minutes": reference.minutes, "system": reference.system, "runs": reference.runs}
@@ -174,14 +189,17 @@ def compare(
     one mean); with ``rules``, each group is scored by its round's rules (runs required, runs
     dropped, failed runs allowed), else by v0.6's olympic rule. Each group stands beside the
     reference of its round on its GPU (``by_gpu``), else of its round, else ``references``'."""
-    groups: Dict[str, Dict[Tuple[str, str, str], List[Mapping[str, Any]]]] = {}
+    groups: Dict[Tuple[str, str], Dict[Tuple[str, str, str], List[Mapping[str, Any]]]] = {}
     for row in rows:
         gpu = (by_gpu.gpu_of([row]) if by_gpu else None) or ""
-        key = (str(row["stack"]), str(row.get("round") or ""), gpu)
-        groups.setdefault(str(row["benchmark"]), {}).setdefault(key, []).append(row)
+        round_name = str(row.get("round") or "")
+        key = (str(row["stack"]), round_name, gpu)
+        benchmark = str(row["benchmark"])
+        model = (rules.model(round_name, benchmark) if rules is not None else None) or ""
+        groups.setdefault((benchmark, model), {}).setdefault(key, []).append(row)
     found = []
-    for benchmark in sorted(groups):
-        reference = references.get(benchmark)
+    for benchmark, model in sorted(groups):
+        reference = _like_reference(benchmark, model, references, by_round, rules)
         stacks = [
             _stack_score(
                 stack,
@@ -190,7 +208,7 @@ def compare(
                 or (by_round or {}).get((benchmark, round_name or None), reference),
                 _rule(rules, round_name, benchmark),
             )._replace(gpu=gpu or None)
-            for (stack, round_name, gpu), members in groups[benchmark].items()
+            for (stack, round_name, gpu), members in groups[(benchmark, model)].items()
         ]
         stacks.sort(
             key=lambda s: (
@@ -201,8 +219,71 @@ def compare(
                 s.gpu or "",
             )
         )
-        found.append(BenchmarkComparison(benchmark, reference, tuple(stacks)))
+        notes = _apart(benchmark, model, groups)
+        found.append(BenchmarkComparison(benchmark, reference, tuple(stacks), model or None, notes))
     return found
+
+
+def _apart(
+    benchmark: str, model: str, groups: Mapping[Tuple[str, str], Mapping[Tuple[str, str, str], Any]]
+) -> Tuple[str, ...]:
+    """Why the runs of this log name that train another model stand in another table."""
+    notes = []
+    for (name, other), members in sorted(groups.items()):
+        if name != benchmark or other == model:
+            continue
+        rounds = ", ".join(sorted({round_name or "no round" for _, round_name, _ in members}))
+        notes.append(
+            f"{benchmark} runs of {rounds} train {other or 'another model'}, not {model or 'this one'}:"
+            " another benchmark under the same log name, compared in its own table"
+        )
+    return tuple(notes)
+
+
+def _like_reference(
+    benchmark: str,
+    model: str,
+    references: Mapping[str, PublishedResult],
+    by_round: Optional[Mapping[Tuple[str, Optional[str]], PublishedResult]],
+    rules: Optional[ScoringRules],
+) -> Optional[PublishedResult]:
+    """The benchmark's reference (its default round's) where that round's rules name the same
+    model, else the reference of the first round that does; none of another benchmark."""
+
+    def like(result: PublishedResult) -> bool:
+        theirs = rules.model(result.round or "", benchmark) if rules is not None else None
+        return not model or not theirs or theirs == model
+
+    default = references.get(benchmark)
+    if default is not None and like(default):
+        return default
+    return next(
+        (r for (name, _), r in sorted((by_round or {}).items(), key=str) if name == benchmark and like(r)),
+        None,
+    )
+
+
+def different_benchmarks(comparisons: Sequence[BenchmarkComparison]) -> Optional[str]:
+    """What to say when the tables hold several benchmarks: each is compared only with
+    itself (maskrcnn on V100 and retinanet on GB200 are two benchmarks, not two speeds).
+
+    Args:
+        comparisons: What :func:`compare_stored` found.
+
+    Returns:
+        The sentence, or None for one benchmark.
+    """
+    titles = list(dict.fromkeys(_with_model(c) for c in comparisons))
+    if len(titles) < 2:
+        return None
+    return (
+        f"{', '.join(titles[:-1])} and {titles[-1]} are different benchmarks: each table compares"
+        " runs of one benchmark only, and no ratio is drawn between them"
+    )
+
+
+def _with_model(comparison: BenchmarkComparison) -> str:
+    return f"{comparison.benchmark} ({comparison.model})" if comparison.model else comparison.benchmark
 
 
 def compare_stored(

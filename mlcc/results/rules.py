@@ -99,6 +99,12 @@ class ScoringRules(NamedTuple):
             + "/)",
         )
 
+    def model(self, round_name: str, benchmark: str) -> Optional[str]:
+        """The model the round's rules name for the benchmark (``SSD (RetinaNet)``), or None
+        where the round or its record does not say."""
+        row = self.rounds.get(round_name)
+        return row.counts(benchmark).model if row is not None else None
+
     def rule(self, round_name: str, benchmark: str) -> BenchmarkRule:
         row = self.rounds[round_name]
         counts = row.counts(benchmark)

@@ -202,8 +202,9 @@ def score(
     """Group the runs by (round, benchmark, submitter, platform) and score each group.
 
     With ``rules``, each run is scored by the rules of its round (``round_name``, or the
-    round its log format implies) and ``required`` is not used; without, ``required`` maps
-    a log's benchmark name to the runs the rules ask for and v0.6's olympic rule applies.
+    round its log's format, benchmark or folder imply) and ``required`` is not used;
+    without, ``required`` maps a log's benchmark name to the runs the rules ask for and
+    v0.6's olympic rule applies.
     Returns the scores (sorted) and notes about files that hold no run.
 
     Raises:

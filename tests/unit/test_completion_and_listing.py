@@ -76,7 +76,7 @@ def test_every_round_record_is_listed_with_its_benchmarks_and_the_default_marked
     records = sorted((REPO / "recipes" / "rounds").glob("*.yaml"))
     facts = {r["name"]: r for r in (yaml.safe_load(path.read_text()) for path in records)}
     listed = json.loads(run_mlcc(["list", "rounds", "--json"]).out)
-    assert [row["name"] for row in listed] == ["v0.6", "v2.1"] == sorted(facts)
+    assert [row["name"] for row in listed] == ["v0.6", "v2.1", "v5.0", "v5.1"] == sorted(facts)
     for row in listed:
         assert (row["year"], row["default"]) == (facts[row["name"]]["year"], facts[row["name"]]["default"])
         assert row["rules"] == facts[row["name"]]["scoring"]["rules"]
@@ -87,6 +87,7 @@ def test_every_round_record_is_listed_with_its_benchmarks_and_the_default_marked
     assert table[0].split() == ["name", "year", "default", "systems", "benchmarks"]
     assert table[2].split()[:3] == ["v0.6", "2019", "yes"]
     assert table[3].split()[:3] == ["v2.1", "2022", "no"]
+    assert table[5].split()[:4] == ["v5.1", "2025", "no", "GB200,GB300"]
 
 
 @pytest.mark.parametrize(
@@ -146,6 +147,7 @@ def test_round_completion_offers_the_rounds_the_recipes_hold(words: str) -> None
 def test_round_completion_after_a_benchmark_offers_its_rounds() -> None:
     kb = _kb()
     assert _complete("mlcc gen maskrcnn --round ") == list(kb.rounds_of("maskrcnn"))
+    assert list(kb.rounds_of("maskrcnn")) != list(kb.rounds())  # the benchmark's, not every round
     assert _complete("mlcc gen maskrcnn --round v2") == [
         r for r in kb.rounds_of("maskrcnn") if r.startswith("v2")
     ]

@@ -107,3 +107,24 @@ def test_every_fact_table_names_its_upstream_sources(name: str) -> None:
     for section, body in document.items():
         sources = body.get("sources")
         assert sources and all(isinstance(s, str) and s for s in sources), section
+
+
+def test_every_v51_file_is_listed_and_is_the_upstream_file_less_its_iteration_stats() -> None:
+    """v5.1's logs are all :::MLLOG lines, kept without their tracked_stats lines; the
+    scaling.json files and system descriptions are byte for byte."""
+    folder = REPO / "tests" / "data" / "mlperf-v5.1"
+    rows = _table(DATA_README, "mlperf-v5.1/")
+    files = {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()}
+    assert set(rows) == files
+    kept = {"full": 0, "no iteration stats": 0}
+    for name, (cells, blob) in rows.items():
+        path = folder / name
+        kept[cells[0]] += 1
+        if cells[0] == "full":
+            assert _git_blob(path) == blob, name
+            continue
+        lines = path.read_text(encoding="utf-8").splitlines()
+        assert lines and all(line.startswith(":::MLLOG {") for line in lines), name
+        assert not any('"key": "tracked_stats"' in line for line in lines), name
+    # 5 system descriptions and 4 scaling.json; 5 + 10 + 3 + 10 + 10 result logs
+    assert kept == {"full": 5 + 4, "no iteration stats": 38}
