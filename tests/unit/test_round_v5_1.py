@@ -341,6 +341,33 @@ def test_the_h100_implementation_nvidia_published_is_v5_0s(kb: KnowledgeBase, re
     )
 
 
+# (benchmark, NVIDIA's file a 72-GPU GB200 run starts from): its 18-tray file, or the nearest
+# (dlrm_dcnv2 ran 8 and 64 GPUs)
+AT_18_TRAYS = [
+    ("llama31_405b", "config_GB200_128x4x144xtp4pp8cp2_cg_fp4.sh"),
+    ("llama31_8b", "config_GB200_18x4x1xtp1pp1cp2_8b.sh"),
+    ("llama2_70b_lora", "config_GB200_18x4x1xtp1pp1cp8.sh"),
+    ("flux1", "config_GB200_18x04x32.sh"),
+    ("retinanet", "config_GB200_018x04x004.sh"),
+    ("rgat", "config_GB200_18x4x1024.sh"),
+    ("dlrm_dcnv2", "config_GB200_16x4x2112.sh"),
+]
+
+
+@pytest.mark.parametrize(("benchmark", "file"), AT_18_TRAYS)
+def test_every_v5_1_benchmark_runs_on_18_gb200_trays_from_nvidias_file(
+    cli, tmp_path: Path, benchmark: str, file: str
+) -> None:  # type: ignore[no-untyped-def]
+    size = ("--gpu", "gb200", "--gpus", "4", "--nodes", "18")
+    found = _gen_openshift(cli, tmp_path / "oc", benchmark, "--round", "v5.1", *size)
+    mpijob = found["mpijob.yaml"]
+    assert mpijob["spec"]["mpiReplicaSpecs"]["Worker"]["replicas"] == 18  # type: ignore[index]
+    worker = mpijob["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]  # type: ignore[index]
+    assert worker["nodeSelector"]["kubernetes.io/arch"] == "arm64"
+    text = found["launch-18x4.yaml"]["data"]["config_MLCC.sh"]  # type: ignore[index]
+    assert _started_from(text) == file
+
+
 def test_each_dataset_is_a_claim_mounted_where_nvidias_config_mounts_sh_mounts_it(
     cli, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
@@ -408,6 +435,21 @@ def _image_env(cli, tmp_path: Path, benchmark: str, gpu: Optional[str], name: st
     values = set(re.findall(rf'\b{name}="([^"]*)"', dockerfile.read_text()))
     assert len(values) == 1, values
     return values.pop()
+
+
+def test_flux1_builds_rapidyaml_at_nvidias_tag_with_its_submodule_and_pinned_build_tools(
+    cli, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    result = cli("gen", "flux1", "--round", "v5.1", "-o", str(tmp_path), "--only", "dockerfile")
+    assert result.code == 0, result.err
+    scripts = {p.read_text() for p in tmp_path.rglob("git-pip.sh")}
+    assert len(scripts) == 1  # one file, COPY'd before each of its steps
+    dockerfile = next(tmp_path.rglob("Dockerfile")).read_text()
+    assert "swig==4.3.1.post0" in dockerfile and "cmake-build-extension==0.6.1" in dockerfile
+    recipe = (V51 / "flux1.yaml").read_text()
+    assert 'commit: ["47ec2fa184209687c20fd5bc05621e1cb1200311"]' in recipe
+    assert 'pip_args: ["--no-build-isolation ."]' in recipe
+    assert "submodule update --init --recursive" in scripts.pop()
 
 
 @pytest.mark.parametrize(
