@@ -474,6 +474,8 @@ class MpiLaunch(NamedTuple):
     # "torch": each rank gets torch.distributed's env:// variables (RANK, WORLD_SIZE,
     # LOCAL_RANK, MASTER_ADDR, MASTER_PORT) from Open MPI's, as torchrun would set them
     rank_env: Optional[str] = None
+    # also a Kubeflow PyTorchJob: a pod per node, torch.distributed.run in each (rank_env: torch)
+    pytorchjob: bool = False
 
     def prefix_for(self, family: str) -> str:
         return dict(self.prefix)[family]

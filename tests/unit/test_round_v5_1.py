@@ -5,7 +5,7 @@
   files in the v5.0 recipe of that image) is in its recipe with its
   source, and at every size NVIDIA ran, the config_MLCC.sh mlcc writes for that size and GPU
   holds NVIDIA's values: both are sourced by a real bash (NVIDIA's files byte for byte under
-  tests/data/mlperf-v5.1 and mlperf-v5.0, their ORIGIN.md says where from);
+  tests/data/nvidia-launch-v5.1 and nvidia-launch-v5.0, whose ORIGIN.md says where from);
 - the arch lists source builds compile for: NVIDIA's (TransformerEngine's "100a;103a" or "100",
   HugeCTR's "80;90;100") without --gpu, the GPU's own sm with --gpu, arch-specific (100a,
   103a) where NVIDIA's list has it, plain 90 on H100/H200 (which NVIDIA's v5.1 list lacks);
@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import subprocess
 from pathlib import Path
@@ -34,8 +35,8 @@ from tests.nvidia_configs import Variable, sourced
 V51 = REPO / "recipes" / "benchmarks" / "v5.1"
 TEST_DATA = REPO / "tests" / "data"
 DATA = {
-    "441d65f4445cd59687466533fd9f55399136e7a4": ("training_results_v5.1", TEST_DATA / "mlperf-v5.1"),
-    "0fdc28f013256aea84fa36fdaf1e0fa46094b18c": ("training_results_v5.0", TEST_DATA / "mlperf-v5.0"),
+    "441d65f4445cd59687466533fd9f55399136e7a4": ("training_results_v5.1", TEST_DATA / "nvidia-launch-v5.1"),
+    "0fdc28f013256aea84fa36fdaf1e0fa46094b18c": ("training_results_v5.0", TEST_DATA / "nvidia-launch-v5.0"),
 }
 R51, R50 = list(DATA)
 
@@ -149,7 +150,7 @@ def _launch(kb: KnowledgeBase, benchmark: str) -> Launch:
 
 
 def _nvidia(commit: str, folder: str, file: str) -> Dict[str, Variable]:
-    return sourced(DATA[commit][1] / folder / file)
+    return sourced(DATA[commit][1] / folder.removeprefix("NVIDIA/benchmarks/") / file)
 
 
 def _shape_name(file: str) -> str:
@@ -167,6 +168,20 @@ def _size(nvidia: Dict[str, Variable], file: str) -> Size:
 def _started_from(text: str) -> str:
     line = next(x for x in text.splitlines() if x.startswith("# Started from NVIDIA's "))
     return line.split()[4]
+
+
+@pytest.mark.parametrize("commit", list(DATA))
+def test_every_kept_file_is_listed_with_its_upstream_blob(commit: str) -> None:
+    folder = DATA[commit][1]
+    rows = dict(re.findall(r"^\| `([^`]+)` \| `([0-9a-f]{40})` \|", (folder / "ORIGIN.md").read_text(), re.M))
+    files = {str(p.relative_to(folder)) for p in folder.rglob("*.sh")}
+    assert files and set(rows) == files
+    for name, blob in rows.items():
+        data = (folder / name).read_bytes()
+        assert hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest() == blob, name
+    assert (
+        f"github.com/mlcommons/{DATA[commit][0]} at commit `{commit}`" in (folder / "ORIGIN.md").read_text()
+    )
 
 
 @pytest.mark.parametrize("benchmark", BENCHMARKS)
@@ -366,6 +381,44 @@ def test_every_v5_1_benchmark_runs_on_18_gb200_trays_from_nvidias_file(
     assert worker["nodeSelector"]["kubernetes.io/arch"] == "arm64"
     text = found["launch-18x4.yaml"]["data"]["config_MLCC.sh"]  # type: ignore[index]
     assert _started_from(text) == file
+
+
+def test_the_nemo_benchmarks_also_get_a_pytorchjob_of_a_pod_per_node(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """NVIDIA's NeMo run_and_time.sh runs under torchrun: a Kubeflow PyTorchJob of 18 pods (a
+    Master and 17 Workers) each starts torch.distributed.run with 4 processes of the entrypoint,
+    with the same configuration mounted; it validates against the operator's CRD schema, and
+    its pod template is a valid Pod."""
+    from tests.kube_schemas import kubernetes_errors, object_errors, schema_store
+
+    size = ("--gpu", "gb200", "--gpus", "4", "--nodes", "18")
+    found = _gen_openshift(cli, tmp_path / "oc", "llama31_8b", "--round", "v5.1", *size)
+    job = found["pytorchjob.yaml"]
+    assert isinstance(job, dict) and (job["apiVersion"], job["kind"]) == ("kubeflow.org/v1", "PyTorchJob")
+    assert job["spec"]["nprocPerNode"] == "4"
+    replicas = job["spec"]["pytorchReplicaSpecs"]
+    assert (replicas["Master"]["replicas"], replicas["Worker"]["replicas"]) == (1, 17)
+    spec = replicas["Worker"]["template"]["spec"]
+    [container] = spec["containers"]
+    assert container["name"] == "pytorch"  # the container the operator configures
+    assert container["command"] == [
+        "python",
+        "-m",
+        "torch.distributed.run",
+        "--no_python",
+        "./run_with_config.sh",
+    ]
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == 4
+    assert {"name": "launch", "mountPath": "/workspace/llm/config_MLCC.sh", "subPath": "config_MLCC.sh",
+            "readOnly": True} in container["volumeMounts"]  # fmt: skip
+    assert object_errors(job, schema_store()) == []
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "worker"}, "spec": spec}
+    assert kubernetes_errors(pod) == []
+
+
+def test_hugectrs_mpi_launch_gets_no_pytorchjob(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    size = ("--gpu", "gb200", "--gpus", "4", "--nodes", "2")
+    found = _gen_openshift(cli, tmp_path / "oc", "dlrm_dcnv2", "--round", "v5.1", *size)
+    assert "mpijob.yaml" in found and "pytorchjob.yaml" not in found
 
 
 def test_each_dataset_is_a_claim_mounted_where_nvidias_config_mounts_sh_mounts_it(

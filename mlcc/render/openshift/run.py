@@ -582,3 +582,71 @@ def mpijob(rendered: Rendered, options: ClusterOptions) -> Optional[Obj]:
             },
         },
     }
+
+
+# Kubeflow's training operator names the container it configures "pytorch" and gives each
+# replica MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK and, with nprocPerNode, the PET_NNODES,
+# PET_NPROC_PER_NODE, PET_NODE_RANK, PET_MASTER_ADDR and PET_MASTER_PORT torchrun reads as its
+# defaults (github:kubeflow/training-operator v1.9.0 pkg/controller.v1/pytorch/envvar.go).
+PYTORCH_CONTAINER = "pytorch"
+TORCH_RUN_PER_NODE = ("python", "-m", "torch.distributed.run", "--no_python")
+
+
+def pytorchjob(rendered: Rendered, options: ClusterOptions) -> Optional[Obj]:
+    """kubeflow.org/v1 PyTorchJob for a benchmark whose recipe asks for one (``mpi.pytorchjob``):
+    a Master and ``nodes - 1`` Workers, each pod starting torch.distributed.run with one process
+    per GPU of the entrypoint, the node count, rank and master taken from the operator's PET_*
+    variables. The same size, configuration and volumes as the MPIJob, without sshd."""
+    stack = rendered.stack
+    build = stack.benchmark.build
+    assert build is not None
+    size = mpi_size(rendered, options)
+    if size is None or build.mpi is None or not build.mpi.pytorchjob:
+        return None
+    knobs = nccl_settings(stack.nccl_profiles, options)
+    volumes, mounts, notes = _volumes(rendered, options, size)
+    launch_volumes, launch_mounts = _launch_mounts(rendered, size)
+    if launch_volumes:
+        notes.append(
+            f"apply run/launch-{size.nodes}x{size.gpus}.yaml first: the configuration its scripts source"
+        )
+    if options.nodes is None:
+        notes.append(f"sized for {size.nodes} nodes as an example: mlcc gen --nodes N sizes it")
+    container = benchmark_container(
+        rendered,
+        options,
+        size,
+        mounts + launch_mounts,
+        command=[*TORCH_RUN_PER_NODE, *build.entrypoint],
+        extra_env=knobs,
+    )
+    container["name"] = PYTORCH_CONTAINER
+    name = names.object_name(stack.benchmark.name, rendered.variant)
+    labels = common_labels(stack.benchmark.name, name, rendered.variant, "benchmark-run")
+    spec: Obj = {
+        "containers": [container],
+        "nodeSelector": _node_selector(rendered, options),
+        "tolerations": [dict(GPU_TOLERATION)],
+        **({"volumes": volumes + launch_volumes} if volumes or launch_volumes else {}),
+        "securityContext": _pod_security(build.run_as_root, options),
+    }
+    _network(options, spec)
+    template: Obj = {"metadata": {"labels": labels}, "spec": spec}
+    _rdma(options, container, template)
+    replicas: Obj = {"Master": {"replicas": 1, "restartPolicy": "Never", "template": template}}
+    if size.nodes > 1:
+        replicas["Worker"] = {"replicas": size.nodes - 1, "restartPolicy": "Never", "template": template}
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": metadata(name, labels, options, **_annotations(rendered, notes)),
+        "spec": {
+            "nprocPerNode": str(size.gpus),
+            "runPolicy": {
+                "cleanPodPolicy": "Running",
+                "backoffLimit": 0,
+                "ttlSecondsAfterFinished": JOB_TTL_SECONDS,
+            },
+            "pytorchReplicaSpecs": replicas,
+        },
+    }
