@@ -415,6 +415,34 @@ def test_the_nemo_benchmarks_also_get_a_pytorchjob_of_a_pod_per_node(cli, tmp_pa
     assert kubernetes_errors(pod) == []
 
 
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda c: c.update(name="torch"), "no container is named pytorch"),
+        (
+            lambda c: c["resources"]["limits"].update({"nvidia.com/gpu": 2}),
+            "nprocPerNode is 4 but each pod has 2",
+        ),
+    ],
+)
+def test_lint_refuses_a_pytorchjob_the_operator_would_misrun(
+    cli, tmp_path: Path, change, message: str
+) -> None:  # type: ignore[no-untyped-def]
+    import copy
+
+    from mlcc.lint.kube import object_findings
+    from tests.kube_schemas import schema_store
+
+    size = ("--gpu", "gb200", "--gpus", "4", "--nodes", "2")
+    job = _gen_openshift(cli, tmp_path / "oc", "rgat", "--round", "v5.1", *size)["pytorchjob.yaml"]
+    assert isinstance(job, dict)
+    assert [f for f in object_findings(job, schema_store(), "4") if f.rule == "KS013"] == []
+    broken = copy.deepcopy(job)
+    change(broken["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0])
+    found = [f.message for f in object_findings(broken, schema_store(), "4") if f.rule == "KS013"]
+    assert any(message in m for m in found), found
+
+
 def test_hugectrs_mpi_launch_gets_no_pytorchjob(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     size = ("--gpu", "gb200", "--gpus", "4", "--nodes", "2")
     found = _gen_openshift(cli, tmp_path / "oc", "dlrm_dcnv2", "--round", "v5.1", *size)

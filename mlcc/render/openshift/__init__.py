@@ -27,8 +27,8 @@ from mlcc.render.openshift.run import (
     launch_configmap,
     mpi_size,
     mpijob,
-    pytorchjob,
     pod,
+    pytorchjob,
     run_size,
     volume_claims,
 )
