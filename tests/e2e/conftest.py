@@ -28,7 +28,12 @@ def pytest_collection_modifyitems(items: List[pytest.Item]) -> None:
             item.add_marker(pytest.mark.e2e)
 
 
-E2E_BENCHMARKS = ("e2e-probe", "e2e-probe2", "e2e-compiled")  # tests/e2e/recipes: no real benchmark has these
+E2E_BENCHMARKS = (
+    "e2e-probe",
+    "e2e-probe2",
+    "e2e-compiled",
+    "e2e-ngc",
+)  # tests/e2e/recipes: no real benchmark has these
 
 
 def _e2e_rows_since(history: Path, since: str) -> int:

@@ -29,6 +29,12 @@ from typing import Dict, Iterator, List, NamedTuple, Optional, Sequence, Set, Tu
 
 DEBIAN_MIRROR = os.environ.get("MLCC_E2E_DEBIAN_MIRROR", "http://deb.debian.org/debian")
 DEBIAN_ARCH = {"x86_64": "amd64", "ppc64le": "ppc64el", "aarch64": "arm64"}
+# Ubuntu 24.04 (noble), the OS of NVIDIA's NGC images since 24.xx: the NGC stand-in's rootfs
+UBUNTU_MIRROR = os.environ.get("MLCC_E2E_UBUNTU_MIRROR", "http://archive.ubuntu.com/ubuntu")
+UBUNTU_KEYRING_DEB = "pool/main/u/ubuntu-keyring/ubuntu-keyring_2023.11.28.1_all.deb"
+# "Ubuntu Archive Automatic Signing Key (2018) <ftpmaster@ubuntu.com>", which signs noble's
+# InRelease: the keyring fetched over http is trusted only if it holds this key
+UBUNTU_ARCHIVE_KEY = "F6ECB3762474EDA9D21B7022871920D1991BC93C"
 
 
 def run(
@@ -393,6 +399,75 @@ def debian_rootfs(out: Path, arch: str, include: Sequence[str] = ()) -> Path:
     run(*args, "bookworm", str(partial), DEBIAN_MIRROR, timeout=1800)
     partial.rename(out)
     return out
+
+
+def ubuntu_keyring(cache: Path) -> Path:
+    """Ubuntu's archive keyring (from its ubuntu-keyring package), checked to hold the key
+    that signs noble; cached."""
+    out = cache / "ubuntu-archive-keyring.gpg"
+    if out.exists():
+        return out
+    work = cache / "ubuntu-keyring"
+    work.mkdir(parents=True, exist_ok=True)
+    deb = work / "ubuntu-keyring.deb"
+    with urllib.request.urlopen(f"{UBUNTU_MIRROR}/{UBUNTU_KEYRING_DEB}", timeout=60) as answer:
+        deb.write_bytes(answer.read(1 << 20))
+    run("dpkg-deb", "-x", str(deb), str(work / "tree"))
+    keyring = work / "tree" / "usr" / "share" / "keyrings" / "ubuntu-archive-keyring.gpg"
+    listed = run("gpg", "--show-keys", "--with-colons", str(keyring))
+    if f"fpr:::::::::{UBUNTU_ARCHIVE_KEY}:" not in listed:
+        raise RuntimeError(f"{keyring} does not hold Ubuntu's archive key {UBUNTU_ARCHIVE_KEY}")
+    shutil.copy(keyring, out)
+    return out
+
+
+def ubuntu_rootfs(out: Path, arch: str, include: Sequence[str]) -> Path:
+    """An Ubuntu 24.04 (noble) minbase rootfs tarball with ``include``, signatures checked."""
+    if out.exists():
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    keyring = ubuntu_keyring(out.parent)
+    args = ["mmdebstrap", "--quiet", "--variant=minbase", "--mode=root", "--format=tar"]
+    args += [f"--architectures={DEBIAN_ARCH[arch]}", f"--keyring={keyring}", "--components=main,universe"]
+    args.append("--include=" + ",".join(include))
+    partial = out.with_suffix(".partial")
+    run(*args, "noble", str(partial), UBUNTU_MIRROR, timeout=1800)
+    partial.rename(out)
+    return out
+
+
+def ngc_stand_in_context(folder: Path, rootfs: Path, torch: str, cuda: str, gcc: str) -> Path:
+    """Build context of a stand-in for an NGC PyTorch image: Ubuntu 24.04 with its Python
+    3.12, a ``torch`` package that is only its version (``torch``; ``torch.version.cuda`` is
+    ``cuda``) where NGC installs it, an nvcc that reports ``cuda`` and a gcc that reports
+    ``gcc`` (what mlcc-record asks of them)."""
+    if folder.exists():
+        shutil.rmtree(folder)
+    site = folder / "site" / "torch"
+    site.mkdir(parents=True)
+    (site / "__init__.py").write_text(f"__version__ = {torch!r}\nfrom . import version\n")
+    (site / "version.py").write_text(f"__version__ = {torch!r}\ncuda = {cuda!r}\n")
+    info = folder / "site" / f"torch-{torch}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: torch\nVersion: {torch}\n")
+    (info / "RECORD").write_text("")
+    (info / "INSTALLER").write_text("mlcc-e2e\n")
+    (folder / "nvcc").write_text(f"#!/bin/sh\necho 'Cuda compilation tools, release {cuda}, V{cuda}.88'\n")
+    (folder / "gcc").write_text(f'#!/bin/sh\ncase "$1" in -dump*) echo {gcc} ;; *) exit 1 ;; esac\n')
+    source = rootfs.resolve()
+    try:
+        os.link(source, folder / "rootfs.tar")
+    except OSError:
+        shutil.copy(source, folder / "rootfs.tar")
+    (folder / "Dockerfile").write_text(
+        "FROM scratch\n"
+        "ADD rootfs.tar /\n"
+        "COPY site /usr/local/lib/python3.12/dist-packages/\n"
+        "COPY --chmod=0755 nvcc /usr/local/cuda/bin/nvcc\n"
+        "COPY --chmod=0755 gcc /usr/bin/gcc\n"
+        'CMD ["/bin/bash"]\n'
+    )
+    return folder
 
 
 OS_RELEASE = (

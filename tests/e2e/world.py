@@ -193,6 +193,36 @@ def _drifted_base(root: Path, registry: str, packages: Sequence[fx.FakePackage])
     return ref
 
 
+NGC_BASE = "ngc-pytorch-25.09"
+
+
+def ngc_stand_in(world: World) -> str:
+    """A stand-in for nvcr.io/nvidia/pytorch:25.09-py3 in the world's registry, as an
+    air-gapped site mirrors nvcr.io: Ubuntu 24.04 with Python 3.12 and a torch that is only
+    the version the base's record names. Built once per world (x86_64), on first use: only
+    the tests of NGC bases pay for it."""
+    from mlcc.kb import load
+
+    ref = f"{world.registry.host}/nvidia/pytorch:25.09-py3"
+    marker = world.root / "ngc-stand-in.pushed"
+    if marker.exists():
+        return ref
+    base = load(str(world.recipes)).base(NGC_BASE)
+    contents = base.contents
+    assert contents is not None
+    cache = Path(os.environ.get("MLCC_E2E_CACHE", world.root / "cache"))
+    rootfs = fx.ubuntu_rootfs(cache / "ngcbase-x86_64.tar", "x86_64", ["python3.12", "python3.12-venv"])
+    major_minor = ".".join(contents.cuda_release.split(".")[:2])
+    context = fx.ngc_stand_in_context(
+        world.root / "ctx-ngc", rootfs, contents.framework.version, major_minor, base.gcc_system
+    )
+    with fx.environment(world.env):
+        fx.run("buildah", "bud", "--quiet", "--platform", "linux/amd64", "-t", ref, str(context))
+        fx.run("buildah", "push", "--quiet", "--tls-verify=false", ref)
+    marker.write_text(ref)
+    return ref
+
+
 def _start_podman_service(root: Path) -> Tuple[str, subprocess.Popen]:  # type: ignore[type-arg]
     socket_path = root / "podman.sock"
     log = (root / "podman-service.log").open("w")
