@@ -486,6 +486,16 @@ def test_each_dataset_is_a_claim_mounted_where_nvidias_config_mounts_sh_mounts_i
     assert written == set(claims.values())
 
 
+def test_without_a_round_a_benchmark_of_v5_0_and_v5_1_means_v5_1s(kb: KnowledgeBase) -> None:
+    """llama31_405b has a v5.0 recipe (NVIDIA's HGX H100 image) and a v5.1 one; the default round
+    (v0.6) holds neither, so the name means the newest round's."""
+    from mlcc.resolve.request import find_benchmark
+
+    assert kb.rounds_of("llama31_405b") == ("v5.0", "v5.1")
+    assert find_benchmark(kb, "llama31_405b") == "llama31_405b-v5.1"
+    assert find_benchmark(kb, "llama31_405b", "v5.0") == "llama31_405b-v5.0"
+
+
 # ============================================================================= arch lists
 
 
