@@ -140,8 +140,8 @@ def pins_of(manifest: StackManifest) -> Pins:
 
     Returns:
         Base, arch, flavour, CUDA (or ``--cpu``), the cuDNN and NCCL the build installs
-        (not ones the framework bundles), Python, a GCC toolset, the framework, and any pin
-        the manifest recorded from its request.
+        (not ones the framework bundles), Python, a GCC toolset, the framework (not one the
+        base brings), and any pin the manifest recorded from its request.
     """
     parts = manifest.components
     values: Dict[str, Optional[str]] = {name: None for name in _PIN_FIELDS}
@@ -151,7 +151,10 @@ def pins_of(manifest: StackManifest) -> Pins:
             values[name] = library.version
     values["python"] = parts.python.version if parts.python else None
     values["gcc"] = parts.gcc.version if parts.gcc.toolset else None  # else the base's own
-    with_ = [f"{parts.framework.name}={parts.framework.version}"] if parts.framework else []
+    # a framework an image base brings (NGC's, install "base") comes with the base pin: its name
+    # need not be a framework mlcc builds (NGC DGL), nor its version one a source names
+    framework = parts.framework if parts.framework and parts.framework.install != "base" else None
+    with_ = [f"{framework.name}={framework.version}"] if framework else []
     for component, version in manifest.pins:
         if component in values:
             values[component] = values[component] or version

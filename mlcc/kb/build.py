@@ -1444,6 +1444,7 @@ def _mpi(data: Optional[Dict[str, Any]]) -> Optional[MpiLaunch]:
         ranks=data["ranks"],
         args=tuple(data.get("args", ())),
         rank_env=data.get("rank_env"),
+        pytorchjob=bool(data.get("pytorchjob", False)),
     )
 
 

@@ -474,6 +474,8 @@ class MpiLaunch(NamedTuple):
     # "torch": each rank gets torch.distributed's env:// variables (RANK, WORLD_SIZE,
     # LOCAL_RANK, MASTER_ADDR, MASTER_PORT) from Open MPI's, as torchrun would set them
     rank_env: Optional[str] = None
+    # also a Kubeflow PyTorchJob: a pod per node, torch.distributed.run in each (rank_env: torch)
+    pytorchjob: bool = False
 
     def prefix_for(self, family: str) -> str:
         return dict(self.prefix)[family]
@@ -850,10 +852,20 @@ class Gpu(NamedTuple):
         return "sm_" + self.compute_capability.replace(".", "")
 
 
-def spell_target(template: str, capability: str) -> str:
+def spell_target(template: str, capability: str, listed: str = "") -> str:
     """One GPU as an arch-list variable spells it: "{capability}" -> "10.0", "{sm}a" ->
-    "100a" (recipes/gpus.yaml arch_list_env, a benchmark's build.arch_list_env)."""
-    return template.format(capability=capability, sm=capability.replace(".", ""))
+    "100a" (recipes/gpus.yaml arch_list_env, a benchmark's build.arch_list_env).
+
+    "{sm_listed}" is the SM number with the suffix the variable's own default list
+    (``listed``, the recipe's build.env value) gives that SM, and the plain number where the
+    list does not name it: NVIDIA's v5.1 TransformerEngine list "100a;103a" spells a GB200
+    100a, while an H100, which the list lacks, gets plain 90, as NVIDIA's v5.0 H100 build
+    spelled it.
+    """
+    sm = capability.replace(".", "")
+    entries = set(re.split(r"[;, ]+", listed.strip()))
+    as_listed = next((sm + suffix for suffix in ("a", "f") if sm + suffix in entries), sm)
+    return template.format(capability=capability, sm=sm, sm_listed=as_listed)
 
 
 class ArchListEnv(NamedTuple):

@@ -57,6 +57,9 @@ KUBE_RULES: Dict[str, str] = {
     "KS011": "MPIJob: replica specs Launcher (1) and Worker (>= 1), restartPolicy Never or OnFailure, "
     "cleanPodPolicy set, slotsPerWorker equal to each worker's GPUs",
     "KS012": "ConfigMap: keys valid, data at most 1 MiB",
+    "KS013": "PyTorchJob: replica specs Master (1) and Worker (>= 1, optional), restartPolicy Never or "
+    "OnFailure, cleanPodPolicy set, the container the operator configures named pytorch, "
+    "nprocPerNode equal to each replica's GPUs",
 }
 KUBE_WARNINGS = {"KS001-missing"}
 
@@ -517,6 +520,45 @@ def _mpijob(obj: Obj) -> Iterator[Located]:
         )
 
 
+def _pytorchjob(obj: Obj) -> Iterator[Located]:
+    """Kubeflow's training operator configures the container named ``pytorch`` (its
+    PET_* variables, the master's address); torchrun starts nprocPerNode processes a pod."""
+    spec = obj.get("spec") or {}
+    replicas = spec.get("pytorchReplicaSpecs") or {}
+    where: Key = ("spec", "pytorchReplicaSpecs")
+    if "Master" not in replicas or not set(replicas) <= {"Master", "Worker"}:
+        yield Located(
+            "KS013", f"pytorchReplicaSpecs keys are {sorted(replicas)}, expected Master [and Worker]", where
+        )
+    master = replicas.get("Master") or {}
+    if master and master.get("replicas", 1) != 1:
+        yield Located("KS013", "the Master has exactly 1 replica", (*where, "Master"))
+    worker = replicas.get("Worker")
+    if worker is not None and (not isinstance(worker.get("replicas"), int) or worker.get("replicas", 0) < 1):
+        yield Located("KS013", "Worker replicas must be a whole number >= 1", (*where, "Worker"))
+    per_node = spec.get("nprocPerNode")
+    for role, replica in (("Master", master), ("Worker", worker or {})):
+        if not replica:
+            continue
+        policy = replica.get("restartPolicy")
+        if policy not in ("Never", "OnFailure"):
+            yield Located(
+                "KS013", f"{role} restartPolicy {policy!r} is not Never or OnFailure", (*where, role)
+            )
+        template_spec = (replica.get("template") or {}).get("spec") or {}
+        here: Key = (*where, role, "template", "spec")
+        containers = template_spec.get("containers") or []
+        if not any(isinstance(c, dict) and c.get("name") == "pytorch" for c in containers):
+            yield Located("KS013", "no container is named pytorch (the one the operator configures)", here)
+        yield from _pod_spec(template_spec, here)
+        for container in containers:
+            limit = ((container.get("resources") or {}).get("limits") or {}).get(GPU)
+            if per_node is not None and limit is not None and str(limit) != str(per_node):
+                yield Located("KS013", f"nprocPerNode is {per_node} but each pod has {limit} GPU(s)", here)
+    if not (spec.get("runPolicy") or {}).get("cleanPodPolicy"):
+        yield Located("KS013", "runPolicy.cleanPodPolicy is not set", ("spec",))
+
+
 def _configmap(obj: Obj) -> Iterator[Located]:
     data = obj.get("data") or {}
     size = 0
@@ -536,6 +578,7 @@ _BY_KIND: Dict[str, Sequence[Callable[[Obj], Iterator[Located]]]] = {
     "Pod": (_workload,),
     "Job": (_workload,),
     "MPIJob": (_mpijob,),
+    "PyTorchJob": (_pytorchjob,),
     "ConfigMap": (_configmap,),
 }
 

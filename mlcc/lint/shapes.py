@@ -115,6 +115,16 @@ _BY_KIND: Dict[str, Schema] = {
             )
         }
     },
+    "PyTorchJob": {
+        "properties": {
+            "spec": _mapping(
+                {
+                    "pytorchReplicaSpecs": _mapping({"Master": _REPLICA, "Worker": _REPLICA}),
+                    "runPolicy": _mapping(),
+                }
+            )
+        }
+    },
     "ConfigMap": {"properties": {"data": _mapping()}},
     "List": {"properties": {"items": {"type": "array", "items": {"type": "object"}}}},
 }

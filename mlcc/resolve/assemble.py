@@ -88,7 +88,11 @@ class Assembler:
         templates = dict(self.kb.arch_list_env.variables)
         templates.update(bench.build.arch_list_env if bench.build else ())
         capability = self.kb.gpus[gpu].compute_capability
-        return tuple((name, spell_target(template, capability)) for name, template in templates.items())
+        defaults = dict(bench.build.env if bench.build else ())
+        return tuple(
+            (name, spell_target(template, capability, defaults.get(name, "")))
+            for name, template in templates.items()
+        )
 
     def _systems(self, bench: Benchmark) -> Tuple[System, ...]:
         """The systems (recipes/systems.yaml) the benchmark's launch node shapes name."""

@@ -195,9 +195,9 @@ def _flavour(flavour: Optional[str]) -> Optional[str]:
 
 def find_benchmark(kb: KnowledgeBase, name: str, round_: Optional[str] = None) -> str:
     """The id of benchmark ``name`` in ``round_`` (``--round``): a name in one round needs no
-    round; a name in several means the default round (the record saying ``default: true``); an
-    id (``maskrcnn-v2.1``) is accepted as it is, since messages and stack files name benchmarks
-    by id."""
+    round; a name in several means the default round (the record saying ``default: true``), else
+    the newest of them; an id (``maskrcnn-v2.1``) is accepted as it is, since messages and stack
+    files name benchmarks by id."""
     if round_ is not None:
         asked = round_
         round_ = choice(round_, kb.rounds())
@@ -218,7 +218,9 @@ def find_benchmark(kb: KnowledgeBase, name: str, round_: Optional[str] = None) -
             hint=did_you_mean(name, names) or f"benchmarks: {', '.join(names)}",
         )
     if round_ is None:
-        round_ = kb.default_round if kb.default_round in rounds else rounds[0]
+        # the newest round holding it when the default does not: llama31_405b means v5.1's,
+        # whose NVIDIA submission is current, not v5.0's H100 one
+        round_ = kb.default_round if kb.default_round in rounds else rounds[-1]
     if round_ not in rounds:
         raise UsageError(
             f"benchmark {name!r} is not in round {round_}",

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from mlcc.app.generate import Generated, generate
 from mlcc.app.published_set import published
+from mlcc.kb.model import UNCONFIRMED
 from mlcc.render import render
 from mlcc.render.openshift import ClusterOptions
 from mlcc.resolve import Resolver, Stack
@@ -67,7 +68,7 @@ def _component_pins(stack: Stack) -> Dict[str, List[Dict[str, Any]]]:
     if stack.python is not None:
         found["python"] = [{"python": s} for s in _spellings(stack.python.version)]
     fw = stack.framework
-    if fw is not None:
+    if fw is not None and fw.version != UNCONFIRMED:  # an NGC image's DGL no source versions
         found["framework"] = [{"with_": (f"{fw.framework}={s}",)} for s in _spellings(fw.version)]
     return found
 

@@ -140,8 +140,9 @@ def test_published_set_every_pip_install_is_hash_locked_or_waived_with_a_reason(
     # torchvision 0.14.0 (PyPI) is hash-locked; bert v2.1 adds two: the same two VCS checkouts (its
     # requirements.txt, hash-locked, and apex, a git: step, are not pip installs of the index); ssd
     # v2.1 adds three: the same two VCS checkouts and NVIDIA's cocoapi from its pinned source checkout;
-    # retinanet-reference's two cells add one each: their mlcommons/logging VCS checkout
-    assert locked >= 85 and 0 < waived <= 49, (locked, waived)
+    # retinanet-reference's two cells add one each: their mlcommons/logging VCS checkout; rgat v5.1
+    # three in each of its two cells: its requirements.txt's three VCS checkouts
+    assert locked >= 85 and 0 < waived <= 55, (locked, waived)
 
 
 def test_published_set_waives_no_buildable_sdist_and_no_resolution_conflict() -> None:

@@ -250,7 +250,13 @@ def _check_invariants(stack) -> None:  # type: ignore[no-untyped-def]
         assert arch in stack.framework.arches
         if stack.python is not None:
             assert stack.python.version in stack.framework.python
-    if stack.cuda is not None:
+    if stack.cuda is not None and base.contents is not None:
+        # an NGC image brings its CUDA and libraries: the stack is the base's record
+        assert base.contents.cuda.startswith(stack.cuda.version)
+        assert stack.cudnn is None or stack.cudnn.method == "base"
+        assert stack.nccl is None or stack.nccl.method == "base"
+        assert stack.framework is None or stack.cuda.minor in stack.framework.cuda
+    elif stack.cuda is not None:
         assert stack.cuda.carried(base.repo_distro, arch)
         if stack.framework is not None:
             assert stack.cuda.minor in stack.framework.cuda

@@ -28,6 +28,7 @@ from mlcc.render.openshift.run import (
     mpi_size,
     mpijob,
     pod,
+    pytorchjob,
     run_size,
     volume_claims,
 )
@@ -80,6 +81,9 @@ def render_openshift(rendered: Rendered, options: ClusterOptions = DEFAULT_CLUST
     mpi = mpijob(rendered, options)
     if mpi is not None:
         files.append((f"{folder}/run/mpijob.yaml", dumps(mpi)))
+        torch_job = pytorchjob(rendered, options)
+        if torch_job is not None:
+            files.append((f"{folder}/run/pytorchjob.yaml", dumps(torch_job)))
         size = mpi_size(rendered, options)
         assert size is not None
         config = launch_configmap(rendered, options, size)

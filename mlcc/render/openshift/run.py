@@ -13,7 +13,7 @@ import shlex
 from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from mlcc.errors import UsageError
-from mlcc.kb.model import System
+from mlcc.kb.model import Dataset, System
 from mlcc.render.openshift import launch as launching
 from mlcc.render.openshift import names
 from mlcc.render.openshift.build import common_labels, image_reference, metadata
@@ -204,7 +204,7 @@ def _volumes(
     if shm:
         volumes.append({"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": shm}})
         mounts.append({"name": "dshm", "mountPath": "/dev/shm"})
-    for dataset in build.datasets[:1]:  # one dataset volume; its description names the rest
+    for dataset in build.datasets[:1]:  # the dataset: --data-claim or --data-hostpath
         volume: Obj = {"name": "data"}
         if options.data_hostpath:
             volume["hostPath"] = {"path": options.data_hostpath, "type": "Directory"}
@@ -214,6 +214,9 @@ def _volumes(
             volume["persistentVolumeClaim"] = {"claimName": claim}
         volumes.append(volume)
         mounts.append({"name": "data", "mountPath": dataset.mount})
+    for index, (dataset, claim) in enumerate(_more_claims(rendered), 1):
+        volumes.append({"name": f"data-{index}", "persistentVolumeClaim": {"claimName": claim}})
+        mounts.append({"name": f"data-{index}", "mountPath": dataset.mount, "readOnly": True})
     results = _results_path(rendered)
     if results and all(m["mountPath"] != results for m in mounts):
         if options.results_claim:
@@ -225,6 +228,15 @@ def _volumes(
             )
         mounts.append({"name": "results", "mountPath": results})
     return volumes, mounts, notes
+
+
+def _more_claims(rendered: Rendered) -> List[Tuple[Dataset, str]]:
+    """The datasets after the first (llama31_405b's checkpoint beside its C4 data), each read
+    from a claim of its own named after it: NVIDIA's scripts mount each from its own host path."""
+    build = rendered.stack.benchmark.build
+    assert build is not None
+    bench = rendered.stack.benchmark.name
+    return [(dataset, names.object_name(bench, dataset.name)) for dataset in build.datasets[1:]]
 
 
 def volume_claims(rendered: Rendered, options: ClusterOptions) -> List[Obj]:
@@ -239,6 +251,8 @@ def volume_claims(rendered: Rendered, options: ClusterOptions) -> List[Obj]:
     if build.datasets:
         assert options.data_size is not None  # checked with the options
         wanted.append((options.data_claim or names.object_name(bench, "data"), options.data_size, "dataset"))
+        # the others at the same --data-size: no option sizes them apart
+        wanted += [(claim, options.data_size, "dataset") for _, claim in _more_claims(rendered)]
     if options.results_claim and _results_path(rendered):
         wanted.append((options.results_claim, options.results_size, "results"))
     claims = []
@@ -379,8 +393,10 @@ def _annotations(rendered: Rendered, notes: Sequence[str]) -> Dict[str, str]:
     assert build is not None
     found = {"openshift.io/generated-by": "mlcc", "mlcc.io/variant": rendered.variant}
     if build.datasets:
-        dataset = build.datasets[0]
-        found["mlcc.io/dataset"] = f"{dataset.name} ({dataset.size}) at {dataset.mount}: {dataset.download}"
+        found["mlcc.io/dataset"] = "; ".join(
+            f"{dataset.name} ({dataset.size}) at {dataset.mount}: {dataset.download}"
+            for dataset in build.datasets
+        )
     if notes:
         found["mlcc.io/notes"] = "; ".join(notes)
     return found
@@ -564,5 +580,73 @@ def mpijob(rendered: Rendered, options: ClusterOptions) -> Optional[Obj]:
                     "template": worker_template,
                 },
             },
+        },
+    }
+
+
+# Kubeflow's training operator names the container it configures "pytorch" and gives each
+# replica MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK and, with nprocPerNode, the PET_NNODES,
+# PET_NPROC_PER_NODE, PET_NODE_RANK, PET_MASTER_ADDR and PET_MASTER_PORT torchrun reads as its
+# defaults (github:kubeflow/training-operator v1.9.0 pkg/controller.v1/pytorch/envvar.go).
+PYTORCH_CONTAINER = "pytorch"
+TORCH_RUN_PER_NODE = ("python", "-m", "torch.distributed.run", "--no_python")
+
+
+def pytorchjob(rendered: Rendered, options: ClusterOptions) -> Optional[Obj]:
+    """kubeflow.org/v1 PyTorchJob for a benchmark whose recipe asks for one (``mpi.pytorchjob``):
+    a Master and ``nodes - 1`` Workers, each pod starting torch.distributed.run with one process
+    per GPU of the entrypoint, the node count, rank and master taken from the operator's PET_*
+    variables. The same size, configuration and volumes as the MPIJob, without sshd."""
+    stack = rendered.stack
+    build = stack.benchmark.build
+    assert build is not None
+    size = mpi_size(rendered, options)
+    if size is None or build.mpi is None or not build.mpi.pytorchjob:
+        return None
+    knobs = nccl_settings(stack.nccl_profiles, options)
+    volumes, mounts, notes = _volumes(rendered, options, size)
+    launch_volumes, launch_mounts = _launch_mounts(rendered, size)
+    if launch_volumes:
+        notes.append(
+            f"apply run/launch-{size.nodes}x{size.gpus}.yaml first: the configuration its scripts source"
+        )
+    if options.nodes is None:
+        notes.append(f"sized for {size.nodes} nodes as an example: mlcc gen --nodes N sizes it")
+    container = benchmark_container(
+        rendered,
+        options,
+        size,
+        mounts + launch_mounts,
+        command=[*TORCH_RUN_PER_NODE, *build.entrypoint],
+        extra_env=knobs,
+    )
+    container["name"] = PYTORCH_CONTAINER
+    name = names.object_name(stack.benchmark.name, rendered.variant)
+    labels = common_labels(stack.benchmark.name, name, rendered.variant, "benchmark-run")
+    spec: Obj = {
+        "containers": [container],
+        "nodeSelector": _node_selector(rendered, options),
+        "tolerations": [dict(GPU_TOLERATION)],
+        **({"volumes": volumes + launch_volumes} if volumes or launch_volumes else {}),
+        "securityContext": _pod_security(build.run_as_root, options),
+    }
+    _network(options, spec)
+    template: Obj = {"metadata": {"labels": labels}, "spec": spec}
+    _rdma(options, container, template)
+    replicas: Obj = {"Master": {"replicas": 1, "restartPolicy": "Never", "template": template}}
+    if size.nodes > 1:
+        replicas["Worker"] = {"replicas": size.nodes - 1, "restartPolicy": "Never", "template": template}
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": metadata(name, labels, options, **_annotations(rendered, notes)),
+        "spec": {
+            "nprocPerNode": str(size.gpus),
+            "runPolicy": {
+                "cleanPodPolicy": "Running",
+                "backoffLimit": 0,
+                "ttlSecondsAfterFinished": JOB_TTL_SECONDS,
+            },
+            "pytorchReplicaSpecs": replicas,
         },
     }

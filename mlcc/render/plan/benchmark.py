@@ -233,8 +233,10 @@ class BenchmarkSteps(StepWriter):
                 workdir=step.dest,
             )
         elif step.kind == "install":
-            folder = shlex.quote(step.install_dir) if step.install_dir else "."
-            flag = f"-e {folder}" if step.install == "editable" else folder
+            folder = step.install_dir or "."
+            flag = (
+                f"-e {shlex.quote(folder)}" if step.install == "editable" else shlex.quote(_as_path(folder))
+            )
             # pip hashes files, not a directory: the source itself is the pinned checkout
             reason = LOCAL_SOURCE_NO_DEPS if step.no_deps else LOCAL_SOURCE
             self.record_pip(
@@ -291,3 +293,10 @@ class BenchmarkSteps(StepWriter):
             ],
             copies=[("stack.json", f"{MANIFEST_DIR}/stack.json"), ("mlcc-record", RECORDER)],
         )
+
+
+def _as_path(folder: str) -> str:
+    """A work-directory folder as ``pip install`` takes it for a path: it reads a word without a
+    slash that does not start with a dot (``embedding_lib``) as a requirement name to look up
+    on the index, whatever folder of that name is there (``-e`` looks for the folder first)."""
+    return folder if "/" in folder or folder.startswith(".") else f"./{folder}"
