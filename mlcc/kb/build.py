@@ -69,6 +69,7 @@ from mlcc.kb.model import (
     SourceRef,
     System,
     Toolset,
+    UbiAlternative,
     benchmark_id,
     round_key,
 )
@@ -1016,6 +1017,7 @@ def _benchmarks(
     bases: Sequence[Base] = (),
 ) -> Dict[str, Benchmark]:
     benchmarks: Dict[str, Benchmark] = {}
+    made: List[Tuple[_Doc, str]] = []
     default_round = next((r.name for r in rounds if r.default), None)
     for doc in docs:
         data = doc.data
@@ -1099,9 +1101,63 @@ def _benchmarks(
             reference_stack=_reference_stack(doc, data.get("reference_stack")),
             unavailable=" ".join(data["unavailable"].split()) if "unavailable" in data else None,
             bases=named_bases,
+            ubi_alternative=_ubi_alternative(doc, constraints.get("ubi_alternative"), named_bases, bases),
         )
         _check_sources_cover(doc, benchmarks[key], frameworks)
+        made.append((doc, key))
+    for doc, key in made:  # a nearest recipe may be defined by a later file
+        _check_nearest(doc, benchmarks[key], benchmarks, bases)
     return dict(sorted(benchmarks.items()))
+
+
+_UBI_PATH: PathKey = ("constraints", "ubi_alternative")
+
+
+def _ubi_alternative(
+    doc: _Doc, entry: Optional[Dict[str, Any]], named_bases: Sequence[str], bases: Sequence[Base]
+) -> Optional[UbiAlternative]:
+    """The recipe's ``constraints.ubi_alternative``: only a benchmark that builds on image
+    bases alone (NGC's) lacks a stack on the plain ones, so only such a recipe says why."""
+    if entry is None:
+        return None
+    contents = {base.name: base.contents for base in bases}
+    if not named_bases or any(contents.get(name) is None for name in named_bases):
+        raise doc.error(
+            _UBI_PATH,
+            "ubi_alternative says why no stack on a plain base (UBI) can be built; this recipe "
+            "builds on one (constraints.bases names no NGC image, or a plain base too)",
+            hint="drop ubi_alternative: the resolver searches the plain bases for this benchmark",
+        )
+    return UbiAlternative(
+        unavailable=" ".join(entry["unavailable"].split()),
+        nearest=entry.get("nearest"),
+        prov=doc.prov(entry, _UBI_PATH),
+    )
+
+
+def _check_nearest(
+    doc: _Doc, bench: Benchmark, benchmarks: Dict[str, Benchmark], bases: Sequence[Base]
+) -> None:
+    """The recipe ``ubi_alternative.nearest`` names exists and builds on plain bases."""
+    alternative = bench.ubi_alternative
+    if alternative is None or alternative.nearest is None:
+        return
+    path: PathKey = (*_UBI_PATH, "nearest")
+    nearest = benchmarks.get(alternative.nearest)
+    if nearest is None:
+        plain = sorted(name for name, other in benchmarks.items() if not other.bases)
+        raise doc.error(
+            path,
+            f"unknown benchmark {alternative.nearest!r}",
+            hint=f"name a recipe that builds on the plain bases ({', '.join(plain)}), or drop nearest:",
+        )
+    image = {base.name for base in bases if base.contents is not None}
+    if any(name in image for name in nearest.bases):
+        raise doc.error(
+            path,
+            f"{nearest.name} builds on {', '.join(nearest.bases)}, NGC images: not a stack on a plain base",
+            hint="name a recipe that builds on the plain bases (UBI), or drop nearest:",
+        )
 
 
 def _benchmark_bases(

@@ -604,6 +604,16 @@ class ReferenceStack(NamedTuple):
         return {"cuda": self.cuda, "cudnn": self.cudnn, "nccl": self.nccl}.get(component)
 
 
+class UbiAlternative(NamedTuple):
+    """Why a benchmark that builds on NGC images only has no stack on a plain base (UBI 9/10):
+    the public releases nearest to what its image holds and why they are not enough
+    (``constraints.ubi_alternative``), and the recipe of the nearest stack there, if any."""
+
+    unavailable: str
+    nearest: Optional[str]  # a benchmark id whose stack builds on the plain bases
+    prov: Provenance
+
+
 # How a recipe says its image does not yet run the benchmark: its build note starts so.
 INCOMPLETE_MARK = "INCOMPLETE:"
 
@@ -639,6 +649,8 @@ class Benchmark(NamedTuple):
     # The bases it builds on (constraints.bases), the reference first; empty: the resolver
     # chooses among the bases without contents. A base with contents brings the framework.
     bases: Tuple[str, ...] = ()
+    # Why no stack on a base without contents (UBI) can be built, when ``bases`` are NGC's
+    ubi_alternative: Optional[UbiAlternative] = None
 
     @property
     def base_name(self) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from mlcc.kb.model import Benchmark, FrameworkBuild
+from mlcc.kb.model import Benchmark, FrameworkBuild, UbiAlternative
 from mlcc.resolve import image_base
 from mlcc.resolve.request import Request
 from mlcc.resolve.stages import Failure
@@ -71,8 +71,41 @@ def _describe(resolver: ResolverView, request: Request, bench: Benchmark, name: 
         text = _framework_text(resolver, request, bench, name)
     flag = _flag(request, name)
     rule = {"driver": "host-driver", "arch": "arch"}.get(name, f"{name}-pin")
+    alternative = ubi_alternative(resolver, request, bench) if name == "base" else None
     return Failure(
-        rule, f"{flag}: {text or 'no stack fits with it; every other pin fits without it'}", "", pin=True
+        rule,
+        f"{flag}: {text or 'no stack fits with it; every other pin fits without it'}",
+        alternative.prov.origin if alternative is not None else "",
+        pin=True,
+    )
+
+
+def ubi_alternative(resolver: ResolverView, request: Request, bench: Benchmark) -> Optional[UbiAlternative]:
+    """The recipe's reason no stack on the pinned plain base (UBI) can be built, when the
+    benchmark builds on NGC's images only and the pin asks for a base without contents."""
+    if request.base is None or bench.ubi_alternative is None or request.base in bench.bases:
+        return None
+    if resolver.kb.base(request.base).contents is not None:
+        return None
+    return bench.ubi_alternative
+
+
+def _ubi_text(resolver: ResolverView, request: Request, bench: Benchmark) -> Optional[str]:
+    """The refusal of ``--base ubi9`` for a benchmark on NGC images: the recipe's reason, and
+    the recipe of the nearest stack on that base, if it names one."""
+    alternative = ubi_alternative(resolver, request, bench)
+    if alternative is None:
+        return None
+    text = (
+        f"{bench.name} builds on NVIDIA's NGC image{'s' if len(bench.bases) > 1 else ''} "
+        f"{', '.join(bench.bases)} only; no stack on {request.base} from public packages: "
+        f"{alternative.unavailable}"
+    )
+    if alternative.nearest is None:
+        return text
+    return (
+        f"{text.rstrip('.')}; the nearest stack on {request.base} is the recipe {alternative.nearest},"
+        f" another implementation (mlcc resolve {alternative.nearest} --base {request.base})"
     )
 
 
@@ -261,6 +294,9 @@ def _base_text(resolver: ResolverView, request: Request, bench: Benchmark) -> Op
     assert request.base is not None
     base = resolver.kb.base(request.base)
     arch = _arch_of(resolver, request, bench)
+    ubi = _ubi_text(resolver, request, bench)
+    if ubi is not None:
+        return ubi
     if arch not in base.arches:
         return f"{base.name} has no {arch} image"
     if base.contents is not None:

@@ -27,7 +27,7 @@ from typing import (
 
 from mlcc.errors import ConflictError
 from mlcc.resolve import gpu as gpu_rule
-from mlcc.resolve.causes import find_causes
+from mlcc.resolve.causes import find_causes, ubi_alternative
 from mlcc.resolve.request import Request
 from mlcc.resolve.stack import Stack
 from mlcc.resolve.stages import PICK_STAGES, STAGE_RANK, Failure, Rejection
@@ -345,6 +345,7 @@ def find_alternatives(resolver: ResolverView, request: Request) -> List[Alternat
                 flag = "--with " + dimension if dimension in resolver.kb.frameworks else f"--{dimension}"
                 hits.append(Alternative(f"drop {flag}", stack))
         found.extend(hits)
+    found += _nearest_recipe(resolver, request)
     if request.gpu is not None and not found:
         # The GPU is the hardware at hand: another GPU is offered only when no change of a
         # software pin serves the one asked for (then it is the way out, not a contradiction).
@@ -354,6 +355,16 @@ def find_alternatives(resolver: ResolverView, request: Request) -> List[Alternat
             (Alternative(change, valid[name]) for change, name in gpus if name in valid), _MAX_PER_DIMENSION
         )
     return found
+
+
+def _nearest_recipe(resolver: ResolverView, request: Request) -> List[Alternative]:
+    """A benchmark on NGC images only asked for on a plain base (UBI): the recipe of the nearest
+    stack there, as the recipe names it (constraints.ubi_alternative), with the other pins."""
+    alternative = ubi_alternative(resolver, request, resolver.kb.benchmarks[request.benchmark])
+    if alternative is None or alternative.nearest is None:
+        return []
+    stack = resolver.try_resolve(request._replace(benchmark=alternative.nearest))
+    return [Alternative(f"recipe {alternative.nearest}", stack)] if stack is not None else []
 
 
 def _valid_values(resolver: ResolverView, request: Request, dimension: str) -> Dict[str, Stack]:
