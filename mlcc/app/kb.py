@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 from mlcc.errors import IncompleteRecipe
 from mlcc.flags import flag
 from mlcc.kb import KnowledgeBase, load, recipes_root
-from mlcc.kb.model import Base, Benchmark, LibBuild, Provenance
+from mlcc.kb.model import Base, Benchmark, LibBuild, Provenance, UbiAlternative
 from mlcc.resolve import Resolver, Stack
 from mlcc.resolve import gpu as gpu_rule
 from mlcc.resolve.pins import Pins
@@ -211,10 +211,23 @@ def _benchmarks_rows(kb: KnowledgeBase) -> List[Dict[str, Any]]:
             "gpus": {"min": b.gpus_min, "reference": b.gpus_reference},
             "unavailable": b.unavailable,  # why no stack can be built (None: one can)
             "incomplete": b.incomplete,  # why its image does not yet run it (None: it does)
+            "bases": list(b.bases),  # the NGC images it builds on (empty: the resolver chooses)
+            "ubi_alternative": _ubi_alternative_row(b.ubi_alternative),
             **_provenance(b.prov),
         }
         for b in sorted(kb.benchmarks.values(), key=lambda b: (b.base_name, b.name))
     ]
+
+
+def _ubi_alternative_row(alternative: Optional[UbiAlternative]) -> Optional[Dict[str, Any]]:
+    """Why a benchmark on NGC images only has no stack on UBI, and the nearest recipe there."""
+    if alternative is None:
+        return None
+    return {
+        "unavailable": alternative.unavailable,
+        "nearest": alternative.nearest,
+        **_provenance(alternative.prov),
+    }
 
 
 def _bases_rows(kb: KnowledgeBase) -> List[Dict[str, Any]]:

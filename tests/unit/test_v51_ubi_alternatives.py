@@ -120,6 +120,18 @@ def test_the_ngc_base_still_resolves_with_a_ubi_alternative_recorded(cli) -> Non
     assert result.code == 0, result
 
 
+def test_list_benchmarks_json_carries_the_reason_and_the_nearest_recipe(cli, kb) -> None:  # type: ignore[no-untyped-def]
+    rows = {row["id"]: row for row in json.loads(cli("list", "benchmarks", "--json").out)}
+    for _, _, bench_id, recipe in RECIPES:
+        row = rows[bench_id]["ubi_alternative"]
+        assert row["unavailable"] == kb.benchmarks[bench_id].ubi_alternative.unavailable
+        assert row["nearest"] == NEAREST.get(bench_id)
+        assert row["origin"].startswith(f"{recipe}:")
+        assert rows[bench_id]["bases"] == list(kb.benchmarks[bench_id].bases)
+    assert rows["retinanet-reference"]["ubi_alternative"] is None
+    assert rows["retinanet-reference"]["bases"] == []
+
+
 # ---------------------------------------------------------------------- the recipe's schema
 
 
