@@ -101,11 +101,19 @@ def _ubi_text(resolver: ResolverView, request: Request, bench: Benchmark) -> Opt
         f"{', '.join(bench.bases)} only; no stack on {request.base} from public packages: "
         f"{alternative.unavailable}"
     )
-    if alternative.nearest is None:
+    nearest = alternative.nearest
+    if nearest is None:
         return text
+    if resolver.try_resolve(request._replace(benchmark=nearest)) is None:
+        # offered only where it resolves with these pins: else named without the base
+        return (
+            f"{text.rstrip('.')}; the nearest stack on a plain base is the recipe {nearest}, another"
+            f" implementation, which has none on {request.base} with these pins either"
+            f" (mlcc resolve {nearest})"
+        )
     return (
-        f"{text.rstrip('.')}; the nearest stack on {request.base} is the recipe {alternative.nearest},"
-        f" another implementation (mlcc resolve {alternative.nearest} --base {request.base})"
+        f"{text.rstrip('.')}; the nearest stack on {request.base} is the recipe {nearest},"
+        f" another implementation (mlcc resolve {nearest} --base {request.base})"
     )
 
 

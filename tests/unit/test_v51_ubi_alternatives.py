@@ -115,6 +115,22 @@ def test_the_named_nearest_ubi_recipe_resolves_to_the_stack_offered(cli, base: s
     assert offered["variant"].endswith(f"-{base}-x86_64")
 
 
+def test_any_plain_base_gets_the_reason_and_the_nearest_recipe_only_where_it_resolves(cli, kb) -> None:  # type: ignore[no-untyped-def]
+    """Ubuntu 22.04 is a plain base too: the same reason; retinanet-reference has no stack there
+    (NVIDIA's ubuntu2204 repositories end before CUDA 12.8), so it is named, not offered."""
+    assert cli("resolve", "retinanet-reference", "--base", "ubuntu2204").code == EXIT_CONFLICT
+    document = json.loads(
+        cli("resolve", "retinanet", "--round", "v5.1", "--base", "ubuntu2204", "--json").out
+    )
+    [rule] = [r for r in document["rules"] if r["rule"] == "base-pin"]
+    assert _flat(kb.benchmarks["retinanet-v5.1"].ubi_alternative.unavailable).rstrip(".") in rule["message"]
+    assert (
+        "the recipe retinanet-reference, another implementation, which has none on ubuntu2204"
+        in rule["message"]
+    )
+    assert [a["change"] for a in document["alternatives"]] == ["--base ngc-pytorch-25.04"]
+
+
 def test_the_ngc_base_still_resolves_with_a_ubi_alternative_recorded(cli) -> None:  # type: ignore[no-untyped-def]
     result = cli("resolve", "retinanet", "--round", "v5.1", "--base", "ngc-pytorch-25.04")
     assert result.code == 0, result
