@@ -431,7 +431,20 @@ def ubuntu_rootfs(out: Path, arch: str, include: Sequence[str]) -> Path:
     args += [f"--architectures={DEBIAN_ARCH[arch]}", f"--keyring={keyring}", "--components=main,universe"]
     args.append("--include=" + ",".join(include))
     partial = out.with_suffix(".partial")
-    run(*args, "noble", str(partial), UBUNTU_MIRROR, timeout=1800)
+    failures: List[str] = []
+    # archive.ubuntu.com's index fetch (apt-get update --error-on=any) failed once in a CI run
+    # and passed on the next: a mirror caught mid-sync or a dropped connection must not fail
+    # the suite, so the fetch is tried three times; a third failure fails loudly with all three
+    for attempt in range(3):
+        try:
+            run(*args, "noble", str(partial), UBUNTU_MIRROR, timeout=1800)
+            break
+        except RuntimeError as failure:
+            failures.append(f"attempt {attempt + 1}: {failure}")
+            partial.unlink(missing_ok=True)
+            time.sleep(20)
+    else:
+        raise RuntimeError("\n".join(failures))
     partial.rename(out)
     return out
 
