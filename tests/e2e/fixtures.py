@@ -429,22 +429,13 @@ def ubuntu_rootfs(out: Path, arch: str, include: Sequence[str]) -> Path:
     keyring = ubuntu_keyring(out.parent)
     args = ["mmdebstrap", "--quiet", "--variant=minbase", "--mode=root", "--format=tar"]
     args += [f"--architectures={DEBIAN_ARCH[arch]}", f"--keyring={keyring}", "--components=main,universe"]
+    # apt fetches and checks signatures as its sandbox user _apt, which cannot read a keyring
+    # under pytest's 0700 temporary root (where the world's cache is without MLCC_E2E_CACHE):
+    # apt-get update then fails. mmdebstrap runs as root here, so apt may too.
+    args.append('--aptopt=APT::Sandbox::User "root"')
     args.append("--include=" + ",".join(include))
     partial = out.with_suffix(".partial")
-    failures: List[str] = []
-    # archive.ubuntu.com's index fetch (apt-get update --error-on=any) failed once in a CI run
-    # and passed on the next: a mirror caught mid-sync or a dropped connection must not fail
-    # the suite, so the fetch is tried three times; a third failure fails loudly with all three
-    for attempt in range(3):
-        try:
-            run(*args, "noble", str(partial), UBUNTU_MIRROR, timeout=1800)
-            break
-        except RuntimeError as failure:
-            failures.append(f"attempt {attempt + 1}: {failure}")
-            partial.unlink(missing_ok=True)
-            time.sleep(20)
-    else:
-        raise RuntimeError("\n".join(failures))
+    run(*args, "noble", str(partial), UBUNTU_MIRROR, timeout=1800)
     partial.rename(out)
     return out
 
