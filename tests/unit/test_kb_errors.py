@@ -6,29 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from mlcc.errors import RecipeError
-from mlcc.kb import load
+from tests.recipe_edits import edit as _edit
+from tests.recipe_edits import line_of as _line_of
+from tests.recipe_edits import load_error as _load_error
 
 from ..conftest import run_mlcc
-
-
-def _edit(path: Path, old: str, new: str) -> None:
-    text = path.read_text()
-    assert old in text, f"fixture drift: {old!r} not in {path.name}"
-    path.write_text(text.replace(old, new, 1))
-
-
-def _line_of(path: Path, needle: str) -> int:
-    for number, line in enumerate(path.read_text().splitlines(), start=1):
-        if needle in line:
-            return number
-    raise AssertionError(needle)
-
-
-def _load_error(recipes: Path) -> RecipeError:
-    with pytest.raises(RecipeError) as caught:
-        load(str(recipes), use_cache=False)
-    return caught.value
 
 
 def test_malformed_yaml_names_file_and_line(recipes_copy: Path) -> None:

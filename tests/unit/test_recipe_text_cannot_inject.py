@@ -11,14 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.recipe_edits import edit as _edit
+
 SEED = "maskrcnn/cuda10.1-cudnn7-ubi8-x86_64"
 TITLE = "title: Mask R-CNN (object detection, heavy weight)"
-
-
-def _edit(path: Path, old: str, new: str) -> None:
-    text = path.read_text()
-    assert old in text
-    path.write_text(text.replace(old, new, 1))
 
 
 @pytest.mark.parametrize(

@@ -35,6 +35,7 @@ from mlcc.render.openshift.launch import Size, bind_file, config_file
 from mlcc.resolve.request import build_request
 from tests.conftest import REPO, benchmark_scripts
 from tests.nvidia_configs import Variable, sourced
+from tests.recipe_edits import edit as _edit
 from tests.unit.test_results_mllog import _summarizer_score
 
 V21 = REPO / "recipes" / "benchmarks" / "v2.1"
@@ -535,12 +536,6 @@ def test_berts_h100_files_are_kept_and_the_recipe_says_they_need_what_mlcc_canno
 
 
 # ----------------------------------------------------------------------------- maskrcnn's own
-
-
-def _edit(path: Path, old: str, new: str) -> None:
-    text = path.read_text()
-    assert old in text, f"fixture drift: {old!r} not in {path}"
-    path.write_text(text.replace(old, new, 1))
 
 
 @pytest.mark.parametrize(

@@ -20,9 +20,11 @@ from packaging.utils import (
 )
 from packaging.version import Version
 
-from mlcc.errors import EXIT_CONFLICT, RecipeError
-from mlcc.kb import load
+from mlcc.errors import EXIT_CONFLICT
 from mlcc.kb.index import IndexClient, read_url
+from tests.recipe_edits import edit as _edit
+from tests.recipe_edits import line_of as _line_of
+from tests.recipe_edits import load_error as _load_error
 
 # (recipe name, round, recipe id, file): NVIDIA's seven v5.1 implementations and v5.0's H100
 # llama31_405b, every recipe of an NVIDIA v5.x image
@@ -149,25 +151,6 @@ def test_list_benchmarks_json_carries_the_reason_and_the_nearest_recipe(cli, kb)
 
 
 # ---------------------------------------------------------------------- the recipe's schema
-
-
-def _edit(path: Path, old: str, new: str) -> None:
-    text = path.read_text()
-    assert old in text, f"fixture drift: {old!r} not in {path.name}"
-    path.write_text(text.replace(old, new, 1))
-
-
-def _line_of(path: Path, needle: str) -> int:
-    for number, line in enumerate(path.read_text().splitlines(), start=1):
-        if needle in line:
-            return number
-    raise AssertionError(needle)
-
-
-def _load_error(recipes: Path) -> RecipeError:
-    with pytest.raises(RecipeError) as caught:
-        load(str(recipes), use_cache=False)
-    return caught.value
 
 
 def test_an_unknown_nearest_recipe_is_a_recipe_error_at_its_line(recipes_copy: Path) -> None:
