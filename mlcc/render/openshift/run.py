@@ -495,6 +495,19 @@ def _network(options: ClusterOptions, spec: Obj) -> None:
         spec["dnsPolicy"] = "ClusterFirstWithHostNet"
 
 
+def _sizing_notes(options: ClusterOptions, size: Size, launch_config: bool) -> List[str]:
+    """What a multi-node run object tells its user about its size and launch configuration
+    (the MPIJob's and the PyTorchJob's alike)."""
+    notes = []
+    if launch_config:
+        notes.append(
+            f"apply run/launch-{size.nodes}x{size.gpus}.yaml first: the configuration its scripts source"
+        )
+    if options.nodes is None:
+        notes.append(f"sized for {size.nodes} nodes as an example: mlcc gen --nodes N sizes it")
+    return notes
+
+
 def mpijob(rendered: Rendered, options: ClusterOptions) -> Optional[Obj]:
     """kubeflow.org/v2beta1 MPIJob, for benchmarks whose recipe says how to launch them."""
     stack = rendered.stack
@@ -506,13 +519,7 @@ def mpijob(rendered: Rendered, options: ClusterOptions) -> Optional[Obj]:
     knobs = nccl_settings(stack.nccl_profiles, options)
     volumes, mounts, notes = _volumes(rendered, options, size)
     launch_volumes, launch_mounts = _launch_mounts(rendered, size)
-    notes = [MPI_USER_NOTE, *notes]
-    if launch_volumes:
-        notes.append(
-            f"apply run/launch-{size.nodes}x{size.gpus}.yaml first: the configuration its scripts source"
-        )
-    if options.nodes is None:
-        notes.append(f"sized for {size.nodes} nodes as an example: mlcc gen --nodes N sizes it")
+    notes = [MPI_USER_NOTE, *notes, *_sizing_notes(options, size, bool(launch_volumes))]
     launcher = benchmark_container(
         rendered,
         options,
@@ -606,12 +613,7 @@ def pytorchjob(rendered: Rendered, options: ClusterOptions) -> Optional[Obj]:
     knobs = nccl_settings(stack.nccl_profiles, options)
     volumes, mounts, notes = _volumes(rendered, options, size)
     launch_volumes, launch_mounts = _launch_mounts(rendered, size)
-    if launch_volumes:
-        notes.append(
-            f"apply run/launch-{size.nodes}x{size.gpus}.yaml first: the configuration its scripts source"
-        )
-    if options.nodes is None:
-        notes.append(f"sized for {size.nodes} nodes as an example: mlcc gen --nodes N sizes it")
+    notes = [*notes, *_sizing_notes(options, size, bool(launch_volumes))]
     container = benchmark_container(
         rendered,
         options,
