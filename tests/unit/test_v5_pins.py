@@ -181,3 +181,27 @@ def test_the_committed_ngc_pin_locks_are_what_pypi_serves_today(kb: Any, tmp_pat
             }, (name, install.requirements)
             checked += 1
     assert checked >= 5
+
+
+def test_two_steps_filling_one_shared_script_run_two_files_each_with_its_own_values(kb: Any) -> None:
+    """NeMo's, NeMo-Run's and Megatron-LM's checkouts fill the same git-pip.sh: each step runs a
+    copy of its own, never the last one written under the shared name."""
+    for name in ("llama31_405b-v5.0", "llama31_405b-v5.1", "flux1-v5.1"):
+        build = kb.benchmarks[name].build
+        scripts = dict(build.scripts)
+        assert len(scripts) == len(build.scripts), f"{name}: two copies under one file name"
+        checkouts = [s for s in build.steps if s.kind == "script" and s.script.startswith("git-pip")]
+        assert len(checkouts) >= 2
+        for step in checkouts:
+            assert (step.note or "") and f"commit={_commit_of(scripts[step.script])}" in scripts[step.script]
+        commits = [_commit_of(scripts[s.script]) for s in checkouts]
+        assert len(set(commits)) == len(commits), (name, commits)
+        plan = build_plan(_stack(kb, name, "x86_64"))
+        copies = [c for step in plan.steps for c in step.copies if c[0].startswith("scripts/git-pip")]
+        assert [source for source, _ in copies] == [f"scripts/{s.script}" for s in checkouts]
+
+
+def _commit_of(script: str) -> str:
+    found = re.search(r"^commit=([0-9a-f]{40})$", script, re.MULTILINE)
+    assert found, script
+    return found.group(1)
