@@ -144,6 +144,11 @@ def test_a_pip_step_on_an_ngc_base_locks_its_exact_pins_and_leaves_their_depende
         canonicalize_name(p.split("==")[0]) for p in pins
     )
     assert all(len(p.sha256) == 64 for p in locked.packages)
+    # a git requirement cannot be hashed: on an NGC base it stays one install, waived as a checkout
+    rgat = _stack(kb, "rgat-v5.1", "aarch64")
+    assert rgat.from_base
+    for _, _, install in build_plan(rgat).pip_installs:
+        assert not install.unlockable or "lacks" not in install.unlockable, install
     # a plain base (UBI) has no packages of its own: its steps lock their whole tree, in one install
     ubi = _stack(kb, "retinanet-reference", "x86_64")
     assert ubi.from_base == ()
