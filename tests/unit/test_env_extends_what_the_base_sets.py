@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
-from typing import Dict
+from typing import Dict, Tuple
 
 import pytest
 import yaml
@@ -162,3 +162,52 @@ def _containers(node: object) -> list:  # type: ignore[type-arg]
     if isinstance(node, list):
         return [c for item in node for c in _containers(item)]
     return []
+
+
+# NVIDIA's ENV lines that extend a variable the NGC base sets, in their Dockerfile's order
+# (github:mlcommons/training_results_v5.1 @441d65f4445c and training_results_v5.0
+# @0fdc28f01325, each recipe's implementation folder). Left out, as the recipes say: dlrm's
+# PATH=/usr/local/bin:$PATH (it would come before the virtual environment's python) and
+# flux1's PYTHONPATH "${PYTHONPATH}:/opt/Megatron-LM" (a folder its image does not have).
+LLAMA31 = (
+    'PYTHONPATH="${PYTHONPATH}:/workspace/Megatron-LM"',
+    'PYTHONPATH="/workspace/llm:/workspace/NeMo:${PYTHONPATH}"',
+)
+NVIDIA_ENV = {
+    "dlrm_dcnv2-v5.1": (
+        "CPATH=/usr/local/include:$CPATH",
+        "PATH=/usr/local/hugectr/bin:$PATH",
+        "LIBRARY_PATH=/usr/local/hugectr/lib:$LIBRARY_PATH",
+        "LD_LIBRARY_PATH=/usr/local/hugectr/lib:$LD_LIBRARY_PATH",
+        "PYTHONPATH=/usr/local/hugectr/lib:$PYTHONPATH",
+    ),
+    "llama31_405b-v5.1": LLAMA31,
+    "llama31_405b-v5.0": LLAMA31,
+    "llama31_8b-v5.1": LLAMA31,
+    "llama2_70b_lora-v5.1": ('PYTHONPATH="${PYTHONPATH}:/workspace/ft-llm/Megatron-LM"',),
+    "flux1-v5.1": (),
+    "retinanet-v5.1": (),
+    "rgat-v5.1": (),
+}
+
+
+def _evaluated(assignments: Tuple[str, ...], names: Tuple[str, ...]) -> Dict[str, str]:
+    """The variables after ``assignments``, run by a real bash where each held /base/NAME."""
+    start = "".join(f"{name}=/base/{name}\n" for name in names)
+    printed = "".join(f'printf "%s=%s\\n" {name} "${name}"\n' for name in names)
+    script = start + "\n".join(assignments) + "\n" + printed
+    done = subprocess.run(["/bin/bash", "-euc", script], env={}, capture_output=True, text=True, check=True)
+    return dict(line.split("=", 1) for line in done.stdout.splitlines())
+
+
+def test_every_v5_recipe_extends_what_nvidias_env_lines_extend(kb) -> None:  # type: ignore[no-untyped-def]
+    """Over a base that sets each variable, the image's values are NVIDIA's; no v5.x recipe
+    sets outright a variable NVIDIA extends."""
+    assert sorted(NVIDIA_ENV) == sorted(name for name in kb.benchmarks if name.endswith(("-v5.0", "-v5.1")))
+    for benchmark, lines in NVIDIA_ENV.items():
+        build = kb.benchmarks[benchmark].build
+        names = tuple(dict.fromkeys(line.split("=", 1)[0] for line in lines))
+        assert tuple(ext.name for ext in build.env_extensions) == names, benchmark
+        ours = tuple(f'{ext.name}="{extended_value(ext)}"' for ext in build.env_extensions)
+        assert _evaluated(ours, names) == _evaluated(lines, names), benchmark
+        assert not set(names) & set(dict(build.env)), benchmark
