@@ -211,3 +211,19 @@ def test_every_v5_recipe_extends_what_nvidias_env_lines_extend(kb) -> None:  # t
         ours = tuple(f'{ext.name}="{extended_value(ext)}"' for ext in build.env_extensions)
         assert _evaluated(ours, names) == _evaluated(lines, names), benchmark
         assert not set(names) & set(dict(build.env)), benchmark
+
+
+def test_a_runtime_image_extends_in_each_stage_once(cli, recipes_copy: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The final stage is FROM the base again, not from the build stage: the extension is
+    written in each, so each keeps its own base's value, once."""
+    recipe = recipes_copy / "benchmarks" / "nccl-tests.yaml"
+    edit(recipe, "    LOGDIR: /results\n", "    LOGDIR: /results\n    PATH: {prepend: [/opt/tool/bin]}\n")
+    out = tmp_path / "gen"
+    args = ["--recipes", str(recipes_copy), "gen", "nccl-tests", "--arch", "x86_64", "--flavour", "runtime"]
+    result = cli(*args, "--only", "dockerfile", "-o", str(out))
+    assert result.code == 0, result.err
+    [dockerfile] = out.rglob("Dockerfile")
+    stages = dockerfile.read_text().split("\nFROM ")[1:]
+    assert len(stages) == 2 and stages[0].startswith("${BASE_IMAGE} AS build")
+    for stage in stages:
+        assert stage.count('PATH="/opt/tool/bin${PATH:+:${PATH}}"') == 1
