@@ -14,6 +14,8 @@ import pytest
 import yaml
 
 from mlcc.kb.model import EnvExtension
+from mlcc.lint.dockerfile import lint_dockerfile
+from mlcc.lint.hadolint import run_hadolint
 from mlcc.render.plan.commands import extended_value
 from tests.recipe_edits import edit, line_of, load_error
 
@@ -227,3 +229,11 @@ def test_a_runtime_image_extends_in_each_stage_once(cli, recipes_copy: Path, tmp
     assert len(stages) == 2 and stages[0].startswith("${BASE_IMAGE} AS build")
     for stage in stages:
         assert stage.count('PATH="/opt/tool/bin${PATH:+:${PATH}}"') == 1
+
+
+def test_the_extended_env_passes_hadolint_and_mlccs_own_rules(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """hadolint and mlcc's Dockerfile rules read the ENV with ${NAME:+...} as the key=value
+    pairs it is: what they find is only the unlocked pip installs the recipe's note names."""
+    dockerfile = _gen(cli, tmp_path, "--only", "dockerfile") / "Dockerfile"
+    findings = [*lint_dockerfile(dockerfile), *run_hadolint([dockerfile])]
+    assert {finding.rule for finding in findings} <= {"DF011"}, findings
