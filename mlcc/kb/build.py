@@ -38,6 +38,7 @@ from mlcc.kb.model import (
     CudaRelease,
     Dataset,
     Download,
+    EnvExtension,
     Family,
     Framework,
     FrameworkBuild,
@@ -1270,7 +1271,7 @@ def _benchmark_build(
             ),
             _script_copy_names(data["steps"]),
         ),
-        env=tuple(data["env"].items()),
+        env=tuple((name, value) for name, value in data["env"].items() if isinstance(value, str)),
         entrypoint=tuple(data["entrypoint"]),
         writable=tuple(data["writable"]),
         datasets=tuple(Dataset(**d) for d in data["datasets"]),
@@ -1303,6 +1304,17 @@ def _benchmark_build(
         ),
         runtime_copy=_runtime_copy(doc, data.get("runtime", {}).get("copy", ())),
         arch_list_env=_build_arch_list_env(data),
+        env_extensions=_env_extensions(data["env"]),
+    )
+
+
+def _env_extensions(env: Dict[str, Any]) -> Tuple[EnvExtension, ...]:
+    """The variables a build's ``env`` extends ({prepend: [...], append: [...]}, each
+    folder schema-checked: absolute, no ``$`` or ``:``), in the recipe's order."""
+    return tuple(
+        EnvExtension(name, tuple(value.get("prepend", ())), tuple(value.get("append", ())))
+        for name, value in env.items()
+        if isinstance(value, dict)
     )
 
 

@@ -538,6 +538,17 @@ class Launch(NamedTuple):
         return next(shape for shape in self.node_shapes if shape.name == name)
 
 
+class EnvExtension(NamedTuple):
+    """A variable of the base image's environment the benchmark extends rather than sets
+    (a recipe's ``env: {PATH: {prepend: [...]}}``): NVIDIA's Dockerfiles put their folders
+    before or after what the NGC base holds (``ENV PATH=/usr/local/hugectr/bin:$PATH``),
+    whose LD_LIBRARY_PATH carries what CUDA in the container needs."""
+
+    name: str
+    prepend: Tuple[str, ...] = ()  # absolute folders, before the base's value, in order
+    append: Tuple[str, ...] = ()  # after it
+
+
 class BenchmarkBuild(NamedTuple):
     workdir: str
     packages: Tuple[Tuple[str, Tuple[str, ...]], ...]  # (base family, names)
@@ -570,6 +581,9 @@ class BenchmarkBuild(NamedTuple):
     # NVTE_CUDA_ARCHS "{sm}a". One ``env`` also sets holds the list a build without --gpu
     # compiles for; one it does not is set with --gpu only (nccl-tests' NVCC_GENCODE)
     arch_list_env: Tuple[Tuple[str, str], ...] = ()
+    # the variables ``env`` extends instead of setting, in the recipe's order; ``env`` holds
+    # only the values that replace the base's
+    env_extensions: Tuple[EnvExtension, ...] = ()
 
     def packages_for(self, family: str) -> Tuple[str, ...]:
         return dict(self.packages).get(family, ())

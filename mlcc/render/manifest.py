@@ -26,6 +26,7 @@ from mlcc.stackfile.document import (
     ChoiceRecord,
     Components,
     CudaRecord,
+    ExtendedEnvRecord,
     Fetches,
     FrameworkRecord,
     GccRecord,
@@ -278,6 +279,10 @@ def stack_manifest(stack: Stack, *, base_image: str, mirror: str, fetches: Fetch
             suite=bench.suite,
             source=SourceRecord(source.repository, source.commit, source.path) if source else None,
             incomplete=bench.incomplete,
+            extends_env=tuple(
+                ExtendedEnvRecord(ext.name, ext.prepend, ext.append)
+                for ext in (bench.build.env_extensions if bench.build else ())
+            ),
         ),
         variant=stack.variant,
         arch=stack.arch.name,

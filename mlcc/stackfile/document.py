@@ -71,6 +71,22 @@ class SourceRecord(NamedTuple):
         return cls(data["repository"], data["commit"], data["path"])
 
 
+class ExtendedEnvRecord(NamedTuple):
+    """A variable the image extends rather than sets: the folders its ENV puts before and
+    after the value the base image gives it (the recipe's ``env: {PATH: {prepend: [...]}}``)."""
+
+    name: str
+    prepend: Strings = ()
+    append: Strings = ()
+
+    def to_json(self) -> Json:
+        return {"name": self.name, "prepend": list(self.prepend), "append": list(self.append)}
+
+    @classmethod
+    def of(cls, data: Json) -> ExtendedEnvRecord:
+        return cls(data["name"], tuple(data["prepend"]), tuple(data["append"]))
+
+
 class BenchmarkRecord(NamedTuple):
     name: str
     title: str
@@ -79,18 +95,24 @@ class BenchmarkRecord(NamedTuple):
     # The recipe's reason the image does not yet run the benchmark, when it says INCOMPLETE;
     # written only then, so a complete benchmark's stack.json is as it was
     incomplete: Optional[str] = None
+    # The variables the benchmark's environment extends, in the recipe's order; written only
+    # when there are some, so every other stack.json is as it was
+    extends_env: Tuple[ExtendedEnvRecord, ...] = ()
 
     def to_json(self) -> Json:
         source = self.source.to_json() if self.source else None
         found: Json = {"name": self.name, "title": self.title, "suite": self.suite, "source": source}
         if self.incomplete is not None:
             found["incomplete"] = self.incomplete
+        if self.extends_env:
+            found["extends_env"] = [record.to_json() for record in self.extends_env]
         return found
 
     @classmethod
     def of(cls, data: Json) -> BenchmarkRecord:
         source = SourceRecord.of(data["source"]) if data["source"] is not None else None
-        return cls(data["name"], data["title"], data["suite"], source, data.get("incomplete"))
+        extends = tuple(ExtendedEnvRecord.of(item) for item in data.get("extends_env", ()))
+        return cls(data["name"], data["title"], data["suite"], source, data.get("incomplete"), extends)
 
 
 class BaseRecord(NamedTuple):

@@ -9,6 +9,9 @@
 - the arch lists source builds compile for: NVIDIA's (TransformerEngine's "100a;103a" or "100",
   HugeCTR's "80;90;100") without --gpu, the GPU's own sm with --gpu, arch-specific (100a,
   103a) where NVIDIA's list has it, plain 90 on H100/H200 (which NVIDIA's v5.1 list lacks);
+- source builds beside the benchmark's code: retinanet's DALI operators (NVIDIA's builder
+  stages) and dlrm_dcnv2's CUDA-aware hwloc, apt packages and SHARP environment, as NVIDIA's
+  Dockerfiles have them;
 - the entrypoint: NVIDIA's v5.x run_and_time.sh reads its configuration from the environment,
   so the image's wrapper sources the mounted config_MLCC.sh first.
 """
@@ -565,6 +568,109 @@ def test_the_image_builds_te_and_hugectr_for_the_gpu_asked(
     cli, tmp_path: Path, benchmark: str, gpu: Optional[str], name: str, value: str
 ) -> None:  # type: ignore[no-untyped-def]
     assert _image_env(cli, tmp_path, benchmark, gpu, name) == value
+
+
+# ============================================================================= source builds
+
+
+def _gb200_image(cli, tmp_path: Path, benchmark: str) -> Tuple[str, Path]:  # type: ignore[no-untyped-def]
+    """The generated Dockerfile's text and its folder (the scripts it COPYs are beside it)."""
+    args = ["gen", benchmark, "--round", "v5.1", "--gpu", "gb200", "-o", str(tmp_path / "gen")]
+    result = cli(*args, "--only", "dockerfile")
+    assert result.code == 0, result.err
+    [dockerfile] = (tmp_path / "gen").rglob("Dockerfile")
+    return dockerfile.read_text(), dockerfile.parent
+
+
+def _stand_in(folder: Path, name: str) -> None:
+    """A tool that only logs how it was called."""
+    tool = folder / name
+    tool.write_text(f'#!/bin/bash\necho {name} "$@" >> "$LOG"\n')
+    tool.chmod(0o755)
+
+
+def test_retinanet_builds_nvidias_dali_operators_into_usr_local_lib_before_any_other_step(
+    cli, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """NVIDIA's two builder stages build FROM the base: here the operators' step comes first,
+    right after the source, and the script, run by a real bash beside stand-ins for cmake, make
+    and install, builds each csrc/ folder outside the work directory and installs only the
+    library dali.py loads from /usr/local/lib."""
+    dockerfile, folder = _gb200_image(cli, tmp_path, "retinanet")
+    source = dockerfile.index("cp -a /tmp/mlcc-source/")
+    run = dockerfile.index("RUN bash /opt/mlcc/scripts/dali-ops-build.sh")
+    assert source < run < dockerfile.index(": pip install Cython") < dockerfile.index("nccl-build.sh")
+    tools, work = tmp_path / "tools", tmp_path / "work"
+    tools.mkdir()
+    (work / "csrc").mkdir(parents=True)
+    _stand_in(tools, "cmake")
+    _stand_in(tools, "make")
+    _stand_in(tools, "install")
+    log = tmp_path / "log"
+    subprocess.run(
+        ["bash", str(folder / "scripts" / "dali-ops-build.sh")],
+        cwd=work,
+        env={"PATH": f"{tools}:/usr/bin:/bin", "LOG": str(log), "TMPDIR": str(tmp_path)},
+        check=True,
+    )
+    calls = [line.split() for line in log.read_text().splitlines()]
+    assert [c[:3] for c in calls] == [
+        ["cmake", "-S", "csrc/dali_box_iou"],
+        ["make", "-C", calls[0][4]],
+        ["install", "-m", "0755"],
+        ["cmake", "-S", "csrc/dali_proposal_matcher"],
+        ["make", "-C", calls[3][4]],
+        ["install", "-m", "0755"],
+    ]
+    assert calls[2][3:] == [f"{calls[0][4]}/lib_box_iou.so", "/usr/local/lib/lib_box_iou.so"]
+    assert calls[5][3:] == [
+        f"{calls[3][4]}/lib_proposal_matcher.so",
+        "/usr/local/lib/lib_proposal_matcher.so",
+    ]
+    assert not Path(calls[0][4]).exists() and not Path(calls[3][4]).exists()  # the build folders go
+    assert sorted(p.name for p in work.rglob("*")) == ["csrc"]  # nothing left in the work directory
+
+
+# NVIDIA's Dockerfile (hugectr/): its apt-get install for HugeCTR's build, its hwloc configure
+# line and its SHARP environment
+HUGECTR_APT = (
+    "clang-format libboost-serialization-dev libtbb-dev libaio-dev libgflags-dev zlib1g-dev"
+    " libbz2-dev libsnappy-dev liblz4-dev libzstd-dev libssl-dev libsasl2-dev"
+)
+HWLOC_CONFIGURE = (
+    './configure CPPFLAGS="-I/usr/local/cuda/include/ -L/usr/local/cuda/lib64/"'
+    ' LDFLAGS="-L/usr/local/cuda/lib64" --enable-cuda\n'
+)
+SHARP_ENV = {
+    "SHARP_COLL_NUM_COLL_GROUP_RESOURCE_ALLOC_THRESHOLD": "0",
+    "SHARP_COLL_LOCK_ON_COMM_INIT": "1",
+    "SHARP_COLL_LOG_LEVEL": "3",
+    "HCOLL_ENABLE_MCAST": "0",
+}
+
+
+def test_dlrm_builds_nvidias_cuda_aware_hwloc_from_the_checked_release_tarball_before_hugectr(
+    cli, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    dockerfile, folder = _gb200_image(cli, tmp_path, "dlrm_dcnv2")
+    packages = next(line for line in dockerfile.splitlines() if "apt-get install" in line)
+    assert HUGECTR_APT in packages
+    for name, value in SHARP_ENV.items():
+        assert f'{name}="{value}"' in dockerfile
+    run = dockerfile.index("RUN bash /opt/mlcc/scripts/hwloc-build.sh")
+    assert dockerfile.index("cp -a /tmp/mlcc-source/") < run < dockerfile.index("hugectr-build.sh")
+    script = (folder / "scripts" / "hwloc-build.sh").read_text()
+    subprocess.run(["bash", "-n", str(folder / "scripts" / "hwloc-build.sh")], check=True)
+    assert "version=2.4.1\n" in script and HWLOC_CONFIGURE in script
+    hpcx = "/opt/hpcx/ompi/include/openmpi/opal/mca/hwloc/hwloc201"
+    assert f"cd {hpcx}\nrm -rfv hwloc201.h hwloc/include/hwloc.h\n" in script
+    # the sha256 checked is the one the recipe cites Spack for
+    [sha256] = re.findall(r"^sha256=([0-9a-f]{64})$", script, re.M)
+    recipe = yaml.safe_load((V51 / "dlrm_dcnv2.yaml").read_text())
+    assert f"sha256='{sha256}'" in recipe["sources"]["spack-hwloc-sha256"]
+    assert "sha256sum -c -" in script and "--no-check-certificate" not in script
+    hugectr = (folder / "scripts" / "hugectr-build.sh").read_text()
+    assert hugectr.index("\n/usr/bin/python3.12 -m pip uninstall -y tbb\n") < hugectr.index("\ncmake -D")
 
 
 # ============================================================================= the entrypoint

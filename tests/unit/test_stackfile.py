@@ -204,6 +204,9 @@ _manifests = st.builds(
             commit=st.text("0123456789abcdef", min_size=40, max_size=40),
             path=st.none() | _text,
         ),
+        extends_env=st.lists(
+            st.builds(doc.ExtendedEnvRecord, name=_text, prepend=_strings, append=_strings), max_size=2
+        ).map(tuple),
     ),
     variant=st.text("abcXYZ019._-", min_size=1, max_size=20),
     arch=_text,

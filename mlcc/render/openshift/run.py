@@ -139,6 +139,12 @@ def _mebibytes(mib: int) -> str:
 
 
 def _env(rendered: Rendered, size: Size, extra: Sequence[Tuple[str, str]] = ()) -> List[Obj]:
+    """The container's env: the recipe's values, which the image's ENV holds too, written
+    again so that the pod states them beside what it sets for its size (the GPU count
+    agreeing with its limit, the launch configuration's variables). The variables the
+    recipe extends (``build.env_extensions``: PATH, LD_LIBRARY_PATH ...) are left to the
+    image: Kubernetes expands no ``${NAME}`` from the image's environment, so a value
+    written here would replace the extended one rather than repeat it."""
     build = rendered.stack.benchmark.build
     assert build is not None
     values = dict(build.env)
@@ -449,13 +455,17 @@ SSHD_START = "ssh-keygen -A && exec /usr/sbin/sshd -De"
 
 def launcher_script(rendered: Rendered, size: Size, knobs: Sequence[Tuple[str, str]]) -> str:
     """The launcher's mpirun line. Remote ranks start from sshd, not from the pod, so every
-    setting travels with -x; the first host of mpi-operator's hostfile is the master (rank 0)."""
+    setting travels with -x; the first host of mpi-operator's hostfile is the master (rank 0).
+    The variables the recipe extends travel by name, as PATH and LD_LIBRARY_PATH do: the
+    launcher's values are the image's, extended by its ENV."""
     stack = rendered.stack
     build = stack.benchmark.build
     assert build is not None and build.mpi is not None
     prefix = build.mpi.prefix_for(stack.base.family)
     launch = build.launch
-    exports = ["PATH", "LD_LIBRARY_PATH", *(f"{k}={v}" for k, v in knobs)]
+    by_name = ["PATH", "LD_LIBRARY_PATH"]
+    by_name += [ext.name for ext in build.env_extensions if ext.name not in by_name]
+    exports = [*by_name, *(f"{k}={v}" for k, v in knobs)]
     if launch is not None:
         exports += [f"{k}={v}" for k, v in launching.environment(launch, size)]
     mpirun = [f"{prefix}/bin/mpirun", "--allow-run-as-root", "--prefix", prefix]

@@ -21,6 +21,7 @@ from mlcc.render.plan.commands import (
     _requirement_name,
     _sh,
     _submodule_update,
+    extended_value,
     recorder_args,
 )
 from mlcc.render.plan.model import (
@@ -55,9 +56,7 @@ class BenchmarkSteps(StepWriter):
         self.add(f"{bench.name}: system packages", self.install(packages))
         if build.mpi is not None:
             self.sshd()
-        own = [name for name, _ in build.arch_list_env]
-        env = [*self.gpu_arch(build.env, own), ("HOME", MLCC_HOME)]
-        self.add(f"{bench.name}: environment", env=env)
+        self.add(f"{bench.name}: environment", env=self.benchmark_env())
         if build.source is None:
             self.add(f"{bench.name}: work directory", [f"mkdir -p {build.workdir}"])
         else:
@@ -133,8 +132,7 @@ class BenchmarkSteps(StepWriter):
                 from_stage=BUILD_STAGE,
             )
         )
-        own = [name for name, _ in build.arch_list_env]
-        self.add(f"{bench.name}: environment", env=[*self.gpu_arch(build.env, own), ("HOME", MLCC_HOME)])
+        self.add(f"{bench.name}: environment", env=self.benchmark_env())
         for step in build.steps:  # what the build set up outside the copies: again, here
             if step.kind == "script" and step.runtime and step.applies_to(self.arch, self.base.family):
                 self.build_step(build.workdir, step)
@@ -188,6 +186,15 @@ class BenchmarkSteps(StepWriter):
             commands = list(dict.fromkeys(commands))  # one mkdir
             title = f"{self.stack.benchmark.name}: what the final stage takes (build-only files left out)"
             self.add(title, commands)
+
+    def benchmark_env(self) -> List[Tuple[str, str]]:
+        """The recipe's environment: its values (the arch lists as --gpu spells them), HOME,
+        then the variables it extends, each around the value the stage's base gives it."""
+        build = self.stack.benchmark.build
+        assert build is not None
+        own = [name for name, _ in build.arch_list_env]
+        extended = [(ext.name, extended_value(ext)) for ext in build.env_extensions]
+        return [*self.gpu_arch(build.env, own), ("HOME", MLCC_HOME), *extended]
 
     def sshd(self) -> None:
         self.add(

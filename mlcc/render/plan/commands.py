@@ -8,7 +8,7 @@ import shlex
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple, TypeVar
 
 from mlcc.errors import MlccError
-from mlcc.kb.model import GIT, PackageManager
+from mlcc.kb.model import GIT, EnvExtension, PackageManager
 from mlcc.kb.pip_locks import LockedInstall
 from mlcc.render.manifest import image_cuda_packages, image_library_packages
 from mlcc.render.mirror import PIP_SETTINGS, Route, host_mirrored
@@ -186,6 +186,23 @@ def _env_prefix(env: Sequence[Tuple[str, str]]) -> str:
     return "".join(
         f'{name}="{value}" ' if "${" in value else f"{name}={shlex.quote(value)} " for name, value in env
     )
+
+
+def extended_value(extension: EnvExtension) -> str:
+    """The value an environment step gives a variable it extends: the folders around what
+    the variable held, in the ``${NAME:+...}`` form Dockerfile ENV and POSIX shells both
+    expand (Docker's "environment replacement": ``word`` may hold other variables). The
+    separator comes only with a value: an empty entry left by ``/x:$NAME`` where the base
+    sets no NAME would mean the working directory on PATH, LD_LIBRARY_PATH, PYTHONPATH and
+    CPATH alike."""
+    name = extension.name
+    before = ":".join(extension.prepend)
+    after = ":".join(extension.append)
+    if before and after:
+        return f"{before}${{{name}:+:${{{name}}}}}:{after}"
+    if before:
+        return f"{before}${{{name}:+:${{{name}}}}}"
+    return f"${{{name}:+${{{name}}}:}}{after}"
 
 
 def recorder_args(stack: Stack) -> List[str]:

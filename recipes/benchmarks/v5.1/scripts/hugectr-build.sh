@@ -6,6 +6,11 @@
 set -eu
 commit=${commit}
 : "$${SM:?the recipe sets SM in the image environment}"
+# NVIDIA's "temporal workaround to make HugeCTR compile" on the NGC base: pip3 uninstall -y tbb,
+# the base's PyPI tbb (its libraries and headers under /usr/local) beside libtbb-dev. It is the
+# base's interpreter's package (recipes/bases-ngc.yaml: /usr/bin/python3.12), which the image's
+# virtual environment only sees, so that interpreter's pip removes it.
+/usr/bin/python3.12 -m pip uninstall -y tbb
 git clone --no-checkout https://github.com/NVIDIA-Merlin/HugeCTR.git /workspace/dlrm/hugectr
 cd /workspace/dlrm/hugectr
 git checkout --quiet "$$commit"
