@@ -64,6 +64,7 @@ from mlcc.kb.model import (
     RoundCounts,
     RoundScoring,
     RoundSystem,
+    RunSeed,
     SdistRequires,
     SourceBuild,
     SourceRef,
@@ -1300,7 +1301,14 @@ def _benchmark_build(
         ),
         runtime_copy=_runtime_copy(doc, data.get("runtime", {}).get("copy", ())),
         arch_list_env=_build_arch_list_env(data),
+        run_seed=_run_seed(doc, data.get("run_seed")),
     )
+
+
+def _run_seed(doc: _Doc, data: Optional[Dict[str, Any]]) -> Optional[RunSeed]:
+    if data is None:
+        return None
+    return RunSeed(env=data["env"], prov=doc.prov(data, ("build", "run_seed")))
 
 
 def _build_arch_list_env(data: Dict[str, Any]) -> Tuple[Tuple[str, str], ...]:
