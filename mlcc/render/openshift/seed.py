@@ -36,6 +36,7 @@ $RANDOM range, as NVIDIA's do, and execs the command with it:
 
 from __future__ import annotations
 
+from functools import cache
 from importlib import resources
 from typing import List, Optional, Sequence
 
@@ -45,6 +46,7 @@ from mlcc.kb.model import BenchmarkBuild
 PYTHON = "python"
 
 
+@cache
 def script() -> str:
     """The text of :mod:`.seed_script`, run with ``python -c`` in the pods."""
     return resources.files(__package__).joinpath("seed_script.py").read_text(encoding="utf-8")
