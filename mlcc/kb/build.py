@@ -65,6 +65,7 @@ from mlcc.kb.model import (
     RoundCounts,
     RoundScoring,
     RoundSystem,
+    RunSeed,
     SdistRequires,
     SourceBuild,
     SourceRef,
@@ -1305,6 +1306,7 @@ def _benchmark_build(
         runtime_copy=_runtime_copy(doc, data.get("runtime", {}).get("copy", ())),
         arch_list_env=_build_arch_list_env(data),
         env_extensions=_env_extensions(data["env"]),
+        run_seed=_run_seed(doc, data.get("run_seed")),
     )
 
 
@@ -1316,6 +1318,12 @@ def _env_extensions(env: Dict[str, Any]) -> Tuple[EnvExtension, ...]:
         for name, value in env.items()
         if isinstance(value, dict)
     )
+
+
+def _run_seed(doc: _Doc, data: Optional[Dict[str, Any]]) -> Optional[RunSeed]:
+    if data is None:
+        return None
+    return RunSeed(env=data["env"], prov=doc.prov(data, ("build", "run_seed")))
 
 
 def _build_arch_list_env(data: Dict[str, Any]) -> Tuple[Tuple[str, str], ...]:

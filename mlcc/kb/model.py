@@ -484,6 +484,16 @@ class MpiLaunch(NamedTuple):
         return dict(self.packages).get(family, ())
 
 
+class RunSeed(NamedTuple):
+    """The seed NVIDIA's launch draws once per run and hands every task alike (run.sub's
+    ``SEED=${SEED:-$RANDOM}``-style draw, exported before the tasks start): the variable the
+    benchmark's scripts read it from. mlcc's run objects draw it when the run starts, or take
+    the user's (recipes: ``build.run_seed``)."""
+
+    env: str  # the variable the scripts read: SEED
+    prov: Provenance
+
+
 class NodeShape(NamedTuple):
     """A machine NVIDIA ran the benchmark on: what its config files say of the system
     (DGXNGPU, DGXNSOCKET, DGXSOCKETCORES, DGXHT). A DGX-1 has 8 GPUs, a DGX-2 16."""
@@ -584,6 +594,7 @@ class BenchmarkBuild(NamedTuple):
     # the variables ``env`` extends instead of setting, in the recipe's order; ``env`` holds
     # only the values that replace the base's
     env_extensions: Tuple[EnvExtension, ...] = ()
+    run_seed: Optional[RunSeed] = None  # one seed per run for every rank (None: the scripts draw theirs)
 
     def packages_for(self, family: str) -> Tuple[str, ...]:
         return dict(self.packages).get(family, ())

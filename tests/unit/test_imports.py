@@ -45,6 +45,9 @@ LATE_IMPORTS = {
     "mlcc.cli.gen:mlcc.app.published_set",
     # and the menus of `gen -i`, which offer the matrix's CPU value, by -i only
     "mlcc.cli.gen:mlcc.app.select",
+    # the run-seed script runs in the benchmark's pods, not in mlcc: only a PyTorchJob of
+    # several nodes needs torch's TCPStore (a second or two to import), one pod's draw does not
+    "mlcc.render.openshift.seed_script:torch.distributed",
     # rich draws tables only: `mlcc resolve --json` and `mlcc gen` print none (perf/README.md)
     "mlcc.ui.table:rich.box",
     "mlcc.ui.table:rich.console",

@@ -402,7 +402,9 @@ def test_the_nemo_benchmarks_also_get_a_pytorchjob_of_a_pod_per_node(cli, tmp_pa
     spec = replicas["Worker"]["template"]["spec"]
     [container] = spec["containers"]
     assert container["name"] == "pytorch"  # the container the operator configures
-    assert container["command"] == [
+    # after the run-seed step (python -c <script> SEED: test_every_rank_of_a_run_sees_one_seed.py)
+    assert container["command"][3:] == [
+        "SEED",
         "python",
         "-m",
         "torch.distributed.run",

@@ -19,6 +19,7 @@ from mlcc.render.openshift import names
 from mlcc.render.openshift.build import common_labels, image_reference, metadata
 from mlcc.render.openshift.launch import Size
 from mlcc.render.openshift.options import ClusterOptions, nccl_settings
+from mlcc.render.openshift.seed import seed_env, seeded
 from mlcc.render.variant import Rendered
 
 if TYPE_CHECKING:
@@ -313,8 +314,11 @@ def benchmark_container(
     extra_env: Sequence[Tuple[str, str]] = (),
     run_as_root: bool = False,
     gpus: Optional[int] = None,
+    seed: bool = False,
 ) -> Obj:
-    """The benchmark's container; ``gpus`` (default: the size's) is what it requests."""
+    """The benchmark's container; ``gpus`` (default: the size's) is what it requests. With
+    ``seed`` its command starts under the run-seed script where the recipe has a run seed
+    (:mod:`.seed`): the containers a run starts from, not the MPIJob's sshd workers."""
     build = rendered.stack.benchmark.build
     assert build is not None
     request = size.gpus if gpus is None else gpus
@@ -325,9 +329,9 @@ def benchmark_container(
         "imagePullPolicy": "IfNotPresent",
     }
     if command is not None:
-        container["command"] = command
+        container["command"] = seeded(build, command) if seed else command
     else:
-        container["command"] = list(build.entrypoint)
+        container["command"] = seeded(build, build.entrypoint) if seed else list(build.entrypoint)
         if args:
             container["args"] = args
     container["workingDir"] = build.workdir
@@ -373,7 +377,12 @@ def pod_spec(rendered: Rendered, options: ClusterOptions, size: Size) -> Tuple[O
     volumes, mounts, notes = _volumes(rendered, options, size)
     launch_volumes, launch_mounts = _launch_mounts(rendered, size)
     container = benchmark_container(
-        rendered, options, size, mounts + launch_mounts, command=single_node_command(rendered, size)
+        rendered,
+        options,
+        size,
+        mounts + launch_mounts,
+        command=single_node_command(rendered, size),
+        seed=True,
     )
     spec: Obj = {
         "restartPolicy": "Never",
@@ -455,17 +464,19 @@ SSHD_START = "ssh-keygen -A && exec /usr/sbin/sshd -De"
 
 def launcher_script(rendered: Rendered, size: Size, knobs: Sequence[Tuple[str, str]]) -> str:
     """The launcher's mpirun line. Remote ranks start from sshd, not from the pod, so every
-    setting travels with -x; the first host of mpi-operator's hostfile is the master (rank 0).
-    The variables the recipe extends travel by name, as PATH and LD_LIBRARY_PATH do: the
-    launcher's values are the image's, extended by its ENV."""
+    setting travels with -x (the run seed too: the launcher's, :mod:`.seed`); the first host
+    of mpi-operator's hostfile is the master (rank 0). The variables the recipe extends travel
+    by name, as PATH and LD_LIBRARY_PATH do: the launcher's values are the image's, extended
+    by its ENV."""
     stack = rendered.stack
     build = stack.benchmark.build
     assert build is not None and build.mpi is not None
     prefix = build.mpi.prefix_for(stack.base.family)
     launch = build.launch
+    seed = seed_env(build)
     by_name = ["PATH", "LD_LIBRARY_PATH"]
     by_name += [ext.name for ext in build.env_extensions if ext.name not in by_name]
-    exports = [*by_name, *(f"{k}={v}" for k, v in knobs)]
+    exports = [*by_name, *([seed] if seed else []), *(f"{k}={v}" for k, v in knobs)]
     if launch is not None:
         exports += [f"{k}={v}" for k, v in launching.environment(launch, size)]
     mpirun = [f"{prefix}/bin/mpirun", "--allow-run-as-root", "--prefix", prefix]
@@ -538,6 +549,7 @@ def mpijob(rendered: Rendered, options: ClusterOptions) -> Optional[Obj]:
         command=["/bin/bash", "-c", launcher_script(rendered, size, knobs)],
         run_as_root=True,
         gpus=0,
+        seed=True,
     )
     launcher["securityContext"] = {"allowPrivilegeEscalation": False}
     worker = benchmark_container(
@@ -613,7 +625,8 @@ def pytorchjob(rendered: Rendered, options: ClusterOptions) -> Optional[Obj]:
     """kubeflow.org/v1 PyTorchJob for a benchmark whose recipe asks for one (``mpi.pytorchjob``):
     a Master and ``nodes - 1`` Workers, each pod starting torch.distributed.run with one process
     per GPU of the entrypoint, the node count, rank and master taken from the operator's PET_*
-    variables. The same size, configuration and volumes as the MPIJob, without sshd."""
+    variables. The same size, configuration and volumes as the MPIJob, without sshd. Where the
+    recipe has a run seed, the Master hands its seed to the Workers first (:mod:`.seed`)."""
     stack = rendered.stack
     build = stack.benchmark.build
     assert build is not None
@@ -631,6 +644,7 @@ def pytorchjob(rendered: Rendered, options: ClusterOptions) -> Optional[Obj]:
         mounts + launch_mounts,
         command=[*TORCH_RUN_PER_NODE, *build.entrypoint],
         extra_env=knobs,
+        seed=True,
     )
     container["name"] = PYTORCH_CONTAINER
     name = names.object_name(stack.benchmark.name, rendered.variant)
