@@ -20,7 +20,6 @@ from mlcc.resolve.pins import Pins
 from mlcc.stackfile import document
 
 INCOMPLETE = (
-    "dlrm_dcnv2-v5.1",
     "flux1-v5.1",
     "llama2_70b_lora-v5.1",
     "llama31_405b-v5.0",

@@ -728,9 +728,9 @@ def test_a_folder_without_a_slash_is_installed_as_a_path(cli, tmp_path: Path) ->
     assert "pip install --no-cache-dir --no-deps ./embedding_lib\n" in dockerfile.read_text()
 
 
-# rgat's image is NVIDIA's Dockerfile whole; the others stand on revisions the stored snapshots
-# lack or on steps not modelled yet, and each says which
-COMPLETE = ("rgat-v5.1",)
+# rgat's and dlrm_dcnv2's images are NVIDIA's Dockerfiles whole; the others stand on revisions
+# no reachable source ties to a commit, and each says which
+COMPLETE = ("rgat-v5.1", "dlrm_dcnv2-v5.1")
 
 
 @pytest.mark.parametrize("benchmark", [b for b in BENCHMARKS if b not in COMPLETE])
@@ -748,6 +748,11 @@ def test_the_complete_v5_1_recipe_is_published_on_its_ngc_base_and_the_others_ar
         "rgat-v5.1/cuda12.8-cudnn9-ngc-dgl-25.03-aarch64",
         "rgat-v5.1/cuda12.8-cudnn9-ngc-dgl-25.03-x86_64",
     }
-    assert kb.benchmarks["rgat-v5.1"].incomplete is None
+    assert {f for f in folders if f.startswith("dlrm_dcnv2-v5.1/")} == {
+        "dlrm_dcnv2-v5.1/cuda12.8-cudnn9-ngc-pytorch-25.03-aarch64",
+        "dlrm_dcnv2-v5.1/cuda12.8-cudnn9-ngc-pytorch-25.03-x86_64",
+    }
+    for complete in COMPLETE:
+        assert kb.benchmarks[complete].incomplete is None
     for incomplete in [b for b in BENCHMARKS if b not in COMPLETE]:
         assert not any(f.startswith(f"{incomplete}/") for f in folders)

@@ -20,6 +20,7 @@ from mlcc.render.openshift.build import common_labels, image_reference, metadata
 from mlcc.render.openshift.launch import Size
 from mlcc.render.openshift.options import ClusterOptions, nccl_settings
 from mlcc.render.openshift.seed import seed_env, seeded
+from mlcc.render.plan.writer import spell_gpu_arch
 from mlcc.render.variant import Rendered
 
 if TYPE_CHECKING:
@@ -145,17 +146,25 @@ def _env(rendered: Rendered, size: Size, extra: Sequence[Tuple[str, str]] = ()) 
     agreeing with its limit, the launch configuration's variables). The variables the
     recipe extends (``build.env_extensions``: PATH, LD_LIBRARY_PATH ...) are left to the
     image: Kubernetes expands no ``${NAME}`` from the image's environment, so a value
-    written here would replace the extended one rather than repeat it."""
+    written here would replace the extended one rather than repeat it. The CUDA arch lists
+    are the image's, as --gpu spelled them."""
+    values = dict(_env_values(rendered, size))
+    values.update(extra)
+    return [{"name": name, "value": value} for name, value in values.items()]
+
+
+def _env_values(rendered: Rendered, size: Size) -> List[Tuple[str, str]]:
+    """The recipe's values as the pod states them (see :func:`_env`), before ``extra``."""
     build = rendered.stack.benchmark.build
     assert build is not None
-    values = dict(build.env)
+    own = [name for name, _ in build.arch_list_env]
+    values = dict(spell_gpu_arch(rendered.stack, build.env, own))
     for name in GPU_COUNT_ENV:
         if name in values and size.gpus:
             values[name] = str(size.gpus)
     if build.launch is not None and size.gpus:
         values.update(launching.environment(build.launch, size))
-    values.update(extra)
-    return [{"name": name, "value": value} for name, value in values.items()]
+    return list(values.items())
 
 
 def launch_config_name(rendered: Rendered, size: Size) -> str:
@@ -463,22 +472,24 @@ SSHD_START = "ssh-keygen -A && exec /usr/sbin/sshd -De"
 
 
 def launcher_script(rendered: Rendered, size: Size, knobs: Sequence[Tuple[str, str]]) -> str:
-    """The launcher's mpirun line. Remote ranks start from sshd, not from the pod, so every
-    setting travels with -x (the run seed too: the launcher's, :mod:`.seed`); the first host
-    of mpi-operator's hostfile is the master (rank 0). The variables the recipe extends travel
-    by name, as PATH and LD_LIBRARY_PATH do: the launcher's values are the image's, extended
-    by its ENV."""
+    """The launcher's mpirun line. Remote ranks start from sshd, not from the pod, and sshd
+    gives them neither the image's ENV nor the pod's env, so every setting travels with -x
+    (the run seed too: the launcher's, :mod:`.seed`); the first host of mpi-operator's
+    hostfile is the master (rank 0). The recipe's values (its env, the arch lists as --gpu
+    spells them) and the variables it extends travel by name, as PATH and LD_LIBRARY_PATH
+    do: the launcher's pod env holds the former, and its image's ENV the latter."""
     stack = rendered.stack
     build = stack.benchmark.build
     assert build is not None and build.mpi is not None
     prefix = build.mpi.prefix_for(stack.base.family)
     launch = build.launch
     seed = seed_env(build)
+    valued = [*knobs, *(launching.environment(launch, size) if launch is not None else ())]
     by_name = ["PATH", "LD_LIBRARY_PATH"]
-    by_name += [ext.name for ext in build.env_extensions if ext.name not in by_name]
-    exports = [*by_name, *([seed] if seed else []), *(f"{k}={v}" for k, v in knobs)]
-    if launch is not None:
-        exports += [f"{k}={v}" for k, v in launching.environment(launch, size)]
+    by_name += [ext.name for ext in build.env_extensions]
+    by_name += [name for name, _ in _env_values(rendered, size)]
+    by_name = [name for name in dict.fromkeys(by_name) if name not in dict(valued)]
+    exports = [*by_name, *([seed] if seed else []), *(f"{k}={v}" for k, v in valued)]
     mpirun = [f"{prefix}/bin/mpirun", "--allow-run-as-root", "--prefix", prefix]
     if build.mpi.ranks == "node":
         mpirun += ["-np", str(size.nodes), "--map-by", "ppr:1:node", "--bind-to", "none"]

@@ -26,6 +26,26 @@ if TYPE_CHECKING:
     from mlcc.render.fetches import Record as FetchRecord
 
 
+def spell_gpu_arch(
+    stack: Stack, env: Sequence[Tuple[str, str]], own: Sequence[str] = ()
+) -> List[Tuple[str, str]]:
+    """``env`` with the CUDA arch lists as --gpu spells them (see :meth:`Writer.gpu_arch`):
+    the image's ENV and the run objects' pod env take their values from here, so the two agree.
+
+    Args:
+        stack: the resolved stack (its ``gpu_arch_env`` is empty without --gpu).
+        env: the recipe's (name, value) pairs, in order.
+        own: the arch-list variables the build declares; one ``env`` lacks is added with --gpu.
+
+    Returns:
+        The pairs, each arch list replaced by the GPU's spelling, then the added ones.
+    """
+    spelled = dict(stack.gpu_arch_env)
+    given = {name for name, _ in env}
+    added = [(name, spelled[name]) for name in own if name in spelled and name not in given]
+    return [(name, spelled.get(name, value)) for name, value in env] + added
+
+
 class StepWriter:
     """The steps planned so far and how a step is added (each part of the planner adds its
     own: :mod:`.stack`, :mod:`.framework`, :mod:`.benchmark`)."""
@@ -160,10 +180,7 @@ class StepWriter:
         each variable wants it (Stack.gpu_arch_env), instead of the recipe's default list.
         ``own`` names the variables the build declares itself: one ``env`` does not set is
         added with --gpu (without it the build's tools keep their own default list)."""
-        spelled = dict(self.stack.gpu_arch_env)
-        given = {name for name, _ in env}
-        added = [(name, spelled[name]) for name in own if name in spelled and name not in given]
-        return [(name, spelled.get(name, value)) for name, value in env] + added
+        return spell_gpu_arch(self.stack, env, own)
 
     def _host_url(self, var: str) -> str:
         """The public URL of the host the build argument ``var`` stands for."""
