@@ -50,6 +50,17 @@ LATE_IMPORTS = {
     "mlcc.ui.table:rich.console",
     "mlcc.ui.table:rich.table",
     "mlcc.ui.table:rich.text",
+    # libyaml is optional in PyYAML: its version is asked once, where its absence is handled
+    "mlcc.render.openshift.yamlout:yaml._yaml",
+    # what only some paths of resolve and gen use (perf/README.md; and
+    # test_resolve_and_gen_import_only_what_they_use.py): the knowledge-base cache's writer
+    # (tempfile: a warm start only reads), pathlib for a path flag (resolve takes none), the
+    # terminal's width for a table (resolve --json draws none), and packaging.utils
+    # (packaging.tags, logging, subprocess) for a runtime image's build-only uninstall only
+    "mlcc.kb.loader:tempfile",
+    "mlcc.validate:pathlib",
+    "mlcc.ui.table:shutil",
+    "mlcc.render.plan.benchmark:packaging.utils",
     # optional (the lint extra): without it, lint names each Kubernetes kind it did not validate
     "mlcc.lint.kube:kubernetes_validate",
     # the registry of kubernetes-validate's schema files, built once per kind with them

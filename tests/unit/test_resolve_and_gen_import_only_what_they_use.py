@@ -67,3 +67,34 @@ def test_gen_all_does_import_the_published_set(tmp_path: Path) -> None:
     # likewise for the published set: `gen --all` reads the matrix through it
     names = _imported(["gen", "--all", "--only", "openshift", "-o", "out"], tmp_path)
     assert {"mlcc.app.published_set", "mlcc.matrix"} <= names
+
+
+# What only some paths of a command use, imported where it is used: the knowledge-base
+# cache's writer (tempfile, and through it shutil and random: a warm start only reads),
+# pathlib (urllib.parse, ipaddress: resolve takes no path), the terminal's width (shutil:
+# no table in --json), and packaging.utils (packaging.tags, logging, subprocess, platform:
+# only a runtime image's build-only uninstall canonicalizes package names).
+RESOLVE_JSON_NEVER = ("tempfile", "shutil", "random", "pathlib", "urllib.parse", "packaging.utils", "logging")
+DEVEL_GEN_NEVER = ("packaging.utils", "packaging.tags", "logging", "subprocess")
+
+
+def test_a_warm_resolve_json_imports_no_cache_writer_paths_or_tables(tmp_path: Path) -> None:
+    _imported(["resolve", "nccl-tests", "--cuda", "12.6", "--base", "ubi8"], tmp_path)  # the cache is warm
+    names = _imported(["resolve", "maskrcnn", "--cuda", "10.1", "--json"], tmp_path)
+    assert sorted(set(RESOLVE_JSON_NEVER) & names) == []
+
+
+def test_gen_of_a_devel_image_never_imports_packaging_utils(tmp_path: Path) -> None:
+    names = _imported(
+        ["gen", "nccl-tests", "--cuda", "12.6", "--base", "ubi8", "--flavour", "devel", "-o", "out"], tmp_path
+    )
+    assert sorted(set(DEVEL_GEN_NEVER) & names) == []
+
+
+def test_gen_of_a_runtime_image_does_import_packaging_utils(tmp_path: Path) -> None:
+    # the checks above can fail: the same reading sees packaging.utils where it is used
+    names = _imported(
+        ["gen", "nccl-tests", "--cuda", "12.6", "--base", "ubi8", "--flavour", "runtime", "-o", "out"],
+        tmp_path,
+    )
+    assert "packaging.utils" in names

@@ -6,8 +6,6 @@ from __future__ import annotations
 import shlex
 from typing import List, Set, Tuple
 
-from packaging.utils import canonicalize_name
-
 from mlcc.kb.model import BuildStep
 from mlcc.kb.pip_locks import PipInstall
 from mlcc.render import fetches
@@ -161,6 +159,10 @@ class BenchmarkSteps(StepWriter):
     def build_only_installed(self) -> List[str]:
         """The build-only Python packages (recipes/tools.yaml) that a pip install of this
         build names or its lock pins, in the rule's order."""
+        # imported here: packaging.utils brings packaging.tags (logging, subprocess,
+        # platform), which only a runtime image's final stage needs, for this one name rule
+        from packaging.utils import canonicalize_name
+
         names: Set[str] = set()
         for ident, _previous, install in self.pip_installs:
             names.update(canonicalize_name(_requirement_name(r)) for r in install.requirements)
