@@ -16,7 +16,7 @@ from mlcc.kb.index import IndexClient
 from mlcc.kb.loader import recipes_root
 from mlcc.kb.wheel import WheelReader
 from mlcc.kbtools.check import published_stacks, run, sampled_stacks
-from mlcc.kbtools.lock import lock, matrix_stacks, verify, write
+from mlcc.kbtools.lock import image_base_stacks, lock, matrix_stacks, verify, write
 from mlcc.kbtools.offline import (
     RECORD_FILE,
     WHEEL_RECORD_FILE,
@@ -182,8 +182,9 @@ def check_command(
 def lock_command(
     ctx: click.Context, index_url: Optional[str], refresh: bool, ttl: float, verify_only: bool, sample: int
 ) -> None:
-    """Hash-lock the pip installs of every stack recipes/matrix.yaml resolves (and a sample
-    of the cross product): resolve each install's requirements and their dependencies for
+    """Hash-lock the pip installs of every stack recipes/matrix.yaml resolves (and of every
+    benchmark built on an NGC base, on each of its bases and arches, and a sample of the cross
+    product): resolve each install's requirements and their dependencies for
     the stack's Python, CPU arch and glibc against the index, and write the sha256 of each
     file pip takes to recipes/locks/ (one JSON file per target). Generated images then
     install with --require-hashes. Installs that cannot be locked (VCS checkouts,
@@ -201,7 +202,7 @@ def lock_command(
     """
     kb = kb_of(ctx)
     client = IndexClient(index_url, ttl=ttl * 3600, refresh=refresh)
-    stacks = matrix_stacks(kb) + sampled_stacks(kb, sample)
+    stacks = matrix_stacks(kb) + image_base_stacks(kb) + sampled_stacks(kb, sample)
     if verify_only:
         problems, checked = verify(kb.root, stacks, client, kb.sdist_requires)
         for problem in problems:

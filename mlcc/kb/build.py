@@ -1264,8 +1264,11 @@ def _benchmark_build(
     return BenchmarkBuild(
         workdir=data["workdir"],
         packages=tuple(sorted((family, tuple(names)) for family, names in data["packages"].items())),
-        steps=tuple(
-            _build_step(doc, step, ("build", "steps", i), record) for i, step in enumerate(data["steps"])
+        steps=_named_copies(
+            tuple(
+                _build_step(doc, step, ("build", "steps", i), record) for i, step in enumerate(data["steps"])
+            ),
+            _script_copy_names(data["steps"]),
         ),
         env=tuple(data["env"].items()),
         entrypoint=tuple(data["entrypoint"]),
@@ -1516,6 +1519,7 @@ def _scripts(doc: _Doc, steps: Sequence[Dict[str, Any]]) -> Tuple[Tuple[str, str
     own = here / f"{doc.data['name']}.d"
     shared = here / ROUND_SCRIPTS if ROUND_FOLDER.match(here.name) else None
     found = []
+    names = _script_copy_names(steps)
     for index, step in enumerate(steps):
         if "script" not in step:
             continue
@@ -1527,8 +1531,32 @@ def _scripts(doc: _Doc, steps: Sequence[Dict[str, Any]]) -> Tuple[Tuple[str, str
             raise doc.error(where, f"{_shown(doc, path)}: {error}") from None
         if "with" in step:
             text = _fill_script(doc, ("build", "steps", index, "with"), path, text, step["with"])
-        found.append((step["script"], text))
+        found.append((names[index], text))
     return tuple(found)
+
+
+def _script_copy_names(steps: Sequence[Dict[str, Any]]) -> Dict[int, str]:
+    """The file each script step's copy is written to, by step index: a script's first use
+    keeps its name, its n-th ``git-pip-n.sh``. Two steps filling one shared script with other
+    values are two files: under one name the last copy would overwrite the others, and every
+    step would run it."""
+    names: Dict[int, str] = {}
+    uses: Dict[str, int] = {}
+    for index, step in enumerate(steps):
+        if "script" not in step:
+            continue
+        name = step["script"]
+        uses[name] = uses.get(name, 0) + 1
+        stem, dot, suffix = name.rpartition(".")
+        names[index] = (
+            name if uses[name] == 1 else (f"{stem}-{uses[name]}.{suffix}" if dot else f"{name}-{uses[name]}")
+        )
+    return names
+
+
+def _named_copies(steps: Tuple[BuildStep, ...], names: Dict[int, str]) -> Tuple[BuildStep, ...]:
+    """The script steps of ``steps`` renamed to their copies (:func:`_script_copy_names`)."""
+    return tuple(step._replace(script=names[i]) if i in names else step for i, step in enumerate(steps))
 
 
 def _shown(doc: _Doc, path: Path) -> str:

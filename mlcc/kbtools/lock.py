@@ -94,7 +94,7 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
-from mlcc.errors import FactError, IndexUnreachable
+from mlcc.errors import ConflictError, FactError, IndexUnreachable, UsageError
 from mlcc.kb import pip_locks
 from mlcc.kb.index import MAX_FILE_BYTES, Fetched, IndexClient, IndexFile, without_credentials
 from mlcc.kb.model import KnowledgeBase, SdistRequires
@@ -102,7 +102,7 @@ from mlcc.kb.pip_locks import LOCK_DIR, LOCK_FORMAT, LockTarget, PipInstall
 from mlcc.kbtools import check as kb_check
 from mlcc.matrix import evaluate, expand, load_matrix
 from mlcc.render.plan import build_plan
-from mlcc.resolve import Stack
+from mlcc.resolve import Resolver, Stack, build_request
 
 VCS_PREFIXES = ("git+", "hg+", "svn+", "bzr+")
 # Bounds on what an index's metadata can make the lock walk, with room to spare: the
@@ -151,6 +151,33 @@ def matrix_stacks(kb: KnowledgeBase) -> List[Stack]:
         RecipeError: recipes/matrix.yaml is missing or malformed.
     """
     return [o.stack for o in evaluate(kb, expand(load_matrix(kb))) if o.stack is not None]
+
+
+def image_base_stacks(kb: KnowledgeBase) -> List[Stack]:
+    """Every benchmark that builds on an image base (NGC's), on each of those bases and arches.
+
+    An image's pip installs are the same whatever GPU it is built for, so these stacks lock
+    the installs of every ``--gpu`` variant, whether or not the matrix publishes one yet.
+
+    Args:
+        kb: The knowledge base.
+
+    Returns:
+        The stacks that resolve, by benchmark, base and arch; refused ones are left out.
+    """
+    images = {base.name: base for base in kb.bases if base.contents is not None}
+    resolver = Resolver(kb)
+    stacks: List[Stack] = []
+    for name in sorted(kb.benchmarks):
+        bench = kb.benchmarks[name]
+        for base_name in bench.bases:
+            base = images.get(base_name)
+            for arch in sorted(set(base.arches) & set(bench.arches)) if base else ():
+                try:
+                    stacks.append(resolver.resolve(build_request(kb, name, base=base_name, arch=arch)))
+                except (ConflictError, UsageError):
+                    continue
+    return stacks
 
 
 def target_of(stack: Stack) -> Optional[LockTarget]:

@@ -61,6 +61,9 @@ LATE_IMPORTS = {
     "mlcc.validate:pathlib",
     "mlcc.ui.table:shutil",
     "mlcc.render.plan.benchmark:packaging.utils",
+    # and packaging.requirements (which brings packaging.utils) for the pip steps of a stack
+    # on an image base (NGC's) only, whose exact pins are installed in two steps
+    "mlcc.render.plan.benchmark:packaging.requirements",
     # optional (the lint extra): without it, lint names each Kubernetes kind it did not validate
     "mlcc.lint.kube:kubernetes_validate",
     # the registry of kubernetes-validate's schema files, built once per kind with them

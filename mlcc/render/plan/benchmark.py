@@ -4,7 +4,7 @@ sshd for multi-node runs, a runtime image's final stage, and the manifest."""
 from __future__ import annotations
 
 import shlex
-from typing import List, Set, Tuple
+from typing import List, Sequence, Set, Tuple
 
 from mlcc.kb.model import BuildStep
 from mlcc.kb.pip_locks import PipInstall
@@ -21,6 +21,7 @@ from mlcc.render.plan.commands import (
     recorder_args,
 )
 from mlcc.render.plan.model import (
+    BASE_DEPENDENCIES,
     BUILD_STAGE,
     HANDOFF,
     LDCONFIG,
@@ -202,23 +203,35 @@ class BenchmarkSteps(StepWriter):
             ],
         )
 
+    def pip_step(self, step: BuildStep) -> List[str]:
+        """A recipe's pip step. On an image base whose own packages mlcc cannot list (NGC's),
+        a step of exact pins is two installs: the pins alone (--no-deps, hash-locked), then the
+        same requirements, which pip finds installed and completes with the dependencies the
+        base lacks; a full lock would pin those too and replace the base's own versions."""
+        split = (
+            bool(self.stack.from_base)
+            and not step.no_deps
+            and step.pip_index is None
+            and _exact_pins(step.packages)
+        )
+        first = self.pip(
+            step.packages,
+            extra_index=step.pip_index,
+            no_deps=step.no_deps or split,
+            env=step.env,
+            origins=step.origins,
+        )
+        if not split:
+            return [first]
+        reason = BASE_DEPENDENCIES.format(image=self.stack.base.ref)
+        return [first, self.pip(step.packages, env=step.env, origins=step.origins, unlockable=reason)]
+
     def build_step(self, workdir: str, step: BuildStep) -> None:
         bench = self.stack.benchmark.name
         if step.kind == "pip":
             names = [_requirement_name(r) for r in step.packages]
             title = f"{bench}: pip install {', '.join(names[:4])}" + (", ..." if len(names) > 4 else "")
-            self.add(
-                title,
-                [
-                    self.pip(
-                        step.packages,
-                        extra_index=step.pip_index,
-                        no_deps=step.no_deps,
-                        env=step.env,
-                        origins=step.origins,
-                    )
-                ],
-            )
+            self.add(title, self.pip_step(step))
         elif step.kind == "git":
             assert step.git_url and step.git_ref and step.dest
             name = step.dest.rsplit("/", 1)[1]
@@ -302,3 +315,20 @@ def _as_path(folder: str) -> str:
     slash that does not start with a dot (``embedding_lib``) as a requirement name to look up
     on the index, whatever folder of that name is there (``-e`` looks for the folder first)."""
     return folder if "/" in folder or folder.startswith(".") else f"./{folder}"
+
+
+def _exact_pins(requirements: Sequence[str]) -> bool:
+    """Every requirement is ``name==version`` from the index (no URL, no wildcard)."""
+    # imported here: packaging.requirements brings packaging.utils and packaging.tags
+    # (logging, subprocess, platform), which only a stack on an image base needs
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    for text in requirements:
+        try:
+            requirement = Requirement(text)
+        except InvalidRequirement:
+            return False
+        specs = list(requirement.specifier)
+        if requirement.url or len(specs) != 1 or specs[0].operator != "==" or specs[0].version.endswith(".*"):
+            return False
+    return True

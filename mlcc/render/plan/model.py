@@ -41,6 +41,14 @@ LOCAL_SOURCE = (
     "the benchmark's own package from its source checkout (pinned by full commit above):"
     " pip cannot hash a directory, and the dependencies its setup.py declares are not locked"
 )
+# A pip step on an image base (NGC) whose own packages mlcc cannot list: its exact pins are
+# hash-locked and installed with --no-deps first, then the same requirements again, which pip
+# finds installed and completes with what they need that the base lacks (not hash-locked)
+BASE_DEPENDENCIES = (
+    "the dependencies of these pins that {image} lacks: pip resolves them against the base"
+    " image's own packages, which mlcc cannot list, so they are not hash-locked (the pins"
+    " themselves are, installed just before with --no-deps and --require-hashes)"
+)
 LOCAL_SOURCE_NO_DEPS = (
     "the benchmark's own package from its source checkout (pinned by full commit above):"
     " pip cannot hash a directory; it is installed with --no-deps, since the steps before it"

@@ -11,6 +11,8 @@ git -C "$$dest" checkout --quiet "$$commit"
 test "$$(git -C "$$dest" rev-parse HEAD)" = "$$commit"
 git -C "$$dest" submodule update --init --recursive
 cd "$$dest"
+# what NVIDIA's Dockerfile changes in the checkout before it installs it (":" for nothing)
+${before}
 pip_args=(${pip_args})
 python -m pip install --no-cache-dir "$${pip_args[@]}"
 after=(${after})
