@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
-from typing import Iterable, Optional
+from typing import TYPE_CHECKING, Iterable, Optional
 
 from mlcc.errors import UsageError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 INT32_MAX = 2**31 - 1
 
@@ -17,6 +19,10 @@ def path_flag(value: Optional[str], flag: str) -> Optional[Path]:
         return None
     if not value.strip():
         raise UsageError(f"{flag}: empty path", hint=f"give {flag} a file or folder name")
+    # imported here: `mlcc resolve` imports this module for its other checks and never
+    # needs pathlib (and through it urllib.parse and ipaddress)
+    from pathlib import Path
+
     return Path(value)
 
 

@@ -351,7 +351,12 @@ def _source_builds(doc: _Doc) -> Tuple[SourceBuild, ...]:
 
 def _build_only(doc: _Doc) -> Tuple[BuildOnly, ...]:
     return tuple(
-        BuildOnly(entry["name"], " ".join(entry["why"].split()), doc.prov(entry, ("build_only", index)))
+        BuildOnly(
+            entry["name"],
+            " ".join(entry["why"].split()),
+            doc.prov(entry, ("build_only", index)),
+            canonicalize_name(entry["name"]),
+        )
         for index, entry in enumerate(doc.data.get("build_only", ()))
     )
 

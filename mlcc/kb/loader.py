@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
-import tempfile
 from hashlib import sha256
 from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
@@ -199,6 +198,9 @@ def _read_cache(path: str) -> Optional[KnowledgeBase]:
 
 
 def _write_cache(path: str, kb: KnowledgeBase) -> None:
+    # imported here: only a cache miss writes, and tempfile brings shutil and random
+    import tempfile
+
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".kb-", suffix=".tmp", dir=os.path.dirname(path))

@@ -832,6 +832,7 @@ class BuildOnly(NamedTuple):
     name: str
     why: str
     prov: Provenance
+    canonical_name: str  # PEP 503's (packaging's canonicalize_name), what a render compares
 
 
 class SdistRequires(NamedTuple):

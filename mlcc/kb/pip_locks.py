@@ -41,7 +41,8 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
+import sys
+from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from mlcc.errors import RecipeError
 
@@ -106,6 +107,9 @@ class LockedInstall(NamedTuple):
     requirements: Tuple[str, ...]
     packages: Tuple[LockedPackage, ...]
     unlocked: Optional[str]  # the reason it cannot be hash-locked; None: locked
+    # the PEP 503 names of what it asks for and pins (pip_names), recorded when the knowledge
+    # base is built: a render compares them with recipes/tools.yaml's build_only as they are
+    names: Tuple[str, ...] = ()
 
 
 class PipLocks(NamedTuple):
@@ -191,9 +195,38 @@ def parse_install(key: str, entry: Dict[str, Any]) -> LockedInstall:
         for p in entry.get("packages") or ()
         if p.get("sha256") or p.get("installed_by_earlier")
     )
+    requirements = tuple(str(r) for r in entry.get("requirements") or ())
     return LockedInstall(
         key,
-        tuple(str(r) for r in entry.get("requirements") or ()),
+        requirements,
         packages,
         entry.get("unlocked") or None,
+        pip_names(requirements, (p.name for p in packages)),
     )
+
+
+def pip_names(requirements: Sequence[str], packages: Iterable[str] = ()) -> Tuple[str, ...]:
+    """The PEP 503 names (packaging's ``canonicalize_name``) of the packages ``requirements``
+    name (a URL or a folder names none) and of ``packages``, sorted.
+
+    Args:
+        requirements: pip requirements as an install asks for them.
+        packages: project names as a lock file spells them.
+
+    Returns:
+        Each name once, sorted.
+    """
+    # imported here: packaging.requirements and packaging.utils bring packaging.tags
+    # (logging, subprocess, platform); the knowledge base's build names every locked install,
+    # so a render calls this only for an install the lock files do not have
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
+    names = set(map(canonicalize_name, packages))
+    for text in requirements:
+        try:
+            names.add(canonicalize_name(Requirement(text).name))
+        except InvalidRequirement:
+            continue
+    # one string object per name across installs: the pickled knowledge base stores it once
+    return tuple(sys.intern(name) for name in sorted(names))

@@ -75,7 +75,7 @@ class Assembler:
             gpu_arch_env=self._gpu_arch_env(bench, req.gpu),
             pip_locks=self._pip_locks(python, arch, base),
             nccl_profiles=self.kb.nccl_profiles,
-            build_only=tuple(rule.name for rule in self.kb.build_only),
+            build_only=tuple((rule.name, rule.canonical_name) for rule in self.kb.build_only),
             systems=self._systems(bench),
         )
         return stack

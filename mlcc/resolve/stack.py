@@ -131,8 +131,8 @@ class Stack(NamedTuple):
     # "runtime" (a second stage on the runtime stack gets what the build made, nothing else).
     flavour: str = "devel"
     # Python packages that only build (recipes/tools.yaml build_only): a runtime image's
-    # final stage goes without them.
-    build_only: Tuple[str, ...] = ()
+    # final stage goes without them. (name as the rule spells it, its PEP 503 name)
+    build_only: Tuple[Tuple[str, str], ...] = ()
 
     @property
     def runtime(self) -> bool:

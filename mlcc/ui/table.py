@@ -8,7 +8,6 @@ so a table reads the same on a terminal, in a file and in a CI log.
 from __future__ import annotations
 
 import io
-import shutil
 from typing import Sequence
 
 from mlcc.ui.safe_text import printable
@@ -20,6 +19,9 @@ _GAP = 2  # the padding and the separator after each column
 
 def terminal_width(fallback: int) -> int:
     """COLUMNS, else the terminal's width, else ``fallback``."""
+    # imported here: shutil brings bz2, lzma and zlib, and `mlcc resolve --json` draws no table
+    import shutil
+
     return shutil.get_terminal_size((fallback, 24)).columns
 
 

@@ -53,6 +53,23 @@ LATE_IMPORTS = {
     "mlcc.ui.table:rich.console",
     "mlcc.ui.table:rich.table",
     "mlcc.ui.table:rich.text",
+    # libyaml is optional in PyYAML: its version is asked once, where its absence is handled
+    "mlcc.render.openshift.yamlout:yaml._yaml",
+    # what only some paths of resolve and gen use (perf/README.md; and
+    # test_resolve_and_gen_import_only_what_they_use.py): the knowledge-base cache's writer
+    # (tempfile: a warm start only reads), pathlib for a path flag (resolve takes none), the
+    # terminal's width for a table (resolve --json draws none), and packaging.requirements
+    # and packaging.utils (packaging.tags, logging, subprocess) for the PEP 503 names of pip
+    # installs: the knowledge base's build records them for every locked install, and a
+    # render asks only of an install the lock files do not have
+    "mlcc.kb.loader:tempfile",
+    "mlcc.validate:pathlib",
+    "mlcc.ui.table:shutil",
+    "mlcc.kb.pip_locks:packaging.requirements",
+    "mlcc.kb.pip_locks:packaging.utils",
+    # and packaging.requirements (which brings packaging.utils) for the pip steps of a stack
+    # on an image base (NGC's) only, whose exact pins are installed in two steps
+    "mlcc.render.plan.benchmark:packaging.requirements",
     # optional (the lint extra): without it, lint names each Kubernetes kind it did not validate
     "mlcc.lint.kube:kubernetes_validate",
     # the registry of kubernetes-validate's schema files, built once per kind with them

@@ -10,7 +10,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import List, Set
+from typing import Dict, List, Optional, Set
 
 import pytest
 
@@ -24,8 +24,8 @@ NOT_IMPORTED_MODULES = ("mlcc.app.published_set", "mlcc.matrix")
 IMPORTED = re.compile(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$")
 
 
-def _imported(args: List[str], cwd: Path) -> Set[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+def _imported(args: List[str], cwd: Path, extra_env: Optional[Dict[str, str]] = None) -> Set[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO), **(extra_env or {})}
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "mlcc", *args],
         capture_output=True,
@@ -67,3 +67,45 @@ def test_gen_all_does_import_the_published_set(tmp_path: Path) -> None:
     # likewise for the published set: `gen --all` reads the matrix through it
     names = _imported(["gen", "--all", "--only", "openshift", "-o", "out"], tmp_path)
     assert {"mlcc.app.published_set", "mlcc.matrix"} <= names
+
+
+# What only some paths of a command use, imported where it is used: the knowledge-base
+# cache's writer (tempfile, and through it shutil and random: a warm start only reads),
+# pathlib (urllib.parse, ipaddress: resolve takes no path), the terminal's width (shutil:
+# no table in --json), and packaging.utils (packaging.tags, logging, subprocess, platform:
+# the knowledge base's build records the PEP 503 names a runtime image's build-only
+# uninstall compares, so a warm gen asks packaging only of an install no lock file has).
+RESOLVE_JSON_NEVER = ("tempfile", "shutil", "random", "pathlib", "urllib.parse", "packaging.utils", "logging")
+GEN_NEVER = ("packaging.utils", "packaging.tags", "logging", "subprocess")
+
+
+def test_a_warm_resolve_json_imports_no_cache_writer_paths_or_tables(tmp_path: Path) -> None:
+    _imported(["resolve", "nccl-tests", "--cuda", "12.6", "--base", "ubi8"], tmp_path)  # the cache is warm
+    names = _imported(["resolve", "maskrcnn", "--cuda", "10.1", "--json"], tmp_path)
+    assert sorted(set(RESOLVE_JSON_NEVER) & names) == []
+
+
+def test_gen_of_a_devel_image_never_imports_packaging_utils(tmp_path: Path) -> None:
+    names = _imported(
+        ["gen", "nccl-tests", "--cuda", "12.6", "--base", "ubi8", "--flavour", "devel", "-o", "out"], tmp_path
+    )
+    assert sorted(set(GEN_NEVER) & names) == []
+
+
+def test_a_warm_gen_of_a_runtime_image_never_imports_packaging_utils(tmp_path: Path) -> None:
+    # maskrcnn's runtime image uninstalls cmake and ninja after its build (recipes/tools.yaml
+    # build_only): the names it compares were recorded when the knowledge base was built
+    args = ["gen", "maskrcnn", "--cuda", "10.1", "--flavour", "runtime", "-o", "out"]
+    _imported(args, tmp_path)  # the knowledge-base cache is warm
+    names = _imported(args, tmp_path)
+    assert sorted(set(GEN_NEVER) & names) == []
+    dockerfile = (tmp_path / "out" / "maskrcnn" / "cuda10.1-cudnn7-ubi8-x86_64" / "Dockerfile").read_text()
+    assert "pip uninstall -y cmake ninja" in dockerfile
+
+
+def test_a_cold_gen_does_import_packaging_utils(tmp_path: Path) -> None:
+    # the checks above can fail: the same reading sees packaging.utils where it is used,
+    # building the knowledge base (its cache in an empty folder) to record the names
+    env_cache = {"MLCC_CACHE_DIR": str(tmp_path / "cache")}
+    names = _imported(["gen", "maskrcnn", "--cuda", "10.1", "-o", "out"], tmp_path, env_cache)
+    assert "packaging.utils" in names

@@ -13,6 +13,7 @@ import pytest
 from mlcc.app.published_set import published
 from mlcc.kb import load
 from mlcc.kb.model import KnowledgeBase
+from mlcc.kb.pip_locks import pip_names
 from mlcc.render import render
 from mlcc.render.plan import HANDOFF
 from mlcc.resolve.stack import Stack
@@ -109,6 +110,28 @@ def test_build_only_packages_leave_the_environment_the_final_stage_copies(
         assert not any(f"'{n}==" in final for n in names), cell
         uninstalled += 1
     assert uninstalled, "some published runtime cell pins a build-only package"
+
+
+def test_an_install_no_lock_file_has_still_names_its_build_only_packages(
+    runtime_cells: List[Tuple[str, Stack, str]],
+) -> None:
+    # a locked install's names were recorded when the knowledge base was built; without the
+    # lock files the render names the requirements itself, and uninstalls the same packages
+    cell, stack, dockerfile = next(c for c in runtime_cells if "pip uninstall -y" in c[2])
+    uninstall = next(line for line in _instructions(_stages(dockerfile)[0]) if "pip uninstall -y" in line)
+    unlocked = dict(render(stack._replace(pip_locks=None)).files)["Dockerfile"]
+    assert "--require-hashes" not in unlocked, cell
+    assert uninstall in _instructions(_stages(unlocked)[0]), cell
+
+
+def test_pip_names_are_pep_503_names_of_what_names_a_package() -> None:
+    requirements = [
+        "PyBind11==2.6.2",
+        "Ninja[extra]>=1.10",
+        "https://host/torch-1.5.0-cp36.whl",
+        "./embedding_lib",
+    ]
+    assert pip_names(requirements, ["CMake", "ruamel.yaml"]) == ("cmake", "ninja", "pybind11", "ruamel-yaml")
 
 
 def test_the_final_stage_leaves_no_package_manager_or_pip_cache(

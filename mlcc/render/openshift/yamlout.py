@@ -24,17 +24,51 @@ and a float); Go's strconv, which yaml.v2 asks for ints after dropping ``_`` (``
 a number too: quoting a string costs nothing, a string read back as a number breaks a
 Kubernetes object.
 
-The pure-Python emitter, not libyaml's, writes every file: the bytes do not depend on
-whether PyYAML was built with libyaml.
+**Two emitters, one output.** PyYAML writes a document with its pure-Python emitter or,
+when it was built with libyaml (PyPI's wheels for x86_64, aarch64 and ppc64le bundle it),
+with libyaml's (``yaml.CSafeDumper``), which writes the same List about ten times faster --
+the largest single cost of ``mlcc gen`` otherwise (perf/README.md). The pure-Python
+emitter's bytes are the reference: the bytes must not depend on how PyYAML was built. The
+two agree on everything mlcc publishes, but not on every document, so :func:`dumps`
+represents a document once (mlcc's styles, in Python, the same nodes for both emitters)
+and hands it to libyaml only when
+
+- libyaml's version is one whose output tests/unit/test_yamlout_libyaml.py compared with
+  the pure-Python emitter's, on every published and golden document and on adversarial
+  ones (:data:`LIBYAML_VERIFIED`: another version may write differently), and
+- the document holds none of what those tests found the two emitters to write
+  differently (libyaml 0.2.5 and 0.2.6, PyYAML 6.0.3 and 6.0.4):
+
+  - a character outside the Basic Multilingual Plane: libyaml takes it for unprintable
+    and double-quotes the string with an escape where PyYAML writes it raw; a lone
+    surrogate, which PyYAML escapes and libyaml cannot encode;
+  - a carriage return: libyaml takes it for a line break and writes a key holding one as a
+    complex key (``? ``), PyYAML does not (values agree, but a string does not know whether
+    it is a key, so any string with one takes the pure-Python emitter);
+  - a literal block that keeps its trailing line breaks (``|+``, a string ending in two):
+    libyaml may end the document with ``...`` where PyYAML does not (it does when a plain
+    key follows the block);
+  - an empty key or a long one: PyYAML writes a simple key up to 122 characters (it
+    counts the ``!!str`` tag it does not write against its limit of 128), libyaml up to 128
+    bytes of UTF-8, and an empty key is simple to libyaml only. A key of 1 to 42
+    characters (at most 126 bytes: no character left here takes more than 3) is simple to
+    both.
+
+Strings are checked as they are represented (one compiled-regex search and an
+``endswith`` per string, at C speed) and keys as each mapping is; any finding sends the
+whole document to the pure-Python emitter, as is every document when PyYAML has no
+libyaml or one not in :data:`LIBYAML_VERIFIED`.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from typing import Any, Optional
+from typing import Any, FrozenSet, NamedTuple, Optional, Tuple
 
 import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode
+from yaml.representer import SafeRepresenter
 
 # Plain scalars: a conservative alphabet; the typing rule rules out what a reader would
 # take for a number, boolean, null or timestamp.
@@ -78,32 +112,86 @@ _TYPED_STARTS = frozenset("-+.0123456789<=!&*")
 _SIGNED_SPECIAL_FLOAT = re.compile(r"[-+](?:inf|infinity|nan)\Z", re.IGNORECASE)
 
 
-class _Dumper(yaml.SafeDumper):
-    """PyYAML's safe dumper, writing each string in the style :func:`_style` picks."""
+# libyaml versions whose output tests/unit/test_yamlout_libyaml.py compared with the
+# pure-Python emitter's; libyaml writes only for these (module docstring).
+LIBYAML_VERIFIED: FrozenSet[Tuple[int, int, int]] = frozenset({(0, 2, 5), (0, 2, 6)})
+_STR_TAG = "tag:yaml.org,2002:str"
+# What libyaml writes differently inside a string (module docstring): a carriage return, a
+# surrogate, a character outside the Basic Multilingual Plane.
+_LIBYAML_WRITES_DIFFERENTLY = re.compile(r"[\r\ud800-\udfff\U00010000-\U0010ffff]")
+# The longest key both emitters write as a simple key whatever its characters (docstring).
+_LIBYAML_SIMPLE_KEY = 42
+
+
+def _libyaml_verified() -> bool:
+    """Is PyYAML built with libyaml, of a version in :data:`LIBYAML_VERIFIED`?"""
+    try:
+        from yaml._yaml import get_version
+    except ImportError:  # PyYAML built without libyaml
+        return False
+    return get_version() in LIBYAML_VERIFIED
+
+
+_LIBYAML_VERIFIED = _libyaml_verified()
+
+
+class _Representer(SafeRepresenter):
+    """PyYAML's safe representer writing each string in the style :func:`_style` picks,
+    noting whether libyaml's emitter would write the document as the pure-Python one does."""
+
+    def __init__(self) -> None:
+        super().__init__(default_flow_style=False, sort_keys=False)
+        self.libyaml_differs = False
 
     def ignore_aliases(self, data: Any) -> bool:
         """Write a value shared by two objects out twice: a manifest has no anchors."""
         return True
 
+    def represent_str(self, data: str) -> ScalarNode:
+        if _LIBYAML_WRITES_DIFFERENTLY.search(data) or data.endswith("\n\n"):
+            self.libyaml_differs = True
+        return self.represent_scalar(_STR_TAG, data, style=_style(data))
 
-def _represent_str(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
-    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=_style(text))
+    def represent_dict(self, data: Any) -> MappingNode:
+        if any(isinstance(key, str) and not 0 < len(key) <= _LIBYAML_SIMPLE_KEY for key in data):
+            self.libyaml_differs = True
+        return super().represent_dict(data)
 
 
-_Dumper.add_representer(str, _represent_str)
+_Representer.add_representer(str, _Representer.represent_str)
+_Representer.add_representer(dict, _Representer.represent_dict)
+
+
+class Represented(NamedTuple):
+    node: Node
+    libyaml_differs: bool  # libyaml's emitter would write other bytes than PyYAML's
 
 
 def dumps(document: Any) -> str:
-    """One YAML document (a mapping at the top), ending in a newline."""
+    """One YAML document (a mapping at the top), ending in a newline: the pure-Python
+    emitter's bytes, written by libyaml's emitter where it writes the same (module docstring)."""
+    node, libyaml_differs = represent(document)
+    return emit(node, libyaml=_LIBYAML_VERIFIED and not libyaml_differs)
+
+
+def represent(document: Any) -> Represented:
+    """``document``'s node graph, each string in mlcc's style, and whether libyaml writes it
+    differently."""
+    representer = _Representer()
+    return Represented(representer.represent_data(document), representer.libyaml_differs)
+
+
+def emit(node: Node, libyaml: bool) -> str:
+    """``node`` as YAML text, by libyaml's emitter (whatever its version) or PyYAML's
+    pure-Python one; :func:`dumps` decides which.
+
+    Raises:
+        AttributeError: ``libyaml`` is asked for and PyYAML was built without it.
+    """
+    if libyaml:
+        return yaml.serialize(node, Dumper=yaml.CSafeDumper, allow_unicode=True, width=-1)  # -1: no limit
     # an infinite width: PyYAML would otherwise fold long strings over several lines
-    return yaml.dump(
-        document,
-        Dumper=_Dumper,
-        sort_keys=False,
-        allow_unicode=True,
-        width=math.inf,
-        default_flow_style=False,
-    )
+    return yaml.serialize(node, Dumper=yaml.SafeDumper, allow_unicode=True, width=math.inf)
 
 
 def _style(text: str) -> Optional[str]:

@@ -6,11 +6,8 @@ from __future__ import annotations
 import shlex
 from typing import List, Sequence, Set, Tuple
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
-
 from mlcc.kb.model import BuildStep
-from mlcc.kb.pip_locks import PipInstall
+from mlcc.kb.pip_locks import PipInstall, pip_names
 from mlcc.render import fetches
 from mlcc.render.manifest import CONDA_ENV
 from mlcc.render.mirror import MIRROR_NAME, PIP_SETTINGS, host_mirrored
@@ -160,13 +157,13 @@ class BenchmarkSteps(StepWriter):
 
     def build_only_installed(self) -> List[str]:
         """The build-only Python packages (recipes/tools.yaml) that a pip install of this
-        build names or its lock pins, in the rule's order."""
+        build names or its lock pins, in the rule's order. The names are PEP 503's, which the
+        knowledge base recorded for the rules and for every install its lock files have."""
         names: Set[str] = set()
         for ident, _previous, install in self.pip_installs:
-            names.update(canonicalize_name(_requirement_name(r)) for r in install.requirements)
             locked = self.stack.pip_locks.get(ident) if self.stack.pip_locks else None
-            names.update(canonicalize_name(p.name) for p in (locked.packages if locked else ()))
-        return [name for name in self.stack.build_only if canonicalize_name(name) in names]
+            names.update(locked.names if locked is not None else pip_names(install.requirements))
+        return [name for name, canonical in self.stack.build_only if canonical in names]
 
     def handoff(self) -> None:
         """The build stage's last step in a runtime image: gather the shared libraries the
@@ -325,6 +322,10 @@ def _as_path(folder: str) -> str:
 
 def _exact_pins(requirements: Sequence[str]) -> bool:
     """Every requirement is ``name==version`` from the index (no URL, no wildcard)."""
+    # imported here: packaging.requirements brings packaging.utils and packaging.tags
+    # (logging, subprocess, platform), which only a stack on an image base needs
+    from packaging.requirements import InvalidRequirement, Requirement
+
     for text in requirements:
         try:
             requirement = Requirement(text)
