@@ -1070,6 +1070,7 @@ def _benchmarks(
             if key in constraints
         }
         named_bases = _benchmark_bases(doc, constraints.get("bases", ()), rule, bases)
+        _check_replaces(doc, named_bases, bases)
         if "unavailable" in data:
             if "build" in data:
                 raise doc.error(
@@ -1105,23 +1106,22 @@ def _benchmarks(
             ubi_alternative=_ubi_alternative(doc, constraints.get("ubi_alternative"), named_bases, bases),
         )
         _check_sources_cover(doc, benchmarks[key], frameworks)
-        _check_replaces(doc, benchmarks[key], bases)
         made.append((doc, key))
     for doc, key in made:  # a nearest recipe may be defined by a later file
         _check_nearest(doc, benchmarks[key], benchmarks, bases)
     return dict(sorted(benchmarks.items()))
 
 
-def _check_replaces(doc: _Doc, bench: Benchmark, bases: Sequence[Base]) -> None:
+def _check_replaces(doc: _Doc, named_bases: Sequence[str], bases: Sequence[Base]) -> None:
     """A step that replaces a component replaces the one an image base holds: every base the
     recipe names is one (NGC's), and no two steps replace the same component."""
     contents = {base.name: base.contents for base in bases}
-    plain = [name for name in bench.bases if contents.get(name) is None]
+    plain = [name for name in named_bases if contents.get(name) is None]
     seen: Dict[str, int] = {}
     for index, step in enumerate(doc.data.get("build", {}).get("steps", ())):
         path: PathKey = ("build", "steps", index, "replaces")
         for component in step.get("replaces", {}):
-            if plain or not bench.bases:
+            if plain or not named_bases:
                 named = f"the plain base {', '.join(plain)}" if plain else "no image base"
                 raise doc.error(
                     (*path, component),
@@ -1723,10 +1723,10 @@ def _replaces(doc: _Doc, entry: Dict[str, str], path: PathKey) -> Tuple[Tuple[st
                 f"replaces names {component!r}, not a component a build step can replace",
                 hint=f"components: {', '.join(_REPLACEABLE)}",
             )
-        if not is_valid_version(version):
+        if not is_valid_version(version) or str(Version(version)) != version:
             raise doc.error(
                 (*path, component),
-                f"replaces {component} with {version!r}, which is not a version",
+                f"replaces {component} with {version!r}, which is not a version in its plain form",
                 hint="the version the step builds, e.g. 2.28.3 for NCCL's tag v2.28.3-1",
             )
     return tuple(sorted(entry.items()))
