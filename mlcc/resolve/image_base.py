@@ -119,16 +119,15 @@ def base_framework(base: Base, bench: Optional[Benchmark] = None, arch: str = ""
         arches=base.arches,
         install=Install(method=FROM_BASE),
         prov=base.prov,
-        bundles=tuple(
-            (
-                name,
-                held_version(bench, base, name, arch)
-                if replacing(bench, base, name, arch)
-                else _confirmed(base, name),
-            )
-            for name in ("cudnn", "nccl")
-        ),
+        bundles=tuple((name, _loaded(base, name, bench, arch)) for name in ("cudnn", "nccl")),
     )
+
+
+def _loaded(base: Base, library: str, bench: Optional[Benchmark], arch: str) -> str:
+    """The version of ``library`` the framework loads: the one a build step made over the
+    base's, else the base's as far as a source confirms it."""
+    lib = base_library(base, library, bench, arch)
+    return lib.version if lib.replaced is not None else _confirmed(base, library)
 
 
 def _confirmed(base: Base, library: str) -> str:
