@@ -487,15 +487,20 @@ def _library(
         ]
     reported = [m.get(name) for n, m in installed.modules if n == framework]
     loaded = next((v[:_MAX_TEXT] for v in reported if isinstance(v, str) and v), None)
+    if lib.method == "source":  # a build step built it over the image base's own
+        description = f"built from source by the image's build over the base's own ({lib.replaced})"
+    else:
+        description = f"brought by the framework ({lib.method})"
     return [
         _component(
             ComponentType.LIBRARY,
             f"bundled:{name}",
             name,
             version,
-            description=f"brought by the framework ({lib.method})",
+            description=description,
             properties=(
                 *_property("method", lib.method),
+                *_property("replaced", lib.replaced),
                 *_property("version", lib.version if version is None else None),
                 *_property("framework-loads", loaded),
             ),

@@ -1076,6 +1076,7 @@ def _benchmarks(
             if key in constraints
         }
         named_bases = _benchmark_bases(doc, constraints.get("bases", ()), rule, bases)
+        _check_replaces(doc, named_bases, bases)
         if "unavailable" in data:
             if "build" in data:
                 raise doc.error(
@@ -1115,6 +1116,32 @@ def _benchmarks(
     for doc, key in made:  # a nearest recipe may be defined by a later file
         _check_nearest(doc, benchmarks[key], benchmarks, bases)
     return dict(sorted(benchmarks.items()))
+
+
+def _check_replaces(doc: _Doc, named_bases: Sequence[str], bases: Sequence[Base]) -> None:
+    """A step that replaces a component replaces the one an image base holds: every base the
+    recipe names is one (NGC's), and no two steps replace the same component."""
+    contents = {base.name: base.contents for base in bases}
+    plain = [name for name in named_bases if contents.get(name) is None]
+    seen: Dict[str, int] = {}
+    for index, step in enumerate(doc.data.get("build", {}).get("steps", ())):
+        path: PathKey = ("build", "steps", index, "replaces")
+        for component in step.get("replaces", {}):
+            if plain or not named_bases:
+                named = f"the plain base {', '.join(plain)}" if plain else "no image base"
+                raise doc.error(
+                    (*path, component),
+                    f"replaces {component}, but constraints.bases names {named}: a stack on a plain"
+                    f" base installs its own {component}",
+                    hint="replaces is for a step that builds over an image base (NGC) holding the component",
+                )
+            if component in seen:
+                raise doc.error(
+                    (*path, component),
+                    f"{component} is replaced twice",
+                    hint=f"build step {seen[component] + 1} replaces it already",
+                )
+            seen[component] = index
 
 
 _UBI_PATH: PathKey = ("constraints", "ubi_alternative")
@@ -1688,7 +1715,34 @@ def _build_step(doc: _Doc, data: Dict[str, Any], path: PathKey, record: Optional
         )
     if "make" in data:
         return step._replace(kind="make", make_args=tuple(data["make"]))
-    return step._replace(script=data["script"], runtime=data.get("runtime", False))
+    return step._replace(
+        script=data["script"],
+        runtime=data.get("runtime", False),
+        replaces=_replaces(doc, data.get("replaces", {}), (*path, "replaces")),
+        replaces_origin=doc.where((*path, "replaces")) if "replaces" in data else None,
+    )
+
+
+# The components of a stack an image base holds that a build step may build over it.
+_REPLACEABLE = ("cudnn", "nccl")
+
+
+def _replaces(doc: _Doc, entry: Dict[str, str], path: PathKey) -> Tuple[Tuple[str, str], ...]:
+    """A script step's ``replaces``: which of the base's components it builds, at which version."""
+    for component, version in entry.items():
+        if component not in _REPLACEABLE:
+            raise doc.error(
+                (*path, component),
+                f"replaces names {component!r}, not a component a build step can replace",
+                hint=f"components: {', '.join(_REPLACEABLE)}",
+            )
+        if not is_valid_version(version) or str(Version(version)) != version:
+            raise doc.error(
+                (*path, component),
+                f"replaces {component} with {version!r}, which is not a version in its plain form",
+                hint="the version the step builds, e.g. 2.28.3 for NCCL's tag v2.28.3-1",
+            )
+    return tuple(sorted(entry.items()))
 
 
 def _round_step(doc: _Doc, data: Dict[str, Any], path: PathKey, record: Optional[Round]) -> BuildStep:

@@ -293,6 +293,8 @@ class LibBuild(NamedTuple):
     sha256: Optional[str] = None
     sha256_unavailable: Optional[str] = None  # why no checksum can exist
     evidence: Optional[str] = None
+    # method "source": the version of the image base's copy that the build replaced
+    replaced: Optional[str] = None
 
     @property
     def confirmed(self) -> bool:
@@ -442,6 +444,10 @@ class BuildStep(NamedTuple):
     # (version, nearest): the pin stands in for ``version``, which the index lacks; ``nearest``
     # is the index's release nearest to it for the step's targets (mlcc kb check checks it)
     stands_for: Optional[Tuple[str, str]] = None
+    # (component, version): the step builds that version of a component the image base
+    # holds (cudnn | nccl) and so replaces the base's copy (recipes: replaces)
+    replaces: Tuple[Tuple[str, str], ...] = ()
+    replaces_origin: Optional[str] = None  # file:line of ``replaces``
 
     def applies_to(self, arch: str, family: str) -> bool:
         return (not self.arches or arch in self.arches) and (not self.families or family in self.families)
@@ -598,6 +604,14 @@ class BenchmarkBuild(NamedTuple):
 
     def packages_for(self, family: str) -> Tuple[str, ...]:
         return dict(self.packages).get(family, ())
+
+    def replacing(self, component: str, arch: str, family: str) -> Optional[BuildStep]:
+        """The step that builds its own ``component`` (cudnn, nccl) over an image base's on
+        ``arch`` and ``family``, if one does (the loader allows one a component)."""
+        return next(
+            (s for s in self.steps if component in dict(s.replaces) and s.applies_to(arch, family)),
+            None,
+        )
 
     def runtime_packages_for(self, family: Family) -> Tuple[str, ...]:
         """The system packages a runtime image of the benchmark installs."""

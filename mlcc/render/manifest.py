@@ -211,6 +211,7 @@ def _lib(lib: Optional[LibBuild], stack: Stack, fetch: Callable[[str], str]) -> 
         packages=pinned(stack.base.packaging, image_library_packages(stack, lib)),
         url=fetch(lib.url) if lib.url else None,
         for_cuda=lib.cuda,
+        replaced=lib.replaced,
     )
 
 

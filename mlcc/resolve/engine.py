@@ -231,7 +231,7 @@ class Resolver:
         """The stack an image base holds: its CUDA, cuDNN, NCCL, Python and framework."""
         contents = image_base.contents_of(base)
         python = next(option for option in base.pythons if option.version == contents.python)
-        framework = image_base.base_framework(base)
+        framework = image_base.base_framework(base, bench, arch)
         known = self.kb.frameworks.get(framework.framework)
         stack = self.assembler.stack(
             bench,
@@ -241,8 +241,8 @@ class Resolver:
             image_base.base_cuda(base),
             base,
             python if bench.needs_python else None,
-            image_base.base_library(base, "cudnn"),
-            image_base.base_library(base, "nccl"),
+            image_base.base_library(base, "cudnn", bench, arch),
+            image_base.base_library(base, "nccl", bench, arch),
             Compiler(base.gcc_system),
         )
         return stack._replace(

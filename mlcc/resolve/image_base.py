@@ -19,6 +19,7 @@ from mlcc.kb.model import (
     Base,
     BaseContents,
     Benchmark,
+    BuildStep,
     CudaRelease,
     FrameworkBuild,
     Install,
@@ -34,6 +35,8 @@ from mlcc.versions import satisfies as _satisfies
 
 # How a component that comes with an image base is installed: it is not (the base holds it).
 FROM_BASE = "base"
+# How a library a build step makes over the base's is installed (recipes: a step's replaces).
+BUILT = "source"
 
 
 def contents_of(base: Base) -> BaseContents:
@@ -56,10 +59,12 @@ def base_cuda(base: Base) -> CudaRelease:
     )
 
 
-def base_library(base: Base, library: str) -> LibBuild:
-    """The cuDNN or NCCL the image holds (method ``base``: nothing to install)."""
+def base_library(base: Base, library: str, bench: Optional[Benchmark] = None, arch: str = "") -> LibBuild:
+    """The cuDNN or NCCL of a stack on the image: the base's (method ``base``: nothing to
+    install), or the one a step of ``bench``'s build makes over it on ``arch`` (method
+    ``source``: the step's version, the base's recorded as the one it replaced)."""
     contents = contents_of(base)
-    return LibBuild(
+    held = LibBuild(
         library=library,
         version=contents.cudnn if library == "cudnn" else contents.nccl,
         cuda=contents.cuda_release,
@@ -69,10 +74,40 @@ def base_library(base: Base, library: str) -> LibBuild:
         prov=base.prov,
         evidence=f"comes with {base.ref}",
     )
+    step = replacing(bench, base, library, arch)
+    if bench is None or step is None:
+        return held
+    replaced = _confirmed(base, library)
+    return held._replace(
+        version=dict(step.replaces)[library],
+        method=BUILT,
+        prov=bench.prov._replace(origin=step.replaces_origin or bench.prov.origin, unverified_fields=()),
+        evidence=f"built from source by the build step {step.script} over the base's own, {_own(replaced)}",
+        replaced=replaced,
+    )
 
 
-def base_framework(base: Base) -> FrameworkBuild:
-    """The framework the image is named for, as a build installed by the base itself."""
+def _own(version: str) -> str:
+    """The base's own copy's version as far as a source confirms it."""
+    return "whose version no source confirms" if version == UNCONFIRMED else version
+
+
+def replacing(bench: Optional[Benchmark], base: Base, library: str, arch: str) -> Optional[BuildStep]:
+    """The step of ``bench``'s build that builds its own ``library`` over the base's, if any."""
+    if bench is None or bench.build is None:
+        return None
+    return bench.build.replacing(library, arch, base.family)
+
+
+def held_version(bench: Optional[Benchmark], base: Base, library: str, arch: str) -> str:
+    """The version of cuDNN or NCCL a stack of ``bench`` on the image holds on ``arch``."""
+    return base_library(base, library, bench, arch).version
+
+
+def base_framework(base: Base, bench: Optional[Benchmark] = None, arch: str = "") -> FrameworkBuild:
+    """The framework the image is named for, as a build installed by the base itself; the
+    cuDNN and NCCL it loads are the base's, or the ones ``bench``'s build makes over them
+    (the step takes the base's copy away: nccl-build.sh removes the base's libnccl2)."""
     contents = contents_of(base)
     framework = contents.framework
     return FrameworkBuild(
@@ -84,8 +119,15 @@ def base_framework(base: Base) -> FrameworkBuild:
         arches=base.arches,
         install=Install(method=FROM_BASE),
         prov=base.prov,
-        bundles=tuple((name, _confirmed(base, name)) for name in ("cudnn", "nccl")),
+        bundles=tuple((name, _loaded(base, name, bench, arch)) for name in ("cudnn", "nccl")),
     )
+
+
+def _loaded(base: Base, library: str, bench: Optional[Benchmark], arch: str) -> str:
+    """The version of ``library`` the framework loads: the one a build step made over the
+    base's, else the base's as far as a source confirms it."""
+    lib = base_library(base, library, bench, arch)
+    return lib.version if lib.replaced is not None else _confirmed(base, library)
 
 
 def _confirmed(base: Base, library: str) -> str:
@@ -132,7 +174,7 @@ def failures(kb: KnowledgeBase, bench: Benchmark, base: Base, arch: str, req: Re
             )
         )
     found += _gpu_failures(kb, bench, base, req)
-    found += _component_pin_failures(base, req)
+    found += _component_pin_failures(bench, base, arch, req)
     return found
 
 
@@ -168,13 +210,14 @@ def _gpu_failures(kb: KnowledgeBase, bench: Benchmark, base: Base, req: Request)
     return [Failure("cuda-gpu", message, base.prov.origin, pin=True)]
 
 
-def _component_pin_failures(base: Base, req: Request) -> List[Failure]:
-    """Pins of what the image holds: they can only choose the base that holds it."""
+def _component_pin_failures(bench: Benchmark, base: Base, arch: str, req: Request) -> List[Failure]:
+    """Pins of what the image holds (or the benchmark's build makes over it): they can only
+    choose the base that holds it."""
     contents = contents_of(base)
     held = (
         ("python", req.python, contents.python, "--python"),
-        ("cudnn", req.cudnn, contents.cudnn, "--cudnn"),
-        ("nccl", req.nccl, contents.nccl, "--nccl"),
+        ("cudnn", req.cudnn, held_version(bench, base, "cudnn", arch), "--cudnn"),
+        ("nccl", req.nccl, held_version(bench, base, "nccl", arch), "--nccl"),
         ("gcc", req.gcc, base.gcc_system, "--gcc"),
     )
     found: List[Failure] = []
@@ -228,11 +271,23 @@ def choices(stack: Stack) -> Tuple[Choice, ...]:
     found += [
         _choice("cuda", contents.cuda, f"{held}; needs driver >= {contents.cuda_min_driver}", prov),
         _choice("python", contents.python, f"the image's own interpreter; {held}", prov),
-        _choice("cudnn", contents.cudnn, held, prov),
-        _choice("nccl", contents.nccl, held, prov),
+        _library_choice(stack.cudnn, "cudnn", held, prov),
+        _library_choice(stack.nccl, "nccl", held, prov),
         _choice("gcc", stack.gcc.version, f"the system compiler of {base.name} ({contents.os})", prov),
     ]
     return tuple(found)
+
+
+def _library_choice(lib: Optional[LibBuild], library: str, held: str, prov: Provenance) -> Choice:
+    """The base's cuDNN or NCCL, or the one a build step makes over it (the step's recipe line)."""
+    if lib is None or lib.replaced is None:
+        return _choice(library, lib.version if lib else None, held, prov)
+    return _choice(
+        library,
+        lib.version,
+        lib.evidence or held,
+        lib.prov,
+    )
 
 
 def _choice(

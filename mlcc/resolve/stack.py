@@ -146,7 +146,12 @@ class Stack(NamedTuple):
         if self.base.contents is None:
             return ()
         held = ("cuda", "cudnn", "nccl", "python", "framework")
-        return tuple(name for name in held if name != "python" or self.python is not None)
+        built = {
+            lib.library for lib in (self.cudnn, self.nccl) if lib is not None and lib.replaced is not None
+        }
+        return tuple(
+            name for name in held if (name != "python" or self.python is not None) and name not in built
+        )
 
     @property
     def accelerator(self) -> str:
@@ -226,6 +231,17 @@ class Stack(NamedTuple):
             "verified": self.verified,
             "components": [c.to_dict() for c in self.choices],
             **({"from_base": list(self.from_base)} if self.from_base else {}),
+            **({"replaced": self.replaced} if self.replaced else {}),
+        }
+
+    @property
+    def replaced(self) -> Dict[str, str]:
+        """The image base's own cuDNN / NCCL that a build step replaced, by name: the version
+        the base's record confirms, or ``unconfirmed``; empty when no step replaces one."""
+        return {
+            lib.library: lib.replaced
+            for lib in (self.cudnn, self.nccl)
+            if lib is not None and lib.replaced is not None
         }
 
 

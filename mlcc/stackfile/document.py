@@ -161,13 +161,16 @@ class CudaRecord(NamedTuple):
 
 
 class LibraryRecord(NamedTuple):
-    """cuDNN or NCCL: installed from packages, a tarball, or bundled with the framework."""
+    """cuDNN or NCCL: installed from packages, a tarball, bundled with the framework, held by
+    an image base, or built from source by a build step over the base's (``replaced``)."""
 
     version: str
-    method: str  # rpm | deb | tarball | bundled
+    method: str  # rpm | deb | tarball | bundled | base | source
     packages: Strings
     url: Optional[str]  # as the build fetches it (through the mirror)
     for_cuda: str
+    # method "source": the image base's own version that the build replaced (or "unconfirmed")
+    replaced: Optional[str] = None
 
     def to_json(self) -> Json:
         return {
@@ -176,11 +179,19 @@ class LibraryRecord(NamedTuple):
             "packages": list(self.packages),
             "url": self.url,
             "for_cuda": self.for_cuda,
+            **({"replaced": self.replaced} if self.replaced is not None else {}),
         }
 
     @classmethod
     def of(cls, data: Json) -> LibraryRecord:
-        return cls(data["version"], data["method"], tuple(data["packages"]), data["url"], data["for_cuda"])
+        return cls(
+            data["version"],
+            data["method"],
+            tuple(data["packages"]),
+            data["url"],
+            data["for_cuda"],
+            data.get("replaced"),
+        )
 
 
 class PythonRecord(NamedTuple):

@@ -58,11 +58,14 @@ class StackSteps(StepWriter):
         )
 
     def from_base(self) -> None:
-        """What the base image already holds (NGC): said in the file, installed by nothing."""
+        """What the base image already holds (NGC): said in the file, installed by nothing (a
+        library a build step makes over the base's is the step's, not the base's)."""
         stack = self.stack
         held = [f"CUDA {stack.cuda.version}" if stack.cuda else ""]
         held += [
-            f"{name} {lib.version}" for name, lib in (("cuDNN", stack.cudnn), ("NCCL", stack.nccl)) if lib
+            f"{name} {lib.version}"
+            for name, lib in (("cuDNN", stack.cudnn), ("NCCL", stack.nccl))
+            if lib and lib.replaced is None
         ]
         if stack.framework is not None:
             held.append(f"{stack.framework.framework} {stack.framework.version}")
