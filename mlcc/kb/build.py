@@ -344,6 +344,7 @@ def _source_builds(doc: _Doc) -> Tuple[SourceBuild, ...]:
                 name=entry["name"],
                 packages=tuple(sorted((f, tuple(names)) for f, names in entry["packages"].items())),
                 prov=doc.prov(entry, ("source_builds", index)),
+                base_contents=entry.get("base_contents"),
             )
         )
     return tuple(found)
@@ -744,6 +745,7 @@ def _contents(data: Optional[Dict[str, Any]]) -> Optional[BaseContents]:
         cublas=data.get("cublas"),
         dali=data.get("dali"),
         tensorrt=data.get("tensorrt"),
+        openmpi=data.get("openmpi"),
         driver_ran=tuple(sorted(data.get("driver_ran", {}).items())),
     )
 

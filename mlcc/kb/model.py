@@ -162,6 +162,7 @@ class BaseContents(NamedTuple):
     cublas: Optional[str] = None
     dali: Optional[str] = None
     tensorrt: Optional[str] = None
+    openmpi: Optional[str] = None  # the Open MPI it carries (HPC-X's, with mpicc)
     # (kernel | user_mode, version): the drivers NVIDIA's run on the image had
     driver_ran: Tuple[Tuple[str, str], ...] = ()
 
@@ -834,6 +835,8 @@ class SourceBuild(NamedTuple):
     name: str
     packages: Tuple[Tuple[str, Tuple[str, ...]], ...]  # (base family, names)
     prov: Provenance
+    # the image base's contents field that carries what the build needs instead (openmpi)
+    base_contents: Optional[str] = None
 
     def packages_for(self, family: str) -> Tuple[str, ...]:
         return dict(self.packages).get(family, ())

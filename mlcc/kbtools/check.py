@@ -76,6 +76,8 @@ class Pin(NamedTuple):
     after_urls: Tuple[str, ...] = ()  # URL/VCS requirements the stack installed before this pin
     installs: FrozenSet[str] = frozenset()  # the system packages the image installs
     family: str = "rhel"  # the base's package family: which package names apply
+    # (contents field, value) of what an image base carries (NGC's openmpi): see SourceBuild
+    base_carries: Tuple[Tuple[str, str], ...] = ()
     reason: Optional[str] = None  # conda: the recipe's reason why no build is named
     # (version, nearest): the pin stands in for a release the index lacks (recipes: stands_for)
     stands_for: Optional[Tuple[str, str]] = None
@@ -258,13 +260,26 @@ def pins_of(stack: Stack, kb: KnowledgeBase) -> List[Pin]:
                 for p, o in zip(step.packages, origins)
             ]
     installs = frozenset(_system_packages(stack))
+    carries = _base_carries(stack)
     pins: List[Pin] = []
     urls: List[str] = []
     for pin in raw:
-        pins.append(pin._replace(after_urls=tuple(urls), installs=installs, family=stack.base.family))
+        pins.append(
+            pin._replace(
+                after_urls=tuple(urls), installs=installs, family=stack.base.family, base_carries=carries
+            )
+        )
         if _is_direct(pin.requirement) and not pin.requirement.split("#", 1)[0].endswith(".whl"):
             urls.append(pin.requirement)  # an archive or checkout: its project name is unknown here
     return pins
+
+
+def _base_carries(stack: Stack) -> Tuple[Tuple[str, str], ...]:
+    """What the stack's image base carries for source builds (its contents' openmpi)."""
+    contents = stack.base.contents
+    if contents is None or contents.openmpi is None:
+        return ()
+    return (("openmpi", contents.openmpi),)
 
 
 def _system_packages(stack: Stack) -> List[str]:
@@ -485,6 +500,9 @@ class Checker:
         rule = self.source_builds.get(canonicalize_name(name))
         if rule is None:
             return NOTE, base
+        carried = dict(pin.base_carries).get(rule.base_contents or "")
+        if carried is not None:
+            return NOTE, f"{base}; the base image carries what it needs ({rule.base_contents} {carried})"
         needed = rule.packages_for(pin.family)
         missing = [p for p in needed if p not in pin.installs]
         if missing:

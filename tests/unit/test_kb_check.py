@@ -51,6 +51,7 @@ def _publish(server: IndexServer) -> None:
     )
     _project(server, "py2only", [{"filename": "py2only-4.38.tar.gz", "requires-python": ">=2.7, <3"}])
     _project(server, "pillow", [{"filename": "Pillow-6.0.0.tar.gz"}])
+    _project(server, "mpi4py", [{"filename": "mpi4py-3.0.0.tar.gz"}])
     # PyPI's nvidia-dali-cuda110 as it is (pypi.org/simple/nvidia-dali-cuda110/): a dev stub, x86_64
     # wheels of 1.16.0, aarch64 only from 1.18.0 to 1.25.0, x86_64 again from 1.26.0
     _project(
@@ -135,6 +136,22 @@ def test_a_source_build_without_its_headers_is_an_error(index, kb, tmp_path) -> 
     assert checker.judge(ready)[0] == NOTE  # type: ignore[index]
     ubuntu = bare._replace(family="ubuntu", installs=frozenset({"libjpeg-dev", "zlib1g-dev"}))
     assert checker.judge(ubuntu)[0] == NOTE  # type: ignore[index]
+
+
+def test_a_source_build_the_image_base_carries_what_it_needs_for_is_a_note(index, kb, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """mpi4py's sdist builds against the mpicc an NGC base's HPC-X Open MPI brings
+    (recipes/tools.yaml base_contents: openmpi), with no MPI package installed; a base that
+    carries none still needs the packages."""
+    checker = _checker(index, kb, tmp_path)
+    bare = Pin("mpi4py==3.0.0", "recipes/x.yaml:3", PY36_PPC, family="ubuntu", installs=frozenset({"gcc"}))
+    verdict = checker.judge(bare)
+    assert verdict is not None and verdict[0] == ERROR and "libopenmpi-dev" in verdict[1]
+    carried = checker.judge(bare._replace(base_carries=(("openmpi", "4.1.7"),)))
+    assert carried == (
+        NOTE,
+        "builds from source (mpi4py-3.0.0.tar.gz): no wheel for Python 3.6 on "
+        "ppc64le (glibc 2.17); the base image carries what it needs (openmpi 4.1.7)",
+    )
 
 
 def test_a_yanked_only_match_warns(index, kb, tmp_path) -> None:  # type: ignore[no-untyped-def]

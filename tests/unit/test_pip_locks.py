@@ -129,7 +129,7 @@ def test_published_set_every_pip_install_is_hash_locked_or_waived_with_a_reason(
     for path in files:
         assert [f for f in lint_dockerfile(path) if f.rule == "DF011"] == [], path
         text = path.read_text(encoding="utf-8")
-        assert "not hash-locked" not in text, path
+        assert "mlcc: not hash-locked" not in text, path  # the lock lacks the install
         locked += text.count("--require-hashes -r ")
         waived += len(re.findall(r"^# mlcc: DF011 waived: \S.{20,}$", text, re.M))
     assert locked > len(files)  # the venv's pip tooling at least, in every file
@@ -141,8 +141,10 @@ def test_published_set_every_pip_install_is_hash_locked_or_waived_with_a_reason(
     # requirements.txt, hash-locked, and apex, a git: step, are not pip installs of the index); ssd
     # v2.1 adds three: the same two VCS checkouts and NVIDIA's cocoapi from its pinned source checkout;
     # retinanet-reference's two cells add one each: their mlcommons/logging VCS checkout; rgat v5.1
-    # three in each of its two cells: its requirements.txt's three VCS checkouts
-    assert locked >= 85 and 0 < waived <= 55, (locked, waived)
+    # three in each of its two cells: its requirements.txt's three VCS checkouts; dlrm_dcnv2 v5.1
+    # three in each of its two cells: mlcommons/logging and NVIDIA/mlperf-common, and the
+    # dependencies of its hash-locked mpi4py pin that pip resolves against the NGC base's own
+    assert locked >= 85 and 0 < waived <= 61, (locked, waived)
 
 
 def test_published_set_waives_no_buildable_sdist_and_no_resolution_conflict() -> None:
