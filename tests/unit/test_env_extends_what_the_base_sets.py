@@ -187,6 +187,7 @@ NVIDIA_ENV = {
     "llama31_405b-v5.0": LLAMA31,
     "llama31_8b-v5.1": LLAMA31,
     "llama2_70b_lora-v5.1": ('PYTHONPATH="${PYTHONPATH}:/workspace/ft-llm/Megatron-LM"',),
+    "llama2_70b_lora-v5.0": ('PYTHONPATH="${PYTHONPATH}:/workspace/ft-llm/Megatron-LM"',),
     "flux1-v5.1": (),
     "retinanet-v5.1": (),
     "rgat-v5.1": (),

@@ -1,8 +1,9 @@
 """MLPerf Training v5.1's benchmarks, NVIDIA's seven implementations, one table per behaviour:
 
 - launching: every config_*.sh NVIDIA published for each (GB200 and GB300 trays of 4 GPUs, the
-  v5.0 DGX B200 files where the v5.0 code is the v5.1 code, and v5.0's HGX H100 llama31_405b
-  files in the v5.0 recipe of that image) is in its recipe with its
+  v5.0 DGX B200 files where the v5.0 code is the v5.1 code, v5.0's HGX H100 llama31_405b
+  files and v5.0's DGX B200 and GB200 llama2_70b_lora files in the v5.0 recipes of those images)
+  is in its recipe with its
   source, and at every size NVIDIA ran, the config_MLCC.sh mlcc writes for that size and GPU
   holds NVIDIA's values: both are sourced by a real bash (NVIDIA's files byte for byte under
   tests/data/nvidia-launch-v5.1 and nvidia-launch-v5.0, whose ORIGIN.md says where from);
@@ -120,6 +121,18 @@ FILES: List[Tuple[str, str, str, str]] = [
             (304, "config_DGXH100_304x8x64xtp8pp8cp2.sh"),
             (320, "config_DGXH100_320x8x56xtp8pp8cp2.sh"),
             (1024, "config_DGXH100_1024x8x24xtp8pp8cp2.sh"),
+        ]
+    ],
+    # DGX B200 has only v5.0 llama2_70b_lora files, of another image (NGC 25.04, NeMo
+    # 25.04-alpha.rc1): a v5.0 recipe, with the GB200 files of the same folders' code
+    *[
+        ("llama2_70b_lora-v5.0", R50, _impl("llama2_70b_lora", f"{folder}_ngc25.04_nemo"), file)
+        for folder, file in [
+            ("nyx_n1", "config_DGXB200_1x8x1xtp1pp1cp1.sh"),
+            ("tyche_ngpu8", "config_GB200_2x4x1xtp1pp1cp1.sh"),
+            ("tyche_ngpu72", "config_GB200_18x4x1xtp1pp1cp8.sh"),
+            ("tyche_ngpu144", "config_GB200_36x4x1xtp1pp1cp8.sh"),
+            ("tyche_ngpu512", "config_GB200_128x4x1xtp1pp1cp8.sh"),
         ]
     ],
 ]
@@ -358,6 +371,40 @@ def test_the_h100_implementation_nvidia_published_is_v5_0s(kb: KnowledgeBase, re
     )
 
 
+@pytest.mark.parametrize(("gpu", "arch"), [("b200", "x86_64"), ("gb200", "aarch64")])
+def test_llama2_70b_lora_v5_0_resolves_to_nvidias_ngc_25_04_image_for_the_gpu(
+    kb: KnowledgeBase, resolver, gpu: str, arch: str
+) -> None:  # type: ignore[no-untyped-def]
+    """NVIDIA's v5.0 llama2_70b_lora (DGX B200, GB200): NGC PyTorch 25.04 (CUDA 12.9), the
+    GPU's host arch and its sm; TransformerEngine is the base's (TE_REVISION=SKIP), so no arch
+    list is set for a build of it."""
+    stack = resolver.resolve(build_request(kb, "llama2_70b_lora", round_="v5.0", gpu=gpu))
+    assert (stack.benchmark.name, stack.base.name, stack.arch.name) == (
+        "llama2_70b_lora-v5.0",
+        "ngc-pytorch-25.04",
+        arch,
+    )
+    assert stack.cuda is not None and stack.cuda.minor == "12.9"
+    assert stack.gpu_capability == kb.gpus[gpu].compute_capability == "10.0"
+    assert "NVTE_CUDA_ARCHS" not in dict(kb.benchmarks["llama2_70b_lora-v5.0"].build.env)  # type: ignore[union-attr]
+
+
+def test_gen_on_a_dgx_b200_starts_llama2_70b_lora_from_nvidias_v5_0_file(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 37's B200 case: `mlcc gen llama2_70b_lora --round v5.0 --gpu b200 --gpus 8 --nodes 1`
+    starts from NVIDIA's config_DGXB200_1x8x1xtp1pp1cp1.sh: one amd64 pod of 8 GPUs whose
+    torch.distributed.run starts a process per GPU (run.sub's srun --ntasks-per-node=8)."""
+    size = ("--gpu", "b200", "--gpus", "8", "--nodes", "1")
+    found = _gen_openshift(cli, tmp_path / "oc", "llama2_70b_lora", "--round", "v5.0", *size)
+    assert "mpijob.yaml" not in found
+    pod = found["job.yaml"]["spec"]["template"]["spec"]  # type: ignore[index]
+    assert pod["nodeSelector"]["kubernetes.io/arch"] == "amd64"
+    [container] = pod["containers"]
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == 8
+    assert container["command"][-3:] == ["--no_python", "--nproc_per_node=8", "./run_with_config.sh"]
+    text = found["launch-1x8.yaml"]["data"]["config_MLCC.sh"]  # type: ignore[index]
+    assert _started_from(text) == "config_DGXB200_1x8x1xtp1pp1cp1.sh"
+
+
 # (benchmark, NVIDIA's file a 72-GPU GB200 run starts from): its 18-tray file, or the nearest
 # (dlrm_dcnv2 ran 8 and 64 GPUs)
 AT_18_TRAYS = [
@@ -498,6 +545,9 @@ def test_without_a_round_a_benchmark_of_v5_0_and_v5_1_means_v5_1s(kb: KnowledgeB
     assert kb.rounds_of("llama31_405b") == ("v5.0", "v5.1")
     assert find_benchmark(kb, "llama31_405b") == "llama31_405b-v5.1"
     assert find_benchmark(kb, "llama31_405b", "v5.0") == "llama31_405b-v5.0"
+    assert kb.rounds_of("llama2_70b_lora") == ("v5.0", "v5.1")
+    assert find_benchmark(kb, "llama2_70b_lora") == "llama2_70b_lora-v5.1"
+    assert find_benchmark(kb, "llama2_70b_lora", "v5.0") == "llama2_70b_lora-v5.0"
 
 
 # ============================================================================= arch lists
@@ -728,9 +778,10 @@ def test_a_folder_without_a_slash_is_installed_as_a_path(cli, tmp_path: Path) ->
     assert "pip install --no-cache-dir --no-deps ./embedding_lib\n" in dockerfile.read_text()
 
 
-# rgat's and dlrm_dcnv2's images are NVIDIA's Dockerfiles whole; the others stand on revisions
-# no reachable source ties to a commit, and each says which
-COMPLETE = ("rgat-v5.1", "dlrm_dcnv2-v5.1")
+# rgat's, dlrm_dcnv2's and v5.0 llama2_70b_lora's images are NVIDIA's Dockerfiles whole (every
+# revision pinned to a full commit); the others stand on revisions no reachable source ties to a
+# commit, and each says which
+COMPLETE = ("rgat-v5.1", "dlrm_dcnv2-v5.1", "llama2_70b_lora-v5.0")
 
 
 @pytest.mark.parametrize("benchmark", [b for b in BENCHMARKS if b not in COMPLETE])

@@ -26,8 +26,8 @@ from tests.recipe_edits import edit as _edit
 from tests.recipe_edits import line_of as _line_of
 from tests.recipe_edits import load_error as _load_error
 
-# (recipe name, round, recipe id, file): NVIDIA's seven v5.1 implementations and v5.0's H100
-# llama31_405b, every recipe of an NVIDIA v5.x image
+# (recipe name, round, recipe id, file): NVIDIA's seven v5.1 implementations, v5.0's H100
+# llama31_405b and v5.0's DGX B200/GB200 llama2_70b_lora, every recipe of an NVIDIA v5.x image
 RECIPES: List[Tuple[str, str, str, str]] = [
     *[
         (name, "v5.1", f"{name}-v5.1", f"recipes/benchmarks/v5.1/{name}.yaml")
@@ -42,6 +42,7 @@ RECIPES: List[Tuple[str, str, str, str]] = [
         )
     ],
     ("llama31_405b", "v5.0", "llama31_405b-v5.0", "recipes/benchmarks/v5.0/llama31_405b.yaml"),
+    ("llama2_70b_lora", "v5.0", "llama2_70b_lora-v5.0", "recipes/benchmarks/v5.0/llama2_70b_lora.yaml"),
 ]
 # the recipes that name the nearest UBI stack, and its recipe
 NEAREST = {"retinanet-v5.1": "retinanet-reference"}

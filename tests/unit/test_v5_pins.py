@@ -35,6 +35,7 @@ NGC_RECIPES = {
     "dlrm_dcnv2-v5.1",
     "rgat-v5.1",
     "llama31_405b-v5.0",
+    "llama2_70b_lora-v5.0",
 }
 
 
