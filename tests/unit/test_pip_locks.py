@@ -143,8 +143,10 @@ def test_published_set_every_pip_install_is_hash_locked_or_waived_with_a_reason(
     # retinanet-reference's two cells add one each: their mlcommons/logging VCS checkout; rgat v5.1
     # three in each of its two cells: its requirements.txt's three VCS checkouts; dlrm_dcnv2 v5.1
     # three in each of its two cells: mlcommons/logging and NVIDIA/mlperf-common, and the
-    # dependencies of its hash-locked mpi4py pin that pip resolves against the NGC base's own
-    assert locked >= 85 and 0 < waived <= 61, (locked, waived)
+    # dependencies of its hash-locked mpi4py pin that pip resolves against the NGC base's own;
+    # llama2_70b_lora v5.0 four in each of its two cells: the dependencies of its numcodecs pin
+    # likewise, and its requirements.txt's three VCS checkouts (logging, mlperf-common, NeMo-Run)
+    assert locked >= 85 and 0 < waived <= 69, (locked, waived)
 
 
 def test_published_set_waives_no_buildable_sdist_and_no_resolution_conflict() -> None:

@@ -803,6 +803,10 @@ def test_the_complete_v5_1_recipe_is_published_on_its_ngc_base_and_the_others_ar
         "dlrm_dcnv2-v5.1/cuda12.8-cudnn9-ngc-pytorch-25.03-aarch64",
         "dlrm_dcnv2-v5.1/cuda12.8-cudnn9-ngc-pytorch-25.03-x86_64",
     }
+    assert {f for f in folders if f.startswith("llama2_70b_lora-v5.0/")} == {
+        "llama2_70b_lora-v5.0/cuda12.9-cudnn9-ngc-pytorch-25.04-aarch64-sm100",
+        "llama2_70b_lora-v5.0/cuda12.9-cudnn9-ngc-pytorch-25.04-x86_64-sm100",
+    }
     for complete in COMPLETE:
         assert kb.benchmarks[complete].incomplete is None
     for incomplete in [b for b in BENCHMARKS if b not in COMPLETE]:
