@@ -1135,7 +1135,7 @@ def _check_replaces(doc: _Doc, named_bases: Sequence[str], bases: Sequence[Base]
                     (*path, component),
                     f"replaces {component}, but constraints.bases names {named}: a stack on a plain"
                     f" base installs its own {component}",
-                    hint="replaces is for a step that builds over an image base (NGC) holding the component",
+                    hint="replaces is for a step that installs over an image base (NGC) that holds it",
                 )
             if component in seen:
                 raise doc.error(
