@@ -458,10 +458,11 @@ def _library(
     downloads: Tuple[DownloadRecord, ...],
 ) -> List[Component]:
     """cuDNN or NCCL: a tarball is a component of its own (with the sha256 the build
-    checked); packages are listed as such; a copy the framework brings is named, with
-    what the framework reports loading."""
-    if lib is None or lib.method in ("rpm", "deb"):
-        return []
+    checked); packages are listed as such; a copy the framework brings, or one a build step
+    installed over an image base's own (built, or from packages), is named, with what the
+    framework reports loading (and the base's version it replaced)."""
+    if lib is None or (lib.method in ("rpm", "deb") and lib.replaced is None):
+        return []  # the packages are listed as such
     headers = dict(installed.headers)
     version = None if lib.version == UNCONFIRMED else lib.version
     if lib.method == "tarball":
@@ -487,14 +488,17 @@ def _library(
         ]
     reported = [m.get(name) for n, m in installed.modules if n == framework]
     loaded = next((v[:_MAX_TEXT] for v in reported if isinstance(v, str) and v), None)
-    if lib.method == "source":  # a build step built it over the image base's own
-        description = f"built from source by the image's build over the base's own ({lib.replaced})"
+    ref = f"bundled:{name}"
+    if lib.replaced is not None:  # a build step installed its own over the image base's own
+        ref = f"replacing:{name}"
+        how = "built from source" if lib.method == "source" else f"installed from {lib.method} packages"
+        description = f"{how} by the image's build over the base's own ({lib.replaced})"
     else:
         description = f"brought by the framework ({lib.method})"
     return [
         _component(
             ComponentType.LIBRARY,
-            f"bundled:{name}",
+            ref,
             name,
             version,
             description=description,

@@ -25,6 +25,7 @@ from mlcc.errors import RecipeError
 from mlcc.kb import pip_locks, schema_check
 from mlcc.kb.layout import OTHER_FILES, ROUND_FOLDER, ROUND_SCRIPTS
 from mlcc.kb.model import (
+    BUILT_FROM_SOURCE,
     HOST_MIRRORS,
     Arch,
     ArchListEnv,
@@ -61,6 +62,7 @@ from mlcc.kb.model import (
     PythonTooling,
     ReferenceRun,
     ReferenceStack,
+    Replacement,
     Round,
     RoundCounts,
     RoundScoring,
@@ -1135,7 +1137,7 @@ def _check_replaces(doc: _Doc, named_bases: Sequence[str], bases: Sequence[Base]
                     (*path, component),
                     f"replaces {component}, but constraints.bases names {named}: a stack on a plain"
                     f" base installs its own {component}",
-                    hint="replaces is for a step that builds over an image base (NGC) holding the component",
+                    hint="replaces is for a step that installs over an image base (NGC) that holds it",
                 )
             if component in seen:
                 raise doc.error(
@@ -1729,22 +1731,31 @@ def _build_step(doc: _Doc, data: Dict[str, Any], path: PathKey, record: Optional
 _REPLACEABLE = ("cudnn", "nccl")
 
 
-def _replaces(doc: _Doc, entry: Dict[str, str], path: PathKey) -> Tuple[Tuple[str, str], ...]:
-    """A script step's ``replaces``: which of the base's components it builds, at which version."""
-    for component, version in entry.items():
+def _replaces(doc: _Doc, entry: Dict[str, Any], path: PathKey) -> Tuple[Replacement, ...]:
+    """A script step's ``replaces``: which of the base's components it installs, at which
+    version and how: ``{nccl: "2.28.3"}`` builds it from source, ``{cudnn: {version:
+    "9.13.1.26", method: package}}`` says the method (the schema has checked the shape)."""
+    found: List[Replacement] = []
+    for component, value in entry.items():
+        where = (*path, component)
         if component not in _REPLACEABLE:
             raise doc.error(
-                (*path, component),
+                where,
                 f"replaces names {component!r}, not a component a build step can replace",
                 hint=f"components: {', '.join(_REPLACEABLE)}",
             )
+        if isinstance(value, dict):
+            version, method, where = value["version"], value["method"], (*where, "version")
+        else:
+            version, method = value, BUILT_FROM_SOURCE
         if not is_valid_version(version) or str(Version(version)) != version:
             raise doc.error(
-                (*path, component),
+                where,
                 f"replaces {component} with {version!r}, which is not a version in its plain form",
-                hint="the version the step builds, e.g. 2.28.3 for NCCL's tag v2.28.3-1",
+                hint="the version the step installs, e.g. 2.28.3 for NCCL's tag v2.28.3-1",
             )
-    return tuple(sorted(entry.items()))
+        found.append(Replacement(component, version, method))
+    return tuple(sorted(found))
 
 
 def _round_step(doc: _Doc, data: Dict[str, Any], path: PathKey, record: Optional[Round]) -> BuildStep:

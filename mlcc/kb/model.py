@@ -418,6 +418,19 @@ class SourceRef(NamedTuple):
         return f"{self.repository.rsplit('/', 1)[1]}-{self.commit}"
 
 
+# How a build step installs the component it replaces (recipes: a script step's replaces).
+BUILT_FROM_SOURCE = "source"
+FROM_PACKAGES = "package"  # the base's package manager (apt on an Ubuntu NGC image)
+
+
+class Replacement(NamedTuple):
+    """A component an image base holds that a build step installs its own version of."""
+
+    component: str  # cudnn | nccl
+    version: str
+    method: str = BUILT_FROM_SOURCE  # BUILT_FROM_SOURCE | FROM_PACKAGES
+
+
 class BuildStep(NamedTuple):
     """One step of a benchmark's build; ``kind`` says which fields apply."""
 
@@ -445,9 +458,9 @@ class BuildStep(NamedTuple):
     # (version, nearest): the pin stands in for ``version``, which the index lacks; ``nearest``
     # is the index's release nearest to it for the step's targets (mlcc kb check checks it)
     stands_for: Optional[Tuple[str, str]] = None
-    # (component, version): the step builds that version of a component the image base
-    # holds (cudnn | nccl) and so replaces the base's copy (recipes: replaces)
-    replaces: Tuple[Tuple[str, str], ...] = ()
+    # the components the image base holds (cudnn | nccl) that the step installs its own
+    # version of, over the base's copy (recipes: replaces)
+    replaces: Tuple[Replacement, ...] = ()
     replaces_origin: Optional[str] = None  # file:line of ``replaces``
 
     def applies_to(self, arch: str, family: str) -> bool:
@@ -606,11 +619,17 @@ class BenchmarkBuild(NamedTuple):
     def packages_for(self, family: str) -> Tuple[str, ...]:
         return dict(self.packages).get(family, ())
 
-    def replacing(self, component: str, arch: str, family: str) -> Optional[BuildStep]:
-        """The step that builds its own ``component`` (cudnn, nccl) over an image base's on
-        ``arch`` and ``family``, if one does (the loader allows one a component)."""
+    def replacing(self, component: str, arch: str, family: str) -> Optional[Tuple[BuildStep, Replacement]]:
+        """The step that installs its own ``component`` (cudnn, nccl) over an image base's on
+        ``arch`` and ``family``, with how it does, if one does (the loader allows one a
+        component)."""
         return next(
-            (s for s in self.steps if component in dict(s.replaces) and s.applies_to(arch, family)),
+            (
+                (step, replacement)
+                for step in self.steps
+                for replacement in step.replaces
+                if replacement.component == component and step.applies_to(arch, family)
+            ),
             None,
         )
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 from typing import List, Optional, Tuple
 
 from mlcc.kb.model import (
+    BUILT_FROM_SOURCE,
+    FROM_PACKAGES,
     UNCONFIRMED,
     Base,
     BaseContents,
@@ -26,6 +28,7 @@ from mlcc.kb.model import (
     KnowledgeBase,
     LibBuild,
     Provenance,
+    Replacement,
 )
 from mlcc.resolve.request import Request
 from mlcc.resolve.stack import Choice, Stack
@@ -35,8 +38,9 @@ from mlcc.versions import satisfies as _satisfies
 
 # How a component that comes with an image base is installed: it is not (the base holds it).
 FROM_BASE = "base"
-# How a library a build step makes over the base's is installed (recipes: a step's replaces).
-BUILT = "source"
+# How a library a build step builds over the base's is installed (recipes: a step's replaces);
+# one it installs from packages is the base's package format's (deb).
+BUILT = BUILT_FROM_SOURCE
 
 
 def contents_of(base: Base) -> BaseContents:
@@ -61,8 +65,9 @@ def base_cuda(base: Base) -> CudaRelease:
 
 def base_library(base: Base, library: str, bench: Optional[Benchmark] = None, arch: str = "") -> LibBuild:
     """The cuDNN or NCCL of a stack on the image: the base's (method ``base``: nothing to
-    install), or the one a step of ``bench``'s build makes over it on ``arch`` (method
-    ``source``: the step's version, the base's recorded as the one it replaced)."""
+    install), or the one a step of ``bench``'s build installs over it on ``arch``: its
+    version, the base's recorded as the one it replaced, and method ``source`` (built from
+    source) or the base's package format (``deb``: from the base's package manager)."""
     contents = contents_of(base)
     held = LibBuild(
         library=library,
@@ -74,15 +79,18 @@ def base_library(base: Base, library: str, bench: Optional[Benchmark] = None, ar
         prov=base.prov,
         evidence=f"comes with {base.ref}",
     )
-    step = replacing(bench, base, library, arch)
-    if bench is None or step is None:
+    found = replacing(bench, base, library, arch)
+    if bench is None or found is None:
         return held
+    step, replacement = found
     replaced = _confirmed(base, library)
+    packages = replacement.method == FROM_PACKAGES
+    how = f"installed from {base.packaging.package_format} packages" if packages else "built from source"
     return held._replace(
-        version=dict(step.replaces)[library],
-        method=BUILT,
+        version=replacement.version,
+        method=base.packaging.package_format if packages else BUILT,
         prov=bench.prov._replace(origin=step.replaces_origin or bench.prov.origin, unverified_fields=()),
-        evidence=f"built from source by the build step {step.script} over the base's own, {_own(replaced)}",
+        evidence=f"{how} by the build step {step.script} over the base's own, {_own(replaced)}",
         replaced=replaced,
     )
 
@@ -92,8 +100,11 @@ def _own(version: str) -> str:
     return "whose version no source confirms" if version == UNCONFIRMED else version
 
 
-def replacing(bench: Optional[Benchmark], base: Base, library: str, arch: str) -> Optional[BuildStep]:
-    """The step of ``bench``'s build that builds its own ``library`` over the base's, if any."""
+def replacing(
+    bench: Optional[Benchmark], base: Base, library: str, arch: str
+) -> Optional[Tuple[BuildStep, Replacement]]:
+    """The step of ``bench``'s build that installs its own ``library`` over the base's, and
+    how, if one does."""
     if bench is None or bench.build is None:
         return None
     return bench.build.replacing(library, arch, base.family)

@@ -142,15 +142,15 @@ class Stack(NamedTuple):
     @property
     def from_base(self) -> Tuple[str, ...]:
         """The components the base image already holds (an NGC image: CUDA, cuDNN, NCCL,
-        Python and the framework), which the build installs none of; empty for a plain base."""
+        Python and the framework), which the build installs none of (less a cuDNN or NCCL a
+        build step installs over the base's: :attr:`replaced`); empty for a plain base."""
         if self.base.contents is None:
             return ()
         held = ("cuda", "cudnn", "nccl", "python", "framework")
-        built = {
-            lib.library for lib in (self.cudnn, self.nccl) if lib is not None and lib.replaced is not None
-        }
         return tuple(
-            name for name in held if (name != "python" or self.python is not None) and name not in built
+            name
+            for name in held
+            if (name != "python" or self.python is not None) and name not in self.replaced
         )
 
     @property

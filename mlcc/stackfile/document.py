@@ -169,7 +169,8 @@ class LibraryRecord(NamedTuple):
     packages: Strings
     url: Optional[str]  # as the build fetches it (through the mirror)
     for_cuda: str
-    # method "source": the image base's own version that the build replaced (or "unconfirmed")
+    # the image base's own version that a build step replaced (or "unconfirmed") by this one,
+    # built from source (method "source") or installed from packages (rpm | deb)
     replaced: Optional[str] = None
 
     def to_json(self) -> Json:

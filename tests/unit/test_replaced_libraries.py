@@ -1,6 +1,7 @@
-"""A build step that builds its own NCCL over an NGC base's (recipes: a script step's
-``replaces``): the stack, stack.json, the labels and ``mlcc resolve`` name the built version,
-with the base's own beside it as the one replaced, and ``mlcc verify`` expects the built one."""
+"""A build step that installs its own NCCL or cuDNN over an NGC base's (recipes: a script
+step's ``replaces``: built from source, or from the base's packages): the stack, stack.json,
+the labels, the SBOM and ``mlcc resolve`` name the installed version and how it came, with the
+base's own beside it as the one replaced, and ``mlcc verify`` expects the installed one."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import dockerfile_parse
 import pytest
 
 from mlcc.image.content import INSTALLED_FILE, STACK_FILE, ImageContent
+from mlcc.image.sbom import ImageName, cyclonedx
 from mlcc.image.stack import verify
 from mlcc.kb.model import KnowledgeBase
 from mlcc.render import render
@@ -22,6 +24,8 @@ from mlcc.stackfile.document import problem_of
 
 RETINANET = Path("benchmarks") / "v5.1" / "retinanet.yaml"
 REPLACES = 'replaces: {nccl: "2.25.1"}'
+LLAMA_8B = Path("benchmarks") / "v5.1" / "llama31_8b.yaml"
+CUDNN_REPLACES = 'replaces: {cudnn: {version: "9.13.1.26", method: package}}'
 
 
 def _stack(kb: KnowledgeBase, benchmark: str, **pins: Any) -> Stack:
@@ -51,16 +55,23 @@ def test_an_nccl_pin_chooses_by_the_built_version(kb: KnowledgeBase) -> None:
     )
 
 
-def test_resolve_json_names_nccl_2_28_3_and_the_base_s_own(cli: Callable[..., Any]) -> None:
+def test_resolve_json_names_the_installed_cudnn_and_nccl_and_the_base_s_own(cli: Callable[..., Any]) -> None:
     result = cli("resolve", "llama31_8b", "--round", "v5.1", "--gpu", "gb200", "--json")
     assert result.code == 0, result.err
     stack = json.loads(result.out)
-    assert stack["nccl"] == "2.28.3"
-    # NGC 25.09's record carries the benchmark image's NCCL, unverified: the base's own is unknown
-    assert stack["replaced"] == {"nccl": "unconfirmed"}
-    assert "nccl" not in stack["from_base"]
-    [nccl] = [c for c in stack["components"] if c["name"] == "nccl"]
-    assert nccl["version"] == "2.28.3" and "nccl-build.sh" in nccl["reason"]
+    assert (stack["cudnn"], stack["nccl"]) == ("9.13.1.26", "2.28.3")
+    # NGC 25.09's record carries the benchmark image's cuDNN and NCCL, unverified: the base's
+    # own are unknown
+    assert stack["replaced"] == {"cudnn": "unconfirmed", "nccl": "unconfirmed"}
+    assert stack["from_base"] == ["cuda", "python", "framework"]
+    reasons = {c["name"]: c["reason"] for c in stack["components"]}
+    assert reasons["nccl"].startswith("built from source by the build step nccl-build.sh over the base's own")
+    assert reasons["cudnn"] == (
+        "installed from deb packages by the build step cudnn-apt.sh over the base's own,"
+        " whose version no source confirms"
+    )
+    [cudnn] = [c for c in stack["components"] if c["name"] == "cudnn"]
+    assert cudnn["origin"].startswith("recipes/benchmarks/v5.1/llama31_8b.yaml:")
 
 
 def _rendered(kb: KnowledgeBase) -> Dict[str, Any]:
@@ -71,15 +82,45 @@ def _rendered(kb: KnowledgeBase) -> Dict[str, Any]:
     return {"stack": json.loads(rendered.content("stack.json")), "labels": labels}
 
 
-def test_stack_json_and_labels_state_the_built_nccl_and_validate(kb: KnowledgeBase) -> None:
+def test_stack_json_and_labels_state_the_installed_libraries_and_validate(kb: KnowledgeBase) -> None:
     made = _rendered(kb)
     stack, labels = made["stack"], made["labels"]
     assert problem_of(stack) is None
-    nccl = stack["components"]["nccl"]
+    nccl, cudnn = stack["components"]["nccl"], stack["components"]["cudnn"]
     assert (nccl["version"], nccl["method"], nccl["replaced"]) == ("2.28.3", "source", "unconfirmed")
-    assert stack["components"]["cudnn"]["method"] == "base" and "replaced" not in stack["components"]["cudnn"]
-    assert labels["io.mlcc.nccl"] == "2.28.3"
-    assert "nccl" not in labels["io.mlcc.base.provides"].split(",")
+    # apt-get install over the base's own: the base's package manager's method
+    assert (cudnn["version"], cudnn["method"], cudnn["replaced"]) == ("9.13.1.26", "deb", "unconfirmed")
+    assert (labels["io.mlcc.nccl"], labels["io.mlcc.cudnn"]) == ("2.28.3", "9.13.1.26")
+    provides = labels["io.mlcc.base.provides"].split(",")
+    assert "nccl" not in provides and "cudnn" not in provides and "cuda" in provides
+
+
+def test_the_sbom_names_each_library_a_build_step_installed_and_how(kb: KnowledgeBase) -> None:
+    made = _rendered(kb)
+    installed = {
+        "format": 1,
+        "arch": "aarch64",
+        "os": {"id": "ubuntu", "version_id": "24.04"},
+        "packages": {},
+        "headers": {},
+        "nvcc": "13.0.88",
+        "gcc": "13.3.0",
+        "python": "3.12.3",
+        "pip": [{"name": "torch", "version": "2.9.0a0+50eac811a6"}],
+        "modules": {"torch": {"version": "2.9.0a0+50eac811a6", "cudnn": "9.13.1", "nccl": "2.28.3"}},
+    }
+    document = cyclonedx(made["stack"], installed, ImageName("registry.example/llama31_8b:v5.1", None))
+    found = {c["bom-ref"]: c for c in document["components"]}
+    cudnn, nccl = found["replacing:cudnn"], found["replacing:nccl"]
+    assert (cudnn["name"], cudnn["version"]) == ("cudnn", "9.13.1.26")
+    assert (
+        cudnn["description"]
+        == "installed from deb packages by the image's build over the base's own (unconfirmed)"
+    )
+    assert {"name": "mlcc:replaced", "value": "unconfirmed"} in cudnn["properties"]
+    assert {"name": "mlcc:framework-loads", "value": "9.13.1"} in cudnn["properties"]
+    assert nccl["description"] == "built from source by the image's build over the base's own (unconfirmed)"
+    assert not [ref for ref in found if ref.startswith("bundled:")]
 
 
 @pytest.mark.parametrize(("reported", "drifted"), [("2.28.3", False), ("2.27.7", True)])
@@ -92,6 +133,19 @@ def test_verify_expects_the_built_nccl_from_the_framework(
     found = verify(ImageContent("test", None, "linux", "arm64", made["labels"], files))
     nccl = [(m.expected, m.found) for m in found if m.component == "NCCL the framework loads"]
     assert nccl == ([("2.28.3", "2.27.7")] if drifted else [])
+
+
+@pytest.mark.parametrize(("reported", "drifted"), [("9.13.1", False), ("9.10.2", True)])
+def test_verify_expects_the_cudnn_the_step_installed_from_the_framework(
+    kb: KnowledgeBase, reported: str, drifted: bool
+) -> None:
+    made = _rendered(kb)
+    loads = {"version": "2.9.0a0+50eac811a6", "cudnn": reported, "nccl": "2.28.3"}
+    installed = {"format": 1, "modules": {"torch": loads}}
+    files = {STACK_FILE: json.dumps(made["stack"]).encode(), INSTALLED_FILE: json.dumps(installed).encode()}
+    found = verify(ImageContent("test", None, "linux", "arm64", made["labels"], files))
+    cudnn = [(m.expected, m.found) for m in found if m.component == "cuDNN the framework loads"]
+    assert cudnn == ([("9.13.1.26", "9.10.2")] if drifted else [])
 
 
 @pytest.mark.parametrize(
@@ -143,3 +197,41 @@ def test_two_steps_replacing_one_component_are_refused(recipes_copy: Path, cli: 
     result = cli("--recipes", str(recipes_copy), "resolve", "retinanet", "--round", "v5.1")
     assert result.code == 2, result.err
     assert "nccl is replaced twice" in result.err and "build step" in result.err
+
+
+@pytest.mark.parametrize(
+    ("replaces", "message"),
+    [
+        (
+            'replaces: {cudnn: {version: "9.13.1.26-1", method: package}}',
+            "replaces cudnn with '9.13.1.26-1', which is not a version in its plain form",
+        ),
+        ('replaces: {cudnn: {version: "9.13.1.26", method: apt}}', "does not match the benchmark schema"),
+        ('replaces: {cudnn: {version: "9.13.1.26"}}', "does not match the benchmark schema"),
+    ],
+)
+def test_a_bad_replaces_with_its_method_is_a_recipe_error_at_its_line(
+    recipes_copy: Path, cli: Callable[..., Any], replaces: str, message: str
+) -> None:
+    path = recipes_copy / LLAMA_8B
+    text = path.read_text()
+    assert text.count(CUDNN_REPLACES) == 1
+    path.write_text(text.replace(CUDNN_REPLACES, replaces))
+    line = 1 + text[: text.index(CUDNN_REPLACES)].count("\n")
+    result = cli("--recipes", str(recipes_copy), "resolve", "llama31_8b", "--round", "v5.1", "--gpu", "gb200")
+    assert result.code == 2  # docs/exit-codes.md: a recipe error
+    assert f"recipes/benchmarks/v5.1/llama31_8b.yaml:{line}: {message}" in result.err
+    assert "Traceback" not in result.err
+
+
+def test_the_short_and_the_long_form_with_method_source_are_one(
+    recipes_copy: Path, cli: Callable[..., Any]
+) -> None:
+    path = recipes_copy / RETINANET
+    path.write_text(
+        path.read_text().replace(REPLACES, 'replaces: {nccl: {version: "2.25.1", method: source}}')
+    )
+    long = cli("--recipes", str(recipes_copy), "resolve", "retinanet", "--round", "v5.1", "--json")
+    short = cli("resolve", "retinanet", "--round", "v5.1", "--json")
+    assert long.code == short.code == 0, long.err + short.err
+    assert json.loads(long.out) == json.loads(short.out)

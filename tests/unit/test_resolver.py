@@ -253,8 +253,9 @@ def _check_invariants(stack) -> None:  # type: ignore[no-untyped-def]
     if stack.cuda is not None and base.contents is not None:
         # an NGC image brings its CUDA and libraries: the stack is the base's record
         assert base.contents.cuda.startswith(stack.cuda.version)
-        assert stack.cudnn is None or stack.cudnn.method == "base"
-        assert stack.nccl is None or stack.nccl.method == "base"
+        # ... or a build step installs its own over the base's (recipes: a step's replaces)
+        for lib in (stack.cudnn, stack.nccl):
+            assert lib is None or (lib.method == "base") == (lib.replaced is None)
         assert stack.framework is None or stack.cuda.minor in stack.framework.cuda
     elif stack.cuda is not None:
         assert stack.cuda.carried(base.repo_distro, arch)
