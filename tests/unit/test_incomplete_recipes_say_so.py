@@ -22,7 +22,6 @@ from mlcc.stackfile import document
 INCOMPLETE = (
     "flux1-v5.1",
     "llama2_70b_lora-v5.1",
-    "llama31_405b-v5.0",
     "llama31_405b-v5.1",
     "llama31_8b-v5.1",
     "resnet50-v2.1",

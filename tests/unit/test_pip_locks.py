@@ -145,8 +145,11 @@ def test_published_set_every_pip_install_is_hash_locked_or_waived_with_a_reason(
     # three in each of its two cells: mlcommons/logging and NVIDIA/mlperf-common, and the
     # dependencies of its hash-locked mpi4py pin that pip resolves against the NGC base's own;
     # llama2_70b_lora v5.0 four in each of its two cells: the dependencies of its numcodecs pin
-    # likewise, and its requirements.txt's three VCS checkouts (logging, mlperf-common, NeMo-Run)
-    assert locked >= 85 and 0 < waived <= 69, (locked, waived)
+    # likewise, and its requirements.txt's three VCS checkouts (logging, mlperf-common, NeMo-Run);
+    # llama31_405b v5.0 five in its one cell: the dependencies of its three hash-locked pip steps
+    # (numcodecs, cython, requirements.txt's pins) likewise, and its two VCS checkouts (logging,
+    # mlperf-common; NeMo, NeMo-Run and Megatron-LM are git: checkouts, not pip installs of the index)
+    assert locked >= 85 and 0 < waived <= 74, (locked, waived)
 
 
 def test_published_set_waives_no_buildable_sdist_and_no_resolution_conflict() -> None:

@@ -779,9 +779,10 @@ def test_a_folder_without_a_slash_is_installed_as_a_path(cli, tmp_path: Path) ->
 
 
 # rgat's, dlrm_dcnv2's and v5.0 llama2_70b_lora's images are NVIDIA's Dockerfiles whole (every
-# revision pinned to a full commit); the others stand on revisions no reachable source ties to a
-# commit, and each says which
-COMPLETE = ("rgat-v5.1", "dlrm_dcnv2-v5.1", "llama2_70b_lora-v5.0")
+# revision pinned to a full commit); v5.0 llama31_405b's too, with NeMo-Run (NVIDIA's unpinned
+# main) pinned by an inference its recipe states; the others stand on revisions no reachable
+# source ties to a commit, and each says which
+COMPLETE = ("rgat-v5.1", "dlrm_dcnv2-v5.1", "llama2_70b_lora-v5.0", "llama31_405b-v5.0")
 
 
 @pytest.mark.parametrize("benchmark", [b for b in BENCHMARKS if b not in COMPLETE])
@@ -806,6 +807,9 @@ def test_the_complete_v5_1_recipe_is_published_on_its_ngc_base_and_the_others_ar
     assert {f for f in folders if f.startswith("llama2_70b_lora-v5.0/")} == {
         "llama2_70b_lora-v5.0/cuda12.9-cudnn9-ngc-pytorch-25.04-aarch64-sm100",
         "llama2_70b_lora-v5.0/cuda12.9-cudnn9-ngc-pytorch-25.04-x86_64-sm100",
+    }
+    assert {f for f in folders if f.startswith("llama31_405b-v5.0/")} == {
+        "llama31_405b-v5.0/cuda12.8-cudnn9-ngc-pytorch-25.01-x86_64-sm90",
     }
     for complete in COMPLETE:
         assert kb.benchmarks[complete].incomplete is None
