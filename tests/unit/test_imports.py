@@ -48,6 +48,8 @@ LATE_IMPORTS = {
     # the run-seed script runs in the benchmark's pods, not in mlcc: only a PyTorchJob of
     # several nodes needs torch's TCPStore (a second or two to import), one pod's draw does not
     "mlcc.render.openshift.seed_script:torch.distributed",
+    # the seed script's text is read only for a benchmark with a run seed
+    "mlcc.render.openshift.seed:importlib",
     # rich draws tables only: `mlcc resolve --json` and `mlcc gen` print none (perf/README.md)
     "mlcc.ui.table:rich.box",
     "mlcc.ui.table:rich.console",

@@ -76,7 +76,7 @@ def test_gen_all_does_import_the_published_set(tmp_path: Path) -> None:
 # the knowledge base's build records the PEP 503 names a runtime image's build-only
 # uninstall compares, so a warm gen asks packaging only of an install no lock file has).
 RESOLVE_JSON_NEVER = ("tempfile", "shutil", "random", "pathlib", "urllib.parse", "packaging.utils", "logging")
-GEN_NEVER = ("packaging.utils", "packaging.tags", "logging", "subprocess")
+GEN_NEVER = ("packaging.utils", "packaging.tags", "logging", "subprocess", "importlib.resources")
 
 
 def test_a_warm_resolve_json_imports_no_cache_writer_paths_or_tables(tmp_path: Path) -> None:

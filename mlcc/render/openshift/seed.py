@@ -37,7 +37,6 @@ $RANDOM range, as NVIDIA's do, and execs the command with it:
 from __future__ import annotations
 
 from functools import cache
-from importlib import resources
 from typing import List, Optional, Sequence
 
 from mlcc.kb.model import BenchmarkBuild
@@ -49,6 +48,8 @@ PYTHON = "python"
 @cache
 def script() -> str:
     """The text of :mod:`.seed_script`, run with ``python -c`` in the pods."""
+    from importlib import resources  # only a benchmark with a run seed reads it
+
     return resources.files(__package__).joinpath("seed_script.py").read_text(encoding="utf-8")
 
 
