@@ -178,15 +178,32 @@ def check_command(
     help="Also lock up to N stacks of the full cross product, the same deterministic sample "
     "`mlcc kb check --sample N` checks; 0: the matrix only.",
 )
+@click.option(
+    "--upgrade",
+    is_flag=True,
+    help="Resolve every requirement afresh (the newest releases its specifier allows) instead "
+    "of keeping the versions recipes/locks/ already locks.",
+)
 @click.pass_context
 def lock_command(
-    ctx: click.Context, index_url: Optional[str], refresh: bool, ttl: float, verify_only: bool, sample: int
+    ctx: click.Context,
+    index_url: Optional[str],
+    refresh: bool,
+    ttl: float,
+    verify_only: bool,
+    sample: int,
+    upgrade: bool,
 ) -> None:
     """Hash-lock the pip installs of every stack recipes/matrix.yaml resolves (and of every
     benchmark built on an NGC base, on each of its bases and arches, and a sample of the cross
     product): resolve each install's requirements and their dependencies for
     the stack's Python, CPU arch and glibc against the index, and write the sha256 of each
-    file pip takes to recipes/locks/ (one JSON file per target). Generated images then
+    file pip takes to recipes/locks/ (one JSON file per target). What is locked is kept: a
+    requirement that is not an exact pin keeps the version recipes/locks/ locks for it while
+    its specifier allows it and the index still has its file for the target (not yanked), so
+    a run on an unchanged tree rewrites nothing; a project the lock lacks, or one whose locked
+    version the specifier no longer allows, resolves afresh, and --upgrade resolves every
+    requirement afresh (the newest releases). Generated images then
     install with --require-hashes. Installs that cannot be locked (VCS checkouts,
     unreachable hosts) are recorded with the reason. Nothing from the index is run: an
     sdist's dependencies are read from its static metadata or egg-info, else from
@@ -198,6 +215,7 @@ def lock_command(
     \b
     Examples:
       mlcc kb lock && mlcc gen --all
+      mlcc kb lock --upgrade && mlcc gen --all   # take the newest releases
       mlcc kb lock --verify
     """
     kb = kb_of(ctx)
@@ -211,7 +229,7 @@ def lock_command(
         if problems:
             raise FactError("the pip locks do not hold", hint="run `mlcc kb lock && mlcc gen --all`")
         return
-    locker, report = lock(kb, stacks, client)
+    locker, report = lock(kb, stacks, client, upgrade=upgrade)
     if locker.problems:
         for problem in dict.fromkeys(locker.problems):
             echo(problem)

@@ -18,6 +18,14 @@ and glibc, against the package index:
   recipes/tools.yaml, checked against the sdist's setup.py; else the install is refused
   with the fact to add.
 
+What is locked is kept, as ``uv lock`` and ``pip-compile`` keep it: a requirement that is not an
+exact pin takes the version the committed lock file of its target already locks for that
+project (the same install's first, else the newest any install of the target locks) when
+the specifier still allows it and the index still has a file of it for the target (not
+yanked); otherwise it resolves afresh as above. ``mlcc kb lock --upgrade`` resolves
+everything afresh (:func:`lock` with ``upgrade=True``). So a lock run on an unchanged tree
+rewrites nothing when the index has gained newer releases.
+
 Resolution is breadth-first without backtracking: a later requirement that the version
 already chosen does not satisfy is recorded as a conflict (the install stays unlocked
 with that reason) rather than guessed. Installs the index cannot lock (a VCS checkout,
@@ -98,7 +106,7 @@ from mlcc.errors import ConflictError, FactError, IndexUnreachable, UsageError
 from mlcc.kb import pip_locks
 from mlcc.kb.index import MAX_FILE_BYTES, Fetched, IndexClient, IndexFile, without_credentials
 from mlcc.kb.model import KnowledgeBase, SdistRequires
-from mlcc.kb.pip_locks import LOCK_DIR, LOCK_FORMAT, LockTarget, PipInstall
+from mlcc.kb.pip_locks import LOCK_DIR, LOCK_FORMAT, LockFiles, LockTarget, PipInstall
 from mlcc.kbtools import check as kb_check
 from mlcc.matrix import evaluate, expand, load_matrix
 from mlcc.render.plan import build_plan
@@ -136,6 +144,50 @@ class State(NamedTuple):
 
 
 EMPTY = State({}, ())
+
+
+class LockedVersions(NamedTuple):
+    """The versions one committed lock file locks, by PEP 503 name: what a re-lock keeps."""
+
+    by_install: Dict[str, Dict[str, str]]  # install id -> name -> the version it locks
+    by_target: Dict[str, Tuple[str, ...]]  # name -> every version the file locks, newest first
+
+    def preferred(self, ident: Optional[str], name: str) -> Tuple[str, ...]:
+        """The locked versions to try first for ``name`` in install ``ident``: the one that
+        install locks, then the others of the file, newest first."""
+        own = self.by_install.get(ident or "", {}).get(name)
+        return tuple(dict.fromkeys(((own,) if own else ()) + self.by_target.get(name, ())))
+
+
+def locked_versions(files: LockFiles) -> Dict[str, LockedVersions]:
+    """The versions the committed lock files hash-lock, by lock file name.
+
+    A pin an earlier install provides (no sha256) is left out: it is an exact pin, which
+    resolves to its version anyway. A damaged lock file gives nothing to keep.
+
+    Args:
+        files: The lock files the knowledge base carries (``kb.pip_locks``).
+
+    Returns:
+        Lock file name -> the versions it locks, by install and for the whole target.
+    """
+    out: Dict[str, LockedVersions] = {}
+    for file_name, locks in files.parsed:
+        by_install: Dict[str, Dict[str, str]] = {}
+        every: Dict[str, Set[Version]] = {}
+        for ident, install in locks.installs:
+            for package in install.packages:
+                if not package.sha256:
+                    continue
+                name = canonicalize_name(package.name)
+                by_install.setdefault(ident, {})[name] = package.version
+                try:
+                    every.setdefault(name, set()).add(Version(package.version))
+                except InvalidVersion:
+                    continue
+        by_target = {name: tuple(str(v) for v in sorted(vs, reverse=True)) for name, vs in every.items()}
+        out[file_name] = LockedVersions(by_install, by_target)
+    return out
 
 
 def matrix_stacks(kb: KnowledgeBase) -> List[Stack]:
@@ -229,8 +281,12 @@ class Locker:
         *,
         metadata_cache: Optional[str] = None,
         sdist_facts: Sequence[SdistRequires] = (),
+        locked: Optional[LockFiles] = None,
     ) -> None:
         self.client = client
+        # the committed locks, whose versions a requirement keeps while they still fit;
+        # None (``--upgrade``): every requirement resolves afresh
+        self.locked = locked_versions(locked) if locked is not None else {}
         # recipes/tools.yaml sdist_requires: used only when pip and the egg-info both fail
         self.sdist_facts = {_fact_key(f.name, f.version): f for f in sdist_facts}
         # a fact the sdist's setup.py does not bear out: errors at the recipe line
@@ -273,14 +329,20 @@ class Locker:
             record = records.get(ident)
             if record is None:
                 state = self.states.get(previous, EMPTY) if previous else EMPTY
-                record, after = self.lock_install(target, install, state, wheels_reason)
+                record, after = self.lock_install(target, install, state, wheels_reason, ident=ident)
                 record["after"] = previous
                 records[ident] = record
                 self.states[ident] = after
             record["stacks"] = sorted(set(record.get("stacks", [])) | {label})
 
     def lock_install(
-        self, target: LockTarget, install: PipInstall, state: State, wheels_reason: Optional[str]
+        self,
+        target: LockTarget,
+        install: PipInstall,
+        state: State,
+        wheels_reason: Optional[str],
+        *,
+        ident: Optional[str] = None,
     ) -> Tuple[Dict[str, Any], State]:
         """Lock one pip install on top of what the earlier installs of its environment hold.
 
@@ -290,6 +352,7 @@ class Locker:
             state: What the environment holds before it.
             wheels_reason: Why the framework's wheels cannot be read from here (the recipe's
                 ``wheels_sha256_unavailable``), given as the reason of a URL install; or None.
+            ident: The install's chained id: the versions its committed lock holds are kept first.
 
         Returns:
             The install's lock record (its packages, or ``unlocked`` with the reason when it
@@ -315,7 +378,7 @@ class Locker:
             if install.unlockable:
                 raise Unlockable(install.unlockable)
             self._check_sources(install, wheels_reason)
-            packages, satisfied = self.resolve(target, install, state)
+            packages, satisfied = self.resolve(target, install, state, ident=ident)
         except Unlockable as exc:
             record["unlocked"] = str(exc)
             return record, State(state.installed, (*state.unknown, label))
@@ -367,7 +430,7 @@ class Locker:
     # resolution ----------------------------------------------------------------
 
     def resolve(
-        self, target: LockTarget, install: PipInstall, state: State
+        self, target: LockTarget, install: PipInstall, state: State, *, ident: Optional[str] = None
     ) -> Tuple[List[Dict[str, Any]], List[Dict[str, str]]]:
         """Resolve one pip install breadth-first, without backtracking, as pip does.
 
@@ -376,6 +439,8 @@ class Locker:
             install: The pip install, as the recipes ask for it.
             state: What the environment holds before it: a requirement that an installed
                 version satisfies is kept ("already satisfied").
+            ident: The install's chained id, whose committed lock's versions are kept first
+                (:meth:`LockedVersions.preferred`); None: only the target's.
 
         Returns:
             The lock entries of the packages it installs (sorted by name), and the
@@ -390,6 +455,7 @@ class Locker:
                 ``MAX_CHAIN_LINKS`` or an install of more than ``MAX_PACKAGES`` packages.
         """
         env = marker_environment(target)
+        locked = self.locked.get(target.file_name)
         queue: List[Tuple[Requirement, str, Tuple[str, ...]]] = []  # (what, asked by, chain)
         for text in install.requirements:
             try:
@@ -429,7 +495,8 @@ class Locker:
                     carried[name] = have[1]
                 continue
             try:
-                pick = self.choose(target, requirement, parent, state, no_deps=install.no_deps)
+                prefer = locked.preferred(ident, name) if locked is not None else ()
+                pick = self.choose(target, requirement, parent, state, no_deps=install.no_deps, prefer=prefer)
             except Unlockable:
                 version = kb_check._exact_version(requirement.specifier)
                 if not (is_top and state.unknown and version is not None):
@@ -484,13 +551,22 @@ class Locker:
         return entry
 
     def choose(
-        self, target: LockTarget, requirement: Requirement, parent: str, state: State, *, no_deps: bool
+        self,
+        target: LockTarget,
+        requirement: Requirement,
+        parent: str,
+        state: State,
+        *,
+        no_deps: bool,
+        prefer: Sequence[str] = (),
     ) -> Chosen:
         """The release and file pip takes for ``requirement`` on ``target``, with its dependencies.
 
         The newest version the specifier allows (a pre-release only as pip takes one) whose
         Requires-Python admits the target and that has a file for it: the wheel whose tag pip
-        ranks highest, else the sdist.
+        ranks highest, else the sdist. A version of ``prefer`` (what the lock holds) that the
+        specifier allows and that still has such a file (not yanked) is taken before it,
+        unless the requirement is an exact pin.
 
         Args:
             target: The interpreter, the CPU arch and the C library.
@@ -498,6 +574,7 @@ class Locker:
             parent: Who asks for it (``the recipe`` or ``<name> <version>``), for messages.
             state: What the environment holds (named in the message when nothing fits).
             no_deps: The install runs with ``--no-deps``: dependencies are not read.
+            prefer: Locked versions to keep, in order, while they fit.
 
         Returns:
             The chosen file, the index page it was read from and its dependencies.
@@ -526,6 +603,8 @@ class Locker:
         if not (exact or requirement.specifier.prereleases):
             # as pip: a pre-release only when no final release has a file for the target
             matching = [v for v in matching if not v.is_prerelease] + [v for v in matching if v.is_prerelease]
+        if not exact:
+            matching = _locked_first(matching, prefer)
         for version in matching:
             files = [
                 f
@@ -812,13 +891,18 @@ class LockReport(NamedTuple):
     requests: int
 
 
-def lock(kb: KnowledgeBase, stacks: Sequence[Stack], client: IndexClient) -> Tuple[Locker, LockReport]:
+def lock(
+    kb: KnowledgeBase, stacks: Sequence[Stack], client: IndexClient, *, upgrade: bool = False
+) -> Tuple[Locker, LockReport]:
     """Lock the pip installs of ``stacks``; each stack is locked once, by its label.
 
     Args:
-        kb: The knowledge base (the ``sdist_requires`` facts of recipes/tools.yaml).
+        kb: The knowledge base (the ``sdist_requires`` facts of recipes/tools.yaml and the
+            committed lock files, whose versions are kept while they still fit).
         stacks: The stacks whose installs are locked.
         client: The index client (PyPI, or ``--index-url``).
+        upgrade: Resolve every requirement afresh (``--upgrade``): the newest releases the
+            specifiers allow, whatever the committed locks hold.
 
     Returns:
         The locker (its :meth:`Locker.documents` to write, and ``problems``: recipe facts
@@ -830,7 +914,7 @@ def lock(kb: KnowledgeBase, stacks: Sequence[Stack], client: IndexClient) -> Tup
             ``MAX_CHAIN_LINKS`` or an install of more than ``MAX_PACKAGES`` packages.
         MlccError: A stack lacks a fact the resolver adds (a hand-made stack).
     """
-    locker = Locker(client, sdist_facts=kb.sdist_requires)
+    locker = Locker(client, sdist_facts=kb.sdist_requires, locked=None if upgrade else kb.pip_locks)
     labels: Set[str] = set()
     for stack in stacks:
         label = kb_check.stack_label(stack)
@@ -954,6 +1038,20 @@ def meaningless_sha256(digest: str) -> Optional[str]:
     if len(set(digest)) == 1:
         return "which is a placeholder, not the digest of any file"
     return None
+
+
+def _locked_first(matching: List[Version], prefer: Sequence[str]) -> List[Version]:
+    """``matching`` with the locked versions it holds moved to the front, in ``prefer``'s
+    order (a locked version the specifier no longer allows is not in it: it resolves afresh)."""
+    kept: List[Version] = []
+    for text in prefer:
+        try:
+            version = Version(text)
+        except InvalidVersion:
+            continue
+        if version in matching and version not in kept:
+            kept.append(version)
+    return kept + [v for v in matching if v not in kept]
 
 
 def _check_bounds(install: PipInstall, chain: Tuple[str, ...], count: int) -> None:
