@@ -22,6 +22,7 @@ warnings are facts the index cannot settle or that another part of the project o
 from __future__ import annotations
 
 import functools
+import hashlib
 import itertools
 import time
 from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
@@ -645,23 +646,40 @@ def published_stacks(kb: KnowledgeBase) -> List[Stack]:
     return [o.stack for o in evaluate(kb, expand(load_matrix(kb))) if o.stack is not None and o.published]
 
 
-def sampled_stacks(kb: KnowledgeBase, count: int) -> List[Stack]:
-    """A deterministic sample of the cross product.
+Cell = Tuple[str, str, str, str]  # (benchmark, arch, CUDA line or "cpu", framework release)
 
-    Each benchmark with each build of its framework, per arch and CUDA line of that build
-    (the base is left to the resolver), sorted, every k-th cell resolved; cells that do not
-    resolve are dropped.
+
+def cell_rank(cell: Cell) -> str:
+    """A cell's place in the sample: the sha256 of its key, a property of the cell alone.
+
+    Args:
+        cell: ``(benchmark, arch, CUDA line or "cpu", framework release)``.
+
+    Returns:
+        The hex digest of ``benchmark/arch/line/release``.
+    """
+    return hashlib.sha256("/".join(cell).encode()).hexdigest()
+
+
+def sampled_cells(kb: KnowledgeBase, count: int) -> List[Cell]:
+    """A deterministic sample of the cross product that stays put as the recipes grow.
+
+    Each benchmark with each build of its framework, per arch and CUDA line of that build;
+    the ``count`` cells of smallest :func:`cell_rank`. A cell's rank depends on nothing else,
+    so adding a benchmark or a build adds its cells and pushes out at most as many of the
+    others (a stride over the sorted product would shift nearly all of them, and with them
+    the installs `mlcc kb lock` locks).
 
     Args:
         kb: The knowledge base.
         count: At most this many cells (``--sample``); 0 or less: none.
 
     Returns:
-        The stacks that resolved.
+        The cells, sorted.
     """
     if count <= 0:
         return []
-    cells: Set[Tuple[str, str, str, str]] = set()
+    cells: Set[Cell] = set()
     for name, bench in kb.benchmarks.items():
         rule = bench.framework
         if rule is None or rule.name not in kb.frameworks:
@@ -673,11 +691,23 @@ def sampled_stacks(kb: KnowledgeBase, count: int) -> List[Stack]:
             for arch in set(build.arches) & set(bench.arches):
                 for line in build.cuda or ("cpu",):
                     cells.add((name, arch, line, build.version))
-    ordered = sorted(cells)
-    stride = max(1, len(ordered) // count)
+    return sorted(sorted(cells, key=cell_rank)[:count])
+
+
+def sampled_stacks(kb: KnowledgeBase, count: int) -> List[Stack]:
+    """The stacks of :func:`sampled_cells` (the base is left to the resolver); cells that do
+    not resolve are dropped. `mlcc kb check --sample` and `mlcc kb lock --sample` use it.
+
+    Args:
+        kb: The knowledge base.
+        count: At most this many cells (``--sample``); 0 or less: none.
+
+    Returns:
+        The stacks that resolved, in cell order.
+    """
     resolver = Resolver(kb)
     stacks: List[Stack] = []
-    for name, arch, line, release in ordered[::stride][:count]:
+    for name, arch, line, release in sampled_cells(kb, count):
         rule = kb.benchmarks[name].framework
         assert rule is not None
         try:
