@@ -18,13 +18,14 @@ and glibc, against the package index:
   recipes/tools.yaml, checked against the sdist's setup.py; else the install is refused
   with the fact to add.
 
-What is locked is kept, as ``uv lock`` and ``pip-compile`` keep it: a requirement that is not an
-exact pin takes the version the committed lock file of its target already locks for that
-project (the same install's first, else the newest any install of the target locks) when
-the specifier still allows it and the index still has a file of it for the target (not
-yanked); otherwise it resolves afresh as above. ``mlcc kb lock --upgrade`` resolves
-everything afresh (:func:`lock` with ``upgrade=True``). So a lock run on an unchanged tree
-rewrites nothing when the index has gained newer releases.
+What is locked is kept, as ``uv lock`` and ``pip-compile`` keep it: a requirement that is
+not an exact pin takes the version the committed lock file of its target already locks for
+that project (the same install's first, then those of installs with the same requirements,
+then the newest any install of the target locks) when the specifier still allows it and the
+index still has a file of it for the target (not yanked); otherwise it resolves afresh as
+above. ``mlcc kb lock --upgrade`` resolves everything afresh (:func:`lock` with
+``upgrade=True``). So a lock run on an unchanged tree rewrites nothing when the index has
+gained newer releases.
 
 Resolution is breadth-first without backtracking: a later requirement that the version
 already chosen does not satisfy is recorded as a conflict (the install stays unlocked
@@ -146,17 +147,24 @@ class State(NamedTuple):
 EMPTY = State({}, ())
 
 
+Requirements = Tuple[str, ...]
+
+
 class LockedVersions(NamedTuple):
     """The versions one committed lock file locks, by PEP 503 name: what a re-lock keeps."""
 
     by_install: Dict[str, Dict[str, str]]  # install id -> name -> the version it locks
+    # the same requirements after other installs (a pin added before them changes their id)
+    by_requirements: Dict[Requirements, Dict[str, Tuple[str, ...]]]
     by_target: Dict[str, Tuple[str, ...]]  # name -> every version the file locks, newest first
 
-    def preferred(self, ident: Optional[str], name: str) -> Tuple[str, ...]:
-        """The locked versions to try first for ``name`` in install ``ident``: the one that
-        install locks, then the others of the file, newest first."""
+    def preferred(self, ident: Optional[str], requirements: Requirements, name: str) -> Tuple[str, ...]:
+        """The locked versions to try first for ``name``: the one install ``ident`` locks,
+        then those of the installs asking for the same ``requirements``, then the rest of
+        the file's, each group newest first."""
         own = self.by_install.get(ident or "", {}).get(name)
-        return tuple(dict.fromkeys(((own,) if own else ()) + self.by_target.get(name, ())))
+        same = self.by_requirements.get(requirements, {}).get(name, ())
+        return tuple(dict.fromkeys(((own,) if own else ()) + same + self.by_target.get(name, ())))
 
 
 def locked_versions(files: LockFiles) -> Dict[str, LockedVersions]:
@@ -169,11 +177,13 @@ def locked_versions(files: LockFiles) -> Dict[str, LockedVersions]:
         files: The lock files the knowledge base carries (``kb.pip_locks``).
 
     Returns:
-        Lock file name -> the versions it locks, by install and for the whole target.
+        Lock file name -> the versions it locks, by install, by requirements and for the
+        whole target.
     """
     out: Dict[str, LockedVersions] = {}
     for file_name, locks in files.parsed:
         by_install: Dict[str, Dict[str, str]] = {}
+        by_requirements: Dict[Requirements, Dict[str, Set[Version]]] = {}
         every: Dict[str, Set[Version]] = {}
         for ident, install in locks.installs:
             for package in install.packages:
@@ -182,12 +192,21 @@ def locked_versions(files: LockFiles) -> Dict[str, LockedVersions]:
                 name = canonicalize_name(package.name)
                 by_install.setdefault(ident, {})[name] = package.version
                 try:
-                    every.setdefault(name, set()).add(Version(package.version))
+                    version = Version(package.version)
                 except InvalidVersion:
                     continue
-        by_target = {name: tuple(str(v) for v in sorted(vs, reverse=True)) for name, vs in every.items()}
-        out[file_name] = LockedVersions(by_install, by_target)
+                every.setdefault(name, set()).add(version)
+                by_requirements.setdefault(install.requirements, {}).setdefault(name, set()).add(version)
+        out[file_name] = LockedVersions(
+            by_install,
+            {asked: _newest_first(names) for asked, names in by_requirements.items()},
+            _newest_first(every),
+        )
     return out
+
+
+def _newest_first(versions: Dict[str, Set[Version]]) -> Dict[str, Tuple[str, ...]]:
+    return {name: tuple(str(v) for v in sorted(vs, reverse=True)) for name, vs in versions.items()}
 
 
 def matrix_stacks(kb: KnowledgeBase) -> List[Stack]:
@@ -440,7 +459,8 @@ class Locker:
             state: What the environment holds before it: a requirement that an installed
                 version satisfies is kept ("already satisfied").
             ident: The install's chained id, whose committed lock's versions are kept first
-                (:meth:`LockedVersions.preferred`); None: only the target's.
+                (:meth:`LockedVersions.preferred`); None: those of installs with the same
+                requirements, then the target's.
 
         Returns:
             The lock entries of the packages it installs (sorted by name), and the
@@ -495,7 +515,7 @@ class Locker:
                     carried[name] = have[1]
                 continue
             try:
-                prefer = locked.preferred(ident, name) if locked is not None else ()
+                prefer = locked.preferred(ident, install.requirements, name) if locked is not None else ()
                 pick = self.choose(target, requirement, parent, state, no_deps=install.no_deps, prefer=prefer)
             except Unlockable:
                 version = kb_check._exact_version(requirement.specifier)

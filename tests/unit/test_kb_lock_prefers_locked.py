@@ -126,3 +126,21 @@ def test_an_install_the_lock_lacks_keeps_the_version_its_target_locks_elsewhere(
         locker = Locker(IndexClient(index.url + "/simple/", cache=""), metadata_cache="", locked=locked)
         packages, _ = locker.resolve(TARGET, PROBE, EMPTY, ident="b" * 16)
         assert {p["name"]: p["version"] for p in packages} == {"mlccdep": "1.0", "mlccprobe": "1.0"}
+
+
+def test_an_install_after_a_new_pin_keeps_what_the_same_requirements_locked(tmp_path: Path) -> None:
+    """The file also locks a newer mlccdep for another install: an install asking for the
+    same requirements as a locked one, after other installs (a new id), keeps that one's."""
+    for index in serve():
+        _publish(index, {**WHEELS, **NEWER})
+        locker = Locker(IndexClient(index.url + "/simple/", cache=""), metadata_cache="")
+        old, _ = locker.lock_install(TARGET, PipInstall(("mlccprobe==1.0", "mlccdep<1.1")), EMPTY, None)
+        probe, _ = locker.lock_install(TARGET, PROBE, EMPTY, None)
+        newer, _ = locker.lock_install(TARGET, PipInstall(("mlccdep>=1.1",)), EMPTY, None)
+        probe["packages"] = old["packages"]  # as locked when the index had only mlccdep 1.0
+        locker.records = {TARGET: {IDENT: dict(probe, after=None), "c" * 16: dict(newer, after=None)}}
+        write(str(tmp_path), locker.documents())
+        locked = read_lock_files(str(tmp_path))
+        relocker = Locker(IndexClient(index.url + "/simple/", cache=""), metadata_cache="", locked=locked)
+        packages, _ = relocker.resolve(TARGET, PROBE, EMPTY, ident="d" * 16)
+        assert {p["name"]: p["version"] for p in packages} == {"mlccdep": "1.0", "mlccprobe": "1.0"}
