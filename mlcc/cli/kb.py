@@ -184,6 +184,12 @@ def check_command(
     help="Resolve every requirement afresh (the newest releases its specifier allows) instead "
     "of keeping the versions recipes/locks/ already locks.",
 )
+@click.option(
+    "--prune",
+    is_flag=True,
+    help="Drop the installs of recipes/locks/ that no stack of this run asks for (by default "
+    "they are kept as they are: stacks outside the sample and the golden cases use them).",
+)
 @click.pass_context
 def lock_command(
     ctx: click.Context,
@@ -193,6 +199,7 @@ def lock_command(
     verify_only: bool,
     sample: int,
     upgrade: bool,
+    prune: bool,
 ) -> None:
     """Hash-lock the pip installs of every stack recipes/matrix.yaml resolves (and of every
     benchmark built on an NGC base, on each of its bases and arches, and a sample of the cross
@@ -203,7 +210,8 @@ def lock_command(
     its specifier allows it and the index still has its file for the target (not yanked), so
     a run on an unchanged tree rewrites nothing; a project the lock lacks, or one whose locked
     version the specifier no longer allows, resolves afresh, and --upgrade resolves every
-    requirement afresh (the newest releases). Generated images then
+    requirement afresh (the newest releases). An install of recipes/locks/ no stack of the
+    run asks for is kept as it is, unless --prune. Generated images then
     install with --require-hashes. Installs that cannot be locked (VCS checkouts,
     unreachable hosts) are recorded with the reason. Nothing from the index is run: an
     sdist's dependencies are read from its static metadata or egg-info, else from
@@ -229,7 +237,7 @@ def lock_command(
         if problems:
             raise FactError("the pip locks do not hold", hint="run `mlcc kb lock && mlcc gen --all`")
         return
-    locker, report = lock(kb, stacks, client, upgrade=upgrade)
+    locker, report = lock(kb, stacks, client, upgrade=upgrade, prune=prune)
     if locker.problems:
         for problem in dict.fromkeys(locker.problems):
             echo(problem)
@@ -241,6 +249,7 @@ def lock_command(
     summary = (
         f"{report.installs} pip installs of {report.stacks} stacks: {report.locked} hash-locked "
         f"({report.packages} files), {report.unlocked} unlocked with a recorded reason; "
+        f"{report.kept} installs no stack of this run asks for kept; "
         f"{len(documents)} lock files ({report.requests} index requests)"
     )
     write(kb.root, documents)

@@ -909,10 +909,16 @@ class LockReport(NamedTuple):
     packages: int
     files: Tuple[str, ...]
     requests: int
+    kept: int = 0  # committed installs no stack of the run asks for, kept as they are
 
 
 def lock(
-    kb: KnowledgeBase, stacks: Sequence[Stack], client: IndexClient, *, upgrade: bool = False
+    kb: KnowledgeBase,
+    stacks: Sequence[Stack],
+    client: IndexClient,
+    *,
+    upgrade: bool = False,
+    prune: bool = False,
 ) -> Tuple[Locker, LockReport]:
     """Lock the pip installs of ``stacks``; each stack is locked once, by its label.
 
@@ -923,6 +929,8 @@ def lock(
         client: The index client (PyPI, or ``--index-url``).
         upgrade: Resolve every requirement afresh (``--upgrade``): the newest releases the
             specifiers allow, whatever the committed locks hold.
+        prune: Drop the committed installs no stack of ``stacks`` asks for (``--prune``);
+            else they are kept as they are (:func:`keep_unused`).
 
     Returns:
         The locker (its :meth:`Locker.documents` to write, and ``problems``: recipe facts
@@ -949,10 +957,46 @@ def lock(
         locked=sum(1 for r in records if "unlocked" not in r),
         unlocked=sum(1 for r in records if "unlocked" in r),
         packages=len({p["sha256"] for r in records for p in r.get("packages", []) if p.get("sha256")}),
-        files=tuple(sorted(locker.documents())),
+        files=(),
         requests=client.requests,
+        kept=0 if prune else keep_unused(locker, kb.root),
     )
-    return locker, report
+    return locker, report._replace(files=tuple(sorted(locker.documents())))
+
+
+def keep_unused(locker: Locker, root: str) -> int:
+    """Add to ``locker.records`` the committed installs it did not lock, as they are.
+
+    The lock run locks the matrix, the NGC-based benchmarks and a sample of the cross
+    product; other stacks (a cell that left the sample, the golden cases of the tests, a
+    user's ``--with``) use installs of the committed files too, and a lock file must not
+    lose them because this run did not ask. ``--prune`` drops them.
+
+    Args:
+        locker: The locker after the run.
+        root: The recipes folder (the committed locks are under its locks/).
+
+    Returns:
+        How many installs were kept; a lock file that cannot be read keeps none.
+    """
+    kept = 0
+    for name in pip_locks.lock_file_names(root):
+        try:
+            with open(os.path.join(root, LOCK_DIR, name), encoding="utf-8") as handle:
+                data = json.load(handle)
+            where = data["target"]
+            target = LockTarget(str(where["python"]), str(where["arch"]), where["glibc"])
+            installs = dict(data["installs"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # damaged: this run's locks replace it
+        if target.file_name != name or data.get("format") != LOCK_FORMAT:
+            continue
+        records = locker.records.setdefault(target, {})
+        for ident, record in sorted(installs.items()):
+            if ident not in records and isinstance(record, dict):
+                records[ident] = record
+                kept += 1
+    return kept
 
 
 def write(root: str, documents: Dict[str, str]) -> List[str]:
