@@ -9,13 +9,14 @@ are written and read back through the same functions `mlcc kb lock` uses."""
 from __future__ import annotations
 
 import hashlib
+import json
 import sys
 from pathlib import Path
 from typing import Dict, FrozenSet, List, Optional
 
 from mlcc.kb.index import IndexClient
 from mlcc.kb.pip_locks import LockFiles, LockTarget, PipInstall, read_lock_files
-from mlcc.kbtools.lock import EMPTY, Locker, write
+from mlcc.kbtools.lock import EMPTY, Locker, lock, write
 
 from .simple_index import IndexServer, serve
 from .test_pip_locks import _wheel
@@ -144,3 +145,23 @@ def test_an_install_after_a_new_pin_keeps_what_the_same_requirements_locked(tmp_
         relocker = Locker(IndexClient(index.url + "/simple/", cache=""), metadata_cache="", locked=locked)
         packages, _ = relocker.resolve(TARGET, PROBE, EMPTY, ident="d" * 16)
         assert {p["name"]: p["version"] for p in packages} == {"mlccdep": "1.0", "mlccprobe": "1.0"}
+
+
+def test_installs_no_stack_of_the_run_asks_for_are_kept_byte_identical_unless_pruned(
+    recipes_copy: Path,
+) -> None:
+    """A run that locks no stack (the index is never asked) rewrites the committed lock files
+    as they are: nothing is lost because the sample moved; --prune drops every one of them."""
+    from mlcc.kb import load
+
+    folder = recipes_copy / "locks"
+    committed = {p.name: p.read_text(encoding="utf-8") for p in sorted(folder.glob("pip-*.json"))}
+    assert committed
+    kb = load(str(recipes_copy))
+    client = IndexClient("https://pypi.org/simple/", cache="")  # never asked: no stack to lock
+    locker, report = lock(kb, [], client)
+    assert report.kept == sum(len(json.loads(t)["installs"]) for t in committed.values())
+    assert locker.documents() == committed
+    pruned, report = lock(kb, [], client, prune=True)
+    assert report.kept == 0 and pruned.documents() == {}
+    assert client.requests == 0
