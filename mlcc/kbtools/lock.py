@@ -31,7 +31,9 @@ Resolution is breadth-first without backtracking: a later requirement that the v
 already chosen does not satisfy is recorded as a conflict (the install stays unlocked
 with that reason) rather than guessed. Installs the index cannot lock (a VCS checkout,
 a local directory, a host that cannot be reached from here) are recorded as unlocked
-with the reason. Output: one JSON file per target under recipes/locks/, sorted.
+with the reason. Output: one JSON file per target under recipes/locks/, sorted; the committed
+installs no stack of the run asks for are kept as they are (:func:`keep_unused`) unless
+``--prune``.
 
 The index is outside input: every read goes through :func:`mlcc.kb.index.read_url`
 (a time and a size limit, http(s) only, credentials never shown or written); a sha256
@@ -1000,7 +1002,7 @@ def keep_unused(locker: Locker, root: str) -> int:
 
 
 def write(root: str, documents: Dict[str, str]) -> List[str]:
-    """Write the lock files (all or nothing) and remove the ones no stack uses any more.
+    """Write the lock files (all or nothing) and remove the ones ``documents`` lacks (``--prune``).
 
     Args:
         root: The recipes folder.
