@@ -19,6 +19,7 @@ from mlcc.render import render, with_base_digest
 from mlcc.resolve import Resolver
 from mlcc.resolve.request import build_request
 from tests.hostile_registry import Scripted, digest, serve
+from tests.ngc_reports import TORCH, ngc_report
 from tests.oci_layout import layer
 
 from .test_ngc_bases import write_probe
@@ -79,18 +80,9 @@ def test_the_sbom_names_the_ngc_base_by_digest_and_what_it_held(recipes_copy: Pa
     stack = Resolver(kb, host_arch="x86_64").resolve(build_request(kb, "ngc-probe"))
     base_digest = "sha256:" + "cd" * 32
     stamped = json.loads(with_base_digest(render(stack).content("stack.json"), base_digest))
-    installed = {
-        "format": 1,
-        "arch": "x86_64",
-        "os": {"id": "ubuntu", "version_id": "24.04"},
-        "packages": {},
-        "headers": {},
-        "nvcc": "13.0.88",
-        "gcc": "13.3.0",
-        "python": "3.12.3",
-        "pip": [{"name": "torch", "version": "2.9.0a0+50eac811a6"}],
-        "modules": {"torch": {"version": "2.9.0a0+50eac811a6", "cuda": "13.0", "cudnn": "91300"}},
-    }
+    installed = ngc_report(
+        "x86_64", {"cuda": "13.0", "cudnn": "91300"}, pip=[{"name": "torch", "version": TORCH}]
+    )
     document = cyclonedx(
         stamped, installed, ImageName("127.0.0.1:5000/probe/ngc-probe:" + VARIANT, base_digest)
     )
@@ -101,7 +93,7 @@ def test_the_sbom_names_the_ngc_base_by_digest_and_what_it_held(recipes_copy: Pa
     properties = {p["name"]: p["value"] for p in base["properties"]}
     assert properties["mlcc:provides"] == "cuda,cudnn,nccl,python,framework"
     assert properties["mlcc:base-contents:cuda"] == "13.0.1.012"
-    assert properties["mlcc:base-contents:pytorch"] == "2.9.0a0+50eac811a6"
+    assert properties["mlcc:base-contents:pytorch"] == TORCH
     torch = found["pypi:torch"]
     assert "purl" not in torch  # NVIDIA's own build, not a PyPI release
     assert {"name": "mlcc:install", "value": "base"} in torch["properties"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, List
 
 from dockerfile_parse import DockerfileParser
 
@@ -16,6 +16,7 @@ from mlcc.kb import load
 from mlcc.render import render, with_base_digest
 from mlcc.resolve import Resolver
 from mlcc.resolve.request import build_request
+from tests.ngc_reports import ngc_report
 
 from .test_ngc_bases import write_probe
 
@@ -32,18 +33,7 @@ def _image(recipes: Path, *, stamped: bool = True, **changes: Any) -> ImageConte
     if stamped:  # as mlcc build stamps it: stack.json and the annotation name the base pulled
         stack = with_base_digest(stack, BASE_DIGEST)
         labels["org.opencontainers.image.base.digest"] = BASE_DIGEST
-    installed: Dict[str, Any] = {
-        "format": 1,
-        "arch": "x86_64",
-        "os": {"id": "ubuntu", "version_id": "24.04"},
-        "packages": {},
-        "headers": {},
-        "nvcc": "13.0.88",
-        "gcc": "13.3.0",
-        "python": "3.12.3",
-        "python_executable": "/usr/bin/python3.12",
-        "modules": {"torch": {"version": "2.9.0a0+50eac811a6", "cuda": "13.0"}},
-    }
+    installed = ngc_report("x86_64", {"cuda": "13.0"}, python_executable="/usr/bin/python3.12")
     for key, value in changes.items():
         if key == "labels":
             labels.update(value)

@@ -21,6 +21,8 @@ from mlcc.render import render
 from mlcc.resolve import Resolver, Stack, build_request
 from mlcc.resolve.explain import StackConflict
 from mlcc.stackfile.document import problem_of
+from tests.ngc_reports import TORCH, ngc_report
+from tests.recipe_edits import edit, line_of
 
 RETINANET = Path("benchmarks") / "v5.1" / "retinanet.yaml"
 REPLACES = 'replaces: {nccl: "2.25.1"}'
@@ -97,18 +99,9 @@ def test_stack_json_and_labels_state_the_installed_libraries_and_validate(kb: Kn
 
 def test_the_sbom_names_each_library_a_build_step_installed_and_how(kb: KnowledgeBase) -> None:
     made = _rendered(kb)
-    installed = {
-        "format": 1,
-        "arch": "aarch64",
-        "os": {"id": "ubuntu", "version_id": "24.04"},
-        "packages": {},
-        "headers": {},
-        "nvcc": "13.0.88",
-        "gcc": "13.3.0",
-        "python": "3.12.3",
-        "pip": [{"name": "torch", "version": "2.9.0a0+50eac811a6"}],
-        "modules": {"torch": {"version": "2.9.0a0+50eac811a6", "cudnn": "9.13.1", "nccl": "2.28.3"}},
-    }
+    installed = ngc_report(
+        "aarch64", {"cudnn": "9.13.1", "nccl": "2.28.3"}, pip=[{"name": "torch", "version": TORCH}]
+    )
     document = cyclonedx(made["stack"], installed, ImageName("registry.example/llama31_8b:v5.1", None))
     found = {c["bom-ref"]: c for c in document["components"]}
     cudnn, nccl = found["replacing:cudnn"], found["replacing:nccl"]
@@ -128,7 +121,7 @@ def test_verify_expects_the_built_nccl_from_the_framework(
     kb: KnowledgeBase, reported: str, drifted: bool
 ) -> None:
     made = _rendered(kb)
-    installed = {"format": 1, "modules": {"torch": {"version": "2.9.0a0+50eac811a6", "nccl": reported}}}
+    installed = {"format": 1, "modules": {"torch": {"version": TORCH, "nccl": reported}}}
     files = {STACK_FILE: json.dumps(made["stack"]).encode(), INSTALLED_FILE: json.dumps(installed).encode()}
     found = verify(ImageContent("test", None, "linux", "arm64", made["labels"], files))
     nccl = [(m.expected, m.found) for m in found if m.component == "NCCL the framework loads"]
@@ -140,7 +133,7 @@ def test_verify_expects_the_cudnn_the_step_installed_from_the_framework(
     kb: KnowledgeBase, reported: str, drifted: bool
 ) -> None:
     made = _rendered(kb)
-    loads = {"version": "2.9.0a0+50eac811a6", "cudnn": reported, "nccl": "2.28.3"}
+    loads = {"version": TORCH, "cudnn": reported, "nccl": "2.28.3"}
     installed = {"format": 1, "modules": {"torch": loads}}
     files = {STACK_FILE: json.dumps(made["stack"]).encode(), INSTALLED_FILE: json.dumps(installed).encode()}
     found = verify(ImageContent("test", None, "linux", "arm64", made["labels"], files))
@@ -162,10 +155,9 @@ def test_a_bad_replaces_is_a_recipe_error_at_its_line(
     recipes_copy: Path, cli: Callable[..., Any], replaces: str, message: str
 ) -> None:
     path = recipes_copy / RETINANET
-    text = path.read_text()
-    assert text.count(REPLACES) == 1
-    path.write_text(text.replace(REPLACES, replaces))
-    line = 1 + text[: text.index(REPLACES)].count("\n")
+    assert path.read_text().count(REPLACES) == 1
+    line = line_of(path, REPLACES)
+    edit(path, REPLACES, replaces)
     result = cli("--recipes", str(recipes_copy), "resolve", "retinanet", "--round", "v5.1")
     assert result.code == 2  # docs/exit-codes.md: a recipe error
     assert f"recipes/benchmarks/v5.1/retinanet.yaml:{line}: {message}" in result.err
@@ -183,7 +175,7 @@ def test_replaces_over_a_plain_base_is_refused(recipes_copy: Path, cli: Callable
     path.write_text(text)
     result = cli("--recipes", str(recipes_copy), "resolve", "retinanet", "--round", "v5.1")
     assert result.code == 2, result.err
-    line = 1 + text[: text.index(REPLACES)].count("\n")
+    line = line_of(path, REPLACES)
     assert (
         f"retinanet.yaml:{line}: replaces nccl, but constraints.bases names the plain base ubi9" in result.err
     )
@@ -214,10 +206,9 @@ def test_a_bad_replaces_with_its_method_is_a_recipe_error_at_its_line(
     recipes_copy: Path, cli: Callable[..., Any], replaces: str, message: str
 ) -> None:
     path = recipes_copy / LLAMA_8B
-    text = path.read_text()
-    assert text.count(CUDNN_REPLACES) == 1
-    path.write_text(text.replace(CUDNN_REPLACES, replaces))
-    line = 1 + text[: text.index(CUDNN_REPLACES)].count("\n")
+    assert path.read_text().count(CUDNN_REPLACES) == 1
+    line = line_of(path, CUDNN_REPLACES)
+    edit(path, CUDNN_REPLACES, replaces)
     result = cli("--recipes", str(recipes_copy), "resolve", "llama31_8b", "--round", "v5.1", "--gpu", "gb200")
     assert result.code == 2  # docs/exit-codes.md: a recipe error
     assert f"recipes/benchmarks/v5.1/llama31_8b.yaml:{line}: {message}" in result.err
