@@ -157,8 +157,7 @@ def _env_values(rendered: Rendered, size: Size) -> List[Tuple[str, str]]:
     """The recipe's values as the pod states them (see :func:`_env`), before ``extra``."""
     build = rendered.stack.benchmark.build
     assert build is not None
-    own = [name for name, _ in build.arch_list_env]
-    values = dict(spell_gpu_arch(rendered.stack, build.env, own))
+    values = dict(spell_gpu_arch(rendered.stack, build.env, build.arch_list_names))
     for name in GPU_COUNT_ENV:
         if name in values and size.gpus:
             values[name] = str(size.gpus)
