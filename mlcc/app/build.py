@@ -22,7 +22,7 @@ import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from dockerfile_parse import DockerfileParser
 
@@ -643,6 +643,25 @@ def run_jobs(
             if finished is not None:
                 finished(index, result)
 
+    def interrupt() -> None:
+        stop.set()  # before the engine is stopped: its failure is then read as interrupted
+        engine.interrupt()
+
+    _run_in_build_order(jobs, parallel, one, results, interrupt)
+    return [results[i] for i in range(len(jobs))]
+
+
+def _run_in_build_order(
+    jobs: Sequence[BuildJob],
+    parallel: int,
+    one: Callable[[int], None],
+    results: Mapping[int, BuildResult],
+    interrupt: Callable[[], None],
+) -> None:
+    """Call ``one`` with each job's index, ``parallel`` at a time, each once the job it
+    builds after (:func:`build_after`) has its result in ``results``. On Ctrl-C,
+    ``interrupt`` runs, then the running calls are waited for, then KeyboardInterrupt is
+    raised again."""
     after = build_after(jobs)
     waiting = list(range(len(jobs)))
     with ThreadPoolExecutor(max_workers=parallel) as pool:
@@ -660,11 +679,9 @@ def run_jobs(
                     running.pop(future)
                     future.result()
         except KeyboardInterrupt:
-            stop.set()  # before the engine is stopped: its failure is then read as interrupted
-            engine.interrupt()
+            interrupt()
             wait(running)  # the running jobs end (and are recorded) before mlcc exits
             raise
-    return [results[i] for i in range(len(jobs))]
 
 
 def layer_chain(job: BuildJob) -> List[Tuple[str, bool]]:

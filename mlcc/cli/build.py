@@ -154,12 +154,7 @@ def build_command(
       mlcc build --matrix --dry-run --push --registry quay.io/me
       mlcc build --matrix --dry-run --format github --push --registry quay.io/me
     """
-    if plan_format != "table" and not (dry_run and matrix_build):
-        raise UsageError("--format github goes with --dry-run --matrix")
-    if as_json and dry_run:
-        raise UsageError(
-            "--json reports builds; --dry-run builds nothing", hint="--dry-run --matrix --format github"
-        )
+    _check_output_flags(plan_format, dry_run=dry_run, matrix_build=matrix_build, as_json=as_json)
     filters = MatrixFilters.from_pins(benchmark, pins, matrix_file) if matrix_build else None
     engine, todo, policy = building.prepare(
         kb_of(ctx),
@@ -174,17 +169,51 @@ def build_command(
         dry_run=dry_run,
     )
     if dry_run:
-        plan = building.plan_jobs(engine, todo, policy)
-        if plan_format == "github":
-            echo(json.dumps(building.github_levels(plan), indent=2))
-        else:
-            _print_plan(plan, engine, jobs if matrix_build else 1)
+        _print_dry_run(engine, todo, policy, plan_format, jobs if matrix_build else 1)
         return
     history = None if no_history else open_history(history_file)
     if matrix_build:
         _build_matrix(engine, todo, policy, jobs, Path(logs), history, as_json=as_json)
         return
-    log = building.file_log(Path(log_file)) if log_file else _stderr_log(quiet)
+    log_to = Path(log_file) if log_file else None
+    _build_image(engine, todo, policy, history, benchmark, log_to, quiet=quiet, as_json=as_json)
+
+
+def _check_output_flags(plan_format: str, *, dry_run: bool, matrix_build: bool, as_json: bool) -> None:
+    """Refuse the output flags that say nothing for this kind of build."""
+    if plan_format != "table" and not (dry_run and matrix_build):
+        raise UsageError("--format github goes with --dry-run --matrix")
+    if as_json and dry_run:
+        raise UsageError(
+            "--json reports builds; --dry-run builds nothing", hint="--dry-run --matrix --format github"
+        )
+
+
+def _print_dry_run(
+    engine: engines.Engine, todo: Sequence[BuildJob], policy: BuildPolicy, plan_format: str, parallel: int
+) -> None:
+    """--dry-run: the plan as a table, or as GitHub Actions' JSON (--format github)."""
+    plan = building.plan_jobs(engine, todo, policy)
+    if plan_format == "github":
+        echo(json.dumps(building.github_levels(plan), indent=2))
+    else:
+        _print_plan(plan, engine, parallel)
+
+
+def _build_image(
+    engine: engines.Engine,
+    todo: Sequence[BuildJob],
+    policy: BuildPolicy,
+    history: Optional[History],
+    benchmark: Optional[str],
+    log_file: Optional[Path],
+    *,
+    quiet: bool,
+    as_json: bool,
+) -> None:
+    """Build one benchmark's image (one job per arch), then the manifest list of its arches;
+    print each result as it comes, or with --json all of them at the end."""
+    log = building.file_log(log_file) if log_file else _stderr_log(quiet)
 
     def started(index: int, job: BuildJob) -> None:  # with --json, stdout holds the JSON only
         echo(f"{benchmark} {job.variant}  ({job.rendered.platform}, {engine.describe()})", err=as_json)
@@ -196,7 +225,7 @@ def build_command(
         policy,
         history=history,
         log_for=lambda job: log,
-        log_path=lambda job: Path(log_file) if log_file else None,
+        log_path=lambda job: log_file,
         started=started,
         finished=lambda index, result: None if as_json else _echo_result(result, engine),
     )

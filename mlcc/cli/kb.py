@@ -52,6 +52,12 @@ def index_options(command: F) -> F:
     )(command)
 
 
+def sample_option(help_text: str) -> Callable[[F], F]:
+    """--sample N: how many stacks of the cross product `kb check` and `kb lock` add to the
+    published set; one option, so that both take the same sample by default."""
+    return click.option("--sample", type=COUNT, default=60, show_default=True, metavar="N", help=help_text)
+
+
 @click.group("kb", cls=StrictGroup)
 def kb_group() -> None:
     """Maintainer commands for the knowledge base (recipes/)."""
@@ -59,14 +65,9 @@ def kb_group() -> None:
 
 @kb_group.command("check")
 @index_options
-@click.option(
-    "--sample",
-    type=COUNT,
-    default=60,
-    show_default=True,
-    metavar="N",
-    help="Also check up to N stacks of the full cross product (benchmark x framework build x "
-    "arch x CUDA line), chosen deterministically; 0: the published set only.",
+@sample_option(
+    "Also check up to N stacks of the full cross product (benchmark x framework build x "
+    "arch x CUDA line), chosen deterministically; 0: the published set only."
 )
 @click.option(
     "--record",
@@ -169,14 +170,9 @@ def check_command(
     "the index with the same sha256 and every sdist_requires fact matches its sdist's setup.py; "
     "exit 10 if not.",
 )
-@click.option(
-    "--sample",
-    type=COUNT,
-    default=60,
-    show_default=True,
-    metavar="N",
-    help="Also lock up to N stacks of the full cross product, the same deterministic sample "
-    "`mlcc kb check --sample N` checks; 0: the matrix only.",
+@sample_option(
+    "Also lock up to N stacks of the full cross product, the same deterministic sample "
+    "`mlcc kb check --sample N` checks; 0: the matrix only."
 )
 @click.option(
     "--upgrade",

@@ -7,8 +7,9 @@ Loaded only when ``mlcc results`` runs. Parses flags and prints; the use cases a
 
 from __future__ import annotations
 
+import functools
 import json
-from typing import Any, Callable, List, Sequence, TypeVar
+from typing import Any, Callable, List, NamedTuple, Optional, Sequence, TypeVar
 
 import click
 
@@ -33,6 +34,8 @@ from mlcc.results.parse import log_text
 from mlcc.results.store import Placement
 from mlcc.ui.safe_text import echo
 from mlcc.ui.table import render
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 # subcommand -> "module:attribute": collect needs the Kubernetes client (most of a second
 # to import), so it lives in its own module and the others never load it.
@@ -139,7 +142,49 @@ def _quality_text(value: Any) -> str:
     return str(value)[:40]
 
 
-def stack_source(func: Any) -> Any:
+class RunsTarget(NamedTuple):
+    """What ``results add`` and ``results collect`` store runs with: the stack they ran on
+    (--image or --stack), the system they ran on, and the history they go into."""
+
+    source: StackSource
+    placement: Placement
+    history_file: Optional[str]
+
+
+# the parameters the options of :func:`stack_source` hand the command it wraps
+_RUNS_TARGET_PARAMETERS = (
+    "image",
+    "stack_file",
+    "tls_verify",
+    "image_arch",
+    "backend",
+    "system",
+    "nodes",
+    "gpus",
+    "history_file",
+)
+
+
+def stack_source(command: F) -> F:
+    """Add the options that say which stack runs ran on, where, and which history stores
+    them; the command receives them as one ``target: RunsTarget`` argument."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        values = {name: kwargs.pop(name) for name in _RUNS_TARGET_PARAMETERS}
+        kwargs["target"] = RunsTarget(
+            StackSource(
+                values["image"],
+                values["stack_file"],
+                values["tls_verify"],
+                values["image_arch"],
+                values["backend"],
+            ),
+            Placement(values["system"], values["nodes"], values["gpus"]),
+            values["history_file"],
+        )
+        return command(*args, **kwargs)
+
     options = [
         click.option("--image", metavar="REF", help="The image the runs ran: its stamped stack is stored."),
         click.option(
@@ -160,14 +205,10 @@ def stack_source(func: Any) -> Any:
         ),
         click.option("--history", "history_file", metavar="FILE", type=PATH, help=HISTORY_HELP),
     ]
+    decorated: Any = wrapper
     for option in reversed(options):
-        func = option(func)
-    return func
-
-
-def source_of(image: Any, stack_file: Any, tls_verify: bool, image_arch: Any, backend: Any) -> StackSource:
-    """The --image / --stack options as the use case takes them."""
-    return StackSource(image, stack_file, tls_verify, image_arch, backend)
+        decorated = option(decorated)
+    return decorated  # type: ignore[no-any-return]
 
 
 def report_added(stored: Stored) -> None:
@@ -185,8 +226,6 @@ def report_added(stored: Stored) -> None:
     for line in stored.notes:
         echo(f"note: {line}", err=True)
 
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 ROUND_HELP = (
     "The runs' MLPerf round (`mlcc list rounds`); default: the round the log's format and"
@@ -208,15 +247,7 @@ ROUND_HELP = (
 def add_command(
     ctx: click.Context,
     paths: Sequence[str],
-    image: Any,
-    stack_file: Any,
-    tls_verify: bool,
-    image_arch: Any,
-    backend: Any,
-    system: Any,
-    nodes: Any,
-    gpus: Any,
-    history_file: Any,
+    target: RunsTarget,
     round_name: Any,
     as_json: bool,
 ) -> None:
@@ -233,9 +264,9 @@ def add_command(
     stored = add_results(
         kb_of(ctx),
         paths,
-        source_of(image, stack_file, tls_verify, image_arch, backend),
-        Placement(system, nodes, gpus),
-        history_file,
+        target.source,
+        target.placement,
+        target.history_file,
         round_name,
     )
     if as_json:

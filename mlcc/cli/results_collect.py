@@ -10,11 +10,10 @@ import click
 
 from mlcc.app.results_collect import CollectTarget, collect_results
 from mlcc.cli.context import kb_of, round_option
-from mlcc.cli.results import ROUND_HELP, report_added, source_of, stack_source
+from mlcc.cli.results import ROUND_HELP, RunsTarget, report_added, stack_source
 from mlcc.cli.values import PATH
 from mlcc.errors import UsageError
 from mlcc.results.collect import Cluster
-from mlcc.results.store import Placement
 from mlcc.ui.safe_text import echo
 
 
@@ -44,15 +43,7 @@ def collect_command(
     kubeconfig: Any,
     context: Any,
     container: Any,
-    image: Any,
-    stack_file: Any,
-    tls_verify: bool,
-    image_arch: Any,
-    backend: Any,
-    system: Any,
-    nodes: Any,
-    gpus: Any,
-    history_file: Any,
+    target: RunsTarget,
     round_name: Any,
 ) -> None:
     """Read the logs of a finished Job's or MPIJob's pods through the Kubernetes API and
@@ -67,16 +58,16 @@ def collect_command(
 
     if bool(job) == bool(mpijob):
         raise UsageError("give the finished run to collect: --job NAME or --mpijob NAME (one of them)")
-    target = CollectTarget("job" if job else "mpijob", job or mpijob, container)
+    collect = CollectTarget("job" if job else "mpijob", job or mpijob, container)
     collected = collect_results(
         kb_of(ctx),
-        target,
+        collect,
         Cluster(kubeconfig=kubeconfig, context=context, namespace=namespace),
-        source_of(image, stack_file, tls_verify, image_arch, backend),
-        Placement(system, nodes, gpus),
-        history_file,
+        target.source,
+        target.placement,
+        target.history_file,
         round_name,
     )
     found = collected.found
-    echo(f"{target.title} {found.outcome}: {len(found.logs)} pod log(s), {collected.runs} run(s)")
+    echo(f"{collect.title} {found.outcome}: {len(found.logs)} pod log(s), {collected.runs} run(s)")
     report_added(collected.stored)

@@ -619,6 +619,12 @@ class BenchmarkBuild(NamedTuple):
     def packages_for(self, family: str) -> Tuple[str, ...]:
         return dict(self.packages).get(family, ())
 
+    @property
+    def arch_list_names(self) -> Tuple[str, ...]:
+        """The arch-list variables this build declares itself (``arch_list_env``), by name:
+        the image's ENV and the run objects' pod env both spell them as --gpu asks."""
+        return tuple(name for name, _ in self.arch_list_env)
+
     def replacing(self, component: str, arch: str, family: str) -> Optional[Tuple[BuildStep, Replacement]]:
         """The step that installs its own ``component`` (cudnn, nccl) over an image base's on
         ``arch`` and ``family``, with how it does, if one does (the loader allows one a

@@ -803,6 +803,43 @@ def run(
     """
     started = time.monotonic()
     checker = Checker(client, kb)
+    asked = _asked_of(kb, stacks, all_builds=all_builds)
+    tell = step or (lambda what, done, total: None)
+    findings = _pin_findings(checker, asked.by_pin, tell)
+    findings += _download_findings(asked.downloads)
+    tell("kb check: pins", len(asked.by_pin), len(asked.by_pin))
+    if wheels is not None:
+        builds = asked.builds + [b for f in kb.frameworks.values() for b in f.builds if b.bundles]
+        findings += [FactFinding(*f) for f in bundle_findings(kb, client, wheels, builds, tell)]
+    read: Dict[str, Any] = {}
+    if wheels is not None or recorded_wheels is not None:
+        source = WheelSource(wheels, recorded_wheels or {}, wheel_budget)
+        findings += _wheel_claim_findings(kb, client, source, read, tell)
+    order = {ERROR: 0, WARNING: 1, NOTE: 2}
+    findings.sort(key=lambda f: (order[f.severity], _origin_key(f.origin), f.subject, f.message))
+    return Report(
+        stacks=asked.stacks,
+        pins=len(asked.by_pin),
+        findings=tuple(findings),
+        requests=client.requests + (wheels.requests if wheels is not None else 0),
+        seconds=time.monotonic() - started,
+        index_url=client.index_url,
+        wheels=tuple(sorted(read.items())),
+    )
+
+
+class _Asked(NamedTuple):
+    """What the stacks of one ``kb check`` ask of the index, each with the stacks asking."""
+
+    by_pin: Dict[Pin, List[str]]
+    downloads: Dict[Tuple[str, str, bool], List[str]]  # (what, origin, explained)
+    builds: List[FrameworkBuild]  # the framework builds the stacks use
+    stacks: int  # how many distinct stacks
+
+
+def _asked_of(kb: KnowledgeBase, stacks: Iterable[Stack], *, all_builds: bool) -> _Asked:
+    """The pins and downloads of ``stacks`` (each stack once, by its label), and with
+    ``all_builds`` every framework build's pins too."""
     by_pin: Dict[Pin, List[str]] = {}
     downloads: Dict[Tuple[str, str, bool], List[str]] = {}
     labels: Set[str] = set()
@@ -821,8 +858,13 @@ def run(
     if all_builds:
         for pin, labels_of_pin in framework_pins(kb).items():
             by_pin.setdefault(pin, []).extend(labels_of_pin)
+    return _Asked(by_pin, downloads, builds, len(labels))
+
+
+def _pin_findings(checker: Checker, by_pin: Dict[Pin, List[str]], tell: Step) -> List[FactFinding]:
+    """Each pin judged against the index, one finding per verdict naming every stack that
+    asks for it; then one warning per index page that could not be read."""
     grouped: Dict[Tuple[str, str, str, str], List[str]] = {}
-    tell = step or (lambda what, done, total: None)
     for done, pin in enumerate(sorted(by_pin, key=lambda p: (p.origin, p.requirement, p.target)), 1):
         tell("kb check: pins", done - 1, len(by_pin))
         verdict = checker.judge(pin)
@@ -834,46 +876,40 @@ def run(
         unchecked = sum(1 for f in findings if f.message == f"not checked: {url} could not be read")
         message = f"{unchecked} pin(s) read from it were not checked ({reason})"
         findings.append(FactFinding(WARNING, url, "unreachable", message))
-    for (what, origin, explained), stack_labels in sorted(downloads.items()):
-        if not explained:
-            findings.append(
-                FactFinding(
-                    WARNING,
-                    origin,
-                    what,
-                    "downloaded without a sourced sha256 (or a recorded reason why none exists)",
-                    tuple(sorted(set(stack_labels))),
-                )
-            )
-    tell("kb check: pins", len(by_pin), len(by_pin))
-    if wheels is not None:
-        builds += [b for f in kb.frameworks.values() for b in f.builds if b.bundles]
-        findings += [FactFinding(*f) for f in bundle_findings(kb, client, wheels, builds, tell)]
-    read: Dict[str, Any] = {}
-    if wheels is not None or recorded_wheels is not None:
-        source = WheelSource(wheels, recorded_wheels or {}, wheel_budget)
-        pip_builds = [b for f in kb.frameworks.values() for b in f.builds if b.install.method == "pip"]
-        # one claim (a release's python line) serves several builds: one finding, naming them
-        by_claim: Dict[Tuple[str, str, str], List[str]] = {}
-        for found in wheel_findings(kb, client, source, pip_builds, read, tell):
-            by_claim.setdefault((found.severity, found.origin, found.message), []).append(
-                found.subject.removesuffix(" wheel")
-            )
-        findings += [
-            FactFinding(severity, origin, "wheel", message, tuple(sorted(set(labels))))
-            for (severity, origin, message), labels in by_claim.items()
-        ]
-    order = {ERROR: 0, WARNING: 1, NOTE: 2}
-    findings.sort(key=lambda f: (order[f.severity], _origin_key(f.origin), f.subject, f.message))
-    return Report(
-        stacks=len(labels),
-        pins=len(by_pin),
-        findings=tuple(findings),
-        requests=client.requests + (wheels.requests if wheels is not None else 0),
-        seconds=time.monotonic() - started,
-        index_url=client.index_url,
-        wheels=tuple(sorted(read.items())),
-    )
+    return findings
+
+
+def _download_findings(downloads: Dict[Tuple[str, str, bool], List[str]]) -> List[FactFinding]:
+    """A warning for each download that has no sourced sha256 nor a reason why none exists."""
+    return [
+        FactFinding(
+            WARNING,
+            origin,
+            what,
+            "downloaded without a sourced sha256 (or a recorded reason why none exists)",
+            tuple(sorted(set(stack_labels))),
+        )
+        for (what, origin, explained), stack_labels in sorted(downloads.items())
+        if not explained
+    ]
+
+
+def _wheel_claim_findings(
+    kb: KnowledgeBase, client: IndexClient, source: WheelSource, read: Dict[str, Any], tell: Step
+) -> List[FactFinding]:
+    """Every pip framework build's Pythons, arches and linked libraries against its wheels
+    (``read`` collects what was read, for ``--record``): one finding per claim, naming the
+    builds it serves (one release's python line serves several)."""
+    pip_builds = [b for f in kb.frameworks.values() for b in f.builds if b.install.method == "pip"]
+    by_claim: Dict[Tuple[str, str, str], List[str]] = {}
+    for found in wheel_findings(kb, client, source, pip_builds, read, tell):
+        by_claim.setdefault((found.severity, found.origin, found.message), []).append(
+            found.subject.removesuffix(" wheel")
+        )
+    return [
+        FactFinding(severity, origin, "wheel", message, tuple(sorted(set(labels))))
+        for (severity, origin, message), labels in by_claim.items()
+    ]
 
 
 def _origin_key(origin: str) -> Tuple[str, int]:

@@ -107,7 +107,7 @@ from packaging.version import InvalidVersion, Version
 
 from mlcc.errors import ConflictError, FactError, IndexUnreachable, UsageError
 from mlcc.kb import pip_locks
-from mlcc.kb.index import MAX_FILE_BYTES, Fetched, IndexClient, IndexFile, without_credentials
+from mlcc.kb.index import MAX_FILE_BYTES, Fetched, IndexClient, IndexFile, Page, without_credentials
 from mlcc.kb.model import KnowledgeBase, SdistRequires
 from mlcc.kb.pip_locks import LOCK_DIR, LOCK_FORMAT, LockFiles, LockTarget, PipInstall
 from mlcc.kbtools import check as kb_check
@@ -478,12 +478,7 @@ class Locker:
         """
         env = marker_environment(target)
         locked = self.locked.get(target.file_name)
-        queue: List[Tuple[Requirement, str, Tuple[str, ...]]] = []  # (what, asked by, chain)
-        for text in install.requirements:
-            try:
-                queue.append((Requirement(text), "the recipe", ()))
-            except InvalidRequirement as exc:
-                raise Unlockable(f"{text!r} is not a valid requirement ({exc})") from None
+        queue = _top_requirements(install)
         chosen: Dict[str, Chosen] = {}
         requested: Set[str] = set()
         satisfied: Dict[str, Dict[str, str]] = {}
@@ -504,11 +499,7 @@ class Locker:
             if is_top:
                 requested.add(name)
             if name in chosen:
-                if not requirement.specifier.contains(chosen[name].version, prereleases=True):
-                    raise Unlockable(
-                        f"resolution conflict: {parent} needs {requirement}, but {chosen[name].name} "
-                        f"{chosen[name].version} was chosen first (the lock does not backtrack)"
-                    )
+                _check_agrees(requirement, parent, chosen[name])
                 continue
             have = state.installed.get(name)
             if have is not None and requirement.specifier.contains(have[0], prereleases=True):
@@ -520,35 +511,34 @@ class Locker:
                 prefer = locked.preferred(ident, install.requirements, name) if locked is not None else ()
                 pick = self.choose(target, requirement, parent, state, no_deps=install.no_deps, prefer=prefer)
             except Unlockable:
-                version = kb_check._exact_version(requirement.specifier)
-                if not (is_top and state.unknown and version is not None):
+                earlier = _installed_by_earlier(requirement, state) if is_top else None
+                if earlier is None:
                     raise
-                # pip finds it installed by an earlier install the lock cannot see into (the
-                # VCS checkout of the same package): a hashless line, which pip accepts in
-                # hash-checking mode only when it is already installed, so a build proves it
-                carried[name] = {
-                    "name": requirement.name,
-                    "version": str(version),
-                    "installed_by_earlier": list(state.unknown),
-                }
+                carried[name] = earlier
                 continue
             chosen[name] = pick
             link = (*chain, f"{pick.name} {pick.version}")
             _check_bounds(install, link, len(chosen))
             if install.no_deps:
                 continue
-            for dependency in pick.requires:
-                parsed = _requirement(dependency, pick)
-                # a dependency of an extra applies only when that extra was asked for
-                wanted = {""} | set(requirement.extras)
-                if parsed.marker is None or any(parsed.marker.evaluate({**env, "extra": e}) for e in wanted):
-                    queue.append((parsed, f"{pick.name} {pick.version}", link))
+            queue += [
+                (parsed, f"{pick.name} {pick.version}", link)
+                for parsed in _dependencies(pick, requirement, env)
+            ]
+        packages = self._lock_entries(chosen, requested, carried)
+        return packages, [satisfied[n] for n in sorted(satisfied) if n not in carried]
+
+    def _lock_entries(
+        self, chosen: Dict[str, Chosen], requested: Set[str], carried: Dict[str, Dict[str, Any]]
+    ) -> List[Dict[str, Any]]:
+        """The lock entries of a resolved install, sorted by name: the packages it chose, then
+        the requested pins an earlier install provides (``carried``)."""
         packages = [self._entry(pick, canonicalize_name(pick.name) in requested) for pick in chosen.values()]
         packages += [dict(entry, requested=True, earlier=True) for entry in carried.values()]
         if not chosen and not packages:
             raise Unlockable("nothing to install: every requirement is skipped on this target")
         packages.sort(key=lambda p: canonicalize_name(p["name"]))
-        return packages, [satisfied[n] for n in sorted(satisfied) if n not in carried]
+        return packages
 
     def _entry(self, pick: Chosen, requested: bool) -> Dict[str, Any]:
         sha256 = pick.file.hash("sha256")
@@ -611,58 +601,64 @@ class Locker:
         url = self.client.project_url(name)
         # an unreachable index stops the whole lock (IndexUnreachable): no file is written
         page = self.client.page(url)
-        check_target = kb_check.Target(target.python, target.arch, target.glibc)
-        python = Version(target.python + ".99")
-        by_version: Dict[Version, List[IndexFile]] = {}
-        for file in page.files if page.found else ():
-            version = kb_check._version_of(file, name)
-            if version is not None:
-                by_version.setdefault(version, []).append(file)
+        by_version = _files_by_version(page, name)
         exact = kb_check._exact_version(requirement.specifier) is not None
-        matching = sorted(
-            (v for v in by_version if requirement.specifier.contains(v, prereleases=True)), reverse=True
-        )
-        if not (exact or requirement.specifier.prereleases):
-            # as pip: a pre-release only when no final release has a file for the target
-            matching = [v for v in matching if not v.is_prerelease] + [v for v in matching if v.is_prerelease]
-        if not exact:
-            matching = _locked_first(matching, prefer)
-        for version in matching:
-            files = [
-                f
-                for f in by_version[version]
-                if (exact or not f.yanked)
-                and (not f.requires_python or kb_check._python_ok(f.requires_python, python))
-            ]
-            wheels = []
-            for f in files:
-                if f.filename.endswith(".whl"):
-                    rank = self.ranker.rank(check_target, kb_check._wheel_name(f.filename)[3])
-                    if rank is not None:
-                        wheels.append((rank, f.filename, f))
-            if wheels:
-                file = sorted(wheels)[0][2]
-                requires, source, known = (
-                    ((), "not read (--no-deps)", True) if no_deps else self.wheel_requires(file)
-                )
-            else:
-                sdists = sorted((f.filename, f) for f in files if not f.filename.endswith(".whl"))
-                if not sdists:
-                    continue
-                file = sdists[0][1]
-                requires, source, known = (
-                    ((), "not read (--no-deps)", True) if no_deps else self.sdist_requires(name, str(version))
-                )
-            if not known:
-                raise Unlockable(f"{file.filename}: {source}")
-            return Chosen(
-                _project_name(file.filename, name), str(version), file, url, requires, source, known
+        for version in _candidate_versions(by_version, requirement, prefer, exact=exact):
+            pick = self._pick_file(
+                target, name, version, by_version[version], url, exact=exact, no_deps=no_deps
             )
+            if pick is not None:
+                return pick
         earlier = f"; an earlier install may provide it ({', '.join(state.unknown)})" if state.unknown else ""
         raise Unlockable(
             f"{requirement} (asked by {parent}) has no release with a file for Python {target.python} "
             f"on {target.arch} on {url}{earlier}"
         )
+
+    def _pick_file(
+        self,
+        target: LockTarget,
+        name: str,
+        version: Version,
+        files: Sequence[IndexFile],
+        url: str,
+        *,
+        exact: bool,
+        no_deps: bool,
+    ) -> Optional[Chosen]:
+        """The file pip takes of ``version`` on ``target`` (the wheel whose tag pip ranks
+        highest, else the sdist), with its dependencies; None when none fits the target.
+        A yanked file counts only for an exact pin, as pip takes one."""
+        python = Version(target.python + ".99")
+        usable = [
+            f
+            for f in files
+            if (exact or not f.yanked)
+            and (not f.requires_python or kb_check._python_ok(f.requires_python, python))
+        ]
+        check_target = kb_check.Target(target.python, target.arch, target.glibc)
+        wheels = []
+        for f in usable:
+            if f.filename.endswith(".whl"):
+                rank = self.ranker.rank(check_target, kb_check._wheel_name(f.filename)[3])
+                if rank is not None:
+                    wheels.append((rank, f.filename, f))
+        if wheels:
+            file = sorted(wheels)[0][2]
+            requires, source, known = (
+                ((), "not read (--no-deps)", True) if no_deps else self.wheel_requires(file)
+            )
+        else:
+            sdists = sorted((f.filename, f) for f in usable if not f.filename.endswith(".whl"))
+            if not sdists:
+                return None
+            file = sdists[0][1]
+            requires, source, known = (
+                ((), "not read (--no-deps)", True) if no_deps else self.sdist_requires(name, str(version))
+            )
+        if not known:
+            raise Unlockable(f"{file.filename}: {source}")
+        return Chosen(_project_name(file.filename, name), str(version), file, url, requires, source, known)
 
     # metadata ------------------------------------------------------------------
 
@@ -1118,6 +1114,84 @@ def _locked_first(matching: List[Version], prefer: Sequence[str]) -> List[Versio
         if version in matching and version not in kept:
             kept.append(version)
     return kept + [v for v in matching if v not in kept]
+
+
+def _files_by_version(page: Page, name: str) -> Dict[Version, List[IndexFile]]:
+    """The files of a project's index page, by the version their names give (none when the
+    page was not found)."""
+    by_version: Dict[Version, List[IndexFile]] = {}
+    for file in page.files if page.found else ():
+        version = kb_check._version_of(file, name)
+        if version is not None:
+            by_version.setdefault(version, []).append(file)
+    return by_version
+
+
+def _candidate_versions(
+    by_version: Dict[Version, List[IndexFile]],
+    requirement: Requirement,
+    prefer: Sequence[str],
+    *,
+    exact: bool,
+) -> List[Version]:
+    """The versions the specifier allows, in the order pip tries them: newest first, final
+    releases before pre-releases unless the specifier asks for one, and (unless the pin is
+    exact) the locked versions of ``prefer`` before all."""
+    matching = sorted(
+        (v for v in by_version if requirement.specifier.contains(v, prereleases=True)), reverse=True
+    )
+    if not (exact or requirement.specifier.prereleases):
+        # as pip: a pre-release only when no final release has a file for the target
+        matching = [v for v in matching if not v.is_prerelease] + [v for v in matching if v.is_prerelease]
+    if not exact:
+        matching = _locked_first(matching, prefer)
+    return matching
+
+
+def _check_agrees(requirement: Requirement, parent: str, first: Chosen) -> None:
+    """A requirement of a package already chosen must accept the version chosen first: the
+    lock, like pip's first resolver, does not backtrack."""
+    if not requirement.specifier.contains(first.version, prereleases=True):
+        raise Unlockable(
+            f"resolution conflict: {parent} needs {requirement}, but {first.name} "
+            f"{first.version} was chosen first (the lock does not backtrack)"
+        )
+
+
+def _top_requirements(install: PipInstall) -> List[Tuple[Requirement, str, Tuple[str, ...]]]:
+    """The install's requirements as the resolver's queue starts: (what, asked by, chain)."""
+    queue: List[Tuple[Requirement, str, Tuple[str, ...]]] = []
+    for text in install.requirements:
+        try:
+            queue.append((Requirement(text), "the recipe", ()))
+        except InvalidRequirement as exc:
+            raise Unlockable(f"{text!r} is not a valid requirement ({exc})") from None
+    return queue
+
+
+def _installed_by_earlier(requirement: Requirement, state: State) -> Optional[Dict[str, Any]]:
+    """The entry of a requested exact pin that no release on the index fits but an earlier
+    install the lock cannot see into may provide (None: no such install, or not exact).
+
+    pip finds it installed by that install (the VCS checkout of the same package): a
+    hashless line, which pip accepts in hash-checking mode only when it is already
+    installed, so a build proves it."""
+    version = kb_check._exact_version(requirement.specifier)
+    if not state.unknown or version is None:
+        return None
+    return {"name": requirement.name, "version": str(version), "installed_by_earlier": list(state.unknown)}
+
+
+def _dependencies(pick: Chosen, requirement: Requirement, env: Dict[str, str]) -> List[Requirement]:
+    """The dependencies of ``pick`` that apply on the target: one of an extra only when
+    ``requirement`` asked for that extra."""
+    wanted = {""} | set(requirement.extras)
+    found = []
+    for dependency in pick.requires:
+        parsed = _requirement(dependency, pick)
+        if parsed.marker is None or any(parsed.marker.evaluate({**env, "extra": e}) for e in wanted):
+            found.append(parsed)
+    return found
 
 
 def _check_bounds(install: PipInstall, chain: Tuple[str, ...], count: int) -> None:

@@ -18,7 +18,7 @@ from mlcc.errors import UsageError
 from mlcc.kb.model import CudaRelease, Family, LibBuild, PinnedPackage
 from mlcc.render import canonical_json
 from mlcc.render.mirror import MIRROR_VAR, mirrored
-from mlcc.resolve.stack import Stack
+from mlcc.resolve.stack import Choice, Stack
 from mlcc.stackfile.document import (
     MANIFEST_FORMAT,
     BaseRecord,
@@ -226,17 +226,39 @@ def stack_manifest(stack: Stack, *, base_image: str, mirror: str, fetches: Fetch
     def fetch(url: str) -> str:
         return mirrored(url, stack.download_host).replace(MIRROR_VAR, mirror)
 
-    bench = stack.benchmark
-    family = stack.base.packaging
-    source = bench.build.source if bench.build else None
+    return StackManifest(
+        format=MANIFEST_FORMAT,
+        generator=Generator(name="mlcc", version=mlcc.__version__),
+        benchmark=_benchmark_record(stack),
+        variant=stack.variant,
+        arch=stack.arch.name,
+        accelerator=stack.accelerator,
+        base=BaseRecord(
+            name=stack.base.name,
+            image=base_image,
+            default_image=stack.base.ref,
+            provides=stack.from_base,
+            contents=base_contents(stack),
+        ),
+        mirror=mirror,
+        components=_components(stack, fetch),
+        reference=stack.reference,
+        verified=stack.verified,
+        choices=tuple([_choice_record(c) for c in stack.choices]),
+        fetches=fetches,
+        flavour=stack.flavour,
+    )
+
+
+def _components(stack: Stack, fetch: Callable[[str], str]) -> Components:
+    """What the image installs, component by component (None: not in this stack)."""
     cuda = stack.cuda
-    fw = stack.framework
     python = stack.python
-    components = Components(
+    return Components(
         cuda=(
             CudaRecord(
                 version=cuda.version,
-                packages=pinned(family, image_cuda_packages(stack)),
+                packages=pinned(stack.base.packaging, image_cuda_packages(stack)),
                 min_driver=cuda.min_driver,
             )
             if cuda
@@ -254,67 +276,56 @@ def stack_manifest(stack: Stack, *, base_image: str, mirror: str, fetches: Fetch
         gcc=GccRecord(
             version=stack.gcc.version, toolset=stack.gcc.toolset.name if stack.gcc.toolset else None
         ),
-        framework=(
-            FrameworkRecord(
-                name=fw.framework,
-                # set whenever a framework is (the resolver takes it from the framework's recipe)
-                module=stack.framework_module or fw.framework,
-                version=fw.version,
-                variant=fw.variant,
-                install=fw.install.method,
-                cuda=tuple(fw.cuda),
-                packages=tuple(fw.install.packages),
-                # what the build brings and loads itself (a conda channel's cudatoolkit, cudnn)
-                loads=tuple(sorted(dict(fw.bundles).items())),
-            )
-            if fw
-            else None
+        framework=_framework_record(stack),
+    )
+
+
+def _framework_record(stack: Stack) -> Optional[FrameworkRecord]:
+    """The framework the image installs, how, and what it brings of its own."""
+    fw = stack.framework
+    if fw is None:
+        return None
+    return FrameworkRecord(
+        name=fw.framework,
+        # set whenever a framework is (the resolver takes it from the framework's recipe)
+        module=stack.framework_module or fw.framework,
+        version=fw.version,
+        variant=fw.variant,
+        install=fw.install.method,
+        cuda=tuple(fw.cuda),
+        packages=tuple(fw.install.packages),
+        # what the build brings and loads itself (a conda channel's cudatoolkit, cudnn)
+        loads=tuple(sorted(dict(fw.bundles).items())),
+    )
+
+
+def _benchmark_record(stack: Stack) -> BenchmarkRecord:
+    """The benchmark, its source commit and the base variables it extends."""
+    bench = stack.benchmark
+    source = bench.build.source if bench.build else None
+    return BenchmarkRecord(
+        name=bench.name,
+        title=bench.title,
+        suite=bench.suite,
+        source=SourceRecord(source.repository, source.commit, source.path) if source else None,
+        incomplete=bench.incomplete,
+        extends_env=tuple(
+            ExtendedEnvRecord(ext.name, ext.prepend, ext.append)
+            for ext in (bench.build.env_extensions if bench.build else ())
         ),
     )
-    return StackManifest(
-        format=MANIFEST_FORMAT,
-        generator=Generator(name="mlcc", version=mlcc.__version__),
-        benchmark=BenchmarkRecord(
-            name=bench.name,
-            title=bench.title,
-            suite=bench.suite,
-            source=SourceRecord(source.repository, source.commit, source.path) if source else None,
-            incomplete=bench.incomplete,
-            extends_env=tuple(
-                ExtendedEnvRecord(ext.name, ext.prepend, ext.append)
-                for ext in (bench.build.env_extensions if bench.build else ())
-            ),
-        ),
-        variant=stack.variant,
-        arch=stack.arch.name,
-        accelerator=stack.accelerator,
-        base=BaseRecord(
-            name=stack.base.name,
-            image=base_image,
-            default_image=stack.base.ref,
-            provides=stack.from_base,
-            contents=base_contents(stack),
-        ),
-        mirror=mirror,
-        components=components,
-        reference=stack.reference,
-        verified=stack.verified,
-        choices=tuple(
-            [
-                ChoiceRecord(
-                    c.component,
-                    c.version,
-                    c.reason,
-                    c.origin,
-                    tuple(c.sources),
-                    c.verified,
-                    tuple(c.unverified_fields),
-                )
-                for c in stack.choices
-            ]
-        ),
-        fetches=fetches,
-        flavour=stack.flavour,
+
+
+def _choice_record(choice: Choice) -> ChoiceRecord:
+    """Why the resolver chose a component, as stack.json records it."""
+    return ChoiceRecord(
+        choice.component,
+        choice.version,
+        choice.reason,
+        choice.origin,
+        tuple(choice.sources),
+        choice.verified,
+        tuple(choice.unverified_fields),
     )
 
 

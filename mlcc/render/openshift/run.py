@@ -157,8 +157,7 @@ def _env_values(rendered: Rendered, size: Size) -> List[Tuple[str, str]]:
     """The recipe's values as the pod states them (see :func:`_env`), before ``extra``."""
     build = rendered.stack.benchmark.build
     assert build is not None
-    own = [name for name, _ in build.arch_list_env]
-    values = dict(spell_gpu_arch(rendered.stack, build.env, own))
+    values = dict(spell_gpu_arch(rendered.stack, build.env, build.arch_list_names))
     for name in GPU_COUNT_ENV:
         if name in values and size.gpus:
             values[name] = str(size.gpus)
@@ -540,11 +539,75 @@ def _sizing_notes(options: ClusterOptions, size: Size, launch_config: bool) -> L
     return notes
 
 
+def _gpu_pod_template(
+    rendered: Rendered,
+    options: ClusterOptions,
+    container: Obj,
+    volumes: List[Obj],
+    labels: Obj,
+    run_as_root: bool,
+) -> Obj:
+    """The pod template of a multi-node run's GPU replicas (the MPIJob's workers, the
+    PyTorchJob's master and workers): on GPU nodes of the stack's arch, with the host
+    network and RDMA the options ask for."""
+    spec: Obj = {
+        "containers": [container],
+        "nodeSelector": _node_selector(rendered, options),
+        "tolerations": [dict(GPU_TOLERATION)],
+        **({"volumes": volumes} if volumes else {}),
+        "securityContext": _pod_security(run_as_root, options),
+    }
+    _network(options, spec)
+    template: Obj = {"metadata": {"labels": labels}, "spec": spec}
+    _rdma(options, container, template)
+    return template
+
+
+def _run_policy() -> Obj:
+    """A multi-node run object's runPolicy: never retried, kept a week after it ends."""
+    return {
+        "cleanPodPolicy": "Running",
+        "backoffLimit": 0,  # a failed benchmark run is a result, not something to retry
+        "ttlSecondsAfterFinished": JOB_TTL_SECONDS,
+    }
+
+
+def _mpi_launcher_template(
+    rendered: Rendered,
+    options: ClusterOptions,
+    size: Size,
+    knobs: Sequence[Tuple[str, str]],
+    results: Tuple[List[Obj], List[Obj]],
+    labels: Obj,
+) -> Obj:
+    """The MPIJob launcher's pod template: mpirun (:func:`launcher_script`) on any node of
+    the stack's arch, no GPU, only the results volume (``results``: volumes, mounts)."""
+    volumes, mounts = results
+    launcher = benchmark_container(
+        rendered,
+        options,
+        size,
+        mounts,
+        command=["/bin/bash", "-c", launcher_script(rendered, size, knobs)],
+        run_as_root=True,
+        gpus=0,
+        seed=True,
+    )
+    launcher["securityContext"] = {"allowPrivilegeEscalation": False}
+    return {
+        "metadata": {"labels": labels},
+        "spec": {
+            "containers": [launcher],
+            "nodeSelector": {"kubernetes.io/arch": rendered.stack.arch.kubernetes},
+            **({"volumes": volumes} if volumes else {}),
+            "securityContext": _pod_security(True, options),
+        },
+    }
+
+
 def mpijob(rendered: Rendered, options: ClusterOptions) -> Optional[Obj]:
     """kubeflow.org/v2beta1 MPIJob, for benchmarks whose recipe says how to launch them."""
     stack = rendered.stack
-    build = stack.benchmark.build
-    assert build is not None
     size = mpi_size(rendered, options)
     if size is None:
         return None
@@ -552,17 +615,10 @@ def mpijob(rendered: Rendered, options: ClusterOptions) -> Optional[Obj]:
     volumes, mounts, notes = _volumes(rendered, options, size)
     launch_volumes, launch_mounts = _launch_mounts(rendered, size)
     notes = [MPI_USER_NOTE, *notes, *_sizing_notes(options, size, bool(launch_volumes))]
-    launcher = benchmark_container(
-        rendered,
-        options,
-        size,
-        [m for m in mounts if m["name"] == "results"],
-        command=["/bin/bash", "-c", launcher_script(rendered, size, knobs)],
-        run_as_root=True,
-        gpus=0,
-        seed=True,
-    )
-    launcher["securityContext"] = {"allowPrivilegeEscalation": False}
+    name = names.object_name(stack.benchmark.name, rendered.variant)
+    labels = common_labels(stack.benchmark.name, name, rendered.variant, "benchmark-run")
+    results = ([v for v in volumes if v["name"] == "results"], [m for m in mounts if m["name"] == "results"])
+    launcher = _mpi_launcher_template(rendered, options, size, knobs, results, labels)
     worker = benchmark_container(
         rendered,
         options,
@@ -573,51 +629,23 @@ def mpijob(rendered: Rendered, options: ClusterOptions) -> Optional[Obj]:
         run_as_root=True,
     )
     worker["securityContext"] = {"allowPrivilegeEscalation": False}
-    name = names.object_name(stack.benchmark.name, rendered.variant)
-    labels = common_labels(stack.benchmark.name, name, rendered.variant, "benchmark-run")
-    node = _node_selector(rendered, options)
-    launcher_volumes = [v for v in volumes if v["name"] == "results"]
-    worker_spec: Obj = {
-        "containers": [worker],
-        "nodeSelector": node,
-        "tolerations": [dict(GPU_TOLERATION)],
-        **({"volumes": volumes + launch_volumes} if volumes or launch_volumes else {}),
-        "securityContext": _pod_security(True, options),
-    }
-    _network(options, worker_spec)
-    worker_template: Obj = {"metadata": {"labels": labels}, "spec": worker_spec}
-    _rdma(options, worker, worker_template)
     return {
         "apiVersion": "kubeflow.org/v2beta1",
         "kind": "MPIJob",
         "metadata": metadata(name, labels, options, **_annotations(rendered, notes)),
         "spec": {
             "slotsPerWorker": size.gpus,
-            "runPolicy": {
-                "cleanPodPolicy": "Running",
-                "backoffLimit": 0,
-                "ttlSecondsAfterFinished": JOB_TTL_SECONDS,
-            },
+            "runPolicy": _run_policy(),
             "mpiImplementation": "OpenMPI",
             "sshAuthMountPath": "/root/.ssh",
             "mpiReplicaSpecs": {
-                "Launcher": {
-                    "replicas": 1,
-                    "restartPolicy": "Never",
-                    "template": {
-                        "metadata": {"labels": labels},
-                        "spec": {
-                            "containers": [launcher],
-                            "nodeSelector": {"kubernetes.io/arch": stack.arch.kubernetes},
-                            **({"volumes": launcher_volumes} if launcher_volumes else {}),
-                            "securityContext": _pod_security(True, options),
-                        },
-                    },
-                },
+                "Launcher": {"replicas": 1, "restartPolicy": "Never", "template": launcher},
                 "Worker": {
                     "replicas": size.nodes,
                     "restartPolicy": "Never",
-                    "template": worker_template,
+                    "template": _gpu_pod_template(
+                        rendered, options, worker, volumes + launch_volumes, labels, run_as_root=True
+                    ),
                 },
             },
         },
@@ -660,16 +688,8 @@ def pytorchjob(rendered: Rendered, options: ClusterOptions) -> Optional[Obj]:
     container["name"] = PYTORCH_CONTAINER
     name = names.object_name(stack.benchmark.name, rendered.variant)
     labels = common_labels(stack.benchmark.name, name, rendered.variant, "benchmark-run")
-    spec: Obj = {
-        "containers": [container],
-        "nodeSelector": _node_selector(rendered, options),
-        "tolerations": [dict(GPU_TOLERATION)],
-        **({"volumes": volumes + launch_volumes} if volumes or launch_volumes else {}),
-        "securityContext": _pod_security(build.run_as_root, options),
-    }
-    _network(options, spec)
-    template: Obj = {"metadata": {"labels": labels}, "spec": spec}
-    _rdma(options, container, template)
+    volumes = volumes + launch_volumes
+    template = _gpu_pod_template(rendered, options, container, volumes, labels, build.run_as_root)
     replicas: Obj = {"Master": {"replicas": 1, "restartPolicy": "Never", "template": template}}
     if size.nodes > 1:
         replicas["Worker"] = {"replicas": size.nodes - 1, "restartPolicy": "Never", "template": template}
@@ -679,11 +699,7 @@ def pytorchjob(rendered: Rendered, options: ClusterOptions) -> Optional[Obj]:
         "metadata": metadata(name, labels, options, **_annotations(rendered, notes)),
         "spec": {
             "nprocPerNode": str(size.gpus),
-            "runPolicy": {
-                "cleanPodPolicy": "Running",
-                "backoffLimit": 0,
-                "ttlSecondsAfterFinished": JOB_TTL_SECONDS,
-            },
+            "runPolicy": _run_policy(),
             "pytorchReplicaSpecs": replicas,
         },
     }

@@ -189,9 +189,8 @@ class BenchmarkSteps(StepWriter):
         then the variables it extends, each around the value the stage's base gives it."""
         build = self.stack.benchmark.build
         assert build is not None
-        own = [name for name, _ in build.arch_list_env]
         extended = [(ext.name, extended_value(ext)) for ext in build.env_extensions]
-        return [*self.gpu_arch(build.env, own), ("HOME", MLCC_HOME), *extended]
+        return [*self.gpu_arch(build.env, build.arch_list_names), ("HOME", MLCC_HOME), *extended]
 
     def sshd(self) -> None:
         self.add(
