@@ -276,6 +276,8 @@ def _base_contents(base: Base) -> Optional[Dict[str, Any]]:
         "tensorrt": contents.tensorrt,
         "frameworks": {f.name: f.version for f in contents.frameworks},
         "driver_ran": dict(contents.driver_ran),
+        # the older driver branches its forward-compatibility package serves (data-center GPUs)
+        "forward_compat": list(contents.forward_compat),
     }
 
 
@@ -343,6 +345,7 @@ def _gpus_rows(kb: KnowledgeBase) -> List[Dict[str, Any]]:
             "product_labels": list(g.product_labels),
             "gpus_per_node": g.gpus_per_node,
             "host_arch": g.host_arch,
+            "data_center": g.data_center,  # forward compatibility works on it
             **_provenance(g.prov),
             "unverified_fields": list(g.prov.unverified_fields),
         }

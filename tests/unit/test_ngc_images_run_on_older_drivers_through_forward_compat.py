@@ -201,3 +201,11 @@ def test_every_gpu_says_whether_it_is_a_data_center_gpu_and_the_rtx_pro_is_not_c
     text = (REPO / "recipes" / "gpus.yaml").read_text()
     assert text.count("    data_center: ") == len(kb.gpus)
     assert [g.name for g in kb.gpus.values() if not g.data_center] == ["rtxpro6000"]
+
+
+def test_the_listings_show_the_forward_compatible_branches_and_data_center_gpus(cli: Any) -> None:
+    bases = json.loads(cli("list", "bases", "--json").out)
+    ngc = {b["name"]: b["contents"] for b in bases if b.get("contents")}
+    assert ngc["ngc-pytorch-25.04"]["forward_compat"] == [535, 550, 560, 565, 570]
+    gpus = {g["name"]: g["data_center"] for g in json.loads(cli("list", "gpus", "--json").out)}
+    assert gpus["b200"] is True and gpus["rtxpro6000"] is False
