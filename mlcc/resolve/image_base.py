@@ -275,7 +275,7 @@ def choices(stack: Stack) -> Tuple[Choice, ...]:
     if fw is not None:
         found.append(_choice(f"framework:{fw.framework}", fw.version, held, prov))
     found += [
-        _choice("cuda", contents.cuda, f"{held}; needs driver >= {contents.cuda_min_driver}", prov),
+        _choice("cuda", contents.cuda, f"{held}; needs {forward_compat.ways_out(contents)}", prov),
         _choice("python", contents.python, f"the image's own interpreter; {held}", prov),
         _library_choice(stack.cudnn, "cudnn", held, prov),
         _library_choice(stack.nccl, "nccl", held, prov),
@@ -312,7 +312,7 @@ def _choice(
 
 # Which of a base's unverified fields (recipes/bases-ngc.yaml) weaken which component.
 _FIELDS = {
-    "cuda": ("contents.cuda", "contents.cuda_min_driver"),
+    "cuda": ("contents.cuda", "contents.cuda_min_driver", "contents.forward_compat"),
     "python": ("contents.python", "python.versions"),
     "cudnn": ("contents.cudnn",),
     "nccl": ("contents.nccl",),

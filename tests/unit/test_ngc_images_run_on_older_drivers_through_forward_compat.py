@@ -209,3 +209,16 @@ def test_the_listings_show_the_forward_compatible_branches_and_data_center_gpus(
     assert ngc["ngc-pytorch-25.04"]["forward_compat"] == [535, 550, 560, 565, 570]
     gpus = {g["name"]: g["data_center"] for g in json.loads(cli("list", "gpus", "--json").out)}
     assert gpus["b200"] is True and gpus["rtxpro6000"] is False
+
+
+def test_an_ngc_stacks_cuda_reason_names_both_drivers_it_runs_on(kb: KnowledgeBase) -> None:
+    stack = _resolve(kb, LORA)
+    (cuda,) = [choice for choice in stack.choices if choice.component == "cuda"]
+    assert cuda.reason.endswith(
+        "needs driver >= 575.51.03, or on a data-center GPU a driver of branch R535, R550, R560, R565"
+        " or R570 (the image's forward-compatibility package)"
+    )
+    assert cuda.unverified_fields == ()  # corroborated by NVIDIA's run on R570
+    newest = _resolve(kb, "llama2_70b_lora-v5.1")
+    (cuda,) = [choice for choice in newest.choices if choice.component == "cuda"]
+    assert "contents.forward_compat" in cuda.unverified_fields  # 13.0.1: 13.0.0's windows
