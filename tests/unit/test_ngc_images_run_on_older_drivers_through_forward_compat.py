@@ -7,6 +7,7 @@ mlcc's UBI images carry no compat package: their rule is the CUDA release's mini
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Dict, List
 
@@ -222,3 +223,24 @@ def test_an_ngc_stacks_cuda_reason_names_both_drivers_it_runs_on(kb: KnowledgeBa
     newest = _resolve(kb, "llama2_70b_lora-v5.1")
     (cuda,) = [choice for choice in newest.choices if choice.component == "cuda"]
     assert "contents.forward_compat" in cuda.unverified_fields  # 13.0.1: 13.0.0's windows
+
+
+def test_ngc_images_keep_the_bases_own_driver_requirement_and_ubi_images_set_theirs() -> None:
+    """An NGC image's NVIDIA_REQUIRE_CUDA (with the brand windows of its forward-compatible
+    branches) is inherited from the base: a Dockerfile of mlcc's that set its own "cuda>=12.9"
+    would make the container toolkit refuse an R570 driver the image runs on. mlcc's UBI
+    images set "cuda>=X.Y", with no windows: they carry no compat package."""
+    published = sorted((REPO / "dockerfiles").glob("*/*/Dockerfile"))
+    ngc = [path for path in published if "-ngc-" in path.parent.name]
+    assert len(ngc) >= 5
+    for path in ngc:
+        assert "NVIDIA_REQUIRE_CUDA" not in path.read_text(), path
+    ubi = [
+        line.strip()
+        for path in published
+        if "-ubi" in path.parent.name
+        for line in path.read_text().splitlines()
+        if "NVIDIA_REQUIRE_CUDA" in line
+    ]
+    plain = re.compile(r'NVIDIA_REQUIRE_CUDA="cuda>=[0-9]+\.[0-9]+"( \\)?')
+    assert ubi and all(plain.fullmatch(line) for line in ubi)
