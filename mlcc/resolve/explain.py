@@ -480,6 +480,8 @@ def _driver_order(resolver: ResolverView, request: Request) -> Ordered:
 
 
 def _driver_releases(resolver: ResolverView, request: Request) -> Sequence[CudaRelease]:
+    """The CUDA releases the benchmark's stacks can hold: its NGC images' own, each with the
+    driver the image's release needs, or every release the knowledge base knows."""
     named = image_base.named_bases(resolver.kb, resolver.kb.benchmarks[request.benchmark])
     if named and all(base.contents is not None for base in named):
         return [image_base.base_cuda(base) for base in named]
