@@ -17,7 +17,7 @@ from mlcc.errors import IncompleteRecipe
 from mlcc.flags import flag
 from mlcc.kb import KnowledgeBase, load, recipes_root
 from mlcc.kb.model import Base, Benchmark, LibBuild, Provenance, UbiAlternative
-from mlcc.resolve import Resolver, Stack
+from mlcc.resolve import Resolver, Stack, forward_compat
 from mlcc.resolve import gpu as gpu_rule
 from mlcc.resolve.pins import Pins
 from mlcc.resolve.request import Request
@@ -116,7 +116,8 @@ def warn_if_incomplete(benchmark: Benchmark) -> None:
 
 def request_notes(kb: KnowledgeBase, request: Request, stack: Stack) -> List[str]:
     """What the request decided that it did not say, for the user: a ``--gpu`` whose hosts
-    are of one arch (GB200: aarch64) chose the arch.
+    are of one arch (GB200: aarch64) chose the arch; a ``--driver`` older than the NGC image's
+    CUDA needs runs it through the image's forward-compatibility package, on conditions.
 
     Args:
         kb: The knowledge base the stack was resolved from.
@@ -127,8 +128,10 @@ def request_notes(kb: KnowledgeBase, request: Request, stack: Stack) -> List[str
         One sentence per note, each naming the recipe that says it; printed beside the stack,
         never part of it.
     """
-    note = gpu_rule.default_arch_note(kb, request, stack.arch.name)
-    return [note] if note is not None else []
+    notes = [gpu_rule.default_arch_note(kb, request, stack.arch.name)]
+    if request.driver is not None:
+        notes.append(forward_compat.note(kb, stack.base, request.driver, request.gpu))
+    return [note for note in notes if note is not None]
 
 
 def resolved_json(stack: Stack, request: Optional[Request] = None, notes: Sequence[str] = ()) -> str:
@@ -273,6 +276,8 @@ def _base_contents(base: Base) -> Optional[Dict[str, Any]]:
         "tensorrt": contents.tensorrt,
         "frameworks": {f.name: f.version for f in contents.frameworks},
         "driver_ran": dict(contents.driver_ran),
+        # the older driver branches its forward-compatibility package serves (data-center GPUs)
+        "forward_compat": list(contents.forward_compat),
     }
 
 
@@ -340,6 +345,7 @@ def _gpus_rows(kb: KnowledgeBase) -> List[Dict[str, Any]]:
             "product_labels": list(g.product_labels),
             "gpus_per_node": g.gpus_per_node,
             "host_arch": g.host_arch,
+            "data_center": g.data_center,  # forward compatibility works on it
             **_provenance(g.prov),
             "unverified_fields": list(g.prov.unverified_fields),
         }

@@ -523,6 +523,7 @@ def _gpus(doc: _Doc, arches: Dict[str, Arch]) -> Dict[str, Gpu]:
             host_arch=entry.get("host_arch"),
             max_cuda=entry.get("max_cuda"),
             host_cpu=entry.get("host_cpu"),
+            data_center=entry.get("data_center", False),
         )
     return found
 
@@ -749,6 +750,7 @@ def _contents(data: Optional[Dict[str, Any]]) -> Optional[BaseContents]:
         tensorrt=data.get("tensorrt"),
         openmpi=data.get("openmpi"),
         driver_ran=tuple(sorted(data.get("driver_ran", {}).items())),
+        forward_compat=tuple(sorted(data.get("forward_compat", ()))),
     )
 
 

@@ -165,6 +165,9 @@ class BaseContents(NamedTuple):
     openmpi: Optional[str] = None  # the Open MPI it carries (HPC-X's, with mpicc)
     # (kernel | user_mode, version): the drivers NVIDIA's run on the image had
     driver_ran: Tuple[Tuple[str, str], ...] = ()
+    # the kernel-driver branches (570 for 570.133.20) older than cuda_min_driver on which the
+    # image's forward-compatibility package runs its CUDA, on data-center GPUs only
+    forward_compat: Tuple[int, ...] = ()
 
     @property
     def cuda_release(self) -> str:
@@ -926,6 +929,9 @@ class Gpu(NamedTuple):
     host_cpu: Optional[str] = None  # "NVIDIA Grace", for messages
     # the last CUDA line that targets it (Pascal, Volta: 12.9); None while current ones do
     max_cuda: Optional[str] = None
+    # an NVIDIA data-center GPU, on which CUDA's forward compatibility works; False where
+    # the product is not known to qualify (RTX PRO 6000: workstation and server editions)
+    data_center: bool = False
 
     @property
     def sm(self) -> str:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from mlcc.kb.model import Benchmark, FrameworkBuild, UbiAlternative
-from mlcc.resolve import image_base
+from mlcc.kb.model import Base, Benchmark, FrameworkBuild, UbiAlternative
+from mlcc.resolve import forward_compat, image_base
 from mlcc.resolve.request import Request
 from mlcc.resolve.stages import Failure
 from mlcc.resolve.view import ResolverView
@@ -250,6 +250,9 @@ def _last_release_note(resolver: ResolverView, arch: str) -> str:
 
 def _driver_text(resolver: ResolverView, request: Request, bench: Benchmark) -> Optional[str]:
     assert request.driver is not None
+    named = image_base.named_bases(resolver.kb, bench)
+    if named and all(base.contents is not None for base in named):
+        return _image_driver_text(resolver, request, named)
     driver = parse_version(request.driver)
     candidates = [r for r in resolver.kb.cuda if request.cuda is None or request.cuda.matches(r.version)]
     if not candidates:
@@ -267,6 +270,16 @@ def _driver_text(resolver: ResolverView, request: Request, bench: Benchmark) -> 
         f"the host's driver runs CUDA up to {newest.version}, "
         f"which no stack of {bench.name} can use with the other pins"
     )
+
+
+def _image_driver_text(resolver: ResolverView, request: Request, named: Sequence[Base]) -> Optional[str]:
+    """Why the host's driver runs none of the NGC images the recipe names: for each, the CUDA
+    it holds and both ways out (the release's minimum driver, or on a data-center GPU a branch
+    its forward-compatibility package serves); None when the driver runs each of them."""
+    assert request.driver is not None
+    refusals = [forward_compat.fit(resolver.kb, base, request.driver, request.gpu) for base in named]
+    said = [refusal.why for refusal in refusals if not refusal.runs]
+    return "; ".join(said) or None
 
 
 def _arch_text(resolver: ResolverView, request: Request, bench: Benchmark) -> Optional[str]:

@@ -167,9 +167,15 @@ class Resolver:
 
     def _conflict(self, request: Request, tracker: Tracker) -> ConflictError:
         conflict = explain_conflict(self, request, tracker)
-        if request.gpu is not None:  # the GPU is the cause: it leads, before what it led to
+        if request.gpu is not None and not self._driver_alone(request):
+            # the GPU is the cause: it leads, before what it led to
             conflict.failures = (gpu_rule.cause(self, request), *conflict.failures)
         return conflict
+
+    def _driver_alone(self, request: Request) -> bool:
+        """True when the host's driver alone stands in the way: the GPU asked has a stack
+        without ``--driver``, so its CUDA is no cause (the driver's line says what it needs)."""
+        return request.driver is not None and self.try_resolve(request.without("driver")) is not None
 
     def default_arch(self, bench: Benchmark, gpu: Optional[str] = None) -> str:
         """The arch a request without ``--arch`` resolves for: the arch of every host the GPU

@@ -26,7 +26,9 @@ from typing import (
 )
 
 from mlcc.errors import ConflictError
+from mlcc.kb.model import CudaRelease
 from mlcc.resolve import gpu as gpu_rule
+from mlcc.resolve import image_base
 from mlcc.resolve.causes import find_causes, ubi_alternative
 from mlcc.resolve.request import Request
 from mlcc.resolve.stack import Stack
@@ -468,12 +470,22 @@ def _domain(resolver: ResolverView, dimension: str) -> Tuple[str, ...]:
 
 
 def _driver_order(resolver: ResolverView, request: Request) -> Ordered:
-    """CUDA lines by the driver they need, least demanding first."""
+    """CUDA lines by the driver they need, least demanding first: the releases of the NGC
+    images a benchmark on them names (their CUDA is what they hold), else every release."""
     needs: Dict[str, str] = {}
-    for release in sorted(resolver.kb.cuda, key=lambda r: parse_version(r.min_driver)):
+    for release in sorted(_driver_releases(resolver, request), key=lambda r: parse_version(r.min_driver)):
         if request.cuda is None or request.cuda.matches(release.version):
             needs.setdefault(release.minor, release.min_driver)
     return ((f"driver >= {driver} (CUDA {minor})", minor) for minor, driver in needs.items())
+
+
+def _driver_releases(resolver: ResolverView, request: Request) -> Sequence[CudaRelease]:
+    """The CUDA releases the benchmark's stacks can hold: its NGC images' own, each with the
+    driver the image's release needs, or every release the knowledge base knows."""
+    named = image_base.named_bases(resolver.kb, resolver.kb.benchmarks[request.benchmark])
+    if named and all(base.contents is not None for base in named):
+        return [image_base.base_cuda(base) for base in named]
+    return resolver.kb.cuda
 
 
 @lru_cache(maxsize=1024)

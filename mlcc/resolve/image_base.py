@@ -30,6 +30,7 @@ from mlcc.kb.model import (
     Provenance,
     Replacement,
 )
+from mlcc.resolve import forward_compat
 from mlcc.resolve.request import Request
 from mlcc.resolve.stack import Choice, Stack
 from mlcc.resolve.stages import Failure
@@ -158,7 +159,6 @@ def named_bases(kb: KnowledgeBase, bench: Benchmark) -> Tuple[Base, ...]:
 
 def failures(kb: KnowledgeBase, bench: Benchmark, base: Base, arch: str, req: Request) -> List[Failure]:
     """Why the image base cannot serve the request: the knowledge base's rules, then the pins."""
-    contents = contents_of(base)
     cuda = base_cuda(base)
     origin = base.prov.origin
     found: List[Failure] = []
@@ -174,16 +174,11 @@ def failures(kb: KnowledgeBase, bench: Benchmark, base: Base, arch: str, req: Re
         found.append(
             Failure("cuda-pin", f"--cuda {req.cuda} excludes {base.name}'s CUDA {cuda.version}", "", True)
         )
-    if req.driver is not None and parse_version(req.driver) < parse_version(cuda.min_driver):
-        found.append(
-            Failure(
-                "cuda-driver",
-                f"{base.name} holds CUDA {contents.cuda}, which needs driver >= {cuda.min_driver};"
-                f" --driver is {req.driver}",
-                origin,
-                pin=True,
-            )
-        )
+    if req.driver is not None:
+        # the release's minimum, or a branch the image's forward-compatibility package serves
+        driver = forward_compat.fit(kb, base, req.driver, req.gpu)
+        if not driver.runs:
+            found.append(Failure("cuda-driver", driver.why, origin, pin=True))
     found += _gpu_failures(kb, bench, base, req)
     found += _component_pin_failures(bench, base, arch, req)
     return found
@@ -280,7 +275,7 @@ def choices(stack: Stack) -> Tuple[Choice, ...]:
     if fw is not None:
         found.append(_choice(f"framework:{fw.framework}", fw.version, held, prov))
     found += [
-        _choice("cuda", contents.cuda, f"{held}; needs driver >= {contents.cuda_min_driver}", prov),
+        _choice("cuda", contents.cuda, f"{held}; needs {forward_compat.ways_out(contents)}", prov),
         _choice("python", contents.python, f"the image's own interpreter; {held}", prov),
         _library_choice(stack.cudnn, "cudnn", held, prov),
         _library_choice(stack.nccl, "nccl", held, prov),
@@ -317,7 +312,7 @@ def _choice(
 
 # Which of a base's unverified fields (recipes/bases-ngc.yaml) weaken which component.
 _FIELDS = {
-    "cuda": ("contents.cuda", "contents.cuda_min_driver"),
+    "cuda": ("contents.cuda", "contents.cuda_min_driver", "contents.forward_compat"),
     "python": ("contents.python", "python.versions"),
     "cudnn": ("contents.cudnn",),
     "nccl": ("contents.nccl",),

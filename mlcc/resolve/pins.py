@@ -15,6 +15,7 @@ from typing import Any, Optional, Tuple
 
 from mlcc.flags import fields_of, flag, given
 from mlcc.kb.model import KnowledgeBase
+from mlcc.resolve import forward_compat
 from mlcc.resolve.request import Request, build_request
 from mlcc.resolve.stack import Stack
 from mlcc.versions import VersionPin, parse_pin
@@ -192,7 +193,7 @@ def stack_meets(kb: KnowledgeBase, request: Request, stack: Stack) -> bool:
         _meets(request.gcc, stack.gcc.version),
         request.base is None or request.base == stack.base.name,
         request.arch is None or request.arch == stack.arch.name,
-        request.driver is None or _driver_meets(request.driver, stack),
+        request.driver is None or _driver_meets(kb, request, stack),
         # source builds compile for the GPU's compute capability alone
         request.gpu is None or kb.gpus[request.gpu].compute_capability == stack.gpu_capability,
     )
@@ -205,6 +206,11 @@ def stack_meets(kb: KnowledgeBase, request: Request, stack: Stack) -> bool:
     )
 
 
-def _driver_meets(driver: str, stack: Stack) -> bool:
+def _driver_meets(kb: KnowledgeBase, request: Request, stack: Stack) -> bool:
+    """The host's driver runs the stack's CUDA: its minimum, or on an image base (NGC) a
+    branch the image's forward-compatibility package serves (:mod:`mlcc.resolve.forward_compat`)."""
+    assert request.driver is not None
+    if stack.base.contents is not None and stack.cuda is not None:
+        return forward_compat.fit(kb, stack.base, request.driver, request.gpu).runs
     minimum = stack.driver_min
-    return minimum is None or parse_pin(f">={minimum}", flag="--driver").matches(driver)
+    return minimum is None or parse_pin(f">={minimum}", flag="--driver").matches(request.driver)
