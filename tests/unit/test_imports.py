@@ -72,6 +72,8 @@ LATE_IMPORTS = {
     # and packaging.requirements (which brings packaging.utils) for the pip steps of a stack
     # on an image base (NGC's) only, whose exact pins are installed in two steps
     "mlcc.render.plan.benchmark:packaging.requirements",
+    # the URL checks of mlcc.secrets, which only a --git-uri given needs
+    "mlcc.render.openshift.options:mlcc.secrets",
     # optional (the lint extra): without it, lint names each Kubernetes kind it did not validate
     "mlcc.lint.kube:kubernetes_validate",
     # the registry of kubernetes-validate's schema files, built once per kind with them
