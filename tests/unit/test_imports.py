@@ -26,6 +26,8 @@ LATE_IMPORTS = {
     "mlcc._entry:mlcc.stdio",
     "mlcc._entry:io",
     "mlcc.kb.loader:mlcc.kb.build",
+    # and shares the equal values of what it built before caching it: a cold path only
+    "mlcc.kb.loader:mlcc.kb.share",
     # PyYAML (~15 ms) reads back the build objects of the other variants already on disk,
     # for the benchmark's List, when `mlcc gen` writes one variant next to them; a fresh
     # output folder and `gen --all` never need a YAML reader.
