@@ -64,8 +64,9 @@ def load(root: Optional[str] = None, *, use_cache: bool = True) -> KnowledgeBase
     # jsonschema alone costs more than a warm `mlcc resolve`. The one import mlcc makes
     # late besides the CLI's command table (tests/unit/test_imports.py names it).
     from mlcc.kb.build import build
+    from mlcc.kb.share import shared
 
-    kb = build(root, files)
+    kb = shared(build(root, files))  # equal values as one object: a cache half the size
     if cache is not None:
         _write_cache(cache, kb)
     return kb

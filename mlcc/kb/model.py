@@ -7,7 +7,10 @@ verified, and ``origin`` (``recipes/cuda.yaml:182``) so that a conflict can poin
 exact line a rule comes from.
 """
 
-from __future__ import annotations
+# Annotations are evaluated here (no ``from __future__ import annotations``): typing.NamedTuple
+# turns every string annotation into a ForwardRef and compiles it when the class is made, and
+# every command that loads the knowledge base makes these classes. So a class is defined above the
+# fields that name it (tests/unit/test_resolve_and_gen_import_only_what_they_use.py).
 
 import re
 from typing import Dict, Mapping, NamedTuple, Optional, Sequence, Tuple, Union

@@ -37,7 +37,10 @@ pickled with it, so the resolve and render paths parse no JSON; the chained ids 
 :mod:`mlcc.kb.lock_ids` (hashlib is not on the resolve path).
 """
 
-from __future__ import annotations
+# Annotations are evaluated here (no ``from __future__ import annotations``): typing.NamedTuple
+# turns every string annotation into a ForwardRef and compiles it when the class is made, and
+# every command that loads the knowledge base makes these classes. So a class is defined above the
+# fields that name it (tests/unit/test_resolve_and_gen_import_only_what_they_use.py).
 
 import json
 import os

@@ -26,6 +26,8 @@ LATE_IMPORTS = {
     "mlcc._entry:mlcc.stdio",
     "mlcc._entry:io",
     "mlcc.kb.loader:mlcc.kb.build",
+    # and shares the equal values of what it built before caching it: a cold path only
+    "mlcc.kb.loader:mlcc.kb.share",
     # PyYAML (~15 ms) reads back the build objects of the other variants already on disk,
     # for the benchmark's List, when `mlcc gen` writes one variant next to them; a fresh
     # output folder and `gen --all` never need a YAML reader.
@@ -72,6 +74,8 @@ LATE_IMPORTS = {
     # and packaging.requirements (which brings packaging.utils) for the pip steps of a stack
     # on an image base (NGC's) only, whose exact pins are installed in two steps
     "mlcc.render.plan.benchmark:packaging.requirements",
+    # the URL checks of mlcc.secrets, which only a --git-uri given needs
+    "mlcc.render.openshift.options:mlcc.secrets",
     # optional (the lint extra): without it, lint names each Kubernetes kind it did not validate
     "mlcc.lint.kube:kubernetes_validate",
     # the registry of kubernetes-validate's schema files, built once per kind with them

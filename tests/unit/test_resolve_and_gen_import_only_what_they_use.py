@@ -76,7 +76,15 @@ def test_gen_all_does_import_the_published_set(tmp_path: Path) -> None:
 # the knowledge base's build records the PEP 503 names a runtime image's build-only
 # uninstall compares, so a warm gen asks packaging only of an install no lock file has).
 RESOLVE_JSON_NEVER = ("tempfile", "shutil", "random", "pathlib", "urllib.parse", "packaging.utils", "logging")
-GEN_NEVER = ("packaging.utils", "packaging.tags", "logging", "subprocess", "importlib.resources")
+GEN_NEVER = (
+    "packaging.utils",
+    "packaging.tags",
+    "logging",
+    "subprocess",
+    "importlib.resources",
+    # the URL checks of a --git-uri, which gen without one never runs
+    "mlcc.secrets",
+)
 
 
 def test_a_warm_resolve_json_imports_no_cache_writer_paths_or_tables(tmp_path: Path) -> None:
@@ -109,3 +117,31 @@ def test_a_cold_gen_does_import_packaging_utils(tmp_path: Path) -> None:
     env_cache = {"MLCC_CACHE_DIR": str(tmp_path / "cache")}
     names = _imported(["gen", "maskrcnn", "--cuda", "10.1", "-o", "out"], tmp_path, env_cache)
     assert "packaging.utils" in names
+
+
+def test_a_git_uri_does_import_the_url_checks(tmp_path: Path) -> None:
+    # the check above can fail: a --git-uri given is checked by mlcc.secrets, where it is used
+    args = ["gen", "maskrcnn", "--cuda", "10.1", "--git-uri", "https://git.example.com/a.git", "-o", "out"]
+    assert "mlcc.secrets" in _imported(args, tmp_path)
+
+
+def test_the_knowledge_bases_records_are_made_without_compiling_annotations() -> None:
+    # typing.NamedTuple compiles every string annotation (``from __future__ import
+    # annotations``) into a ForwardRef when the class is made; every command that loads the
+    # knowledge base makes these classes, so their annotations are evaluated objects
+    from mlcc.kb import model, pip_locks
+
+    records = [
+        value
+        for module in (model, pip_locks)
+        for value in vars(module).values()
+        if isinstance(value, type) and issubclass(value, tuple) and hasattr(value, "_fields")
+    ]
+    assert len(records) > 40
+    strings = sorted(
+        f"{record.__name__}.{name}"
+        for record in records
+        for name, annotation in record.__annotations__.items()
+        if isinstance(annotation, str)
+    )
+    assert strings == []

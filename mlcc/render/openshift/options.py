@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 from mlcc.errors import UsageError
 from mlcc.flags import flag
 from mlcc.render.openshift import names
-from mlcc.secrets import url_has_password, without_userinfo
 from mlcc.validate import INT32_MAX
 
 if TYPE_CHECKING:
@@ -463,6 +462,8 @@ def _check_git(options: ClusterOptions) -> None:
                 "--git-ref has no effect without --git-uri", hint="add --git-uri URL, or drop --git-ref"
             )
         return
+    # the URL checks (base64, urllib.parse) serve a --git-uri given only
+    from mlcc.secrets import url_has_password, without_userinfo
 
     if url_has_password(options.git_uri):
         raise UsageError(
