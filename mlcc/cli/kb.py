@@ -16,7 +16,7 @@ from mlcc.kb.index import IndexClient
 from mlcc.kb.loader import recipes_root
 from mlcc.kb.wheel import WheelReader
 from mlcc.kbtools.check import published_stacks, run, sampled_stacks
-from mlcc.kbtools.lock import image_base_stacks, lock, matrix_stacks, verify, write
+from mlcc.kbtools.lock import image_base_stacks, lock, matrix_stacks, ubi_alternative_stacks, verify, write
 from mlcc.kbtools.offline import (
     RECORD_FILE,
     WHEEL_RECORD_FILE,
@@ -118,7 +118,8 @@ def check_command(
     """
     kb = kb_of(ctx)
     client = IndexClient(index_url, ttl=ttl * 3600, refresh=refresh)
-    stacks = published_stacks(kb) + sampled_stacks(kb, sample)
+    published = published_stacks(kb)
+    stacks = published + ubi_alternative_stacks(kb, published) + sampled_stacks(kb, sample)
     wheels = WheelReader(
         cache=os.path.join(client.cache, "wheels") if client.cache else "", ttl=ttl * 3600, refresh=refresh
     )
@@ -228,7 +229,8 @@ def lock_command(
     """
     kb = kb_of(ctx)
     client = IndexClient(index_url, ttl=ttl * 3600, refresh=refresh)
-    stacks = matrix_stacks(kb) + image_base_stacks(kb) + sampled_stacks(kb, sample)
+    matrix = matrix_stacks(kb)
+    stacks = matrix + image_base_stacks(kb) + ubi_alternative_stacks(kb, matrix) + sampled_stacks(kb, sample)
     if verify_only:
         problems, checked = verify(kb.root, stacks, client, kb.sdist_requires)
         for problem in problems:
