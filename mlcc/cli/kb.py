@@ -100,8 +100,9 @@ def check_command(
     verbose: bool,
 ) -> None:
     """Check every pip pin, wheel URL, find-links page, conda pin and download of the
-    stacks recipes/matrix.yaml publishes (and a sample of the cross product) against the
-    package index: a distribution must exist for the stack's Python and CPU arch. Each pip
+    stacks recipes/matrix.yaml publishes (and the recipes NGC-only benchmarks name as their
+    nearest stack on UBI, and a sample of the cross product) against the package index: a
+    distribution must exist for the stack's Python and CPU arch. Each pip
     framework build's `bundles:` claim (the CUDA runtime, cuDNN and NCCL it loads itself),
     its Pythons and arches (the wheels' tags) and its cuda/cudnn claims (the sonames its
     shared libraries link, DT_NEEDED) are checked against its wheel, read with range
@@ -203,10 +204,11 @@ def lock_command(
     prune: bool,
 ) -> None:
     """Hash-lock the pip installs of every stack recipes/matrix.yaml resolves (and of every
-    benchmark built on an NGC base, on each of its bases and arches, and a sample of the cross
-    product): resolve each install's requirements and their dependencies for
-    the stack's Python, CPU arch and glibc against the index, and write the sha256 of each
-    file pip takes to recipes/locks/ (one JSON file per target). What is locked is kept: a
+    benchmark built on an NGC base, on each of its bases and arches, of the recipe each names as
+    its nearest stack on UBI, and a sample of the cross product): resolve each install's
+    requirements and their dependencies for the stack's Python, CPU arch and glibc against the
+    index, and write the sha256 of each file pip takes to recipes/locks/ (one JSON file per
+    target). What is locked is kept: a
     requirement that is not an exact pin keeps the version recipes/locks/ locks for it while
     its specifier allows it and the index still has its file for the target (not yanked), so
     a run on an unchanged tree rewrites nothing; a project the lock lacks, or one whose locked

@@ -998,8 +998,8 @@ def lock(
 def keep_unused(locker: Locker, root: str) -> int:
     """Add to ``locker.records`` the committed installs it did not lock, as they are.
 
-    The lock run locks the matrix, the NGC-based benchmarks and a sample of the cross
-    product; other stacks (a cell that left the sample, the golden cases of the tests, a
+    The lock run locks the matrix, the NGC-based benchmarks, their nearest UBI recipes and a
+    sample of the cross product; other stacks (a cell that left the sample, the golden cases of the tests, a
     user's ``--with``) use installs of the committed files too, and a lock file must not
     lose them because this run did not ask. ``--prune`` drops them.
 
