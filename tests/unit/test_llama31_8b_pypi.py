@@ -132,6 +132,6 @@ def test_each_locked_install_is_a_set_pip_installs_with_require_hashes(kb: Any, 
             if version is not None and not dependency.specifier.contains(version, prereleases=True):
                 broken.append((name, str(dependency.specifier), version))
     assert broken == [("nemo-toolkit", "~=4.53.0", "4.46.1")]
-    assert held["nemo-toolkit"] == "2.6.0" and held["megatron-core"] == "0.15.0rc5"
+    assert held["nemo-toolkit"] == "2.5.0" and held["megatron-core"] == "0.15.0rc5"
     assert held["torch"] == "2.11.0" and held["transformer-engine-cu13"] == "2.9.0"
     assert held["numpy"].startswith("1.")  # nemo-toolkit's llm extra and megatron-core: numpy<2
