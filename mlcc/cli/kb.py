@@ -16,7 +16,7 @@ from mlcc.kb.index import IndexClient
 from mlcc.kb.loader import recipes_root
 from mlcc.kb.wheel import WheelReader
 from mlcc.kbtools.check import published_stacks, run, sampled_stacks
-from mlcc.kbtools.lock import image_base_stacks, lock, matrix_stacks, verify, write
+from mlcc.kbtools.lock import image_base_stacks, lock, matrix_stacks, ubi_alternative_stacks, verify, write
 from mlcc.kbtools.offline import (
     RECORD_FILE,
     WHEEL_RECORD_FILE,
@@ -101,8 +101,9 @@ def check_command(
     verbose: bool,
 ) -> None:
     """Check every pip pin, wheel URL, find-links page, conda pin and download of the
-    stacks recipes/matrix.yaml publishes (and a sample of the cross product) against the
-    package index: a distribution must exist for the stack's Python and CPU arch. Each pip
+    stacks recipes/matrix.yaml publishes (and the recipes NGC-only benchmarks name as their
+    nearest stack on UBI, and a sample of the cross product) against the package index: a
+    distribution must exist for the stack's Python and CPU arch. Each pip
     framework build's `bundles:` claim (the CUDA runtime, cuDNN and NCCL it loads itself),
     its Pythons and arches (the wheels' tags) and its cuda/cudnn claims (the sonames its
     shared libraries link, DT_NEEDED) are checked against its wheel, read with range
@@ -119,7 +120,8 @@ def check_command(
     """
     kb = kb_of(ctx)
     client = IndexClient(index_url, ttl=ttl * 3600, refresh=refresh)
-    stacks = published_stacks(kb) + sampled_stacks(kb, sample)
+    published = published_stacks(kb)
+    stacks = published + ubi_alternative_stacks(kb, published) + sampled_stacks(kb, sample)
     wheels = WheelReader(
         cache=os.path.join(client.cache, "wheels") if client.cache else "", ttl=ttl * 3600, refresh=refresh
     )
@@ -198,10 +200,11 @@ def lock_command(
     prune: bool,
 ) -> None:
     """Hash-lock the pip installs of every stack recipes/matrix.yaml resolves (and of every
-    benchmark built on an NGC base, on each of its bases and arches, and a sample of the cross
-    product): resolve each install's requirements and their dependencies for
-    the stack's Python, CPU arch and glibc against the index, and write the sha256 of each
-    file pip takes to recipes/locks/ (one JSON file per target). What is locked is kept: a
+    benchmark built on an NGC base, on each of its bases and arches, of the recipe each names as
+    its nearest stack on UBI, and a sample of the cross product): resolve each install's
+    requirements and their dependencies for the stack's Python, CPU arch and glibc against the
+    index, and write the sha256 of each file pip takes to recipes/locks/ (one JSON file per
+    target). What is locked is kept: a
     requirement that is not an exact pin keeps the version recipes/locks/ locks for it while
     its specifier allows it and the index still has its file for the target (not yanked), so
     a run on an unchanged tree rewrites nothing; a project the lock lacks, or one whose locked
@@ -224,7 +227,8 @@ def lock_command(
     """
     kb = kb_of(ctx)
     client = IndexClient(index_url, ttl=ttl * 3600, refresh=refresh)
-    stacks = matrix_stacks(kb) + image_base_stacks(kb) + sampled_stacks(kb, sample)
+    matrix = matrix_stacks(kb)
+    stacks = matrix + image_base_stacks(kb) + ubi_alternative_stacks(kb, matrix) + sampled_stacks(kb, sample)
     if verify_only:
         problems, checked = verify(kb.root, stacks, client, kb.sdist_requires)
         for problem in problems:

@@ -253,6 +253,35 @@ def image_base_stacks(kb: KnowledgeBase) -> List[Stack]:
     return stacks
 
 
+def ubi_alternative_stacks(kb: KnowledgeBase, covered: Sequence[Stack] = ()) -> List[Stack]:
+    """The recipe each NGC-only benchmark names as its nearest stack on UBI
+    (``constraints.ubi_alternative.nearest``), on each of its arches, on its default base.
+
+    ``--base ubi9`` offers that recipe, so its installs are locked like the NGC benchmark's,
+    whether or not the matrix publishes it. A recipe some stack of ``covered`` (the matrix's)
+    already builds is left to those stacks: another label on the same installs would only
+    rewrite their records.
+
+    Args:
+        kb: The knowledge base.
+        covered: The stacks the lock run has already (the matrix's).
+
+    Returns:
+        The stacks that resolve, by recipe and arch; refused ones are left out.
+    """
+    built = {stack.benchmark.name for stack in covered}
+    names = {b.ubi_alternative.nearest for b in kb.benchmarks.values() if b.ubi_alternative is not None}
+    resolver = Resolver(kb)
+    stacks: List[Stack] = []
+    for name in sorted(n for n in names if n is not None and n not in built):
+        for arch in sorted(kb.benchmarks[name].arches):
+            try:
+                stacks.append(resolver.resolve(build_request(kb, name, arch=arch)))
+            except (ConflictError, UsageError):
+                continue
+    return stacks
+
+
 def target_of(stack: Stack) -> Optional[LockTarget]:
     """Where the stack's pip installs run: its Python, CPU arch and glibc.
 
@@ -965,8 +994,8 @@ def lock(
 def keep_unused(locker: Locker, root: str) -> int:
     """Add to ``locker.records`` the committed installs it did not lock, as they are.
 
-    The lock run locks the matrix, the NGC-based benchmarks and a sample of the cross
-    product; other stacks (a cell that left the sample, the golden cases of the tests, a
+    The lock run locks the matrix, the NGC-based benchmarks, their nearest UBI recipes and a
+    sample of the cross product; other stacks (a cell that left the sample, the golden cases of the tests, a
     user's ``--with``) use installs of the committed files too, and a lock file must not
     lose them because this run did not ask. ``--prune`` drops them.
 

@@ -107,13 +107,13 @@ def _ubi_text(resolver: ResolverView, request: Request, bench: Benchmark) -> Opt
     if resolver.try_resolve(request._replace(benchmark=nearest)) is None:
         # offered only where it resolves with these pins: else named without the base
         return (
-            f"{text.rstrip('.')}; the nearest stack on a plain base is the recipe {nearest}, another"
-            f" implementation, which has none on {request.base} with these pins either"
+            f"{text.rstrip('.')}; the nearest stack on a plain base is the recipe {nearest},"
+            f" which has none on {request.base} with these pins either"
             f" (mlcc resolve {nearest})"
         )
     return (
-        f"{text.rstrip('.')}; the nearest stack on {request.base} is the recipe {nearest},"
-        f" another implementation (mlcc resolve {nearest} --base {request.base})"
+        f"{text.rstrip('.')}; the nearest stack on {request.base} is the recipe {nearest}"
+        f" (mlcc resolve {nearest} --base {request.base})"
     )
 
 

@@ -1,0 +1,137 @@
+"""llama31_8b-pypi, the nearest stack to NVIDIA's v5.1 llama31_8b that public packages give:
+`--base ubi9|ubi10` on llama31_8b v5.1 offers it for B200 (x86_64) and GB200 (aarch64), `kb lock`
+and `kb check` cover it though the matrix does not publish it, and its committed locks are sets
+pip can install in hash-checking mode (each install's files satisfy one another's requirements)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Dict, List, Set
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+from mlcc.errors import EXIT_CONFLICT
+from mlcc.kb.pip_locks import LOCK_DIR
+from mlcc.kbtools.lock import (
+    marker_environment,
+    matrix_stacks,
+    stale_installs,
+    target_of,
+    ubi_alternative_stacks,
+)
+from mlcc.render.plan import build_plan
+from mlcc.resolve import Resolver, Stack, build_request
+
+REPO = Path(__file__).resolve().parents[2]
+GPUS = {"b200": "x86_64", "gb200": "aarch64"}
+
+
+def _stack(kb: Any, arch: str) -> Stack:
+    return Resolver(kb).resolve(build_request(kb, "llama31_8b-pypi", arch=arch))
+
+
+@pytest.mark.parametrize("base", ["ubi9", "ubi10"])
+@pytest.mark.parametrize("gpu", sorted(GPUS))
+def test_base_ubi_on_llama31_8b_v51_offers_llama31_8b_pypi_for_the_gpus_arch(  # type: ignore[no-untyped-def]
+    cli, gpu: str, base: str
+) -> None:
+    refusal = cli("resolve", "llama31_8b", "--round", "v5.1", "--gpu", gpu, "--base", base, "--json")
+    assert refusal.code == EXIT_CONFLICT
+    document = json.loads(refusal.out)
+    [rule] = [r for r in document["rules"] if r["rule"] == "base-pin"]
+    assert f"the nearest stack on {base} is the recipe llama31_8b-pypi" in rule["message"]
+    [offered] = [a for a in document["alternatives"] if a["change"] == "recipe llama31_8b-pypi"]
+    result = cli("resolve", "llama31_8b-pypi", "--gpu", gpu, "--base", base, "--json")
+    assert result.code == 0, result
+    stack = json.loads(result.out)
+    assert stack["variant"] == offered["variant"]
+    assert f"-{base}-{GPUS[gpu]}-" in stack["variant"]
+    assert stack["cuda"].startswith("13.0")
+
+
+def test_kb_lock_covers_the_nearest_recipe_the_matrix_does_not_publish(kb: Any) -> None:
+    matrix = matrix_stacks(kb)
+    assert "llama31_8b-pypi" not in {s.benchmark.name for s in matrix}
+    stacks = ubi_alternative_stacks(kb, matrix)
+    # retinanet-reference is the matrix's: left to its cells; llama31_8b-pypi on both arches
+    assert sorted((s.benchmark.name, s.arch.name) for s in stacks) == [
+        ("llama31_8b-pypi", "aarch64"),
+        ("llama31_8b-pypi", "x86_64"),
+    ]
+    assert stale_installs(stacks) == []
+
+
+def _requested_extras(requirements: List[str]) -> Dict[str, Set[str]]:
+    extras: Dict[str, Set[str]] = {}
+    for text in requirements:
+        if not text.startswith(("git+", "./")):
+            requirement = Requirement(text)
+            extras[canonicalize_name(requirement.name)] = set(requirement.extras)
+    return extras
+
+
+@pytest.mark.parametrize("arch", sorted(GPUS.values()))
+def test_each_locked_install_is_a_set_pip_installs_with_require_hashes(kb: Any, arch: str) -> None:
+    """Every requirement a locked package declares (markers evaluated for the target, with the
+    extras asked for) is met by the same install's files or what earlier installs left: pip in
+    hash-checking mode installs the set as it is. Only the checkouts are unlocked. Across
+    installs, one requirement breaks, as in NVIDIA's image: requirements.txt's transformers 4.46.1
+    after nemo-toolkit's transformers~=4.53.0."""
+    stack = _stack(kb, arch)
+    target = target_of(stack)
+    assert target is not None
+    document = json.loads((REPO / "recipes" / LOCK_DIR / target.file_name).read_text())
+    environment = marker_environment(target)
+    held: Dict[str, str] = {}
+    declared: Dict[str, List[str]] = {}
+    extras: Dict[str, Set[str]] = {}
+    unlocked = []
+    for ident, _, install in build_plan(stack).pip_installs:
+        record = document["installs"][ident]
+        if "unlocked" in record:
+            unlocked.append(install.requirements[0])
+            continue
+        extras.update(_requested_extras(record["requirements"]))
+        mine = {canonicalize_name(p["name"]): p["version"] for p in record["packages"]}
+        held.update(mine)
+        for package in record["packages"]:
+            name = canonicalize_name(package["name"])
+            declared[name] = package["dependencies"]
+            wanted = {""} | extras.get(name, set())
+            for text in package["dependencies"]:
+                dependency = Requirement(text)
+                if dependency.marker is not None and not any(
+                    dependency.marker.evaluate({**environment, "extra": e}) for e in wanted
+                ):
+                    continue
+                version = held.get(canonicalize_name(dependency.name))
+                assert version is not None, (install.requirements[0], package["name"], text)
+                assert dependency.specifier.contains(version, prereleases=True), (
+                    install.requirements[0],
+                    package["name"],
+                    text,
+                    version,
+                )
+    assert sorted(unlocked) == [
+        "git+https://github.com/NVIDIA/mlperf-common.git@b86d175a05849d650a8ff69c1e2c37b9f4e61d51",
+        "git+https://github.com/mlcommons/logging.git@d91f2e2a71679478af852404a8f0c0f46d65d3e6",
+    ]
+    broken = []
+    for name, texts in declared.items():
+        for text in texts:
+            dependency = Requirement(text)
+            wanted = {""} | extras.get(name, set())
+            if dependency.marker is not None and not any(
+                dependency.marker.evaluate({**environment, "extra": e}) for e in wanted
+            ):
+                continue
+            version = held.get(canonicalize_name(dependency.name))
+            if version is not None and not dependency.specifier.contains(version, prereleases=True):
+                broken.append((name, str(dependency.specifier), version))
+    assert broken == [("nemo-toolkit", "~=4.53.0", "4.46.1")]
+    assert held["nemo-toolkit"] == "2.5.0" and held["megatron-core"] == "0.15.0rc5"
+    assert held["torch"] == "2.11.0" and held["transformer-engine-cu13"] == "2.9.0"
+    assert held["numpy"].startswith("1.")  # nemo-toolkit's llm extra and megatron-core: numpy<2
