@@ -69,13 +69,10 @@ def test_published_set_covers_every_benchmark_on_ubi8_x86_64(kb, published) -> N
     unfinished |= {
         name for name, bench in kb.benchmarks.items() if bench.round in ("v5.0", "v5.1") and bench.incomplete
     }
-    # llama31_8b-pypi (llama31_8b v5.1's nearest UBI stack, issue 37) has no matrix cell yet: kb lock
-    # and kb check cover it as an NGC benchmark's nearest recipe; its B200 and GB200 cells on UBI 9
-    # are the integrator's to add to recipes/matrix.yaml, and then this line goes
-    unfinished |= {"llama31_8b-pypi"}
-    # retinanet-reference (PyPI's PyTorch 2.x wheels) publishes its B200 and GB200 cells on UBI 9
+    # retinanet-reference and llama31_8b-pypi (PyPI's PyTorch 2.x wheels) publish their B200 and
+    # GB200 cells on UBI 9
     on_ngc = {name for name, bench in kb.benchmarks.items() if bench.bases}
-    assert missing - unfinished - on_ngc <= {"minigo", "retinanet-reference"}, missing
+    assert missing - unfinished - on_ngc <= {"minigo", "retinanet-reference", "llama31_8b-pypi"}, missing
     assert {g.rendered.stack.benchmark.name for g in published} == set(kb.benchmarks) - unfinished
     assert any(g.folder == "maskrcnn/cuda10.1-cudnn7-ubi8-x86_64" for g in published)
     ppc = {g.rendered.stack.benchmark.name for g in published if g.rendered.stack.arch.name == "ppc64le"}
