@@ -205,13 +205,16 @@ class WheelReader:
             last = min(end, at + LIBRARY_CHUNK) - 1
             chunk = self._range(url, at, last)
             at = last + 1
-            for data in _inflated(inflate, chunk) if inflate else (chunk,):
-                written += len(data)
-                if written > member.size:
-                    raise IndexUnreachable(
-                        url, f"{member.name}: inflates to more than the {member.size} bytes it declares"
-                    )
-                out.write(data)
+            try:
+                for data in _inflated(inflate, chunk) if inflate else (chunk,):
+                    written += len(data)
+                    if written > member.size:
+                        raise IndexUnreachable(
+                            url, f"{member.name}: inflates to more than the {member.size} bytes it declares"
+                        )
+                    out.write(data)
+            except zlib.error as exc:
+                raise IndexUnreachable(url, f"{member.name}: not deflate data ({exc})") from None
         if written != member.size:
             raise IndexUnreachable(url, f"{member.name}: inflated to {written} bytes, not {member.size}")
 
