@@ -30,7 +30,8 @@ FOLDERS = {"frameworks": "framework", "benchmarks": "benchmark", "rounds": "roun
 # recipes/benchmarks/<round>/ (v2.1/maskrcnn.yaml, a benchmark's own scripts in v2.1/maskrcnn.d/,
 # scripts several of the round's benchmarks run in v2.1/scripts/).
 ROUND_FOLDER = re.compile(r"v[0-9]+\.[0-9]+\Z")
-# The folder of a round's shared scripts, beside its benchmark recipes.
+# The folder of the scripts several benchmarks of a folder share, beside their recipes (a round's
+# recipes/benchmarks/<round>/scripts/, the top level's recipes/benchmarks/scripts/).
 ROUND_SCRIPTS = "scripts"
 # Files other stages own (the matrix is read by mlcc.matrix); part of the cache key.
 OTHER_FILES = ("matrix.yaml",)

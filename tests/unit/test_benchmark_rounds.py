@@ -200,6 +200,19 @@ def test_the_round_scripts_are_one_copy_each_and_filled_per_benchmark(kb: Knowle
     assert "${" not in ssd + bert
 
 
+def test_the_top_level_scripts_are_one_copy_each_for_its_benchmarks(kb: KnowledgeBase) -> None:
+    """recipes/benchmarks/scripts/ serves the top level's recipes as a round's scripts/ serves
+    its own: llama31_8b-pypi and llama31_405b-pypi (NVIDIA's two folders install the same
+    files) run one copy of each script, and neither has a folder of its own."""
+    top = Path(kb.root) / "benchmarks"
+    shared = {p.name: p.read_text() for p in (top / "scripts").iterdir()}
+    assert sorted(shared) == ["embedding-lib-build.sh", "run-with-config.sh", "te-torch-build.sh"]
+    for name in ("llama31_8b-pypi", "llama31_405b-pypi"):
+        build = kb.benchmarks[name].build
+        assert build is not None and dict(build.scripts) == shared, name
+        assert not (top / f"{name}.d").exists()
+
+
 def test_the_rounds_shared_pins_are_steps_of_its_record(kb: KnowledgeBase) -> None:
     """mlperf-logging, mlperf-common and apex are pinned once, in the v2.1 record; the
     benchmarks that install them name the record's step and add their own setup options."""

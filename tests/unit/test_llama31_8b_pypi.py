@@ -1,8 +1,9 @@
-"""llama31_8b-pypi, the nearest stack to NVIDIA's v5.1 llama31_8b that public packages give:
-`--base ubi9|ubi10` on llama31_8b v5.1 offers it for B200 (x86_64) and GB200 (aarch64), `kb lock`
-and `kb check` cover it whether or not the matrix publishes it (it does, on UBI 9), and its
-committed locks are sets pip can install in hash-checking mode (each install's files satisfy
-one another's requirements)."""
+"""llama31_8b-pypi and llama31_405b-pypi, the nearest stacks to NVIDIA's v5.1 llama31_8b and
+llama31_405b that public packages give: `--base ubi9|ubi10` on each v5.1 benchmark offers its
+recipe for B200 (x86_64) and GB200 (aarch64), `kb lock` and `kb check` cover it whether or not the
+matrix publishes it (it does, on UBI 9), and its committed locks are sets pip can install in
+hash-checking mode (each install's files satisfy one another's requirements). NVIDIA's two
+folders install the same files, and so do the two recipes."""
 
 from __future__ import annotations
 
@@ -28,24 +29,28 @@ from mlcc.resolve import Resolver, Stack, build_request
 
 REPO = Path(__file__).resolve().parents[2]
 GPUS = {"b200": "x86_64", "gb200": "aarch64"}
+# each v5.1 benchmark's recipe of public packages (its constraints.ubi_alternative.nearest)
+NEAREST = {"llama31_8b": "llama31_8b-pypi", "llama31_405b": "llama31_405b-pypi"}
 
 
-def _stack(kb: Any, arch: str) -> Stack:
-    return Resolver(kb).resolve(build_request(kb, "llama31_8b-pypi", arch=arch))
+def _stack(kb: Any, recipe: str, arch: str) -> Stack:
+    return Resolver(kb).resolve(build_request(kb, recipe, arch=arch))
 
 
 @pytest.mark.parametrize("base", ["ubi9", "ubi10"])
 @pytest.mark.parametrize("gpu", sorted(GPUS))
-def test_base_ubi_on_llama31_8b_v51_offers_llama31_8b_pypi_for_the_gpus_arch(  # type: ignore[no-untyped-def]
-    cli, gpu: str, base: str
+@pytest.mark.parametrize("benchmark", sorted(NEAREST))
+def test_base_ubi_on_the_v51_benchmark_offers_its_pypi_recipe_for_the_gpus_arch(  # type: ignore[no-untyped-def]
+    cli, benchmark: str, gpu: str, base: str
 ) -> None:
-    refusal = cli("resolve", "llama31_8b", "--round", "v5.1", "--gpu", gpu, "--base", base, "--json")
+    recipe = NEAREST[benchmark]
+    refusal = cli("resolve", benchmark, "--round", "v5.1", "--gpu", gpu, "--base", base, "--json")
     assert refusal.code == EXIT_CONFLICT
     document = json.loads(refusal.out)
     [rule] = [r for r in document["rules"] if r["rule"] == "base-pin"]
-    assert f"the nearest stack on {base} is the recipe llama31_8b-pypi" in rule["message"]
-    [offered] = [a for a in document["alternatives"] if a["change"] == "recipe llama31_8b-pypi"]
-    result = cli("resolve", "llama31_8b-pypi", "--gpu", gpu, "--base", base, "--json")
+    assert f"the nearest stack on {base} is the recipe {recipe}" in rule["message"]
+    [offered] = [a for a in document["alternatives"] if a["change"] == f"recipe {recipe}"]
+    result = cli("resolve", recipe, "--gpu", gpu, "--base", base, "--json")
     assert result.code == 0, result
     stack = json.loads(result.out)
     assert stack["variant"] == offered["variant"]
@@ -53,18 +58,34 @@ def test_base_ubi_on_llama31_8b_v51_offers_llama31_8b_pypi_for_the_gpus_arch(  #
     assert stack["cuda"].startswith("13.0")
 
 
-def test_kb_lock_covers_the_nearest_recipe_whether_or_not_the_matrix_publishes_it(kb: Any) -> None:
+@pytest.mark.parametrize("recipe", sorted(NEAREST.values()))
+def test_kb_lock_covers_the_nearest_recipe_whether_or_not_the_matrix_publishes_it(
+    kb: Any, recipe: str
+) -> None:
     matrix = matrix_stacks(kb)
-    published = sorted(
-        (s.benchmark.name, s.arch.name) for s in matrix if s.benchmark.name == "llama31_8b-pypi"
-    )
-    assert published == [("llama31_8b-pypi", "aarch64"), ("llama31_8b-pypi", "x86_64")]
+    published = sorted((s.benchmark.name, s.arch.name) for s in matrix if s.benchmark.name == recipe)
+    assert published == [(recipe, "aarch64"), (recipe, "x86_64")]
     # a nearest recipe the matrix builds is left to its cells: no second label on its installs
-    assert ubi_alternative_stacks(kb, matrix) == []
+    assert recipe not in {s.benchmark.name for s in ubi_alternative_stacks(kb, matrix)}
     # without the cells, kb lock still resolves it on both arches, as --base ubi9 offers it
-    stacks = [s for s in ubi_alternative_stacks(kb) if s.benchmark.name == "llama31_8b-pypi"]
+    stacks = [s for s in ubi_alternative_stacks(kb) if s.benchmark.name == recipe]
     assert sorted(s.arch.name for s in stacks) == ["aarch64", "x86_64"]
     assert stale_installs(stacks) == []
+
+
+@pytest.mark.parametrize("arch", sorted(GPUS.values()))
+def test_llama31_405b_pypi_locks_as_the_same_installs_as_llama31_8b_pypi(kb: Any, arch: str) -> None:
+    """NVIDIA's v5.1 llama31_405b and llama31_8b folders hold the same Dockerfile and
+    requirements.txt: the two recipes' pip installs are one set of lock records, in one order."""
+    installs = {
+        recipe: [
+            (ident, install.requirements)
+            for ident, _, install in build_plan(_stack(kb, recipe, arch)).pip_installs
+        ]
+        for recipe in NEAREST.values()
+    }
+    assert installs["llama31_405b-pypi"] == installs["llama31_8b-pypi"]
+    assert len(installs["llama31_405b-pypi"]) >= 8
 
 
 def _requested_extras(requirements: List[str]) -> Dict[str, Set[str]]:
@@ -77,13 +98,16 @@ def _requested_extras(requirements: List[str]) -> Dict[str, Set[str]]:
 
 
 @pytest.mark.parametrize("arch", sorted(GPUS.values()))
-def test_each_locked_install_is_a_set_pip_installs_with_require_hashes(kb: Any, arch: str) -> None:
+@pytest.mark.parametrize("recipe", sorted(NEAREST.values()))
+def test_each_locked_install_is_a_set_pip_installs_with_require_hashes(
+    kb: Any, recipe: str, arch: str
+) -> None:
     """Every requirement a locked package declares (markers evaluated for the target, with the
     extras asked for) is met by the same install's files or what earlier installs left: pip in
     hash-checking mode installs the set as it is. Only the checkouts are unlocked. Across
     installs, one requirement breaks, as in NVIDIA's image: requirements.txt's transformers 4.46.1
     after nemo-toolkit's transformers~=4.53.0."""
-    stack = _stack(kb, arch)
+    stack = _stack(kb, recipe, arch)
     target = target_of(stack)
     assert target is not None
     document = json.loads((REPO / "recipes" / LOCK_DIR / target.file_name).read_text())
