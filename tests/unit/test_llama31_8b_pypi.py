@@ -1,8 +1,8 @@
-"""llama31_8b-pypi, the nearest stack to NVIDIA's v5.1 llama31_8b that public packages give:
-`--base ubi9|ubi10` on llama31_8b v5.1 offers it for B200 (x86_64) and GB200 (aarch64), `kb lock`
-and `kb check` cover it whether or not the matrix publishes it (it does, on UBI 9), and its
-committed locks are sets pip can install in hash-checking mode (each install's files satisfy
-one another's requirements)."""
+"""llama31_8b-pypi and llama2_70b_lora-pypi, the nearest stacks to NVIDIA's v5.1 llama31_8b and
+llama2_70b_lora that public packages give: `--base ubi9|ubi10` on the v5.1 benchmark offers its
+recipe for B200 (x86_64) and GB200 (aarch64), `kb lock` and `kb check` cover it whether or not the
+matrix publishes it (it does, on UBI 9), and its committed locks are sets pip can install in
+hash-checking mode (each install's files satisfy one another's requirements)."""
 
 from __future__ import annotations
 
@@ -28,24 +28,37 @@ from mlcc.resolve import Resolver, Stack, build_request
 
 REPO = Path(__file__).resolve().parents[2]
 GPUS = {"b200": "x86_64", "gb200": "aarch64"}
+# each v5.1 benchmark with a nearest public-package recipe: that recipe
+NEAREST = {"llama31_8b": "llama31_8b-pypi", "llama2_70b_lora": "llama2_70b_lora-pypi"}
+# what each recipe's image holds across its installs: the one requirement a later install
+# breaks, as NVIDIA's image does (llama31_8b's requirements.txt installs transformers 4.46.1
+# after nemo-toolkit's transformers~=4.53.0; llama2_70b_lora's requirements.txt pins no
+# transformers), and the NeMo-Run release standing for NVIDIA's revision
+BROKEN = {
+    "llama31_8b-pypi": [("nemo-toolkit", "~=4.53.0", "4.46.1")],
+    "llama2_70b_lora-pypi": [],
+}
+NEMO_RUN = {"llama31_8b-pypi": "0.5.0", "llama2_70b_lora-pypi": "0.4.0"}
 
 
-def _stack(kb: Any, arch: str) -> Stack:
-    return Resolver(kb).resolve(build_request(kb, "llama31_8b-pypi", arch=arch))
+def _stack(kb: Any, recipe: str, arch: str) -> Stack:
+    return Resolver(kb).resolve(build_request(kb, recipe, arch=arch))
 
 
+@pytest.mark.parametrize("benchmark", sorted(NEAREST))
 @pytest.mark.parametrize("base", ["ubi9", "ubi10"])
 @pytest.mark.parametrize("gpu", sorted(GPUS))
-def test_base_ubi_on_llama31_8b_v51_offers_llama31_8b_pypi_for_the_gpus_arch(  # type: ignore[no-untyped-def]
-    cli, gpu: str, base: str
+def test_base_ubi_on_the_v51_benchmark_offers_its_pypi_recipe_for_the_gpus_arch(  # type: ignore[no-untyped-def]
+    cli, gpu: str, base: str, benchmark: str
 ) -> None:
-    refusal = cli("resolve", "llama31_8b", "--round", "v5.1", "--gpu", gpu, "--base", base, "--json")
+    recipe = NEAREST[benchmark]
+    refusal = cli("resolve", benchmark, "--round", "v5.1", "--gpu", gpu, "--base", base, "--json")
     assert refusal.code == EXIT_CONFLICT
     document = json.loads(refusal.out)
     [rule] = [r for r in document["rules"] if r["rule"] == "base-pin"]
-    assert f"the nearest stack on {base} is the recipe llama31_8b-pypi" in rule["message"]
-    [offered] = [a for a in document["alternatives"] if a["change"] == "recipe llama31_8b-pypi"]
-    result = cli("resolve", "llama31_8b-pypi", "--gpu", gpu, "--base", base, "--json")
+    assert f"the nearest stack on {base} is the recipe {recipe}" in rule["message"]
+    [offered] = [a for a in document["alternatives"] if a["change"] == f"recipe {recipe}"]
+    result = cli("resolve", recipe, "--gpu", gpu, "--base", base, "--json")
     assert result.code == 0, result
     stack = json.loads(result.out)
     assert stack["variant"] == offered["variant"]
@@ -53,16 +66,17 @@ def test_base_ubi_on_llama31_8b_v51_offers_llama31_8b_pypi_for_the_gpus_arch(  #
     assert stack["cuda"].startswith("13.0")
 
 
-def test_kb_lock_covers_the_nearest_recipe_whether_or_not_the_matrix_publishes_it(kb: Any) -> None:
+@pytest.mark.parametrize("recipe", sorted(NEAREST.values()))
+def test_kb_lock_covers_the_nearest_recipe_whether_or_not_the_matrix_publishes_it(
+    kb: Any, recipe: str
+) -> None:
     matrix = matrix_stacks(kb)
-    published = sorted(
-        (s.benchmark.name, s.arch.name) for s in matrix if s.benchmark.name == "llama31_8b-pypi"
-    )
-    assert published == [("llama31_8b-pypi", "aarch64"), ("llama31_8b-pypi", "x86_64")]
+    published = sorted((s.benchmark.name, s.arch.name) for s in matrix if s.benchmark.name == recipe)
+    assert published == [(recipe, "aarch64"), (recipe, "x86_64")]
     # a nearest recipe the matrix builds is left to its cells: no second label on its installs
     assert ubi_alternative_stacks(kb, matrix) == []
     # without the cells, kb lock still resolves it on both arches, as --base ubi9 offers it
-    stacks = [s for s in ubi_alternative_stacks(kb) if s.benchmark.name == "llama31_8b-pypi"]
+    stacks = [s for s in ubi_alternative_stacks(kb) if s.benchmark.name == recipe]
     assert sorted(s.arch.name for s in stacks) == ["aarch64", "x86_64"]
     assert stale_installs(stacks) == []
 
@@ -76,14 +90,16 @@ def _requested_extras(requirements: List[str]) -> Dict[str, Set[str]]:
     return extras
 
 
+@pytest.mark.parametrize("recipe", sorted(NEAREST.values()))
 @pytest.mark.parametrize("arch", sorted(GPUS.values()))
-def test_each_locked_install_is_a_set_pip_installs_with_require_hashes(kb: Any, arch: str) -> None:
+def test_each_locked_install_is_a_set_pip_installs_with_require_hashes(
+    kb: Any, arch: str, recipe: str
+) -> None:
     """Every requirement a locked package declares (markers evaluated for the target, with the
     extras asked for) is met by the same install's files or what earlier installs left: pip in
     hash-checking mode installs the set as it is. Only the checkouts are unlocked. Across
-    installs, one requirement breaks, as in NVIDIA's image: requirements.txt's transformers 4.46.1
-    after nemo-toolkit's transformers~=4.53.0."""
-    stack = _stack(kb, arch)
+    installs, only the requirements BROKEN names break, as in NVIDIA's image."""
+    stack = _stack(kb, recipe, arch)
     target = target_of(stack)
     assert target is not None
     document = json.loads((REPO / "recipes" / LOCK_DIR / target.file_name).read_text())
@@ -134,7 +150,8 @@ def test_each_locked_install_is_a_set_pip_installs_with_require_hashes(kb: Any, 
             version = held.get(canonicalize_name(dependency.name))
             if version is not None and not dependency.specifier.contains(version, prereleases=True):
                 broken.append((name, str(dependency.specifier), version))
-    assert broken == [("nemo-toolkit", "~=4.53.0", "4.46.1")]
+    assert broken == BROKEN[recipe]
+    assert held["nemo-run"] == NEMO_RUN[recipe]
     assert held["nemo-toolkit"] == "2.5.0" and held["megatron-core"] == "0.15.0rc5"
     assert held["torch"] == "2.11.0" and held["transformer-engine-cu13"] == "2.9.0"
     assert held["numpy"].startswith("1.")  # nemo-toolkit's llm extra and megatron-core: numpy<2
