@@ -45,7 +45,11 @@ RECIPES: List[Tuple[str, str, str, str]] = [
     ("llama2_70b_lora", "v5.0", "llama2_70b_lora-v5.0", "recipes/benchmarks/v5.0/llama2_70b_lora.yaml"),
 ]
 # the recipes that name the nearest UBI stack, and its recipe
-NEAREST = {"retinanet-v5.1": "retinanet-reference", "llama31_8b-v5.1": "llama31_8b-pypi"}
+NEAREST = {
+    "retinanet-v5.1": "retinanet-reference",
+    "llama31_8b-v5.1": "llama31_8b-pypi",
+    "llama2_70b_lora-v5.1": "llama2_70b_lora-pypi",
+}
 PLAIN_BASES = ("ubi9", "ubi10")
 
 
