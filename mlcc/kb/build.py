@@ -1567,15 +1567,15 @@ def _mpi(data: Optional[Dict[str, Any]]) -> Optional[MpiLaunch]:
 
 def _scripts(doc: _Doc, steps: Sequence[Dict[str, Any]]) -> Tuple[Tuple[str, str], ...]:
     """The helper scripts script steps name: the benchmark's own from
-    recipes/benchmarks/[<round>/]<name>.d/, else its round's shared one from
-    recipes/benchmarks/<round>/scripts/, filled in with the step's ``with:`` values.
+    recipes/benchmarks/[<round>/]<name>.d/, else the one its folder's benchmarks share from
+    recipes/benchmarks/[<round>/]scripts/, filled in with the step's ``with:`` values.
 
     Regular files only: a link, FIFO or device there would bring a file from outside the
     recipes into the generated folder and, by its COPY, into the image.
     """
     here = Path(doc.root) / Path(doc.display).parent.relative_to("recipes")
     own = here / f"{doc.data['name']}.d"
-    shared = here / ROUND_SCRIPTS if ROUND_FOLDER.match(here.name) else None
+    shared = here / ROUND_SCRIPTS
     found = []
     names = _script_copy_names(steps)
     for index, step in enumerate(steps):
@@ -1622,11 +1622,11 @@ def _shown(doc: _Doc, path: Path) -> str:
     return f"recipes/{path.relative_to(doc.root).as_posix()}"
 
 
-def _script_path(doc: _Doc, where: Tuple[Any, ...], own: Path, shared: Optional[Path], name: str) -> Path:
-    """Where script ``name`` is: the benchmark's own folder first, then its round's shared
-    scripts. A folder that is a symbolic link is refused, and a link named as the script is
-    found (not followed) so that reading it says what it is."""
-    folders = [own] + ([shared] if shared is not None else [])
+def _script_path(doc: _Doc, where: Tuple[Any, ...], own: Path, shared: Path, name: str) -> Path:
+    """Where script ``name`` is: the benchmark's own folder first, then the scripts its folder's
+    benchmarks share. A folder that is a symbolic link is refused, and a link named as the
+    script is found (not followed) so that reading it says what it is."""
+    folders = [own, shared]
     for folder in folders:
         if folder.is_symlink():
             raise doc.error(

@@ -28,9 +28,10 @@ FOLDERS = {"frameworks": "framework", "benchmarks": "benchmark", "rounds": "roun
 # sources), plus its benchmarks: the default round's (the record saying default: true) at the
 # top of recipes/benchmarks/ beside the non-MLPerf tools, any other round's in
 # recipes/benchmarks/<round>/ (v2.1/maskrcnn.yaml, a benchmark's own scripts in v2.1/maskrcnn.d/,
-# scripts several of the round's benchmarks run in v2.1/scripts/).
+# scripts several of the round's benchmarks run in v2.1/scripts/; the top level's in scripts/).
 ROUND_FOLDER = re.compile(r"v[0-9]+\.[0-9]+\Z")
-# The folder of a round's shared scripts, beside its benchmark recipes.
+# The folder of the scripts a folder's benchmarks share (a round's, or the top level's), beside
+# their recipes.
 ROUND_SCRIPTS = "scripts"
 # Files other stages own (the matrix is read by mlcc.matrix); part of the cache key.
 OTHER_FILES = ("matrix.yaml",)

@@ -107,8 +107,8 @@ def recipe_files(root: str) -> List[RecipeFile]:
 
 
 def _helper_files(root: str) -> List[str]:
-    """Scripts benchmarks ship beside their recipe (recipes/benchmarks/<name>.d/*) and the
-    scripts a round's benchmarks share (recipes/benchmarks/<round>/scripts/*)."""
+    """Scripts benchmarks ship beside their recipe (recipes/benchmarks/[<round>/]<name>.d/*) and
+    the scripts the benchmarks of a folder share (recipes/benchmarks/[<round>/]scripts/*)."""
     top = os.path.join(root, "benchmarks")
     folders = [top]
     if os.path.isdir(top):
@@ -119,7 +119,7 @@ def _helper_files(root: str) -> List[str]:
             continue
         for name in sorted(os.listdir(folder)):
             helper_dir = os.path.join(folder, name)
-            shared = folder != top and name == ROUND_SCRIPTS
+            shared = name == ROUND_SCRIPTS
             if (name.endswith(".d") or shared) and os.path.isdir(helper_dir):
                 found += [os.path.join(helper_dir, f) for f in sorted(os.listdir(helper_dir))]
     return found
