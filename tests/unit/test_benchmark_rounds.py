@@ -213,6 +213,37 @@ def test_the_top_level_scripts_are_one_copy_each_for_its_benchmarks(kb: Knowledg
         assert not (top / f"{name}.d").exists()
 
 
+def test_the_top_levels_benchmarks_share_recipes_benchmarks_scripts(kb: KnowledgeBase) -> None:
+    """llama31_8b-pypi and llama2_70b_lora-pypi, at the top level, run one copy of
+    TransformerEngine's extension build and of the configuration wrapper, from
+    recipes/benchmarks/scripts/, as a round's benchmarks share its scripts/."""
+    shared = Path(kb.root) / "benchmarks" / "scripts"
+    eight, seventy = (
+        dict(kb.benchmarks[n].build.scripts) for n in ("llama31_8b-pypi", "llama2_70b_lora-pypi")
+    )
+    for name in ("te-torch-build.sh", "run-with-config.sh"):
+        assert eight[name] == seventy[name] == (shared / name).read_text()
+        assert not list((Path(kb.root) / "benchmarks").glob(f"*.d/{name}"))
+
+
+def test_a_benchmarks_own_script_wins_over_the_shared_one_and_a_missing_one_names_both_folders(
+    recipes_copy: Path,
+) -> None:
+    own = recipes_copy / "benchmarks" / "llama2_70b_lora-pypi.d" / "te-torch-build.sh"
+    own.write_text("# its own\nset -eu\n")
+    kb = load(str(recipes_copy), use_cache=False)
+    assert dict(kb.benchmarks["llama2_70b_lora-pypi"].build.scripts)["te-torch-build.sh"] == own.read_text()
+    assert "# its own" not in dict(kb.benchmarks["llama31_8b-pypi"].build.scripts)["te-torch-build.sh"]
+    own.unlink()
+    (recipes_copy / "benchmarks" / "scripts" / "te-torch-build.sh").unlink()
+    with pytest.raises(RecipeError) as caught:
+        load(str(recipes_copy), use_cache=False)
+    assert (
+        "script 'te-torch-build.sh' is not in recipes/benchmarks/llama2_70b_lora-pypi.d/ or "
+        "recipes/benchmarks/scripts/" in str(caught.value)
+    )
+
+
 def test_the_rounds_shared_pins_are_steps_of_its_record(kb: KnowledgeBase) -> None:
     """mlperf-logging, mlperf-common and apex are pinned once, in the v2.1 record; the
     benchmarks that install them name the record's step and add their own setup options."""

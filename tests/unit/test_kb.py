@@ -52,6 +52,7 @@ def test_covers_what_the_issue_lists(kb) -> None:  # type: ignore[no-untyped-def
         "retinanet-reference",  # MLCommons' reference on PyPI's PyTorch 2.x wheels (issue 36)
         "llama31_8b-pypi",  # NVIDIA's v5.1 llama31_8b code on PyPI's releases, its UBI alternative (issue 37)
         "llama31_405b-pypi",  # the same for llama31_405b v5.1 (NVIDIA's two folders install the same files)
+        "llama2_70b_lora-pypi",  # and llama2_70b_lora's, on the same releases (issue 37)
     } | {name for name in kb.benchmarks if name.endswith(("-v2.1", "-v5.0", "-v5.1"))}  # and the rounds'
     assert "maskrcnn-v2.1" in kb.benchmarks
     assert set(kb.frameworks) == {"pytorch", "tensorflow", "mxnet"}

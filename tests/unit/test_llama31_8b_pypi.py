@@ -1,9 +1,10 @@
-"""llama31_8b-pypi and llama31_405b-pypi, the nearest stacks to NVIDIA's v5.1 llama31_8b and
-llama31_405b that public packages give: `--base ubi9|ubi10` on each v5.1 benchmark offers its
-recipe for B200 (x86_64) and GB200 (aarch64), `kb lock` and `kb check` cover it whether or not the
-matrix publishes it (it does, on UBI 9), and its committed locks are sets pip can install in
-hash-checking mode (each install's files satisfy one another's requirements). NVIDIA's two
-folders install the same files, and so do the two recipes."""
+"""llama31_8b-pypi, llama31_405b-pypi and llama2_70b_lora-pypi, the nearest stacks to NVIDIA's v5.1
+llama31_8b, llama31_405b and llama2_70b_lora that public packages give: `--base ubi9|ubi10` on the
+v5.1 benchmark offers its recipe for B200 (x86_64) and GB200 (aarch64), `kb lock` and `kb check`
+cover it whether or not the matrix publishes it (it does, on UBI 9), and its committed locks are
+sets pip can install in hash-checking mode (each install's files satisfy one another's
+requirements). NVIDIA's llama31_8b and llama31_405b folders install the same files, and so do
+their two recipes."""
 
 from __future__ import annotations
 
@@ -29,19 +30,33 @@ from mlcc.resolve import Resolver, Stack, build_request
 
 REPO = Path(__file__).resolve().parents[2]
 GPUS = {"b200": "x86_64", "gb200": "aarch64"}
-# each v5.1 benchmark's recipe of public packages (its constraints.ubi_alternative.nearest)
-NEAREST = {"llama31_8b": "llama31_8b-pypi", "llama31_405b": "llama31_405b-pypi"}
+# each v5.1 benchmark with a nearest public-package recipe: that recipe
+NEAREST = {
+    "llama31_8b": "llama31_8b-pypi",
+    "llama31_405b": "llama31_405b-pypi",
+    "llama2_70b_lora": "llama2_70b_lora-pypi",
+}
+# what each recipe's image holds across its installs: the one requirement a later install
+# breaks, as NVIDIA's image does (llama31_8b's requirements.txt installs transformers 4.46.1
+# after nemo-toolkit's transformers~=4.53.0; llama2_70b_lora's requirements.txt pins no
+# transformers), and the NeMo-Run release standing for NVIDIA's revision
+BROKEN = {
+    "llama31_8b-pypi": [("nemo-toolkit", "~=4.53.0", "4.46.1")],
+    "llama31_405b-pypi": [("nemo-toolkit", "~=4.53.0", "4.46.1")],
+    "llama2_70b_lora-pypi": [],
+}
+NEMO_RUN = {"llama31_8b-pypi": "0.5.0", "llama31_405b-pypi": "0.5.0", "llama2_70b_lora-pypi": "0.4.0"}
 
 
 def _stack(kb: Any, recipe: str, arch: str) -> Stack:
     return Resolver(kb).resolve(build_request(kb, recipe, arch=arch))
 
 
+@pytest.mark.parametrize("benchmark", sorted(NEAREST))
 @pytest.mark.parametrize("base", ["ubi9", "ubi10"])
 @pytest.mark.parametrize("gpu", sorted(GPUS))
-@pytest.mark.parametrize("benchmark", sorted(NEAREST))
 def test_base_ubi_on_the_v51_benchmark_offers_its_pypi_recipe_for_the_gpus_arch(  # type: ignore[no-untyped-def]
-    cli, benchmark: str, gpu: str, base: str
+    cli, gpu: str, base: str, benchmark: str
 ) -> None:
     recipe = NEAREST[benchmark]
     refusal = cli("resolve", benchmark, "--round", "v5.1", "--gpu", gpu, "--base", base, "--json")
@@ -97,16 +112,15 @@ def _requested_extras(requirements: List[str]) -> Dict[str, Set[str]]:
     return extras
 
 
-@pytest.mark.parametrize("arch", sorted(GPUS.values()))
 @pytest.mark.parametrize("recipe", sorted(NEAREST.values()))
+@pytest.mark.parametrize("arch", sorted(GPUS.values()))
 def test_each_locked_install_is_a_set_pip_installs_with_require_hashes(
-    kb: Any, recipe: str, arch: str
+    kb: Any, arch: str, recipe: str
 ) -> None:
     """Every requirement a locked package declares (markers evaluated for the target, with the
     extras asked for) is met by the same install's files or what earlier installs left: pip in
     hash-checking mode installs the set as it is. Only the checkouts are unlocked. Across
-    installs, one requirement breaks, as in NVIDIA's image: requirements.txt's transformers 4.46.1
-    after nemo-toolkit's transformers~=4.53.0."""
+    installs, only the requirements BROKEN names break, as in NVIDIA's image."""
     stack = _stack(kb, recipe, arch)
     target = target_of(stack)
     assert target is not None
@@ -158,7 +172,8 @@ def test_each_locked_install_is_a_set_pip_installs_with_require_hashes(
             version = held.get(canonicalize_name(dependency.name))
             if version is not None and not dependency.specifier.contains(version, prereleases=True):
                 broken.append((name, str(dependency.specifier), version))
-    assert broken == [("nemo-toolkit", "~=4.53.0", "4.46.1")]
+    assert broken == BROKEN[recipe]
+    assert held["nemo-run"] == NEMO_RUN[recipe]
     assert held["nemo-toolkit"] == "2.5.0" and held["megatron-core"] == "0.15.0rc5"
     assert held["torch"] == "2.11.0" and held["transformer-engine-cu13"] == "2.9.0"
     assert held["numpy"].startswith("1.")  # nemo-toolkit's llm extra and megatron-core: numpy<2

@@ -49,6 +49,7 @@ NEAREST = {
     "retinanet-v5.1": "retinanet-reference",
     "llama31_8b-v5.1": "llama31_8b-pypi",
     "llama31_405b-v5.1": "llama31_405b-pypi",
+    "llama2_70b_lora-v5.1": "llama2_70b_lora-pypi",
 }
 PLAIN_BASES = ("ubi9", "ubi10")
 
